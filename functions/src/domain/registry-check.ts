@@ -1,0 +1,89 @@
+import { sha256Hex } from "./canonical";
+import { PolicyIndex } from "./policy";
+import { RegistrySchema, type Registry } from "./policy-schema";
+
+/** One published registry version, as recorded in `policies/published.lock.json`. */
+export interface LockEntry {
+  version: string;
+  file: string;
+  sha256: string;
+}
+
+export interface RegistryCheckInput {
+  /** file name -> raw text, for every file in policies/versions/. */
+  files: ReadonlyMap<string, string>;
+  lock: readonly LockEntry[];
+  /** Collection ids used by the security rules and by the demo schema. */
+  collectionsInUse: ReadonlyMap<string, string>;
+}
+
+export interface RegistryCheckResult {
+  errors: string[];
+  /** The newest published version: the one the functions enforce. */
+  current: Registry | null;
+}
+
+/**
+ * The registry's build-time checks:
+ * - every version file parses and passes the zod schema;
+ * - a published version is immutable: its content hash must equal the one in the lock file;
+ * - every version file is published (listed in the lock), so nothing unreviewed is bundled;
+ * - every collection used by the rules or the demo schema is in some class.
+ */
+export function checkRegistry(input: RegistryCheckInput): RegistryCheckResult {
+  const errors: string[] = [];
+  const parsed = new Map<string, Registry>();
+  for (const [file, text] of input.files) {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (e) {
+      errors.push(`${file}: not valid JSON (${(e as Error).message})`);
+      continue;
+    }
+    const result = RegistrySchema.safeParse(json);
+    if (!result.success) {
+      for (const issue of result.error.issues) errors.push(`${file}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+      continue;
+    }
+    parsed.set(file, result.data);
+    if (`${result.data.version}.json` !== file) errors.push(`${file}: version ${result.data.version} must live in ${result.data.version}.json`);
+  }
+  for (const entry of input.lock) {
+    const text = input.files.get(entry.file);
+    if (text === undefined) {
+      errors.push(`published version ${entry.version} (${entry.file}) is missing: published versions are never removed`);
+      continue;
+    }
+    const actual = sha256Hex(text);
+    if (actual !== entry.sha256) {
+      errors.push(
+        `${entry.file}: published version ${entry.version} was edited (sha256 ${actual.slice(0, 12)}… != locked ${entry.sha256.slice(0, 12)}…). ` +
+          "Publish a new version instead of editing a published one.",
+      );
+    }
+  }
+  for (const file of input.files.keys()) {
+    if (!input.lock.some((l) => l.file === file)) errors.push(`${file}: not published; run \`npm run policies:publish -- ${file}\``);
+  }
+  const last = input.lock[input.lock.length - 1];
+  const current = last ? (parsed.get(last.file) ?? null) : null;
+  if (!current) errors.push("no valid published registry version");
+  else {
+    const known = new PolicyIndex(current).knownCollectionIds();
+    for (const [collection, where] of input.collectionsInUse) {
+      if (!known.has(collection)) errors.push(`collection ${collection} (used by ${where}) is in no retention class`);
+    }
+  }
+  return { errors, current };
+}
+
+/** Collection ids named by `match /<collection>/{...}` in a rules file. */
+export function collectionsInRules(rules: string): string[] {
+  const ids = new Set<string>();
+  for (const m of rules.matchAll(/match\s+\/([A-Za-z][A-Za-z0-9_-]*)\/\{/g)) {
+    // `match /databases/{database}/documents` is the rules preamble, not a collection.
+    if (m[1] !== "databases") ids.add(m[1]!);
+  }
+  return [...ids].sort();
+}

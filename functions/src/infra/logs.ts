@@ -1,0 +1,37 @@
+import { logger } from "firebase-functions";
+
+/**
+ * The one list of named log events. Structured fields only: ids, counts, codes, never personal data or
+ * deleted content (evidence about a person goes to `deletionAudits`, where access is controlled).
+ */
+export type LogEvent =
+  | "callable.rejected"
+  | "deletion.requested"
+  | "deletion.cancelled"
+  | "deletion.backstop.opened"
+  | "hold.placed"
+  | "hold.released"
+  | "lifecycle.transition"
+  | "ttl.delete.processed"
+  | "ttl.delete.duplicate"
+  | "ttl.delete.held_incident"
+  | "backfill.batch.done"
+  | "backfill.done"
+  | "purge.request.leased"
+  | "purge.batch.done"
+  | "purge.request.done"
+  | "purge.hold_stopped"
+  | "purge.brake.tripped"
+  | "purge.archive.unverified"
+  | "purge.verify.failed"
+  | "audit.done"
+  | "audit.findings"
+  | "job.done";
+
+type Fields = Record<string, string | number | boolean | null | undefined | string[]>;
+
+export const log = {
+  info: (event: LogEvent, fields: Fields = {}) => logger.info(event, { event, ...fields }),
+  warn: (event: LogEvent, fields: Fields = {}) => logger.warn(event, { event, ...fields }),
+  error: (event: LogEvent, fields: Fields = {}) => logger.error(event, { event, ...fields }),
+};

@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// The one emulator harness: finds a Firestore emulator jar (order from ENVIRONMENT.md), wraps the
+// gcloud jar when needed, and runs `firebase emulators:exec|start` on fixed 127.0.0.1 ports.
+//
+//   node scripts/emulators.mjs exec [--only firestore,auth] -- <command...>
+//   node scripts/emulators.mjs start
+//
+// EMULATOR_PORT_OFFSET=N shifts every port by N (writes firebase.port-N.json), so two developers or
+// helpers can run suites side by side on one machine. CI and the README use the fixed defaults.
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, writeFileSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const GCLOUD_JAR = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar";
+const MAIN_CLASS = "com.google.cloud.datastore.emulator.firestore.CloudFirestore";
+const PROJECT = "demo-atlasmart-firestore";
+
+function fail(message) {
+  process.stderr.write(`\n[emulators] ${message}\n\n`);
+  process.exit(2);
+}
+
+/** Returns the jar the Firebase CLI should run, building the wrapper when only the gcloud jar exists. */
+export function resolveFirestoreJar(env = process.env) {
+  if (env.FIRESTORE_EMULATOR_BINARY_PATH) {
+    if (!existsSync(env.FIRESTORE_EMULATOR_BINARY_PATH)) {
+      fail(`FIRESTORE_EMULATOR_BINARY_PATH is set to ${env.FIRESTORE_EMULATOR_BINARY_PATH}, but no file is there.`);
+    }
+    return env.FIRESTORE_EMULATOR_BINARY_PATH;
+  }
+  const cacheDir = join(homedir(), ".cache", "firebase", "emulators");
+  if (existsSync(cacheDir)) {
+    const cached = readdirSync(cacheDir)
+      .filter((f) => /^cloud-firestore-emulator-v.*\.jar$/.test(f))
+      .sort()
+      .reverse();
+    if (cached.length > 0) return join(cacheDir, cached[0]);
+  }
+  const gcloudJar = env.GCLOUD_FIRESTORE_JAR ?? GCLOUD_JAR;
+  if (existsSync(gcloudJar)) return buildWrapper(gcloudJar);
+  fail(
+    [
+      "No Cloud Firestore emulator jar was found, so the emulator-backed tests cannot run (they are never skipped).",
+      "Looked for, in order:",
+      "  1. $FIRESTORE_EMULATOR_BINARY_PATH",
+      `  2. ${cacheDir}/cloud-firestore-emulator-v*.jar (the Firebase CLI's download cache)`,
+      `  3. ${gcloudJar} (the Google Cloud CLI component)`,
+      "Install one of them, e.g. `gcloud components install cloud-firestore-emulator`",
+      "(or the Debian package google-cloud-cli-firestore-emulator), and Java 17+ on PATH.",
+    ].join("\n"),
+  );
+}
+
+function buildWrapper(gcloudJar) {
+  const dir = join(root, ".emulators");
+  mkdirSync(dir, { recursive: true });
+  const wrapper = join(dir, "firestore-emulator-wrapper.jar");
+  const manifest = `Main-Class: ${MAIN_CLASS}\nClass-Path: file:${gcloudJar}\n`;
+  const manifestPath = join(dir, "manifest.txt");
+  const stale = !existsSync(wrapper) || !existsSync(manifestPath) || readFileSync(manifestPath, "utf8") !== manifest;
+  if (stale) {
+    writeFileSync(manifestPath, manifest);
+    try {
+      execFileSync("jar", ["cfm", wrapper, manifestPath], { stdio: "inherit" });
+    } catch {
+      fail("Could not build the Firestore emulator wrapper jar: the `jar` tool (JDK 17+) is needed on PATH.");
+    }
+  }
+  return wrapper;
+}
+
+function configWithOffset(offset) {
+  if (!offset) return "firebase.json";
+  const config = JSON.parse(readFileSync(join(root, "firebase.json"), "utf8"));
+  for (const [name, value] of Object.entries(config.emulators)) {
+    if (value && typeof value === "object") {
+      for (const key of ["port", "websocketPort"]) if (typeof value[key] === "number") value[key] += offset;
+    }
+    void name;
+  }
+  const file = `firebase.port-${offset}.json`;
+  writeFileSync(join(root, file), JSON.stringify(config, null, 2));
+  return file;
+}
+
+function requireJava() {
+  try {
+    execFileSync("java", ["-version"], { stdio: "ignore" });
+  } catch {
+    fail("Java is not on PATH. The Firestore emulator needs Java 17 or newer (e.g. `apt-get install openjdk-17-jre-headless`).");
+  }
+}
+
+function main() {
+  const args = process.argv.slice(2);
+  const mode = args.shift();
+  if (mode !== "exec" && mode !== "start") fail("usage: emulators.mjs exec [--only list] -- <command> | start");
+  let only = "firestore,auth,functions,tasks";
+  const onlyIdx = args.indexOf("--only");
+  if (onlyIdx >= 0) {
+    only = args[onlyIdx + 1];
+    args.splice(onlyIdx, 2);
+  }
+  const dash = args.indexOf("--");
+  const command = dash >= 0 ? args.slice(dash + 1) : args;
+  if (mode === "exec" && command.length === 0) fail("exec needs a command after --");
+
+  requireJava();
+  const jar = resolveFirestoreJar();
+  if (only.includes("functions") && !existsSync(join(root, "functions", "lib", "index.js"))) {
+    fail("functions/lib/index.js is missing. Run `npm run build` first.");
+  }
+  const offset = Number(process.env.EMULATOR_PORT_OFFSET ?? 0);
+  const configFile = configWithOffset(offset);
+  const config = JSON.parse(readFileSync(join(root, configFile), "utf8"));
+  const em = config.emulators;
+  const env = {
+    ...process.env,
+    FIRESTORE_EMULATOR_BINARY_PATH: jar,
+    GCLOUD_PROJECT: PROJECT,
+    FUNCTIONS_EMULATOR_ORIGIN: `http://127.0.0.1:${em.functions.port}`,
+    RETENTION_PROJECT_ID: PROJECT,
+  };
+  process.stderr.write(`[emulators] Firestore jar: ${jar} (${statSync(jar).size} bytes); config ${configFile}\n`);
+  const firebaseArgs =
+    mode === "exec"
+      ? ["emulators:exec", "--project", PROJECT, "--config", configFile, "--only", only, command.join(" ")]
+      : ["emulators:start", "--project", PROJECT, "--config", configFile, "--only", only];
+  const firebaseBin = join(root, "node_modules", ".bin", "firebase");
+  const child = spawn(firebaseBin, firebaseArgs, { cwd: root, env, stdio: "inherit" });
+  const forward = (signal) => child.kill(signal);
+  process.on("SIGINT", forward);
+  process.on("SIGTERM", forward);
+  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+main();
