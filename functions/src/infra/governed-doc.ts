@@ -52,23 +52,27 @@ export function readGovernedStrict(data: DocumentData | undefined): GovernedFiel
 }
 
 /**
- * The retention fields as a Firestore update. A null TTL value deletes the field: TTL ignores documents
+ * The retention fields as Firestore data. A null TTL value removes the field: TTL ignores documents
  * without it, which is how a held document is kept out of the sweeper's reach.
+ * mode "merge" (update / set-merge) deletes absent fields; mode "set" (whole-document set) omits them.
  */
-export function governedToFirestore(g: GovernedFields): Record<string, unknown> {
-  return {
+export function governedToFirestore(g: GovernedFields, mode: "merge" | "set" = "merge"): Record<string, unknown> {
+  const absent = mode === "merge" ? FieldValue.delete() : undefined;
+  const out: Record<string, unknown> = {
     retentionClass: g.retentionClass,
     lifecycleState: g.lifecycleState,
     tenantId: g.tenantId,
     policyVersion: g.policyVersion,
     createdAt: toTimestamp(g.createdAtMs),
-    expireAt: g.expireAtMs === null ? FieldValue.delete() : toTimestamp(g.expireAtMs),
-    retainUntil: g.retainUntilMs === null ? FieldValue.delete() : toTimestamp(g.retainUntilMs),
+    expireAt: g.expireAtMs === null ? absent : toTimestamp(g.expireAtMs),
+    retainUntil: g.retainUntilMs === null ? absent : toTimestamp(g.retainUntilMs),
     legalHold: g.legalHold,
     holdIds: g.holdIds,
     preHold:
       g.preHold === null
-        ? FieldValue.delete()
+        ? absent
         : { lifecycleState: g.preHold.lifecycleState, expireAt: g.preHold.expireAtMs === null ? null : toTimestamp(g.preHold.expireAtMs) },
   };
+  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
+  return out;
 }

@@ -1,0 +1,98 @@
+/**
+ * Shared helpers for emulator-backed tests: admin access, data reset, Auth-emulator tokens and callable
+ * invocation over HTTP exactly as a client SDK would (POST {data}, Bearer ID token).
+ */
+import { getAuth } from "firebase-admin/auth";
+import { adminApp, db } from "../../functions/src/infra/firestore";
+
+export const PROJECT_ID = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
+export const REGION = "us-central1";
+
+export function firestoreHost(): string {
+  const host = process.env.FIRESTORE_EMULATOR_HOST;
+  if (!host) throw new Error("FIRESTORE_EMULATOR_HOST is not set: run under scripts/emulators.mjs");
+  return host;
+}
+
+export { db, adminApp };
+
+/** Deletes every document in the emulator's default database (the emulator's reset endpoint). */
+export async function clearFirestore(databaseId = "(default)"): Promise<void> {
+  const res = await fetch(`http://${firestoreHost()}/emulator/v1/projects/${PROJECT_ID}/databases/${databaseId}/documents`, {
+    method: "DELETE",
+  });
+  if (!res.ok) throw new Error(`clearing Firestore failed: ${res.status} ${await res.text()}`);
+}
+
+/** Deletes every Auth-emulator account. */
+export async function clearAuth(): Promise<void> {
+  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
+  if (!host) throw new Error("FIREBASE_AUTH_EMULATOR_HOST is not set");
+  const res = await fetch(`http://${host}/emulator/v1/projects/${PROJECT_ID}/accounts`, { method: "DELETE" });
+  if (!res.ok) throw new Error(`clearing Auth failed: ${res.status}`);
+}
+
+export interface TestUser {
+  uid: string;
+  claims?: { tenantId?: string; roles?: string[] };
+}
+
+/** Creates (or updates) an Auth-emulator user with custom claims and returns a fresh ID token. */
+export async function idTokenFor(user: TestUser): Promise<string> {
+  const auth = getAuth(adminApp());
+  try {
+    await auth.getUser(user.uid);
+  } catch {
+    await auth.createUser({ uid: user.uid });
+  }
+  await auth.setCustomUserClaims(user.uid, user.claims ?? {});
+  const customToken = await auth.createCustomToken(user.uid);
+  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
+  const res = await fetch(`http://${host}/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken?key=fake-api-key`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token: customToken, returnSecureToken: true }),
+  });
+  const body = (await res.json()) as { idToken?: string; error?: unknown };
+  if (!body.idToken) throw new Error(`sign-in failed: ${JSON.stringify(body.error)}`);
+  return body.idToken;
+}
+
+export interface CallableError {
+  status: string;
+  message: string;
+  details?: { reason?: string; [k: string]: unknown };
+}
+
+export type CallableResult<T> = { ok: true; data: T } | { ok: false; error: CallableError; httpStatus: number };
+
+/** Calls a deployed (emulated) callable. `token` null calls without auth. */
+export async function call<T = unknown>(name: string, data: unknown, token: string | null): Promise<CallableResult<T>> {
+  const origin = process.env.FUNCTIONS_EMULATOR_ORIGIN ?? "http://127.0.0.1:5001";
+  const res = await fetch(`${origin}/${PROJECT_ID}/${REGION}/${name}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ data }),
+  });
+  const body = (await res.json()) as { result?: T; error?: CallableError };
+  if (body.error) return { ok: false, error: body.error, httpStatus: res.status };
+  return { ok: true, data: body.result as T };
+}
+
+/** Calls and expects success; throws with the error otherwise. */
+export async function callOk<T = unknown>(name: string, data: unknown, token: string | null): Promise<T> {
+  const r = await call<T>(name, data, token);
+  if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
+  return r.data;
+}
+
+/** Waits on a condition with a timeout (never a bare sleep as the assertion). */
+export async function waitFor<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 20_000): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
