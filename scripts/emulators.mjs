@@ -135,6 +135,57 @@ function main() {
   process.on("SIGINT", forward);
   process.on("SIGTERM", forward);
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  if (mode === "start") {
+    seedWhenReady(em, env).catch((err) => {
+      process.stderr.write(`[start] seeding the demo failed: ${err.message}\n`);
+      child.kill("SIGINT");
+    });
+  }
+}
+
+async function seedWhenReady(em, env) {
+  const hub = `http://${em.hub.host}:${em.hub.port}/emulators`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      const res = await fetch(hub);
+      const running = await res.json();
+      if (["firestore", "auth", "functions"].every((name) => name in running)) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error("emulators did not come up within 120 s");
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const seedEnv = {
+    ...env,
+    FIRESTORE_EMULATOR_HOST: `127.0.0.1:${em.firestore.port}`,
+    FIREBASE_AUTH_EMULATOR_HOST: `127.0.0.1:${em.auth.port}`,
+  };
+  await new Promise((resolvePromise, reject) => {
+    const seed = spawn(process.execPath, [join(root, "bin", "retention.js"), "seed-demo"], { cwd: root, env: seedEnv, stdio: "inherit" });
+    seed.on("exit", (code) => (code === 0 ? resolvePromise() : reject(new Error(`seed-demo exited ${code}`))));
+  });
+  const fn = `http://127.0.0.1:${em.functions.port}/${PROJECT}/us-central1`;
+  process.stdout.write(`
+────────────────────────────────────────────────────────────────────────────
+ AtlasMart retention control plane is running on the emulators (Ctrl-C stops).
+   Firestore  127.0.0.1:${em.firestore.port}    Auth  127.0.0.1:${em.auth.port}    Functions  ${fn}
+
+ Demo users (password "atlasmart-demo"): ada@atlasmart.test and ben@atlasmart.test (customers,
+ tenant t-acme), clara.compliance@ / dev.compliance@atlasmart.test (compliance),
+ rita.admin@atlasmart.test (retention-admin).
+
+ Try next, in another terminal:
+   export FIRESTORE_EMULATOR_HOST=127.0.0.1:${em.firestore.port} FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:${em.auth.port}
+   npx retention audit                      # read-only retention audit (exit 0 = clean)
+   npx retention plan --subject u-1001 --tenant t-acme   # what erasing Ada would delete and keep
+   npx retention verify-evidence            # check the deletionAudits hash chain
+   npx retention run nightlyPurge --as-of 2027-01-15T00:00:00Z --dry-run
+   npx retention report --out report.html   # the dashboard, one self-contained page
+ Callables (e.g. requestAccountDeletion) are at ${fn}/<name>; see README.md.
+────────────────────────────────────────────────────────────────────────────
+`);
 }
 
 main();

@@ -29,6 +29,7 @@ export const RetentionClassSchema = z
     dueDays: z.number().int().positive().optional(),
     /** The nested-data rule: children carry their parent's `expireAt`. */
     inheritsParentExpiry: z.boolean().default(false),
+    /** Erasable through a subject's deletion workflow (a user's or a tenant's request) before its retention ends. */
     userDeletable: z.boolean(),
   })
   .strict()
