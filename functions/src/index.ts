@@ -3,3 +3,18 @@
  * `entrypoints/`.
  */
 export {};
+export { requestAccountDeletion } from "./entrypoints/callable/request-account-deletion";
+export { cancelAccountDeletion } from "./entrypoints/callable/cancel-account-deletion";
+export { getDeletionStatus } from "./entrypoints/callable/get-deletion-status";
+export { placeRetentionHold } from "./entrypoints/callable/place-retention-hold";
+export { releaseRetentionHold } from "./entrypoints/callable/release-retention-hold";
+export { planDeletion } from "./entrypoints/callable/plan-deletion";
+export { transitionLifecycle } from "./entrypoints/callable/transition-lifecycle";
+export { runRetentionJob } from "./entrypoints/callable/run-retention-job";
+export { onAuthUserDeleted } from "./entrypoints/auth/on-auth-user-deleted";
+// One delete trigger per TTL collection in the registry, as a function group: ttlDeleted-sessions, ttlDeleted-events.
+export { ttlDeleted } from "./entrypoints/firestore/ttl-deleted";
+export { expiryBackfill } from "./entrypoints/scheduled/expiry-backfill";
+export { retentionAudit } from "./entrypoints/scheduled/retention-audit";
+export { nightlyPurge } from "./entrypoints/scheduled/nightly-purge";
+export { purgeChunk } from "./entrypoints/tasks/purge-chunk";

@@ -13,7 +13,39 @@ export const PURGE_SCHEDULE = defineString("RETENTION_PURGE_SCHEDULE", { default
 export const PURGE_TIMEZONE = defineString("RETENTION_PURGE_TIMEZONE", { default: "Etc/UTC", description: "Time zone of the purge schedule." });
 export const AUDIT_SCHEDULE = defineString("RETENTION_AUDIT_SCHEDULE", { default: "30 3 * * *", description: "Cron for retentionAudit." });
 export const BACKFILL_SCHEDULE = defineString("RETENTION_BACKFILL_SCHEDULE", { default: "0 4 * * *", description: "Cron for expiryBackfill." });
+export const BACKFILL_MAX_DOCS = defineInt("RETENTION_BACKFILL_MAX_DOCS", {
+  default: 20_000,
+  description: "Documents one scheduled expiryBackfill run scans before it saves its cursor and stops.",
+});
+export const BACKFILL_MAX_SECONDS = defineInt("RETENTION_BACKFILL_MAX_SECONDS", {
+  default: 480,
+  description: "Seconds one scheduled expiryBackfill run may start pages for (the function times out at 540).",
+});
 export const PURGE_MAX_OPS_PER_SECOND = defineInt("RETENTION_PURGE_MAX_OPS_PER_SECOND", {
   default: 500,
   description: "Delete rate ceiling for the purge (Firestore's 500/50/5 ramp-up guidance starts at 500 ops/s).",
+});
+export const PURGE_BATCH_SIZE = defineInt("RETENTION_PURGE_BATCH_SIZE", {
+  default: 200,
+  description: "Documents per purge batch: one decision transaction, one throttled BulkWriter flush, one evidence entry.",
+});
+export const PURGE_FANOUT_THRESHOLD = defineInt("RETENTION_PURGE_FANOUT_THRESHOLD", {
+  default: 5000,
+  description: "A purge unit with more manifest paths than this runs as a chain of purgeChunk tasks.",
+});
+export const PURGE_CHUNK_STEPS = defineInt("RETENTION_PURGE_CHUNK_STEPS", {
+  default: 40,
+  description: "Purge steps (mark or execute one batch) per purgeChunk task invocation.",
+});
+export const PURGE_LEASE_SECONDS = defineInt("RETENTION_PURGE_LEASE_SECONDS", {
+  default: 600,
+  description: "How long a purge lease lasts without renewal (every step renews it); a crashed run's work resumes after it.",
+});
+export const PURGE_SWEEP_LIMIT = defineInt("RETENTION_PURGE_SWEEP_LIMIT", {
+  default: 2000,
+  description: "Expired documents the policy sweep takes per collection and run.",
+});
+export const PURGE_MAX_REQUESTS = defineInt("RETENTION_PURGE_MAX_REQUESTS", {
+  default: 200,
+  description: "Deletion requests one nightlyPurge run takes on.",
 });

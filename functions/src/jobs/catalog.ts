@@ -28,4 +28,8 @@ export type JobRunner = (opts: JobOptions) => Promise<JobSummary>;
  * The job bodies, filled in by the modules that implement them. A job that is not listed is reported
  * as not available (reason JOB_NOT_AVAILABLE) rather than pretending to run.
  */
-export const JOBS: Partial<Record<JobName, () => Promise<JobRunner>>> = {};
+export const JOBS: Partial<Record<JobName, () => Promise<JobRunner>>> = {
+  expiryBackfill: async () => (await import("./expiry-backfill")).runExpiryBackfill,
+  retentionAudit: async () => (await import("./retention-audit")).runRetentionAudit,
+  nightlyPurge: async () => (await import("./nightly-purge")).runNightlyPurge,
+};

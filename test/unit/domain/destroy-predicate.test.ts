@@ -6,7 +6,7 @@ import { policyV1 } from "../../helpers/policy";
 const NOW = Date.parse("2026-11-30T12:00:00Z");
 const policy = policyV1();
 
-function input(over: Partial<DestroyInput> & { doc?: Partial<DestroyInput["doc"]> } = {}): DestroyInput {
+function input(over: Partial<Omit<DestroyInput, "doc">> & { doc?: Partial<DestroyInput["doc"]> } = {}): DestroyInput {
   return {
     path: "events/e-1",
     activeHolds: [],

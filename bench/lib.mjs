@@ -1,0 +1,49 @@
+// Shared by the bench's child processes: the admin app on the emulator, the tree generator, and an
+// operation counter that counts Firestore RPC traffic (reads, writes, deletes) as billed, by wrapping the
+// Admin SDK's two RPC entry points in the bench process only.
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+export const functionsLib = (path) => require(`../functions/lib/${path}`);
+const { Firestore } = require("@google-cloud/firestore");
+
+export const BENCH_TENANT = "t-bench";
+export const BENCH_USER = "u-bench";
+export const MESSAGES_PER_ORDER = 9;
+
+/** Documents in a tree with `orders` orders: tenant + user + orders + 9 messages each. */
+export const treeSize = (orders) => 2 + orders * (1 + MESSAGES_PER_ORDER);
+export const ordersFor = (docs) => Math.max(1, Math.round((docs - 2) / (1 + MESSAGES_PER_ORDER)));
+
+export const counts = { reads: 0, writes: 0, deletes: 0, rpcs: 0 };
+
+/** Counts billed operations: documents returned by reads (min 1 per query), writes and deletes in commits. */
+export function countOperations() {
+  const origRequest = Firestore.prototype.request;
+  Firestore.prototype.request = function (methodName, request, ...rest) {
+    counts.rpcs++;
+    if (methodName === "commit" || methodName === "batchWrite") {
+      for (const w of request.writes ?? []) {
+        if (w.delete) counts.deletes++;
+        else counts.writes++;
+      }
+    }
+    return origRequest.call(this, methodName, request, ...rest);
+  };
+  const origStream = Firestore.prototype.requestStream;
+  Firestore.prototype.requestStream = async function (methodName, bidi, request, ...rest) {
+    counts.rpcs++;
+    const stream = await origStream.call(this, methodName, bidi, request, ...rest);
+    let docs = 0;
+    stream.on("data", (msg) => {
+      if (methodName === "batchGetDocuments" && (msg.found || msg.missing)) docs++;
+      else if (methodName === "runQuery" && msg.document) docs++;
+      else if (methodName === "runAggregationQuery" && msg.result) docs++;
+    });
+    stream.on("end", () => {
+      // A query that returns nothing is still billed one read.
+      counts.reads += Math.max(docs, methodName === "runQuery" || methodName === "runAggregationQuery" ? 1 : docs);
+    });
+    return stream;
+  };
+}

@@ -1,0 +1,106 @@
+// npm run bench: our purge and audit against the raw baselines, on the Firestore emulator, in one run.
+// Each contender gets a fresh tree of the same shape and runs in its own child process, so peak RSS is
+// the RSS of the process doing the work. Ratios matter more than absolute rates: the machine is shared.
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ordersFor, treeSize } from "./lib.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "..");
+const project = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
+const host = process.env.FIRESTORE_EMULATOR_HOST;
+if (!host) {
+  console.error("bench: FIRESTORE_EMULATOR_HOST is not set; run it with `npm run bench` (it starts the emulator).");
+  process.exit(2);
+}
+const sizes = (process.env.BENCH_SIZES ?? "1000,10000,50000").split(",").map(Number);
+const FAST = { RETENTION_PURGE_MAX_OPS_PER_SECOND: "1000000" };
+const contenders = [
+  { name: "purge (default rate)", worker: "purge", env: {} },
+  { name: "purge (fastest)", worker: "purge", env: FAST },
+  { name: "recursiveDelete", worker: "recursiveDelete", env: {} },
+  { name: "CLI FirestoreDelete", worker: "cli", env: {} },
+  { name: "audit", worker: "audit", env: {} },
+  { name: "raw stream()", worker: "stream", env: {} },
+];
+
+function runChild(script, args, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(here, script), ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.on("exit", (code) => {
+      if (code !== 0) return reject(new Error(`${script} ${args.join(" ")} exited ${code}`));
+      const last = out.trim().split("\n").pop();
+      resolve(JSON.parse(last));
+    });
+  });
+}
+
+async function clearDatabase() {
+  const res = await fetch(`http://${host}/emulator/v1/projects/${project}/databases/(default)/documents`, { method: "DELETE" });
+  if (!res.ok) throw new Error(`clear failed: ${res.status}`);
+}
+
+const results = [];
+for (const size of sizes) {
+  const orders = ordersFor(size);
+  const docs = treeSize(orders);
+  for (const c of contenders) {
+    await clearDatabase();
+    await runChild("generate.mjs", [String(orders)]);
+    const r = await runChild("worker.mjs", [c.worker, String(docs)], c.env);
+    const rate = r.docs / (r.ms / 1000);
+    results.push({ size: docs, contender: c.name, ms: r.ms, rate, rssMb: r.maxRssKb / 1024, ops: r.ops, docs: r.docs });
+    process.stderr.write(`[bench] ${docs} docs  ${c.name.padEnd(22)} ${rate.toFixed(0).padStart(7)} docs/s  ${(r.maxRssKb / 1024).toFixed(0)} MB\n`);
+  }
+}
+await clearDatabase();
+
+const get = (size, name) => results.find((r) => r.size === size && r.contender === name);
+const baselineOf = { "purge (default rate)": "recursiveDelete", "purge (fastest)": "recursiveDelete", "CLI FirestoreDelete": "recursiveDelete", audit: "raw stream()" };
+const lines = [
+  "| docs | contender | docs/s | ratio to baseline | peak RSS (MB) | reads/doc | writes/doc | deletes/doc |",
+  "| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |",
+];
+for (const r of results) {
+  const base = baselineOf[r.contender];
+  const ratio = base ? `${(r.rate / get(r.size, base).rate).toFixed(2)}x ${base}` : "baseline";
+  // The CLI engine talks REST, outside the Admin SDK, so its operations are not counted here.
+  const per = (n) => (r.ops.rpcs === 0 ? "n/a" : (n / r.size).toFixed(2));
+  lines.push(`| ${r.size} | ${r.contender} | ${r.rate.toFixed(0)} | ${ratio} | ${r.rssMb.toFixed(0)} | ${per(r.ops.reads)} | ${per(r.ops.writes)} | ${per(r.ops.deletes)} |`);
+}
+const table = lines.join("\n");
+const mid = sizes.includes(10000) ? treeSize(ordersFor(10000)) : results[0].size;
+const small = treeSize(ordersFor(Math.min(...sizes)));
+const large = treeSize(ordersFor(Math.max(...sizes)));
+const ratio = (a, b, size = mid) => Number((get(size, a).rate / get(size, b).rate).toFixed(3));
+const summary = {
+  at_docs: mid,
+  purge_vs_recursive_delete: ratio("purge (fastest)", "recursiveDelete"),
+  purge_vs_cli: ratio("purge (fastest)", "CLI FirestoreDelete"),
+  purge_default_vs_recursive_delete: ratio("purge (default rate)", "recursiveDelete"),
+  audit_vs_stream: ratio("audit", "raw stream()"),
+  rss_50k_over_1k: Number((get(large, "purge (fastest)").rssMb / get(small, "purge (fastest)").rssMb).toFixed(3)),
+  audit_rss_50k_over_1k: Number((get(large, "audit").rssMb / get(small, "audit").rssMb).toFixed(3)),
+};
+console.log(table);
+const md = `# Benchmarks
+
+Produced by \`npm run bench\` (${new Date().toISOString().slice(0, 10)}, Firestore emulator, this project's 2-core machine; BENCH_SIZES=${sizes.join(",")}).
+Each contender ran in its own process on a fresh tree (tenant, user, orders, 9 messages per order). Ratios are the
+numbers to read: the machine is shared and absolute rates move between runs. Operations are counted from the Admin
+SDK's RPC traffic in the working process (documents returned by reads, writes and deletes in commits), not estimated.
+
+${table}
+
+Summary (ratios at ${mid} documents; RSS ratio of the purge process between the largest and smallest tree):
+
+\`\`\`json
+${JSON.stringify(summary, null, 2)}
+\`\`\`
+`;
+writeFileSync(join(root, "docs", "BENCHMARKS.md"), md);
+console.log(JSON.stringify(summary));

@@ -1,0 +1,79 @@
+// Child process: runs one contender against the tree generate.mjs wrote, and reports its wall time, the
+// documents it handled, its peak RSS and the Firestore operations it issued (one JSON line on stdout).
+import { createRequire } from "node:module";
+import { BENCH_TENANT, counts, countOperations, functionsLib } from "./lib.mjs";
+
+const require = createRequire(import.meta.url);
+const [contender, expectedDocsRaw] = process.argv.slice(2);
+const expectedDocs = Number(expectedDocsRaw);
+countOperations();
+const { db } = functionsLib("infra/firestore.js");
+const firestore = db();
+const tenantRef = firestore.doc(`tenants/${BENCH_TENANT}`);
+
+async function countRemaining() {
+  const snap = await firestore.collectionGroup("messages").where("tenantId", "==", BENCH_TENANT).count().get();
+  const orders = await tenantRef.collection("orders").count().get();
+  return snap.data().count + orders.data().count + ((await tenantRef.get()).exists ? 1 : 0);
+}
+
+const contenders = {
+  /** The Admin SDK's raw recursiveDelete with BulkWriter's default throttle (500 ops/s start). */
+  async recursiveDelete() {
+    await firestore.recursiveDelete(tenantRef);
+    return { docs: expectedDocs };
+  },
+  /** The Firebase CLI's own delete engine (what `firebase firestore:delete -r` runs), driven directly. */
+  async cli() {
+    const { FirestoreDelete } = require("firebase-tools/lib/firestore/delete.js");
+    const project = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
+    await new FirestoreDelete(project, `tenants/${BENCH_TENANT}`, { recursive: true, databaseId: "(default)" }).execute();
+    return { docs: expectedDocs };
+  },
+  /** A raw stream() read of the same documents: the audit's baseline. */
+  async stream() {
+    let docs = 0;
+    for await (const _ of tenantRef.collection("orders").stream()) docs++;
+    for await (const _ of firestore.collectionGroup("messages").where("tenantId", "==", BENCH_TENANT).stream()) docs++;
+    docs += (await tenantRef.get()).exists ? 1 : 0;
+    docs += (await tenantRef.collection("users").get()).size;
+    return { docs };
+  },
+  /** Our retention audit over the whole database (the tree is all there is). */
+  async audit() {
+    const { runRetentionAudit } = functionsLib("jobs/retention-audit.js");
+    const summary = await runRetentionAudit({ nowMs: Date.now(), asOfMs: null, dryRun: true, actor: { type: "system", id: "bench" } });
+    return { docs: Number(summary.scanned ?? summary.documentsScanned ?? expectedDocs), findings: summary.findings ?? summary.findingCount };
+  },
+  /** Our purge of the tenant subject, end to end: plan, decisions, holds per batch, evidence, verification. */
+  async purge() {
+    const { runNightlyPurge } = functionsLib("jobs/nightly-purge.js");
+    const { Timestamp } = require("firebase-admin/firestore");
+    const now = Date.now();
+    await firestore.doc("deletionRequests/bench-tenant").set({
+      requestId: "bench-tenant",
+      subjectType: "tenant",
+      tenantId: BENCH_TENANT,
+      state: "PENDING",
+      source: "staff",
+      requestedAt: Timestamp.fromMillis(now - 40 * 86_400_000),
+      graceEndsAt: Timestamp.fromMillis(now - 86_400_000),
+      dueAt: Timestamp.fromMillis(now + 20 * 86_400_000),
+      policyVersion: "v1",
+      timeline: [],
+      softDeleted: 0,
+    });
+    const summary = await runNightlyPurge({ nowMs: now, asOfMs: null, dryRun: false, actor: { type: "system", id: "bench" }, approveBrake: true });
+    const remaining = await countRemaining();
+    if (remaining !== 0) throw new Error(`purge left ${remaining} documents`);
+    return { docs: expectedDocs, summary };
+  },
+};
+
+const run = contenders[contender];
+if (!run) throw new Error(`unknown contender ${contender}`);
+const started = performance.now();
+const result = await run();
+const ms = performance.now() - started;
+process.stdout.write(`${JSON.stringify({ contender, ms, maxRssKb: process.resourceUsage().maxRSS, ops: counts, ...result })}\n`);
+process.exit(0);

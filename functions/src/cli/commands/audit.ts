@@ -1,0 +1,98 @@
+import { DEFAULT_AUDIT_PAGE_SIZE, scanRetention, type AuditResult } from "../../infra/audit-scan";
+import { nonZero } from "../../jobs/retention-audit";
+import { asOfOption, EXIT, positiveIntOpt, type Command, type OptionValues } from "../command";
+import { keyValues, progressLine, table, writeJson, writeOut } from "../output";
+import { UsageError, type Target } from "../target";
+
+export const auditCommand: Command = {
+  name: "audit",
+  summary: "Read-only retention audit: list every finding (exit 1 when there is any)",
+  usage: "retention audit [--json] [--as-of <iso>] [--page-size <n>] [--max-findings <n>] [--skip-subjects]",
+  details: `Streams every governed collection group, the archives and the open deletion requests, and reports
+findings as path, code and detail. Writes nothing (the scheduled run is the one that stores a report).
+Codes: UNKNOWN_CLASS, CLASS_MISMATCH, INVALID_LIFECYCLE_STATE, MISSING_TTL, INVALID_TTL, HOLD_WITH_TTL,
+TTL_OVERDUE, SOFT_DELETE_QUERY_LEAK, EXPIRED_BUT_VISIBLE, ORPHANED_SUBCOLLECTION, ARCHIVE_UNVERIFIED,
+ORPHANED_SUBJECT, STALE_POLICY_VERSION, OVERDUE_REQUEST (definitions in functions/src/domain/audit.ts).
+
+Options:
+  --as-of <iso>        audit as though it were that time (emulators only)
+  --page-size <n>      documents per read (default 1000)
+  --max-findings <n>   findings listed (default 5000; counts stay exact)
+  --skip-subjects      skip the Auth lookups behind ORPHANED_SUBJECT
+  --json               machine-readable output
+
+Exit: 0 no findings, 1 findings, 2 usage or connection error.`,
+  options: {
+    "as-of": { type: "string" },
+    "page-size": { type: "string" },
+    "max-findings": { type: "string" },
+    "skip-subjects": { type: "boolean" },
+  },
+  positionals: [],
+  needsFirestore: true,
+  validate({ values, target }) {
+    asOfOption(values, target);
+    positiveIntOpt(values, "page-size", DEFAULT_AUDIT_PAGE_SIZE);
+    positiveIntOpt(values, "max-findings", 5_000);
+    requireAuthTarget(values, target);
+  },
+  async run({ values, json, target }) {
+    const asOfMs = asOfOption(values, target);
+    const skipSubjects = values["skip-subjects"] === true;
+    const progress = progressLine();
+    const result = await scanRetention({
+      nowMs: asOfMs ?? Date.now(),
+      pageSize: positiveIntOpt(values, "page-size", DEFAULT_AUDIT_PAGE_SIZE),
+      maxFindings: positiveIntOpt(values, "max-findings", 5_000),
+      skipSubjects,
+      onProgress: (p) => progress.update(`auditing ${p.phase}: ${p.scanned} documents`),
+    });
+    progress.done();
+    if (json) writeJson(auditJson(result, asOfMs));
+    else writeOut(auditText(result));
+    return result.ok ? EXIT.ok : EXIT.findings;
+  },
+};
+
+/** ORPHANED_SUBJECT needs Auth: on the emulators that means the Auth emulator, unless it is skipped. */
+export function requireAuthTarget(values: OptionValues, target: Target): void {
+  if (values["skip-subjects"] !== true && target.emulator && !target.authEmulator) {
+    throw new UsageError("FIREBASE_AUTH_EMULATOR_HOST is not set: start the Auth emulator too, or pass --skip-subjects.");
+  }
+}
+
+export function auditJson(r: AuditResult, asOfMs: number | null) {
+  return {
+    ok: r.ok,
+    policyVersion: r.policyVersion,
+    auditedAs: new Date(r.nowMs).toISOString(),
+    asOf: asOfMs === null ? null : new Date(asOfMs).toISOString(),
+    totalFindings: r.totalFindings,
+    truncated: r.truncated,
+    byCode: nonZero(r.byCode),
+    findings: r.findings,
+    stats: r.stats,
+    durationMs: r.durationMs,
+  };
+}
+
+function auditText(r: AuditResult): string {
+  const parts: string[] = [];
+  if (r.findings.length > 0) {
+    parts.push(table(["CODE", "PATH", "DETAIL"], r.findings.map((f) => [f.code, f.path, f.detail])), "");
+    parts.push(table(["CODE", "COUNT"], Object.entries(nonZero(r.byCode)).map(([c, n]) => [c, n])), "");
+  }
+  parts.push(
+    keyValues([
+      ["result", r.ok ? "OK: no findings" : `FAILED: ${r.totalFindings} finding(s)${r.truncated ? ` (first ${r.findings.length} listed)` : ""}`],
+      ["documents scanned", r.stats.documents],
+      ["held documents", r.stats.heldDocuments],
+      ["open deletion requests", r.stats.requests.unfinished],
+      ["archive entries", r.stats.archives.entries],
+      ["subjects checked in Auth", r.stats.subjectsChecked],
+      ["policy version", r.policyVersion],
+      ["duration", `${r.durationMs} ms`],
+    ]),
+  );
+  return parts.join("\n");
+}

@@ -1,0 +1,72 @@
+import type { Subject } from "../../domain/plan";
+import { planSubject } from "../../infra/planning";
+import { asOfOption, EXIT, stringOpt, type Command } from "../command";
+import { keyValues, table, writeJson, writeOut } from "../output";
+import { UsageError } from "../target";
+
+export const planCommand: Command = {
+  name: "plan",
+  summary: "Dry-run deletion plan for a user (--subject with --tenant) or a whole tenant (--tenant)",
+  usage: "retention plan (--subject <uid> --tenant <id> | --tenant <id>) [--json] [--as-of <iso>]",
+  details: `Walks the data map for the subject and prints the manifest planDeletion returns: the paths to delete,
+the paths retained or masked with their reasons, the external copies to review, the policy version and the
+manifestHash (SHA-256 of the canonical manifest; identical across runs on unchanged data). Read-only.
+
+Options:
+  --subject <uid>   the user to plan for (needs --tenant: the tenant the user belongs to)
+  --tenant <id>     the tenant (alone: plan the closure of the whole tenant)
+  --as-of <iso>     plan as though it were that time (emulators only)
+  --json            machine-readable output
+
+Exit: 0 planned, 2 usage or connection error.`,
+  options: { subject: { type: "string" }, tenant: { type: "string" }, "as-of": { type: "string" } },
+  positionals: [],
+  needsFirestore: true,
+  validate({ values, target }) {
+    subjectFrom(stringOpt(values, "subject"), stringOpt(values, "tenant"));
+    asOfOption(values, target);
+  },
+  async run({ values, json, target }) {
+    const subject = subjectFrom(stringOpt(values, "subject"), stringOpt(values, "tenant"));
+    const asOfMs = asOfOption(values, target);
+    const plan = await planSubject(subject, asOfMs ?? Date.now());
+    if (json) {
+      writeJson(plan);
+      return EXIT.ok;
+    }
+    const parts: string[] = [];
+    if (plan.delete.length > 0) parts.push(table(["DELETE"], plan.delete.map((p) => [p])), "");
+    if (plan.retain.length > 0) {
+      parts.push(
+        table(
+          ["RETAIN", "ACTION", "REASON CODE", "UNTIL", "REASON"],
+          plan.retain.map((r) => [r.path, r.fields ? `${r.action} ${r.fields.join(",")}` : r.action, r.reasonCode, r.until ?? "-", r.reason]),
+        ),
+        "",
+      );
+    }
+    if (plan.externalCopiesToReview.length > 0) parts.push(table(["EXTERNAL COPY TO REVIEW"], plan.externalCopiesToReview.map((p) => [p])), "");
+    parts.push(
+      keyValues([
+        ["subject", subject.type === "user" ? `user ${subject.uid} in ${subject.tenantId}` : `tenant ${subject.tenantId}`],
+        ["delete", plan.delete.length],
+        ["retain", plan.retain.length],
+        ["external copies", plan.externalCopiesToReview.length],
+        ["policy version", plan.policyVersion],
+        ["manifestHash", plan.manifestHash],
+      ]),
+    );
+    writeOut(parts.join("\n"));
+    return EXIT.ok;
+  },
+};
+
+const ID = /^[A-Za-z0-9_.-]{1,128}$/;
+
+export function subjectFrom(uid: string | undefined, tenantId: string | undefined): Subject {
+  if (tenantId === undefined) throw new UsageError("plan needs --tenant <id> (with --subject <uid> for one user).");
+  if (!ID.test(tenantId)) throw new UsageError(`--tenant ${JSON.stringify(tenantId)} is not a valid id.`);
+  if (uid === undefined) return { type: "tenant", tenantId };
+  if (!ID.test(uid)) throw new UsageError(`--subject ${JSON.stringify(uid)} is not a valid uid.`);
+  return { type: "user", uid, tenantId };
+}

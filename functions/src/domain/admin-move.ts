@@ -1,0 +1,53 @@
+import type { DestroyDecision } from "./destroy-predicate";
+import { preconditionFailed } from "./errors";
+import { assertTransition, type LifecycleState } from "./lifecycle";
+
+export interface AdminMoveInput {
+  from: LifecycleState;
+  to: LifecycleState;
+  /** A hold covers the document: its flag, its LEGAL_HOLD state, or an active hold record on it or an ancestor. */
+  held: boolean;
+  /** The document was soft-deleted by a deletion request that is still open. */
+  ownedByOpenRequest: boolean;
+}
+
+/**
+ * The rules for a lifecycle move requested by a retention-admin (`transitionLifecycle`), checked in this
+ * order so the caller always learns the most fundamental reason:
+ * 1. LEGAL_HOLD is entered only through placeRetentionHold (a hold needs a record, a reason and evidence);
+ * 2. PURGED is reached only by the purge engine, which deletes and verifies;
+ * 3. held data goes nowhere until its hold is released;
+ * 4. the state machine;
+ * 5. data an open deletion request soft-deleted is not made ACTIVE again behind the subject's back: only
+ *    the subject's cancel brings it back (moving it on towards archive or purge is the workflow).
+ * The PURGE_ELIGIBLE check needs the destroy predicate, see {@link assertDestroyAuthorized}.
+ */
+export function assertAdminMove(input: AdminMoveInput): void {
+  if (input.to === "LEGAL_HOLD") {
+    throw preconditionFailed("HOLD_VIA_PLACE_RETENTION_HOLD", "Place a retention hold instead: holds need a record and a reason code.");
+  }
+  if (input.to === "PURGED") throw preconditionFailed("PURGE_ONLY_BY_ENGINE", "Only the purge engine purges data.");
+  if (input.held) throw preconditionFailed("LEGAL_HOLD", "The document is under a retention hold; release the hold first.");
+  assertTransition(input.from, input.to);
+  if (input.from === "SOFT_DELETED" && input.to === "ACTIVE" && input.ownedByOpenRequest) {
+    throw preconditionFailed("OPEN_DELETION_REQUEST", "An open deletion request soft-deleted this document; it is restored only by cancelling that request.");
+  }
+}
+
+/** A move to PURGE_ELIGIBLE records a decision, and only an AUTHORIZED_BY_POLICY one lets it happen. */
+export function assertDestroyAuthorized(decision: DestroyDecision): void {
+  if (!decision.allowed) {
+    throw preconditionFailed(decision.reason, `The destroy predicate refuses: ${decision.reason}.`, { policyVersion: decision.policyVersion });
+  }
+}
+
+/**
+ * The clock a job runs on. `asOf` (time travel, to get past a grace period in a demo or a test) is accepted
+ * only on the emulators, so that production can never pretend it is later than it is.
+ */
+export function resolveJobClock(asOf: string | undefined, onEmulator: boolean, wallMs: number): { nowMs: number; asOfMs: number | null } {
+  if (asOf === undefined) return { nowMs: wallMs, asOfMs: null };
+  if (!onEmulator) throw preconditionFailed("AS_OF_NOT_ALLOWED", "asOf is accepted only on the emulators.");
+  const asOfMs = Date.parse(asOf);
+  return { nowMs: asOfMs, asOfMs };
+}

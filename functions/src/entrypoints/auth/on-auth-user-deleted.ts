@@ -1,0 +1,38 @@
+import * as functionsV1 from "firebase-functions/v1";
+import { log } from "../../infra/logs";
+import { openDeletionRequest } from "../../infra/requests";
+import { tenantOfDeletedUser } from "../../infra/subjects";
+
+/**
+ * The backstop for an Auth account deleted outside the workflow (console, Admin SDK): a deletion request
+ * opens for it, so its data is not left behind. Idempotent without a marker: a uid that already has a
+ * request that was not cancelled (including the purge's own PROCESSING/PURGED request, which deletes the
+ * Auth account) is recognised as handled, so a redelivered event or the purge's own delete adds nothing.
+ * Failures throw, so that the event is retried.
+ */
+export async function handleAuthUserDeleted(
+  user: { uid: string; customClaims?: Record<string, unknown> },
+  eventId: string,
+  nowMs: number,
+): Promise<{ requestId: string | null; created: boolean }> {
+  const tenantId = await tenantOfDeletedUser(user.uid, user.customClaims);
+  if (!tenantId) {
+    // Staff accounts have no tenant data to erase; the audit's ORPHANED_SUBJECT check covers any leftovers.
+    log.info("deletion.backstop.no_tenant", { eventId });
+    return { requestId: null, created: false };
+  }
+  const { request, created } = await openDeletionRequest({
+    uid: user.uid,
+    tenantId,
+    source: "auth-backstop",
+    actor: { type: "system", id: "authBackstop" },
+    nowMs,
+    eventId,
+  });
+  return { requestId: request.requestId, created };
+}
+
+/** 1st gen by necessity: Cloud Functions 2nd gen has no Auth delete event (docs/ARCHITECTURE.md). */
+export const onAuthUserDeleted = functionsV1.auth.user().onDelete(async (user, context) => {
+  await handleAuthUserDeleted({ uid: user.uid, customClaims: user.customClaims }, context.eventId, Date.now());
+});

@@ -1,0 +1,13 @@
+import { z } from "zod";
+import { cancelDeletionRequest } from "../../infra/requests";
+import { callable, inputs, type Caller } from "./shared";
+
+export const CancelAccountDeletionInput = z.object({ requestId: inputs.id }).strict();
+
+/** The request's owner cancels before the grace period ends; everything the request soft-deleted comes back. */
+export async function cancelAccountDeletionHandler(input: z.infer<typeof CancelAccountDeletionInput>, caller: Caller) {
+  await cancelDeletionRequest(input.requestId, caller.uid, { type: "user", id: caller.uid }, Date.now());
+  return { requestId: input.requestId, state: "CANCELLED" as const };
+}
+
+export const cancelAccountDeletion = callable("cancelAccountDeletion", CancelAccountDeletionInput, cancelAccountDeletionHandler);

@@ -1,0 +1,23 @@
+import { z } from "zod";
+import { placeHold } from "../../infra/holds";
+import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+
+export const PlaceRetentionHoldInput = z
+  .object({ targetPath: inputs.documentPath, reasonCode: inputs.code, releaseAfter: inputs.isoTime.optional(), note: inputs.text.optional() })
+  .strict();
+
+/** Compliance places a hold on a document or a tenant subtree (`tenants/{tenantId}`). */
+export async function placeRetentionHoldHandler(input: z.infer<typeof PlaceRetentionHoldInput>, caller: Caller) {
+  requireRole(caller, "compliance");
+  const { holdId } = await placeHold({
+    targetPath: input.targetPath,
+    reasonCode: input.reasonCode,
+    releaseAfterMs: input.releaseAfter !== undefined ? Date.parse(input.releaseAfter) : null,
+    note: input.note,
+    actor: actorOf(caller),
+    nowMs: Date.now(),
+  });
+  return { holdId };
+}
+
+export const placeRetentionHold = callable("placeRetentionHold", PlaceRetentionHoldInput, placeRetentionHoldHandler);

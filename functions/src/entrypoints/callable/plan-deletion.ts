@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { recordEvidence } from "../../infra/evidence-store";
+import { planSubject } from "../../infra/planning";
+import { resolveTenantSubject, resolveUserSubject } from "../../infra/subjects";
+import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+
+export const PlanDeletionInput = z.union([z.object({ subjectUid: inputs.id }).strict(), z.object({ tenantId: inputs.id }).strict()]);
+
+/** A dry run: the deterministic manifest of what erasing a user or a tenant would delete and retain. */
+export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInput>, caller: Caller) {
+  requireRole(caller, "compliance");
+  const subject = "subjectUid" in input ? await resolveUserSubject(input.subjectUid) : await resolveTenantSubject(input.tenantId);
+  const nowMs = Date.now();
+  const plan = await planSubject(subject, nowMs);
+  await recordEvidence({
+    action: "PLAN_PREVIEWED",
+    actor: actorOf(caller),
+    decision: { reason: "DRY_RUN", subjectType: subject.type },
+    policyVersion: plan.policyVersion,
+    atMs: nowMs,
+    manifestHash: plan.manifestHash,
+    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length },
+  });
+  return {
+    delete: plan.delete,
+    retain: plan.retain,
+    externalCopiesToReview: plan.externalCopiesToReview,
+    policyVersion: plan.policyVersion,
+    manifestHash: plan.manifestHash,
+  };
+}
+
+export const planDeletion = callable("planDeletion", PlanDeletionInput, planDeletionHandler);

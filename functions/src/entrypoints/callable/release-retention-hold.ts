@@ -1,0 +1,14 @@
+import { z } from "zod";
+import { releaseHoldById } from "../../infra/holds";
+import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+
+export const ReleaseRetentionHoldInput = z.object({ holdId: inputs.id, reason: inputs.text.min(1) }).strict();
+
+/** Compliance releases a hold, subject to the two-person rule and releaseAfter of its reason code. */
+export async function releaseRetentionHoldHandler(input: z.infer<typeof ReleaseRetentionHoldInput>, caller: Caller) {
+  requireRole(caller, "compliance");
+  await releaseHoldById({ holdId: input.holdId, reason: input.reason, actor: actorOf(caller), nowMs: Date.now() });
+  return { holdId: input.holdId, state: "RELEASED" as const };
+}
+
+export const releaseRetentionHold = callable("releaseRetentionHold", ReleaseRetentionHoldInput, releaseRetentionHoldHandler);

@@ -1,0 +1,52 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { resolveJobClock } from "../../domain/admin-move";
+import { preconditionFailed } from "../../domain/errors";
+import { recordEvidence } from "../../infra/evidence-store";
+import { log } from "../../infra/logs";
+import { policy } from "../../infra/registry";
+import { settings } from "../../infra/settings";
+import { JOB_NAMES, JOBS, type JobSummary } from "../../jobs/catalog";
+import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+
+export const RunRetentionJobInput = z.object({ job: z.enum(JOB_NAMES), dryRun: z.boolean().optional(), asOf: inputs.isoTime.optional() }).strict();
+
+export interface RunJobEnv {
+  jobs: typeof JOBS;
+  onEmulator: boolean;
+  wallMs: number;
+}
+
+/**
+ * A retention-admin starts a scheduled job on demand. The run is recorded in evidence (with its asOf)
+ * before it starts, so a time-travelled or failed run is on the record too; the job records its own effects.
+ */
+export async function runRetentionJobHandler(
+  input: z.infer<typeof RunRetentionJobInput>,
+  caller: Caller,
+  env: RunJobEnv = { jobs: JOBS, onEmulator: settings.onEmulator(), wallMs: Date.now() },
+): Promise<JobSummary> {
+  requireRole(caller, "retention-admin");
+  const clock = resolveJobClock(input.asOf, env.onEmulator, env.wallMs);
+  const load = env.jobs[input.job];
+  if (!load) throw preconditionFailed("JOB_NOT_AVAILABLE", `Job ${input.job} is not available in this build.`);
+  const runner = await load();
+  const actor = actorOf(caller);
+  const correlationId = randomUUID();
+  const dryRun = input.dryRun ?? false;
+  await recordEvidence({
+    action: "JOB_RUN",
+    actor,
+    decision: { reason: "OPERATOR_REQUEST", job: input.job },
+    policyVersion: policy().version,
+    atMs: env.wallMs,
+    correlationId,
+    asOfMs: clock.asOfMs,
+    detail: { job: input.job, dryRun },
+  });
+  const summary = await runner({ nowMs: clock.nowMs, asOfMs: clock.asOfMs, dryRun, actor, correlationId });
+  log.info("job.done", { job: input.job, dryRun, correlationId });
+  return summary;
+}
+
+export const runRetentionJob = callable("runRetentionJob", RunRetentionJobInput, (input, caller) => runRetentionJobHandler(input, caller));

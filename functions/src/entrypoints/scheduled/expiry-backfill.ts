@@ -1,0 +1,38 @@
+import { onSchedule } from "firebase-functions/v2/scheduler";
+import { BACKFILL_MAX_DOCS, BACKFILL_MAX_SECONDS, BACKFILL_SCHEDULE } from "../../config/params";
+import { log } from "../../infra/logs";
+import { runExpiryBackfill } from "../../jobs/expiry-backfill";
+
+/**
+ * The nightly expiry backfill. Each run works through its budget and saves its cursor; the next run
+ * resumes there, so a large backlog is worked off over several nights without a run ever timing out.
+ * A failure throws (Cloud Scheduler retries); the committed pages stay committed.
+ */
+export const expiryBackfill = onSchedule(
+  {
+    // The SDK types `schedule` as a string, but it serialises params like any other option, and the CLI
+    // resolves them at deploy: the cron stays a deploy-time setting.
+    schedule: BACKFILL_SCHEDULE as unknown as string,
+    timeoutSeconds: 540,
+    retryCount: 1,
+  },
+  async (event) => {
+    const nowMs = Date.now();
+    const summary = await runExpiryBackfill({
+      nowMs,
+      asOfMs: null,
+      dryRun: false,
+      actor: { type: "system", id: "expiryBackfill" },
+      correlationId: `schedule:${event.scheduleTime}`,
+      maxDocs: positive(BACKFILL_MAX_DOCS.value(), "RETENTION_BACKFILL_MAX_DOCS"),
+      maxSeconds: positive(BACKFILL_MAX_SECONDS.value(), "RETENTION_BACKFILL_MAX_SECONDS"),
+    });
+    log.info("job.done", { job: "expiryBackfill", done: summary.done === true, scanned: Number(summary.scanned) });
+  },
+);
+
+/** An unset or zero budget would make every run a silent no-op: refuse it loudly instead. */
+function positive(value: number, name: string): number {
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got ${value}`);
+  return value;
+}

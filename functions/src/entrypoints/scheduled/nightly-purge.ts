@@ -1,0 +1,32 @@
+import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
+import { PURGE_SCHEDULE, PURGE_TIMEZONE } from "../../config/params";
+import type { JobSummary } from "../../jobs/catalog";
+import { runNightlyPurge } from "../../jobs/nightly-purge";
+
+/**
+ * The scheduled body, exported so tests (the emulator never fires schedules) call exactly what the
+ * schedule runs. A failure throws, so Cloud Scheduler retries; the retry resumes from the checkpoints.
+ */
+export function purgeOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, nowMs: number = Date.now()): Promise<JobSummary> {
+  return runNightlyPurge({
+    nowMs,
+    asOfMs: null,
+    dryRun: false,
+    actor: { type: "system", id: "nightlyPurge" },
+    correlationId: `schedule:${event.scheduleTime}`,
+  });
+}
+
+export const nightlyPurge = onSchedule(
+  {
+    // The CLI resolves param expressions in schedules at deploy; the SDK's type only names string.
+    schedule: PURGE_SCHEDULE as unknown as string,
+    timeZone: PURGE_TIMEZONE,
+    timeoutSeconds: 540,
+    memory: "512MiB",
+    retryCount: 1,
+  },
+  async (event) => {
+    await purgeOnSchedule(event);
+  },
+);

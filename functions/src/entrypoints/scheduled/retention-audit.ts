@@ -1,0 +1,32 @@
+import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
+import { AUDIT_SCHEDULE } from "../../config/params";
+import { runRetentionAudit } from "../../jobs/retention-audit";
+import type { JobSummary } from "../../jobs/catalog";
+
+/**
+ * The scheduled body, exported so tests (the emulator never fires schedules) call exactly what the
+ * schedule runs. The schedule time keys the report, so a retried run rewrites its own report.
+ */
+export function auditOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, nowMs: number = Date.now()): Promise<JobSummary> {
+  return runRetentionAudit({
+    nowMs,
+    asOfMs: null,
+    dryRun: false,
+    actor: { type: "system", id: "retentionAudit" },
+    correlationId: event.scheduleTime,
+    reportKey: event.scheduleTime,
+  });
+}
+
+export const retentionAudit = onSchedule(
+  {
+    // The CLI resolves param expressions in schedules at deploy; the SDK's type only names string.
+    schedule: AUDIT_SCHEDULE as unknown as string,
+    timeoutSeconds: 540,
+    memory: "512MiB",
+    retryCount: 1,
+  },
+  async (event) => {
+    await auditOnSchedule(event);
+  },
+);

@@ -1,0 +1,32 @@
+import { onTaskDispatched } from "firebase-functions/v2/tasks";
+import { z } from "zod";
+import { runPurgeChunk } from "../../jobs/nightly-purge";
+
+const PurgeChunkTask = z
+  .object({
+    unitKey: z.string().min(1),
+    round: z.number().int().positive(),
+    generation: z.number().int().positive(),
+    start: z.number().int().nonnegative(),
+    nowMs: z.number().int(),
+    asOfMs: z.number().int().nullable(),
+    correlationId: z.string().nullable(),
+  })
+  .strict();
+
+/**
+ * One chunk of a large purge (see jobs/nightly-purge.ts#runPurgeChunk). Chunks of a unit run one after
+ * another, so the queue's rate limits bound how many units purge at once. A malformed payload or any
+ * failure throws: Cloud Tasks retries with backoff, and the retry resumes from the checkpoint.
+ */
+export const purgeChunk = onTaskDispatched(
+  {
+    retryConfig: { maxAttempts: 10, minBackoffSeconds: 10, maxBackoffSeconds: 300, maxDoublings: 4 },
+    rateLimits: { maxConcurrentDispatches: 4, maxDispatchesPerSecond: 2 },
+    timeoutSeconds: 540,
+    memory: "512MiB",
+  },
+  async (req) => {
+    await runPurgeChunk(PurgeChunkTask.parse(req.data));
+  },
+);

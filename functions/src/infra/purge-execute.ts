@@ -1,0 +1,272 @@
+import { FieldValue, GrpcStatus, type BulkWriter, type DocumentReference, type DocumentSnapshot, type Timestamp, type Transaction } from "firebase-admin/firestore";
+import { decideExecute, holdOf, type ExecOutcome } from "../domain/purge-decide";
+import { verifyArchiveSnapshot } from "./archive-plain";
+import { archiveRef, holdArchiveInTx } from "./archive-store";
+import { openEvidence } from "./evidence-store";
+import { db } from "./firestore";
+import { TX_OPTIONS } from "./holds";
+import { log } from "./logs";
+import { fenceStep, writeCheckpoint } from "./purge-fence";
+import { fire, purgeEvidence, type StepEnv } from "./purge-env";
+import { activeHoldsInTx, batchFrom, batchRef, claimsActiveInTx, factsOf, settledPaths, type UnitCheckpoint } from "./purge-store";
+import { policy } from "./registry";
+
+type BulkWriterError = Parameters<Parameters<BulkWriter["onWriteError"]>[0]>[0];
+
+/** A batch whose documents keep changing under it is not retried forever within one step. */
+const MAX_ATTEMPTS = 5;
+const PROBE_CONCURRENCY = 16;
+
+/**
+ * Whether any document remains under `path`, at any depth. `listCollections` also finds subcollections
+ * of documents that no longer exist, and one document is enough to say "not yet".
+ */
+async function descendantsRemain(path: string): Promise<boolean> {
+  const cols = await db().doc(path).listCollections();
+  for (const c of cols) {
+    if (!(await c.limit(1).get()).empty) return true;
+  }
+  return false;
+}
+
+async function probeAll(paths: readonly string[]): Promise<Map<string, boolean>> {
+  const out = new Map<string, boolean>();
+  for (let i = 0; i < paths.length; i += PROBE_CONCURRENCY) {
+    const slice = paths.slice(i, i + PROBE_CONCURRENCY);
+    const results = await Promise.all(slice.map(descendantsRemain));
+    slice.forEach((p, k) => out.set(p, results[k]!));
+  }
+  return out;
+}
+
+/**
+ * Deletes with BulkWriter, throttled to the configured ceiling, each delete conditioned on the document
+ * being unchanged since the decision was read (`lastUpdateTime`): a hold (or any write) landing after the
+ * decision makes that delete fail instead of destroying held data. Such documents are decided again;
+ * every other failure (after BulkWriter's own retries) throws, so the step is retried.
+ */
+async function bulkDelete(paths: readonly string[], updateTimes: readonly Timestamp[], env: StepEnv): Promise<void> {
+  const max = env.maxOpsPerSecond;
+  const writer = db().bulkWriter({ throttling: { initialOpsPerSecond: Math.min(500, max), maxOpsPerSecond: max } });
+  const failures: BulkWriterError[] = [];
+  writer.onWriteError((err) => {
+    const retryable = err.code === GrpcStatus.ABORTED || err.code === GrpcStatus.UNAVAILABLE || err.code === GrpcStatus.RESOURCE_EXHAUSTED || err.code === GrpcStatus.DEADLINE_EXCEEDED;
+    return retryable && err.failedAttempts < 10;
+  });
+  const ops = paths.map((p, k) =>
+    writer.delete(db().doc(p), { lastUpdateTime: updateTimes[k]! }).then(
+      () => undefined,
+      (err: BulkWriterError) => {
+        failures.push(err);
+      },
+    ),
+  );
+  await writer.close();
+  await Promise.all(ops);
+  // A precondition failure means "changed since the decision": the document is still there and is decided
+  // again below. NOT_FOUND means it is already gone. Anything else is a real failure.
+  const real = failures.filter((f) => f.code !== GrpcStatus.FAILED_PRECONDITION && f.code !== GrpcStatus.NOT_FOUND);
+  if (real.length > 0) {
+    throw new Error(`PURGE_DELETE_FAILED: ${real.length} of ${paths.length} deletes failed (codes ${[...new Set(real.map((f) => f.code))].join(",")})`);
+  }
+}
+
+type Decided = { kind: "stale" } | { kind: "settled" } | { kind: "pending"; paths: string[]; updateTimes: Timestamp[] };
+
+/**
+ * Decision transaction: holds re-read, the batch's documents re-read, each one decided again. The paths to
+ * delete go into the checkpoint (`pending`) before they are deleted, so a crash between the delete and its
+ * record is recovered by looking at what is gone. Holds that stopped a document are recorded here.
+ */
+async function decide(cp: UnitCheckpoint, step: number, batchIndex: number, env: StepEnv): Promise<Decided> {
+  const bRef = batchRef(cp.unitKey, cp.round, batchIndex);
+  const batch = batchFrom(await bRef.get());
+  const unsettled = batch.items.map((i) => i.path).filter((p) => !settledPaths(batch.outcome).has(p));
+  const probes = await probeAll(unsettled);
+  const pol = policy();
+  return db().runTransaction(async (tx) => {
+    const now = await fenceStep(tx, cp, env, step);
+    if (!now) return { kind: "stale" } as const;
+    if (now.pending && now.pending.step === step) return resumePending(tx, cp, now.pending, bRef, batchIndex, env);
+    const fresh = batchFrom(await tx.get(bRef));
+    const settled = settledPaths(fresh.outcome);
+    const todo = fresh.items.map((i) => i.path).filter((p) => !settled.has(p));
+    const snaps = todo.length > 0 ? await tx.getAll(...todo.map((p) => db().doc(p))) : [];
+    const holds = await activeHoldsInTx(tx);
+    const facts = snaps.map(factsOf);
+    const claimActive = await claimsActiveInTx(tx, facts, cp.unitKey);
+    const archivePaths = todo.filter((p) => fresh.archives[p] !== undefined);
+    const archiveSnaps = new Map<string, DocumentSnapshot>();
+    if (archivePaths.length > 0) {
+      const read = await tx.getAll(...archivePaths.map((p) => archiveRef(fresh.archives[p]!)));
+      archivePaths.forEach((p, k) => archiveSnaps.set(p, read[k]!));
+    }
+    const evidence = await openEvidence(tx);
+    const ctx = { holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
+    const outcomes: ExecOutcome[] = facts.map((f, k) => {
+      const archive = archiveSnaps.get(f.path);
+      // The archive is verified again now, against the source as it is in this transaction.
+      const archiveVerified = archive !== undefined && f.exists && verifyArchiveSnapshot(snaps[k]!, archive) === null;
+      return decideExecute(f, cp, ctx, { archiveVerified, descendantsRemain: probes.get(f.path) === true, claimActive });
+    });
+    const toDelete: string[] = [];
+    const updateTimes: Timestamp[] = [];
+    const o = fresh.outcome;
+    outcomes.forEach((out, k) => {
+      switch (out.outcome) {
+        case "delete":
+          toDelete.push(out.path);
+          updateTimes.push(snaps[k]!.updateTime!);
+          break;
+        case "gone":
+          o.gone.push(out.path);
+          break;
+        case "held": {
+          o.held.push({ path: out.path, holdId: out.holdId, reasonCode: out.reasonCode });
+          const archive = archiveSnaps.get(out.path);
+          if (archive) holdArchiveInTx(tx, archive, out.holdId);
+          break;
+        }
+        case "claimed":
+          o.claimed.push(out.path);
+          break;
+        case "deferred":
+          o.deferred.push(out.path);
+          break;
+        case "blocked":
+          o.blocked.push({ path: out.path, reason: out.reason });
+          break;
+      }
+    });
+    const held = outcomes.filter((x) => x.outcome === "held").map((x) => x.path);
+    const gone = outcomes.filter((x) => x.outcome === "gone").map((x) => x.path);
+    tx.update(bRef, { outcome: o, ...(toDelete.length === 0 ? { complete: true } : {}) });
+    const counts = (name: ExecOutcome["outcome"]) => outcomes.filter((x) => x.outcome === name).length;
+    writeCheckpoint(tx, cp, env, {
+      ...(toDelete.length > 0 ? { pending: { step, paths: toDelete, updateTimes } } : { pending: null, nextStep: step + 1 }),
+      "counts.held": FieldValue.increment(held.length),
+      "counts.gone": FieldValue.increment(gone.length),
+      "counts.claimed": FieldValue.increment(counts("claimed")),
+      "counts.deferred": FieldValue.increment(counts("deferred")),
+      "counts.blocked": FieldValue.increment(counts("blocked")),
+    });
+    if (held.length > 0) {
+      evidence.append(
+        purgeEvidence(env, cp, {
+          action: "PURGE_HOLD_STOPPED",
+          decision: { reason: "LEGAL_HOLD" },
+          paths: held,
+          counts: { held: held.length, batch: batchIndex },
+        }),
+      );
+    }
+    if (gone.length > 0) {
+      evidence.append(
+        purgeEvidence(env, cp, {
+          action: "PURGE_OBSERVED_GONE",
+          decision: { reason: "ALREADY_DELETED" },
+          paths: gone,
+          counts: { gone: gone.length, batch: batchIndex },
+        }),
+      );
+    }
+    if (held.length > 0) log.warn("purge.hold_stopped", { unitKey: cp.unitKey, batch: batchIndex, held: held.length });
+    return toDelete.length > 0 ? ({ kind: "pending", paths: toDelete, updateTimes } as const) : ({ kind: "settled" } as const);
+  }, TX_OPTIONS);
+}
+
+/**
+ * A pending delete found on resume (the run stopped between deciding and recording). The crash may have
+ * lasted a while: holds are read again, and a document that still exists and is now held leaves the
+ * pending list, recorded as stopped. The rest is deleted (what is already gone is recorded as deleted).
+ */
+async function resumePending(
+  tx: Transaction,
+  cp: UnitCheckpoint,
+  pending: NonNullable<UnitCheckpoint["pending"]>,
+  bRef: DocumentReference,
+  batchIndex: number,
+  env: StepEnv,
+): Promise<Decided> {
+  const snaps = pending.paths.length > 0 ? await tx.getAll(...pending.paths.map((p) => db().doc(p))) : [];
+  const holds = await activeHoldsInTx(tx);
+  const fresh = batchFrom(await tx.get(bRef));
+  const stopped = snaps.map((s) => ({ s, hold: s.exists ? holdOf(factsOf(s), holds) : null })).filter((x) => x.hold !== null);
+  if (stopped.length === 0) return { kind: "pending", paths: pending.paths, updateTimes: pending.updateTimes };
+  const evidence = await openEvidence(tx);
+  const stoppedPaths = new Set(stopped.map((x) => x.s.ref.path));
+  for (const x of stopped) fresh.outcome.held.push({ path: x.s.ref.path, holdId: x.hold!.holdId, reasonCode: x.hold!.reasonCode });
+  const keep = pending.paths.map((p, k) => ({ p, t: pending.updateTimes[k]! })).filter((x) => !stoppedPaths.has(x.p));
+  const next = { step: pending.step, paths: keep.map((x) => x.p), updateTimes: keep.map((x) => x.t) };
+  tx.update(bRef, { outcome: fresh.outcome });
+  writeCheckpoint(tx, cp, env, { pending: next, "counts.held": FieldValue.increment(stopped.length) });
+  evidence.append(
+    purgeEvidence(env, cp, {
+      action: "PURGE_HOLD_STOPPED",
+      decision: { reason: "LEGAL_HOLD" },
+      paths: [...stoppedPaths],
+      counts: { held: stopped.length, batch: batchIndex },
+    }),
+  );
+  log.warn("purge.hold_stopped", { unitKey: cp.unitKey, batch: batchIndex, held: stopped.length });
+  return { kind: "pending", paths: next.paths, updateTimes: next.updateTimes };
+}
+
+/**
+ * Record transaction: what the pending delete actually removed is read back (gone now = deleted by this
+ * step), recorded once in PURGE_BATCH evidence with the checkpoint advance. Documents still there (their
+ * delete was refused because they changed) return to the decision step.
+ */
+async function record(cp: UnitCheckpoint, step: number, batchIndex: number, env: StepEnv): Promise<{ remaining: number } | null> {
+  const bRef = batchRef(cp.unitKey, cp.round, batchIndex);
+  return db().runTransaction(async (tx) => {
+    const now = await fenceStep(tx, cp, env, step);
+    if (!now || !now.pending || now.pending.step !== step) return null;
+    const pending = now.pending.paths;
+    const snaps = pending.length > 0 ? await tx.getAll(...pending.map((p) => db().doc(p))) : [];
+    const fresh = batchFrom(await tx.get(bRef));
+    const evidence = await openEvidence(tx);
+    const deleted = snaps.filter((s) => !s.exists).map((s) => s.ref.path);
+    const remaining = snaps.length - deleted.length;
+    fresh.outcome.deleted.push(...deleted);
+    tx.update(bRef, { outcome: fresh.outcome, ...(remaining === 0 ? { complete: true } : {}) });
+    writeCheckpoint(tx, cp, env, {
+      pending: null,
+      ...(remaining === 0 ? { nextStep: step + 1 } : {}),
+      "counts.deleted": FieldValue.increment(deleted.length),
+    });
+    if (deleted.length > 0) {
+      evidence.append(
+        purgeEvidence(env, cp, {
+          action: "PURGE_BATCH",
+          decision: { reason: "AUTHORIZED_BY_POLICY" },
+          paths: deleted,
+          counts: { deleted: deleted.length, batch: batchIndex, stage: fresh.stage },
+        }),
+      );
+    }
+    return { remaining };
+  }, TX_OPTIONS);
+}
+
+/**
+ * Execute step for a delete batch: decide (holds re-checked), delete (BulkWriter), record (evidence),
+ * repeated for documents that changed under the delete. Crash-safe at every point: the checkpoint's
+ * `pending` list says what was about to be deleted, and the record step counts only what is gone.
+ */
+export async function deleteStep(cp: UnitCheckpoint, step: number, batchIndex: number, env: StepEnv): Promise<void> {
+  await fire(env, { point: "beforeExecute", unitKey: cp.unitKey, round: cp.round, step, batch: batchIndex, paths: [] });
+  for (let attempt = 1; ; attempt++) {
+    if (attempt > MAX_ATTEMPTS) throw new Error(`PURGE_BATCH_UNSETTLED: batch ${batchIndex} of ${cp.unitKey} kept changing under the purge`);
+    const decided = await decide(cp, step, batchIndex, env);
+    if (decided.kind === "stale") return;
+    if (decided.kind === "settled") break;
+    await fire(env, { point: "afterDecide", unitKey: cp.unitKey, round: cp.round, step, batch: batchIndex, paths: decided.paths });
+    await bulkDelete(decided.paths, decided.updateTimes, env);
+    await fire(env, { point: "afterDelete", unitKey: cp.unitKey, round: cp.round, step, batch: batchIndex, paths: decided.paths });
+    const recorded = await record(cp, step, batchIndex, env);
+    if (!recorded || recorded.remaining === 0) break;
+  }
+  log.info("purge.batch.done", { unitKey: cp.unitKey, batch: batchIndex });
+  await fire(env, { point: "afterExecute", unitKey: cp.unitKey, round: cp.round, step, batch: batchIndex, paths: [] });
+}

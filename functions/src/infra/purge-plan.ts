@@ -1,0 +1,166 @@
+import type { DocumentSnapshot } from "firebase-admin/firestore";
+import { hashCanonical } from "../domain/canonical";
+import type { ActiveHoldRef } from "../domain/destroy-predicate";
+import { sortedUnique } from "../domain/paths";
+import type { Subject } from "../domain/plan";
+import { evaluateForPurge, keepAncestorsOf, type BlockReason, type Evaluation } from "../domain/purge-decide";
+import type { SweepTarget } from "../domain/purge-sweep";
+import { streamDescendants } from "./discovery";
+import { db } from "./firestore";
+import { toTimestamp } from "./governed-doc";
+import { activeHolds } from "./holds";
+import { planSubject } from "./planning";
+import { factsOf, readAll, requestRef, type RetainedRecord, type UnitKind } from "./purge-store";
+import { policy } from "./registry";
+
+/** A unit's manifest as the purge will execute it, after the destroy predicate has judged every path. */
+export interface UnitPlan {
+  unitKey: string;
+  kind: UnitKind;
+  requestId: string | null;
+  collection: string | null;
+  subject: Subject | null;
+  manifestHash: string;
+  delete: string[];
+  external: string[];
+  mask: { path: string; fields: string[] }[];
+  retain: RetainedRecord[];
+  /** Paths the predicate refused for a reason other than a hold. A request with any is BLOCKED. */
+  blocked: { path: string; reason: BlockReason }[];
+  /** Delete paths whose class requires a verified archive first. */
+  needsArchive: string[];
+  deleteByClass: Record<string, number>;
+}
+
+async function evaluate(paths: readonly string[], holds: readonly ActiveHoldRef[], workflowEligible: boolean, nowMs: number): Promise<Evaluation[]> {
+  return evaluateSnaps(await readAll(paths), holds, workflowEligible, nowMs);
+}
+
+function evaluateSnaps(snaps: readonly DocumentSnapshot[], holds: readonly ActiveHoldRef[], workflowEligible: boolean, nowMs: number): Evaluation[] {
+  const ctx = { holds, workflowEligible, policy: policy(), nowMs };
+  return snaps.map((s) => evaluateForPurge(factsOf(s), ctx, "pending"));
+}
+
+/**
+ * Paths soft-deleted by a deletion request that is still open (PENDING, PROCESSING, BLOCKED): they are
+ * that request's to purge (or to restore, if the user cancels), never the sweep's.
+ */
+async function ownedByOpenRequest(snaps: readonly DocumentSnapshot[]): Promise<Set<string>> {
+  const ids = [...new Set(snaps.map((s) => s.get("deletionRequestId") as unknown).filter((v): v is string => typeof v === "string" && v !== ""))];
+  const open = new Set<string>();
+  for (let i = 0; i < ids.length; i += 300) {
+    const reqs = await db().getAll(...ids.slice(i, i + 300).map((id) => requestRef(id)));
+    for (const r of reqs) if (["PENDING", "PROCESSING", "BLOCKED"].includes(String(r.get("state")))) open.add(r.id);
+  }
+  return new Set(snaps.filter((s) => open.has(s.get("deletionRequestId") as string)).map((s) => s.ref.path));
+}
+
+function tally(evals: readonly Evaluation[]): { del: string[]; needsArchive: string[] } {
+  const del: string[] = [];
+  const needsArchive: string[] = [];
+  for (const e of evals) {
+    if (e.verdict !== "delete") continue;
+    del.push(e.path);
+    if (e.needsArchive) needsArchive.push(e.path);
+  }
+  return { del, needsArchive };
+}
+
+function recount(byPath: readonly Evaluation[], keep: ReadonlySet<string>): Record<string, number> {
+  const byClass: Record<string, number> = {};
+  for (const e of byPath) if (e.verdict === "delete" && keep.has(e.path)) byClass[e.retentionClass] = (byClass[e.retentionClass] ?? 0) + 1;
+  return byClass;
+}
+
+/**
+ * A deletion request's unit: the subject's plan (planSubject: data map, holds, retain and mask entries),
+ * then every delete path re-read and judged by the destroy predicate with the workflow's authority. A hold
+ * found now moves the path (and its ancestors) to retained; any other refusal blocks the request.
+ */
+export async function planRequestUnit(requestId: string, subject: Subject, nowMs: number): Promise<UnitPlan> {
+  const plan = await planSubject(subject, nowMs);
+  const holds = await activeHolds();
+  const evals = await evaluate(plan.delete, holds, true, nowMs);
+  const held = evals.filter((e): e is Extract<Evaluation, { verdict: "held" }> => e.verdict === "held");
+  const { del, needsArchive } = tally(evals);
+  const kept = keepAncestorsOf(del, held.map((h) => h.path));
+  const retain: RetainedRecord[] = [
+    ...plan.retain.map((r) => ({ path: r.path, action: r.action, reasonCode: r.reasonCode, ...(r.holdId ? { holdId: r.holdId } : {}) })),
+    ...held.map((h) => ({ path: h.path, action: "retain" as const, reasonCode: h.reasonCode, ...(h.holdId ? { holdId: h.holdId } : {}) })),
+    ...kept.keptAncestors.map((p) => ({ path: p, action: "retain" as const, reasonCode: "RETAINED_DESCENDANT" })),
+  ];
+  const deleteSet = new Set(kept.delete);
+  return {
+    unitKey: requestId,
+    kind: "request",
+    requestId,
+    collection: null,
+    subject,
+    manifestHash: plan.manifestHash,
+    delete: kept.delete,
+    external: plan.externalCopiesToReview.filter((p) => deleteSet.has(p)),
+    mask: plan.retain.filter((r) => r.action === "mask").map((r) => ({ path: r.path, fields: r.fields ?? [] })),
+    retain,
+    blocked: evals.flatMap((e) => (e.verdict === "blocked" ? [{ path: e.path, reason: e.reason }] : [])),
+    needsArchive: needsArchive.filter((p) => deleteSet.has(p)),
+    deleteByClass: recount(evals, deleteSet),
+  };
+}
+
+/**
+ * A policy sweep's unit for one collection: documents whose retention has run out (or that a
+ * retention-admin made PURGE_ELIGIBLE), up to `limit`, with all their descendants. Paths the predicate
+ * refuses stay, documented, and so do their ancestors. Returns null when there is nothing to delete.
+ */
+export async function planSweepUnit(target: SweepTarget, nowMs: number, limit: number): Promise<UnitPlan | null> {
+  const col = db().collection(target.collection);
+  const [due, decided] = await Promise.all([
+    col.where(target.field, "<=", toTimestamp(nowMs)).orderBy(target.field).limit(limit).select().get(),
+    col.where("lifecycleState", "==", "PURGE_ELIGIBLE").limit(limit).select().get(),
+  ]);
+  const candidates = sortedUnique([...due.docs, ...decided.docs].map((d) => d.ref.path));
+  // A root in an open request's hands is left out with its whole subtree.
+  const rootOwned = await ownedByOpenRequest(await readAll(candidates));
+  const all: string[] = [];
+  for (const root of candidates.filter((p) => !rootOwned.has(p))) {
+    all.push(root);
+    for await (const d of streamDescendants(root)) all.push(d.ref.path);
+  }
+  const holds = await activeHolds();
+  const snaps = await readAll(all);
+  const owned = await ownedByOpenRequest(snaps);
+  const evals = evaluateSnaps(snaps, holds, false, nowMs).map(
+    (e): Evaluation => (owned.has(e.path) && e.verdict === "delete" ? { path: e.path, verdict: "blocked", reason: "OPEN_DELETION_REQUEST" } : e),
+  );
+  const { del, needsArchive } = tally(evals);
+  const refused = evals.filter((e) => e.verdict === "held" || e.verdict === "blocked");
+  const kept = keepAncestorsOf(del, refused.map((e) => e.path));
+  if (kept.delete.length === 0) return null;
+  const retain: RetainedRecord[] = [
+    ...refused.map((e) => ({
+      path: e.path,
+      action: "retain" as const,
+      reasonCode: e.verdict === "held" ? e.reasonCode : e.verdict === "blocked" ? e.reason : "",
+      ...(e.verdict === "held" && e.holdId ? { holdId: e.holdId } : {}),
+    })),
+    ...kept.keptAncestors.map((p) => ({ path: p, action: "retain" as const, reasonCode: "RETAINED_DESCENDANT" })),
+  ].sort((a, b) => (a.path < b.path ? -1 : 1));
+  const unitKey = `sweep-${target.collection}`;
+  const deleteSet = new Set(kept.delete);
+  const pol = policy();
+  return {
+    unitKey,
+    kind: "sweep",
+    requestId: null,
+    collection: target.collection,
+    subject: null,
+    manifestHash: hashCanonical({ unitKey, delete: [...kept.delete].sort(), retain, policyVersion: pol.version }),
+    delete: kept.delete,
+    external: [],
+    mask: [],
+    retain,
+    blocked: [],
+    needsArchive: needsArchive.filter((p) => deleteSet.has(p)),
+    deleteByClass: recount(evals, deleteSet),
+  };
+}

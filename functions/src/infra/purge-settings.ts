@@ -1,0 +1,30 @@
+import { settings } from "./settings";
+
+/**
+ * The purge engine's tunables, read lazily from the environment (the params in `config/params.ts` reach
+ * the runtime as env vars; the CLI and tests use the same names). Every value has a default.
+ */
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${raw}`);
+  return n;
+}
+
+export const purgeSettings = {
+  /** Documents per batch: one transaction of decisions and one BulkWriter flush each. */
+  batchSize: (): number => positiveInt("RETENTION_PURGE_BATCH_SIZE", 200),
+  /** A unit with more manifest paths than this is fanned out to the purgeChunk task queue. */
+  fanOutThreshold: (): number => positiveInt("RETENTION_PURGE_FANOUT_THRESHOLD", 5000),
+  /** Steps (mark or execute one batch) per task invocation. */
+  chunkSteps: (): number => positiveInt("RETENTION_PURGE_CHUNK_STEPS", 40),
+  /** How long a lease lasts without renewal; every step renews it. */
+  leaseMs: (): number => positiveInt("RETENTION_PURGE_LEASE_SECONDS", 600) * 1000,
+  /** Documents a policy sweep takes per collection and run; the rest waits for the next run. */
+  sweepLimit: (): number => positiveInt("RETENTION_PURGE_SWEEP_LIMIT", 2000),
+  /** Deletion requests one run takes on. */
+  maxRequestsPerRun: (): number => positiveInt("RETENTION_PURGE_MAX_REQUESTS", 200),
+  /** BulkWriter's ceiling; the default follows Firestore's 500/50/5 ramp-up guidance. */
+  maxOpsPerSecond: (): number => settings.purgeMaxOpsPerSecond(),
+};

@@ -1,0 +1,241 @@
+import { FieldPath, type DocumentData, type DocumentReference, type QueryDocumentSnapshot } from "firebase-admin/firestore";
+import type { Actor } from "../domain/evidence";
+import {
+  classifyTtlDelete,
+  markerExpireAtMs,
+  ttlDeletePlan,
+  ttlEvidenceBody,
+  type TtlDeleteClass,
+} from "../domain/ttl";
+import { openEvidence } from "./evidence-store";
+import { COLLECTIONS, db } from "./firestore";
+import { readGoverned, toTimestamp } from "./governed-doc";
+import { activeHoldsCoveringInTx } from "./holds";
+import { log } from "./logs";
+import { policy } from "./registry";
+
+/**
+ * Children removed per transaction. Firestore caps a commit at 500 writes and advises keeping transactions
+ * far smaller (contention and lock time grow with size); 100 deletes plus the marker and two evidence writes
+ * stays well inside both.
+ */
+export const TTL_CHILD_PAGE_SIZE = 100;
+/** Every processed delete appends evidence, so concurrent triggers contend on the chain head: room to retry. */
+const TX_OPTIONS = { maxAttempts: 30 } as const;
+
+export interface TtlDeleteInput {
+  /** The CloudEvent id: the idempotency key of the whole effect. */
+  eventId: string;
+  eventTimeMs: number;
+  /** The deleted document's path. */
+  path: string;
+  /** The deleted document's data, as carried by the event (never written anywhere). */
+  data: DocumentData | undefined;
+  /** The trigger's function name; the evidence actor. */
+  trigger: string;
+  /** Child collections the registry places under this parent. Subcollections found on the parent are added. */
+  childCollections: readonly string[];
+}
+
+export interface TtlDeleteOptions {
+  nowMs?: () => number;
+  pageSize?: number;
+  /**
+   * Fault-injection seam for tests: called inside each transaction after every write is queued and
+   * before commit. Throwing here aborts the transaction, exactly as a crash before commit would.
+   */
+  beforeCommit?: (stage: "page" | "final") => void;
+}
+
+export interface TtlDeleteResult {
+  outcome: "PROCESSED" | "DUPLICATE" | "WORKFLOW_SKIPPED";
+  classification: TtlDeleteClass;
+  childrenRemoved: number;
+  childrenKept: number;
+  /** Document writes this call committed (deletes, marker, evidence entry and chain head). */
+  writes: number;
+  evidenceSeq: number | null;
+}
+
+/** `processedEvents/{eventId}`: the idempotency marker, and the progress of a delete with many children. */
+interface MarkerDoc {
+  eventId: string;
+  trigger: string;
+  path: string;
+  state: "IN_PROGRESS" | "DONE";
+  classification: TtlDeleteClass;
+  childrenRemoved: number;
+  childrenKept: number;
+  /** Where the next page starts, while IN_PROGRESS. */
+  cursor: { collectionIndex: number; after: string | null } | null;
+  evidenceSeq: number | null;
+}
+
+/**
+ * Carries out the effect of one delete event, exactly once however often the event is delivered.
+ *
+ * The marker and the effect commit in one transaction: the marker is read first, and a DONE marker means the
+ * event was already handled. A crash (or a thrown fault) before commit leaves neither the marker nor the
+ * effect, so the redelivery redoes it all; after commit, the redelivery finds the marker and does nothing.
+ *
+ * Up to a page of children, that is a single transaction: delete the children, write the DONE marker and
+ * append the evidence. Beyond a page, each page is a transaction of its own that deletes the page and moves
+ * the marker's cursor (state IN_PROGRESS) together, so progress and counts survive a crash; the last page
+ * writes DONE and the evidence with the totals. A marker that is IN_PROGRESS never suppresses a redelivery.
+ */
+export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOptions = {}): Promise<TtlDeleteResult> {
+  const now = opts.nowMs ?? Date.now;
+  const pageSize = opts.pageSize ?? TTL_CHILD_PAGE_SIZE;
+  const pol = policy();
+  const firestore = db();
+  const markerRef = firestore.collection(COLLECTIONS.processedEvents).doc(input.eventId);
+  const parentRef = firestore.doc(input.path);
+  // Cheap exit for redeliveries before anything else is read; the transaction below checks again.
+  const early = await markerRef.get();
+  if ((early.data() as MarkerDoc | undefined)?.state === "DONE") return duplicate(early.data() as MarkerDoc, input);
+
+  const facts = readGoverned(input.data);
+  const expireAtMs = facts?.expireAtMs ?? null;
+  // A hold record on the document or an ancestor covers it even where the flag was never set (a subtree
+  // hold covers documents created after it), so both count as "held".
+  const holds = await firestore.runTransaction((tx) => activeHoldsCoveringInTx(tx, input.path), { readOnly: true });
+  const holdId = holds[0]?.holdId ?? facts?.holdIds[0] ?? null;
+  const classification = classifyTtlDelete(
+    { lifecycleState: facts?.lifecycleState ?? null, legalHold: (facts?.legalHold ?? false) || holds.length > 0, expireAtMs },
+    input.eventTimeMs,
+  );
+  const plan = ttlDeletePlan(classification);
+  const base = { eventId: input.eventId, path: input.path, classification };
+
+  if (plan.action === null) {
+    log.info("ttl.delete.workflow_observed", { ...base, trigger: input.trigger });
+    return { outcome: "WORKFLOW_SKIPPED", classification, childrenRemoved: 0, childrenKept: 0, writes: 0, evidenceSeq: null };
+  }
+  const action = plan.action;
+
+  const collections = plan.removeChildren ? await childCollectionsOf(parentRef, input.childCollections) : [];
+  const actor: Actor = { type: "system", id: input.trigger };
+  let writes = 0;
+
+  for (;;) {
+    const step = await firestore.runTransaction(async (tx) => {
+      const markerSnap = await tx.get(markerRef);
+      const marker = markerSnap.data() as MarkerDoc | undefined;
+      if (marker?.state === "DONE") return { kind: "duplicate" as const, marker };
+      if (marker && marker.path !== input.path) {
+        throw new Error(`processedEvents/${input.eventId} belongs to another document; refusing to reuse an event id`);
+      }
+      // A parent that exists again was re-created after the delete: its subcollections are not orphans.
+      const parentRecreated = (await tx.get(parentRef)).exists;
+      let cursor = marker?.cursor ?? { collectionIndex: 0, after: null };
+      const page: QueryDocumentSnapshot[] = [];
+      const walking = plan.removeChildren && !parentRecreated;
+      while (walking && page.length < pageSize && cursor.collectionIndex < collections.length) {
+        const limit = pageSize - page.length;
+        let q = parentRef
+          .collection(collections[cursor.collectionIndex]!)
+          .select("legalHold", "lifecycleState")
+          .orderBy(FieldPath.documentId())
+          .limit(limit);
+        if (cursor.after !== null) q = q.startAfter(cursor.after);
+        const snap = await tx.get(q);
+        page.push(...snap.docs);
+        cursor =
+          snap.size < limit
+            ? { collectionIndex: cursor.collectionIndex + 1, after: null }
+            : { collectionIndex: cursor.collectionIndex, after: snap.docs[snap.size - 1]!.id };
+      }
+      const finished = !walking || cursor.collectionIndex >= collections.length;
+      const evidence = finished ? await openEvidence(tx) : null;
+
+      let removed = marker?.childrenRemoved ?? 0;
+      let kept = marker?.childrenKept ?? 0;
+      for (const child of page) {
+        const g = readGoverned(child.data());
+        // A child under its own hold stays, even when its parent expired.
+        if (g?.legalHold || g?.lifecycleState === "LEGAL_HOLD") kept++;
+        else {
+          tx.delete(child.ref);
+          removed++;
+        }
+      }
+      const pageWrites = removed - (marker?.childrenRemoved ?? 0);
+      const nowMs = now();
+      const markerBody: MarkerDoc = {
+        eventId: input.eventId,
+        trigger: input.trigger,
+        path: input.path,
+        state: finished ? "DONE" : "IN_PROGRESS",
+        classification,
+        childrenRemoved: removed,
+        childrenKept: kept,
+        cursor: finished ? null : cursor,
+        evidenceSeq: null,
+      };
+      if (!evidence) {
+        tx.set(markerRef, { ...markerBody, updatedAt: toTimestamp(nowMs), expireAt: toTimestamp(markerExpireAtMs(nowMs, pol)) });
+        opts.beforeCommit?.("page");
+        return { kind: "page" as const, writes: pageWrites + 1 };
+      }
+      const entry = evidence.append(
+        ttlEvidenceBody({
+          action,
+          cls: classification,
+          actor,
+          eventId: input.eventId,
+          path: input.path,
+          retentionClass: pol.classForPath(input.path)?.id ?? null,
+          policyVersion: pol.version,
+          docPolicyVersion: facts?.policyVersion && facts.policyVersion !== pol.version ? facts.policyVersion : null,
+          expireAtMs,
+          eventTimeMs: input.eventTimeMs,
+          nowMs,
+          childrenRemoved: removed,
+          childrenKept: kept,
+          parentRecreated,
+          holdId,
+        }),
+      );
+      tx.set(markerRef, {
+        ...markerBody,
+        evidenceSeq: entry.seq,
+        updatedAt: toTimestamp(nowMs),
+        expireAt: toTimestamp(markerExpireAtMs(nowMs, pol)),
+      });
+      opts.beforeCommit?.("final");
+      // Children deleted, the marker, the evidence entry and the chain head.
+      return { kind: "done" as const, writes: pageWrites + 3, removed, kept, seq: entry.seq, parentRecreated };
+    }, TX_OPTIONS);
+
+    if (step.kind === "duplicate") return duplicate(step.marker, input);
+    writes += step.writes;
+    if (step.kind === "page") continue;
+
+    const fields = { ...base, trigger: input.trigger, childrenRemoved: step.removed, childrenKept: step.kept, writes, evidenceSeq: step.seq };
+    if (plan.severity === "error") log.error("ttl.delete.held_incident", { ...fields, action });
+    else if (plan.severity === "warn") log.warn("ttl.delete.unexplained", { ...fields, parentRecreated: step.parentRecreated });
+    else log.info("ttl.delete.processed", { ...fields, parentRecreated: step.parentRecreated });
+    return { outcome: "PROCESSED", classification, childrenRemoved: step.removed, childrenKept: step.kept, writes, evidenceSeq: step.seq };
+  }
+}
+
+function duplicate(marker: MarkerDoc, input: TtlDeleteInput): TtlDeleteResult {
+  log.info("ttl.delete.duplicate", { eventId: input.eventId, path: input.path, trigger: input.trigger });
+  return {
+    outcome: "DUPLICATE",
+    classification: marker.classification,
+    childrenRemoved: 0,
+    childrenKept: 0,
+    writes: 0,
+    evidenceSeq: marker.evidenceSeq,
+  };
+}
+
+/**
+ * The registry's child collections plus any other subcollection found under the parent: whatever sits
+ * under a deleted parent is an orphan, whether or not the registry expected it there.
+ */
+async function childCollectionsOf(parentRef: DocumentReference, fromRegistry: readonly string[]): Promise<string[]> {
+  const found = (await parentRef.listCollections()).map((c) => c.id);
+  return [...new Set([...fromRegistry, ...found])].sort();
+}

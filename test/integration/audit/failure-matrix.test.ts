@@ -1,0 +1,164 @@
+/**
+ * The failure-injection matrix: each row seeds the demo, sees the audit clean, injects one fault, sees the
+ * audit fail with exactly the expected code at the expected path, repairs the fault, and sees it clean again.
+ */
+import { getAuth } from "firebase-admin/auth";
+import { FieldValue, Timestamp } from "firebase-admin/firestore";
+import { beforeEach, describe, expect, it } from "vitest";
+import { sha256Hex } from "../../../functions/src/domain/canonical";
+import { DAY_MS } from "../../../functions/src/domain/policy";
+import { COLLECTIONS } from "../../../functions/src/infra/firestore";
+import { placeHold } from "../../../functions/src/infra/holds";
+import { openDeletionRequest } from "../../../functions/src/infra/requests";
+import { adminApp, db } from "../../helpers/emulator";
+import { audit, expectClean, freshDemo, lines } from "./helpers";
+
+const STAFF = { type: "staff" as const, id: "c-2001" };
+
+describe("retention audit: failure-injection matrix", () => {
+  beforeEach(async () => {
+    await freshDemo();
+    await expectClean();
+  });
+
+  it("a held audit record that gets an expireAt: HOLD_WITH_TTL", async () => {
+    const path = "auditRecords/ar-001";
+    await placeHold({ targetPath: path, reasonCode: "LITIGATION", releaseAfterMs: null, actor: STAFF, nowMs: Date.now() });
+    await expectClean();
+    await db().doc(path).update({ expireAt: Timestamp.fromMillis(Date.now() + 30 * DAY_MS) });
+    const r = await audit();
+    expect(lines(r.findings)).toEqual([`HOLD_WITH_TTL ${path}`]);
+    await db().doc(path).update({ expireAt: FieldValue.delete() });
+    await expectClean();
+  });
+
+  it("a parent deleted without its subcollection: ORPHANED_SUBCOLLECTION", async () => {
+    const parent = db().doc("sessions/s-1001");
+    const saved = (await parent.get()).data()!;
+    await parent.delete();
+    const r = await audit();
+    expect(lines(r.findings)).toEqual(["ORPHANED_SUBCOLLECTION sessions/s-1001/tokens/tk-1001"]);
+    expect(r.findings[0]!.detail).toContain("sessions/s-1001");
+    await parent.set(saved);
+    await expectClean();
+  });
+
+  it("a nested order message whose order is gone: ORPHANED_SUBCOLLECTION for each message", async () => {
+    const order = db().doc("tenants/t-acme/orders/o-1001");
+    const saved = (await order.get()).data()!;
+    await order.delete();
+    expect(lines((await audit()).findings)).toEqual([
+      "ORPHANED_SUBCOLLECTION tenants/t-acme/orders/o-1001/messages/m-001",
+      "ORPHANED_SUBCOLLECTION tenants/t-acme/orders/o-1001/messages/m-002",
+    ]);
+    await order.set(saved);
+    await expectClean();
+  });
+
+  it("a soft-deleted document that stays user-visible: SOFT_DELETE_QUERY_LEAK", async () => {
+    const path = "tenants/t-acme/orders/o-1001/messages/m-001";
+    // A soft delete that stamped its marks but never moved the state: every read path still returns it.
+    await db().doc(path).update({ softDeletedAt: Timestamp.now(), deletionRequestId: "req-leak", preDeleteState: "ACTIVE" });
+    const r = await audit();
+    expect(lines(r.findings)).toEqual([`SOFT_DELETE_QUERY_LEAK ${path}`]);
+    await db().doc(path).update({ lifecycleState: "SOFT_DELETED" });
+    await expectClean();
+  });
+
+  it("a governed TTL document without its TTL value: MISSING_TTL (and a child without its parent's)", async () => {
+    const event = db().doc("events/e-001");
+    const token = db().doc("sessions/s-1002/tokens/tk-1002");
+    const eventTtl: unknown = (await event.get()).get("expireAt");
+    const tokenTtl: unknown = (await token.get()).get("expireAt");
+    await event.update({ expireAt: FieldValue.delete() });
+    await token.update({ expireAt: FieldValue.delete() });
+    const r = await audit();
+    expect(lines(r.findings)).toEqual(["MISSING_TTL events/e-001", "MISSING_TTL sessions/s-1002/tokens/tk-1002"]);
+    await event.update({ expireAt: eventTtl });
+    await token.update({ expireAt: tokenTtl });
+    await expectClean();
+  });
+
+  it("a document that names an unknown class: UNKNOWN_CLASS", async () => {
+    const path = "activity/a-001";
+    await db().doc(path).update({ retentionClass: "forever-and-a-day" });
+    const r = await audit();
+    expect(lines(r.findings)).toEqual([`UNKNOWN_CLASS ${path}`]);
+    expect(r.findings[0]!.detail).toContain("forever-and-a-day");
+    await db().doc(path).update({ retentionClass: "user-delete" });
+    await expectClean();
+  });
+
+  it("an ungoverned top-level collection: UNKNOWN_CLASS on the collection", async () => {
+    await db().doc("scratchpad/x-1").set({ note: "nobody classified this" });
+    expect(lines((await audit()).findings)).toEqual(["UNKNOWN_CLASS scratchpad"]);
+    await db().doc("scratchpad/x-1").delete();
+    await expectClean();
+  });
+
+  it("an archive missing its hash: ARCHIVE_UNVERIFIED (entry and archived source)", async () => {
+    const source = "auditRecords/ar-001";
+    const archive = db().collection(COLLECTIONS.archives).doc("arc-test-001");
+    const sha256 = sha256Hex("archived business data of ar-001");
+    await archive.set({ archiveId: "arc-test-001", sourcePath: source, sha256, verified: true, verifiedAt: Timestamp.now(), lifecycleState: "ARCHIVED" });
+    await db().doc(source).update({ lifecycleState: "ARCHIVED" });
+    await expectClean();
+
+    await archive.update({ sha256: FieldValue.delete() });
+    const r = await audit();
+    expect(lines(r.findings)).toEqual([`ARCHIVE_UNVERIFIED ${archive.path}`, `ARCHIVE_UNVERIFIED ${source}`]);
+    await archive.update({ sha256 });
+    await expectClean();
+  });
+
+  it("an Auth user deleted while their data is left: ORPHANED_SUBJECT until an erasure is under way", async () => {
+    await getAuth(adminApp()).deleteUser("u-1002");
+    const r = await audit();
+    expect(lines(r.findings)).toEqual(["ORPHANED_SUBJECT tenants/t-acme/users/u-1002", "ORPHANED_SUBJECT userDirectory/u-1002"]);
+    // The repair the Auth backstop makes: a deletion request opens and soft-deletes the subject's data.
+    const { request } = await openDeletionRequest({ uid: "u-1002", tenantId: "t-acme", source: "auth-backstop", actor: { type: "system", id: "test-backstop" }, nowMs: Date.now() });
+    expect(request.state).toBe("PENDING");
+    await expectClean();
+  });
+
+  it("an unfinished deletion request past its due date: OVERDUE_REQUEST", async () => {
+    const { request } = await openDeletionRequest({ uid: "u-1001", tenantId: "t-acme", source: "user", actor: { type: "user", id: "u-1001" }, nowMs: Date.now() });
+    await expectClean();
+    const path = `${COLLECTIONS.deletionRequests}/${request.requestId}`;
+    const r = await audit(request.dueAtMs + DAY_MS);
+    expect(r.byCode.OVERDUE_REQUEST).toBe(1);
+    expect(r.findings.filter((f) => f.code === "OVERDUE_REQUEST").map((f) => f.path)).toEqual([path]);
+    expect(r.stats.requests.overdue).toBe(1);
+    await expectClean(request.dueAtMs - DAY_MS);
+  });
+
+  it("a document stamped by an unpublished policy version: STALE_POLICY_VERSION", async () => {
+    await db().doc("events/e-002").update({ policyVersion: "v9" });
+    const r = await audit();
+    expect(lines(r.findings)).toEqual(["STALE_POLICY_VERSION events/e-002"]);
+    await db().doc("events/e-002").update({ policyVersion: "v1" });
+    await expectClean();
+  });
+
+  it("a workflow document still ACTIVE long after its business end: EXPIRED_BUT_VISIBLE", async () => {
+    const path = "tenants/t-acme/orders/o-1002";
+    await db().doc(path).update({ retainUntil: Timestamp.fromMillis(Date.now() - 3 * DAY_MS) });
+    expect(lines((await audit()).findings)).toEqual([`EXPIRED_BUT_VISIBLE ${path}`]);
+    // Moved on by the workflow (soft-deleted, awaiting purge), it is no longer served.
+    await db().doc(path).update({ lifecycleState: "SOFT_DELETED", softDeletedAt: Timestamp.now() });
+    await expectClean();
+  });
+
+  it("TTL documents the sweeper has not removed long after expiry: TTL_OVERDUE, not a visibility finding", async () => {
+    const ttlDocs = ["events/e-001", "events/e-002", "sessions/s-1001", "sessions/s-1001/tokens/tk-1001", "sessions/s-1002", "sessions/s-1002/tokens/tk-1002"];
+    const expiry = new Map<string, number>();
+    for (const p of ttlDocs) expiry.set(p, ((await db().doc(p).get()).get("expireAt") as Timestamp).toMillis());
+    const asOf = expiry.get("events/e-002")! + 4 * DAY_MS;
+    const expected = ttlDocs.filter((p) => asOf - expiry.get(p)! > 72 * 3_600_000).map((p) => `TTL_OVERDUE ${p}`);
+    expect(expected).toContain("TTL_OVERDUE events/e-002");
+    expect(expected).not.toContain("TTL_OVERDUE events/e-001");
+    const r = await audit(asOf);
+    expect(lines(r.findings)).toEqual(expected.sort());
+    await expectClean(expiry.get("events/e-002")! - DAY_MS - 80 * DAY_MS);
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * The real operator CLI, run as `npx retention <command>` in a child process from the repo root, against the
+ * emulators the harness started. Exit codes are the contract: 0 all good, 1 findings or a failed
+ * verification, 2 usage or connection error.
+ */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { FieldValue } from "firebase-admin/firestore";
+import { beforeAll, describe, expect, it } from "vitest";
+import { evidenceDocId } from "../../../functions/src/domain/evidence";
+import { recordEvidence } from "../../../functions/src/infra/evidence-store";
+import { COLLECTIONS } from "../../../functions/src/infra/firestore";
+import { planSubject } from "../../../functions/src/infra/planning";
+import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { repoRoot } from "../../helpers/policy";
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function spawnRun(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(file, args, { cwd: repoRoot, env, timeout: 90_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Exactly as an operator types it: `npx retention ...` from the repo root (the root package's bin). */
+const npxRetention = (args: string[], env: NodeJS.ProcessEnv = process.env) => spawnRun("npx", ["retention", ...args], env);
+
+/** The same bin without npx's start-up cost, for the many calls that test the CLI rather than npx. */
+const retention = (args: string[], env: NodeJS.ProcessEnv = process.env) => spawnRun(process.execPath, [join(repoRoot, "bin", "retention.js"), ...args], env);
+
+const json = <T = Record<string, unknown>>(r: Run): T => JSON.parse(r.stdout) as T;
+
+/** A port nothing listens on: bound once by us, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+describe("npx retention", () => {
+  beforeAll(async () => {
+    if (!existsSync(join(repoRoot, "functions", "lib", "cli", "main.js"))) {
+      throw new Error("functions/lib/cli/main.js is missing: run `npm run build` before the CLI tests.");
+    }
+    await clearFirestore();
+    await clearAuth();
+  });
+
+  it("--help lists every command and the exit codes; each command has its own --help", async () => {
+    const r = await npxRetention(["--help"]);
+    expect(r.code).toBe(0);
+    for (const c of ["seed-demo", "audit", "verify-evidence", "plan", "run", "report"]) expect(r.stdout).toContain(`  ${c} `);
+    expect(r.stdout).toContain("0 all good, 1 findings or a failed verification, 2 usage or connection error");
+    const a = await retention(["audit", "--help"]);
+    expect(a.code).toBe(0);
+    expect(a.stdout).toMatch(/^Usage: retention audit/);
+    expect(a.stdout).toContain("ORPHANED_SUBJECT");
+    const p = await retention(["plan", "--help"]);
+    expect(p.stdout).toContain("--subject <uid>");
+  });
+
+  it("usage errors exit 2 without touching Firestore", async () => {
+    const unreachable = { ...process.env, FIRESTORE_EMULATOR_HOST: `127.0.0.1:${await closedPort()}` };
+    for (const args of [[], ["bogus"], ["audit", "--bogus"], ["audit", "extra"], ["plan"], ["plan", "--subject", "u-1001"], ["run"], ["run", "compactEverything"], ["audit", "--as-of", "yesterday"]]) {
+      const r = await retention(args, unreachable);
+      expect(r.code, `retention ${args.join(" ")}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).not.toContain("Cannot reach Firestore");
+    }
+    const noTarget = { ...process.env };
+    delete noTarget.FIRESTORE_EMULATOR_HOST;
+    delete noTarget.GCLOUD_PROJECT;
+    delete noTarget.GOOGLE_CLOUD_PROJECT;
+    const r = await retention(["audit"], noTarget);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("No target");
+    const asOf = await retention(["run", "retentionAudit", "--as-of", "2027-01-01T00:00:00Z", "--project", "demo-nowhere"], noTarget);
+    expect(asOf.code).toBe(2);
+    expect(asOf.stderr).toContain("--as-of is accepted only on the emulators");
+  });
+
+  it("exits 2 with a clear message when Firestore cannot be reached", async () => {
+    const env = { ...process.env, FIRESTORE_EMULATOR_HOST: `127.0.0.1:${await closedPort()}`, RETENTION_CONNECT_TIMEOUT_MS: "2000" };
+    const started = Date.now();
+    const r = await npxRetention(["audit"], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("Cannot reach Firestore");
+    expect(Date.now() - started).toBeLessThan(30_000);
+    const j = await retention(["verify-evidence", "--json"], env);
+    expect(j.code).toBe(2);
+    expect(json(j)).toMatchObject({ ok: false, error: { kind: "CONNECTION" } });
+  });
+
+  it("seed-demo, then audit exits 0; 1 while a finding exists; 0 again once repaired", async () => {
+    expect((await npxRetention(["seed-demo"])).code).toBe(0);
+    const again = await retention(["seed-demo", "--json"]);
+    expect(again.code).toBe(0);
+    expect(json(again)).toEqual({ documents: 18, users: 5 });
+
+    const clean = await npxRetention(["audit"]);
+    expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+    expect(clean.stdout).toContain("OK: no findings");
+
+    await db().doc("events/e-001").update({ expireAt: FieldValue.delete() });
+    const bad = await npxRetention(["audit"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/MISSING_TTL\s+events\/e-001/);
+    const badJson = await retention(["audit", "--json"]);
+    expect(badJson.code).toBe(1);
+    expect(json(badJson)).toMatchObject({ ok: false, totalFindings: 1, byCode: { MISSING_TTL: 1 }, findings: [{ path: "events/e-001", code: "MISSING_TTL" }] });
+
+    expect((await retention(["seed-demo"])).code).toBe(0);
+    const repaired = await retention(["audit", "--json"]);
+    expect(repaired.code).toBe(0);
+    expect(json(repaired)).toMatchObject({ ok: true, totalFindings: 0 });
+  });
+
+  it("verify-evidence exits 0 on an intact chain and 1, naming the entries, once one is edited and another removed", async () => {
+    await recordEvidence(
+      ...Array.from({ length: 4 }, (_, i) => ({
+        action: "TEST_ENTRY",
+        actor: { type: "system" as const, id: "cli-test" },
+        decision: { reason: "TEST" },
+        policyVersion: "v1",
+        atMs: 1_900_000_000_000 + i,
+      })),
+    );
+    const ok = await retention(["verify-evidence", "--json"]);
+    expect(ok.code).toBe(0);
+    const head = json<{ head: { seq: number } }>(ok).head.seq;
+    const col = db().collection(COLLECTIONS.deletionAudits);
+    await col.doc(evidenceDocId(head - 2)).update({ atMs: 42 });
+    await col.doc(evidenceDocId(head - 1)).delete();
+    const bad = await retention(["verify-evidence"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(new RegExp(`EDITED\\s+${head - 2}\\s+${evidenceDocId(head - 2)}`));
+    expect(bad.stdout).toMatch(new RegExp(`REMOVED\\s+${head - 1}\\s`));
+    expect(bad.stdout).toContain("FAILED");
+  });
+
+  it("plan prints the same manifest and hash as planSubject, run after run", async () => {
+    const a = await retention(["plan", "--subject", "u-1001", "--tenant", "t-acme", "--json"]);
+    const b = await retention(["plan", "--subject", "u-1001", "--tenant", "t-acme", "--json"]);
+    expect(a.code).toBe(0);
+    const pa = json<{ manifestHash: string; delete: string[] }>(a);
+    expect(pa.manifestHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(json<{ manifestHash: string }>(b).manifestHash).toBe(pa.manifestHash);
+    const direct = await planSubject({ type: "user", uid: "u-1001", tenantId: "t-acme" }, Date.now());
+    expect(pa.manifestHash).toBe(direct.manifestHash);
+    expect(pa.delete).toContain("userDirectory/u-1001");
+    const table = await retention(["plan", "--tenant", "t-acme"]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain("manifestHash");
+    expect(table.stdout).toContain("tenant t-acme");
+  });
+
+  it("run retentionAudit: records the run in evidence, honours --dry-run and --as-of, and exits by its findings", async () => {
+    await clearFirestore();
+    expect((await retention(["seed-demo"])).code).toBe(0);
+    const dry = await retention(["run", "retentionAudit", "--dry-run", "--json"]);
+    expect(dry.code).toBe(0);
+    expect(json(dry)).toMatchObject({ job: "retentionAudit", dryRun: true, ok: true, reportId: null });
+    expect((await db().collection(COLLECTIONS.retentionReports).get()).size).toBe(0);
+
+    // A year on, every TTL value in the demo is long past: the sweeper is overdue everywhere.
+    const later = await retention(["run", "retentionAudit", "--as-of", new Date(Date.now() + 365 * 86_400_000).toISOString(), "--json"]);
+    expect(later.code).toBe(1);
+    const s = json<{ asOf: string; byCode: Record<string, number>; reportId: string }>(later);
+    expect(s.byCode.TTL_OVERDUE).toBeGreaterThan(0);
+    expect((await db().collection(COLLECTIONS.retentionReports).doc(s.reportId).get()).exists).toBe(true);
+    const runs = (await db().collection(COLLECTIONS.deletionAudits).where("action", "==", "JOB_RUN").get()).docs.map((d) => d.data());
+    expect(runs).toHaveLength(2);
+    expect(runs.map((r) => r.asOfMs as number | null)).toContain(Date.parse(s.asOf));
+    expect(runs[0]).toMatchObject({ actor: { type: "staff", id: "retention-cli" }, detail: { via: "cli" } });
+  });
+});

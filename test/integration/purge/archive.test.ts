@@ -1,0 +1,114 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { Timestamp, type DocumentReference } from "firebase-admin/firestore";
+import { archiveIdFor } from "../../../functions/src/domain/archive";
+import { DAY_MS } from "../../../functions/src/domain/policy";
+import { sourceHash } from "../../../functions/src/infra/archive-plain";
+import type { PurgeHookContext } from "../../../functions/src/infra/purge-env";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import { db } from "../../helpers/emulator";
+import { allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, hold, pathCounts, putGoverned, reset, runOptions, T0 } from "./support";
+
+const OLD = "auditRecords/ar-old";
+const OLD2 = "auditRecords/ar-old-2";
+const ageDays = 2600; // audit-7y is 2,557 days: these records are past their retainUntil
+const archiveIdOf = (path: string) => archiveIdFor(path, T0 - ageDays * DAY_MS);
+
+async function sweepAudit(hook?: (ctx: PurgeHookContext) => Promise<void>): Promise<UnitReport | undefined> {
+  const summary = await runNightlyPurge(runOptions({ hook }));
+  return (summary.units as UnitReport[]).find((u) => u.unitKey === "sweep-auditRecords");
+}
+
+describe("archive workflow (audit-7y)", () => {
+  let before: Set<string>;
+
+  beforeEach(async () => {
+    await reset();
+    await putGoverned(OLD, { action: "REFUND_ISSUED", actorUid: "u-1", amountMinor: 1200, at: new Timestamp(1_700_000_000, 123_456_000) }, { ageDays });
+    await putGoverned(OLD2, { action: "EXPORT", actorUid: "u-2" }, { ageDays });
+    await putGoverned("auditRecords/ar-new", { action: "LOGIN", actorUid: "u-3" }, { ageDays: 10 });
+    before = await allGovernedPaths();
+  });
+
+  it("archives, verifies by read-back, then purges; the archive carries the class's retention", async () => {
+    const unit = await sweepAudit();
+    expect(unit?.outcome).toBe("DONE");
+    expect(await allGovernedPaths()).toEqual(new Set(["auditRecords/ar-new"]));
+    const archive = (await db().doc(`archives/${archiveIdOf(OLD)}`).get()).data()!;
+    expect(archive).toMatchObject({
+      sourcePath: OLD,
+      verified: true,
+      retentionClass: "audit-7y",
+      lifecycleState: "ARCHIVED",
+      tenantId: "t-acme",
+      legalHold: false,
+      data: { action: "REFUND_ISSUED", actorUid: "u-1", amountMinor: 1200 },
+    });
+    expect(archive.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(archive.sha256).toBe(sourceHash(archive.data as Record<string, unknown>));
+    expect((archive.data.at as Timestamp).isEqual(new Timestamp(1_700_000_000, 123_456_000))).toBe(true);
+    expect(archive.verifiedAt).toBeInstanceOf(Timestamp);
+    const retainUntil = (archive.retainUntil as Timestamp).toMillis();
+    expect(retainUntil).toBe(T0 - ageDays * DAY_MS + 2557 * DAY_MS);
+    // Its own expiry: the end of the source's retention.
+    expect((archive.expireAt as Timestamp).toMillis()).toBe(retainUntil);
+    const entries = await expectChainVerifies();
+    await expectDeletionsExplained(entries, [OLD, OLD2]);
+    expect(pathCounts(entries, "ARCHIVE_CREATED").get(OLD)).toBe(1);
+    expect(pathCounts(entries, "ARCHIVE_VERIFIED").get(OLD)).toBe(1);
+    const verified = entries.find((e) => e.action === "ARCHIVE_VERIFIED")!;
+    expect(verified.detail?.archiveManifestHash).toBe(archive.archiveManifestHash);
+    // Verified before anything was deleted.
+    expect(verified.seq).toBeLessThan(entries.find((e) => e.action === "PURGE_BATCH")!.seq);
+  });
+
+  for (const [name, damage] of [
+    ["corrupted", (ref: DocumentReference) => ref.update({ "data.amountMinor": 1 })],
+    ["missing", (ref: DocumentReference) => ref.delete()],
+  ] as const) {
+    it(`blocks the purge with ARCHIVE_NOT_VERIFIED when the archive is ${name}, and deletes nothing`, async () => {
+      const unit = await sweepAudit(async (ctx) => {
+        if (ctx.point === "afterArchiveWrite") await damage(db().doc(`archives/${archiveIdOf(OLD)}`));
+      });
+      expect(unit).toMatchObject({ outcome: "BLOCKED", reason: "ARCHIVE_NOT_VERIFIED" });
+      expect(await allGovernedPaths()).toEqual(before);
+      for (const p of [OLD, OLD2]) expect((await db().doc(p).get()).get("lifecycleState")).toBe("ACTIVE");
+      const entries = await expectChainVerifies();
+      expect(entries.filter((e) => ["PURGE_BATCH", "PURGE_ELIGIBLE_MARKED"].includes(e.action))).toEqual([]);
+      const blocked = entries.filter((e) => e.action === "PURGE_BLOCKED");
+      expect(blocked).toHaveLength(1);
+      expect(blocked[0]!.decision.reason).toBe("ARCHIVE_NOT_VERIFIED");
+      expect(blocked[0]!.paths).toEqual([OLD]);
+      // No copy is marked verified when its slice failed; the audit's ARCHIVE_UNVERIFIED will name it.
+      expect((await db().doc(`archives/${archiveIdOf(OLD2)}`).get()).get("verified")).toBe(false);
+      expect((await db().doc("retentionJobs/purge-sweep-auditRecords").get()).get("phase")).toBe("BLOCKED");
+    });
+  }
+
+  it("refuses to replace a damaged archive on the next run: it stays blocked until someone looks", async () => {
+    await sweepAudit(async (ctx) => {
+      if (ctx.point === "afterArchiveWrite") await db().doc(`archives/${archiveIdOf(OLD)}`).update({ "data.action": "TAMPERED" });
+    });
+    const unit = await sweepAudit();
+    expect(unit).toMatchObject({ outcome: "BLOCKED", reason: "ARCHIVE_NOT_VERIFIED" });
+    expect(await allGovernedPaths()).toEqual(before);
+    expect((await evidence()).filter((e) => e.action === "PURGE_BATCH")).toEqual([]);
+  });
+
+  it("honours a hold placed after the copy was made: the source stays and the archive loses its expiry", async () => {
+    let holdId = "";
+    const unit = await sweepAudit(async (ctx) => {
+      if (ctx.point === "afterArchiveWrite") holdId = await hold(OLD);
+    });
+    expect(unit?.outcome).toBe("DONE");
+    const after = await allGovernedPaths();
+    expect(after.has(OLD)).toBe(true);
+    expect(after.has(OLD2)).toBe(false);
+    const archive = (await db().doc(`archives/${archiveIdOf(OLD)}`).get()).data()!;
+    expect(archive.legalHold).toBe(true);
+    expect(archive.holdIds).toEqual([holdId]);
+    expect(archive.expireAt).toBeUndefined();
+    const entries = await expectChainVerifies();
+    await expectDeletionsExplained(entries, [OLD2]);
+    expect(pathCounts(entries, "PURGE_BATCH").has(OLD)).toBe(false);
+  });
+});

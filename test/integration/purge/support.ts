@@ -1,0 +1,197 @@
+/**
+ * Shared set-up for the purge suites: governed documents written with the registry's retention, deletion
+ * requests opened through the real request code, holds placed through the real hold code, and readers for
+ * the evidence chain and the purge's records.
+ */
+import { FieldPath, type DocumentReference } from "firebase-admin/firestore";
+import { expect } from "vitest";
+import { verifyChain, type ChainedEvidence } from "../../../functions/src/domain/evidence";
+import { DAY_MS } from "../../../functions/src/domain/policy";
+import { computeExpireAt, computeRetainUntil } from "../../../functions/src/domain/retention";
+import { chainHeadRef } from "../../../functions/src/infra/evidence-store";
+import { governedToFirestore } from "../../../functions/src/infra/governed-doc";
+import { placeHold } from "../../../functions/src/infra/holds";
+import { policy } from "../../../functions/src/infra/registry";
+import { openDeletionRequest } from "../../../functions/src/infra/requests";
+import type { PurgeRunOptions } from "../../../functions/src/jobs/nightly-purge";
+import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+
+/**
+ * The seeding time: in the past, so that a request an Auth trigger might open at wall-clock time (when the
+ * functions emulator runs the backstop) can never be due at the suites' asOf.
+ */
+export const T0 = Date.parse("2026-06-01T00:00:00Z");
+/** The user-delete grace is 7 days: the purge runs as of a day after it. */
+export const AFTER_GRACE = T0 + 8 * DAY_MS;
+
+export async function reset(): Promise<void> {
+  await clearFirestore();
+  await clearAuth();
+}
+
+export interface PutOptions {
+  tenantId?: string;
+  /** Age of the retention anchor at T0. */
+  ageDays?: number;
+  /** For inherited classes: the parent's expiry. */
+  parentExpireAtMs?: number | null;
+}
+
+/** Writes a governed document with the retention its registry class gives it (ACTIVE, unheld). */
+export async function putGoverned(path: string, data: Record<string, unknown>, opts: PutOptions = {}): Promise<{ expireAtMs: number | null }> {
+  const pol = policy();
+  const cls = pol.classForPath(path);
+  if (!cls) throw new Error(`${path} is in no class`);
+  const createdAtMs = T0 - (opts.ageDays ?? 0) * DAY_MS;
+  const expireAtMs = computeExpireAt(cls, createdAtMs, { parentExpireAtMs: opts.parentExpireAtMs ?? null });
+  await db()
+    .doc(path)
+    .set({
+      ...data,
+      ...governedToFirestore(
+        {
+          retentionClass: cls.id,
+          lifecycleState: "ACTIVE",
+          tenantId: opts.tenantId ?? "t-acme",
+          policyVersion: pol.version,
+          createdAtMs,
+          expireAtMs,
+          retainUntilMs: computeRetainUntil(cls, createdAtMs),
+          legalHold: false,
+          holdIds: [],
+          preHold: null,
+        },
+        "set",
+      ),
+    });
+  return { expireAtMs };
+}
+
+/** A session with one token child (the nested-data rule: the token carries the session's expiry). */
+export async function putSession(id: string, uid: string, ageDays: number, tenantId = "t-acme"): Promise<void> {
+  const { expireAtMs } = await putGoverned(`sessions/${id}`, { uid }, { ageDays, tenantId });
+  await putGoverned(`sessions/${id}/tokens/tk-${id}`, { kind: "refresh" }, { ageDays, tenantId, parentExpireAtMs: expireAtMs });
+}
+
+/** A customer of a tenant with a profile, an order (masked on erasure) with messages, directory and activity. */
+export async function putCustomer(uid: string, opts: { tenantId?: string; messages?: number; activity?: number } = {}): Promise<string[]> {
+  const tenantId = opts.tenantId ?? "t-acme";
+  const paths: string[] = [];
+  const put = async (path: string, data: Record<string, unknown>, ageDays = 5) => {
+    await putGoverned(path, data, { tenantId, ageDays });
+    paths.push(path);
+  };
+  await put(`tenants/${tenantId}`, { name: `Tenant ${tenantId}` });
+  await put(`tenants/${tenantId}/users/${uid}`, { uid, displayName: `Customer ${uid}` });
+  await put(`tenants/${tenantId}/orders/o-${uid}`, { customerId: uid, customerName: `Customer ${uid}`, shippingAddress: "1 Road", status: "PAID", totalMinor: 100 });
+  for (let m = 0; m < (opts.messages ?? 2); m++) {
+    await put(`tenants/${tenantId}/orders/o-${uid}/messages/m-${uid}-${m}`, { authorId: uid, text: `message ${m}` });
+  }
+  await put(`userDirectory/${uid}`, { uid, tenantId });
+  for (let a = 0; a < (opts.activity ?? 2); a++) await put(`activity/a-${uid}-${String(a).padStart(2, "0")}`, { subjectUid: uid, type: "SIGNED_IN" });
+  return paths;
+}
+
+/** Opens a deletion request through the real request code (which soft-deletes the subject's data). */
+export async function requestDeletion(uid: string, tenantId = "t-acme", nowMs = T0): Promise<string> {
+  const { request } = await openDeletionRequest({ uid, tenantId, source: "user", actor: { type: "user", id: uid }, nowMs });
+  return request.requestId;
+}
+
+export async function hold(targetPath: string, nowMs = T0): Promise<string> {
+  const { holdId } = await placeHold({ targetPath, reasonCode: "LITIGATION", releaseAfterMs: null, actor: { type: "staff", id: "c-2001" }, nowMs });
+  return holdId;
+}
+
+export function runOptions(over: Partial<PurgeRunOptions> = {}): PurgeRunOptions {
+  return {
+    nowMs: AFTER_GRACE,
+    asOfMs: AFTER_GRACE,
+    dryRun: false,
+    actor: { type: "system", id: "nightlyPurge" },
+    correlationId: "test",
+    batchSize: 2,
+    leaseMs: 60_000,
+    ...over,
+  };
+}
+
+export async function exists(path: string): Promise<boolean> {
+  return (await db().doc(path).get()).exists;
+}
+
+/** Every document under the governed top-level collections, at any depth (control plane excluded). */
+export async function allGovernedPaths(): Promise<Set<string>> {
+  const out = new Set<string>();
+  const walk = async (ref: DocumentReference | null, collections: string[] | null): Promise<void> => {
+    const cols = ref ? await ref.listCollections() : (await db().listCollections()).filter((c) => collections!.includes(c.id));
+    for (const c of cols) {
+      for (const d of (await c.get()).docs) {
+        out.add(d.ref.path);
+        await walk(d.ref, null);
+      }
+    }
+  };
+  await walk(null, ["tenants", "userDirectory", "activity", "sessions", "events", "auditRecords"]);
+  return out;
+}
+
+export async function evidence(): Promise<ChainedEvidence[]> {
+  const snap = await db().collection("deletionAudits").orderBy(FieldPath.documentId()).get();
+  return snap.docs.map((d) => d.data() as ChainedEvidence);
+}
+
+export async function expectChainVerifies(): Promise<ChainedEvidence[]> {
+  const snap = await db().collection("deletionAudits").orderBy(FieldPath.documentId()).get();
+  const head = (await chainHeadRef().get()).data() as { seq: number; hash: string } | undefined;
+  const r = verifyChain(
+    snap.docs.map((d) => ({ docId: d.id, entry: d.data() as ChainedEvidence })),
+    head ?? null,
+  );
+  expect(r.findings).toEqual([]);
+  expect(r.ok).toBe(true);
+  return snap.docs.map((d) => d.data() as ChainedEvidence);
+}
+
+/** How many times each path appears in evidence entries of `action`. */
+export function pathCounts(entries: readonly ChainedEvidence[], action: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const e of entries) if (e.action === action) for (const p of e.paths ?? []) m.set(p, (m.get(p) ?? 0) + 1);
+  return m;
+}
+
+/** Every deleted path is in PURGE_BATCH evidence exactly once, and PURGE_BATCH names nothing that still exists. */
+export async function expectDeletionsExplained(entries: readonly ChainedEvidence[], deleted: Iterable<string>): Promise<void> {
+  const counts = pathCounts(entries, "PURGE_BATCH");
+  for (const p of deleted) expect(counts.get(p), `${p} in PURGE_BATCH evidence`).toBe(1);
+  for (const [p, n] of counts) {
+    expect(n, `${p} recorded once`).toBe(1);
+    expect(await exists(p), `${p} is recorded as deleted`).toBe(false);
+  }
+  for (const e of entries.filter((x) => x.action === "PURGE_BATCH")) {
+    expect(e.decision.reason).toBe("AUTHORIZED_BY_POLICY");
+    expect(e.policyVersion).toBe(policy().version);
+    expect(typeof e.manifestHash).toBe("string");
+    expect(e.counts?.deleted).toBe(e.paths?.length);
+    expect(e.actor.type).toBe("system");
+  }
+}
+
+/** A deterministic PRNG (mulberry32) so a failing seed can be replayed. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export class InjectedCrash extends Error {
+  constructor(where: string) {
+    super(`injected crash at ${where}`);
+    this.name = "InjectedCrash";
+  }
+}

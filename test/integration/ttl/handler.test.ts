@@ -1,0 +1,176 @@
+/**
+ * The delete handler called directly with synthetic events, to deliver one event many times, concurrently,
+ * and with faults injected. These tests run against a named database that no trigger listens on, so the
+ * real triggers (registered on the governed default database) cannot act on the same deletes.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { ttlTriggerTargets } from "../../../functions/src/domain/ttl";
+import { handleTtlDeleted } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
+import { log } from "../../../functions/src/infra/logs";
+import { policy } from "../../../functions/src/infra/registry";
+import { clearFirestore, db } from "../../helpers/emulator";
+import { chainHeadSeq, deleteEvent, evidenceByPath, existing, markersByPath, putExpiredSession, putGoverned } from "./fixtures";
+
+const DATABASE = "ttl-handler";
+const previousDatabase = process.env.RETENTION_DATABASE_ID;
+const targets = ttlTriggerTargets(policy());
+const sessions = targets.find((t) => t.name === "sessions")!;
+const events = targets.find((t) => t.name === "events")!;
+
+class InjectedFault extends Error {}
+
+/** Deletes a stored document the way the sweeper would and returns the event the trigger would get. */
+async function sweep(path: string, id: string, params: Record<string, string>) {
+  const snap = await db().doc(path).get();
+  expect(snap.exists).toBe(true);
+  await db().doc(path).delete();
+  return deleteEvent(snap, id, params);
+}
+
+describe("TTL delete handler: redelivery, faults and paging", () => {
+  beforeAll(() => {
+    process.env.RETENTION_DATABASE_ID = DATABASE;
+  });
+  afterAll(() => {
+    if (previousDatabase === undefined) delete process.env.RETENTION_DATABASE_ID;
+    else process.env.RETENTION_DATABASE_ID = previousDatabase;
+  });
+  beforeEach(async () => {
+    await clearFirestore(DATABASE);
+    vi.restoreAllMocks();
+  });
+
+  it("runs against the named database", () => {
+    expect(db().databaseId).toBe(DATABASE);
+  });
+
+  it("the same event delivered 10 times, in sequence and at once, has exactly one effect", async () => {
+    const tokens = await putExpiredSession("s-dup", 2);
+    const event = await sweep("sessions/s-dup", "evt-dup-1", { sessionId: "s-dup" });
+
+    const concurrent = await Promise.allSettled(Array.from({ length: 5 }, () => handleTtlDeleted(sessions, event)));
+    // A delivery that lost every transaction retry would fail and be redelivered; model that by retrying.
+    const outcomes = await Promise.all(concurrent.map((r) => (r.status === "fulfilled" ? r.value : handleTtlDeleted(sessions, event))));
+    for (let i = 0; i < 5; i++) outcomes.push(await handleTtlDeleted(sessions, event));
+
+    expect(outcomes).toHaveLength(10);
+    expect(outcomes.filter((o) => o.outcome === "PROCESSED")).toHaveLength(1);
+    expect(outcomes.filter((o) => o.outcome === "DUPLICATE")).toHaveLength(9);
+    const processed = outcomes.find((o) => o.outcome === "PROCESSED")!;
+    expect(processed).toMatchObject({ classification: "SWEEPER", childrenRemoved: 2, writes: 2 + 3 });
+
+    const markers = await markersByPath("sessions/s-dup");
+    expect(markers.map((m) => m.id)).toEqual(["evt-dup-1"]);
+    expect(markers[0]!.get("state")).toBe("DONE");
+    const evidence = await evidenceByPath("sessions/s-dup");
+    expect(evidence).toHaveLength(1);
+    expect(evidence[0]).toMatchObject({ action: "TTL_DELETE", eventId: "evt-dup-1", counts: { childrenRemoved: 2 } });
+    expect(await chainHeadSeq()).toBe(1);
+    expect(await existing(tokens)).toEqual([]);
+  });
+
+  it("a fault between the marker and the effect leaves neither behind, and the retry completes", async () => {
+    const tokens = await putExpiredSession("s-fault", 2);
+    const event = await sweep("sessions/s-fault", "evt-fault-1", { sessionId: "s-fault" });
+    let reached = 0;
+    const fault = () => {
+      reached++;
+      throw new InjectedFault("crash after the marker write was queued");
+    };
+
+    await expect(handleTtlDeleted(sessions, event, { beforeCommit: fault })).rejects.toBeInstanceOf(InjectedFault);
+    expect(reached).toBe(1);
+    expect(await markersByPath("sessions/s-fault")).toHaveLength(0);
+    expect(await existing(tokens)).toEqual(tokens);
+    expect(await evidenceByPath("sessions/s-fault")).toHaveLength(0);
+    expect(await chainHeadSeq()).toBe(0);
+
+    const retry = await handleTtlDeleted(sessions, event);
+    expect(retry).toMatchObject({ outcome: "PROCESSED", childrenRemoved: 2 });
+    expect(await markersByPath("sessions/s-fault")).toHaveLength(1);
+    expect(await existing(tokens)).toEqual([]);
+    expect(await evidenceByPath("sessions/s-fault")).toHaveLength(1);
+    expect((await handleTtlDeleted(sessions, event)).outcome).toBe("DUPLICATE");
+  });
+
+  it("many children are removed page by page; a crash mid-way resumes from the marker's cursor and counts every child once", async () => {
+    const tokens = await putExpiredSession("s-many", 7);
+    const event = await sweep("sessions/s-many", "evt-many-1", { sessionId: "s-many" });
+    let pagesCommitted = 0;
+    const crashOnSecondPage = (stage: "page" | "final") => {
+      if (stage === "page" && ++pagesCommitted === 2) throw new InjectedFault("crash on the second page");
+    };
+
+    await expect(handleTtlDeleted(sessions, event, { pageSize: 3, beforeCommit: crashOnSecondPage })).rejects.toBeInstanceOf(InjectedFault);
+    // The first page committed with its cursor; the second did not. No evidence until the last page.
+    const [partial] = await markersByPath("sessions/s-many");
+    expect(partial!.data()).toMatchObject({ state: "IN_PROGRESS", childrenRemoved: 3 });
+    expect(await existing(tokens)).toHaveLength(4);
+    expect(await evidenceByPath("sessions/s-many")).toHaveLength(0);
+
+    // An IN_PROGRESS marker never suppresses the redelivery.
+    const retry = await handleTtlDeleted(sessions, event, { pageSize: 3 });
+    expect(retry).toMatchObject({ outcome: "PROCESSED", childrenRemoved: 7 });
+    expect(await existing(tokens)).toEqual([]);
+    const evidence = await evidenceByPath("sessions/s-many");
+    expect(evidence).toHaveLength(1);
+    expect(evidence[0]).toMatchObject({ counts: { childrenRemoved: 7 } });
+    expect((await markersByPath("sessions/s-many"))[0]!.get("state")).toBe("DONE");
+  });
+
+  it("a held document with a stray TTL value: incident evidence, an ERROR log, and its children untouched", async () => {
+    const errors = vi.spyOn(log, "error");
+    await putGoverned("events/e-held", { type: "X" }, { expireAtMs: Date.now() - 1000, legalHold: true, lifecycleState: "LEGAL_HOLD", holdIds: ["h-1"] });
+    await db().doc("events/e-held/notes/n1").set({ n: 1 });
+    const event = await sweep("events/e-held", "evt-held-1", { eventId: "e-held" });
+
+    const r = await handleTtlDeleted(events, event);
+    expect(r).toMatchObject({ outcome: "PROCESSED", classification: "HELD_TTL_INCIDENT", childrenRemoved: 0 });
+    expect(await evidenceByPath("events/e-held")).toEqual([expect.objectContaining({ action: "TTL_DELETE_HELD_INCIDENT", holdId: "h-1" })]);
+    expect(errors).toHaveBeenCalledWith("ttl.delete.held_incident", expect.objectContaining({ eventId: "evt-held-1", action: "TTL_DELETE_HELD_INCIDENT" }));
+    expect(await existing(["events/e-held/notes/n1"])).toEqual(["events/e-held/notes/n1"]);
+  });
+
+  it("an active hold record covering the document makes it an incident even without the flag", async () => {
+    await putGoverned("events/e-rec", { type: "X" }, { expireAtMs: Date.now() - 1000 });
+    await db().collection("retentionHolds").doc("h-rec").set({ state: "ACTIVE", targetPath: "events/e-rec", reasonCode: "LITIGATION" });
+    const r = await handleTtlDeleted(events, await sweep("events/e-rec", "evt-rec-1", { eventId: "e-rec" }));
+    expect(r.classification).toBe("HELD_TTL_INCIDENT");
+    expect(await evidenceByPath("events/e-rec")).toEqual([expect.objectContaining({ action: "TTL_DELETE_HELD_INCIDENT", holdId: "h-rec" })]);
+  });
+
+  it("a purge (workflow) delete writes nothing: the purge recorded its own evidence", async () => {
+    await putExpiredSession("s-purged", 0);
+    await db().doc("sessions/s-purged").update({ lifecycleState: "PURGE_ELIGIBLE" });
+    const r = await handleTtlDeleted(sessions, await sweep("sessions/s-purged", "evt-wf-1", { sessionId: "s-purged" }));
+    expect(r).toMatchObject({ outcome: "WORKFLOW_SKIPPED", writes: 0 });
+    expect(await markersByPath("sessions/s-purged")).toHaveLength(0);
+    expect(await evidenceByPath("sessions/s-purged")).toHaveLength(0);
+  });
+
+  it("a parent re-created before the event is processed keeps its new children", async () => {
+    await putExpiredSession("s-again", 1);
+    const event = await sweep("sessions/s-again", "evt-again-1", { sessionId: "s-again" });
+    await putExpiredSession("s-again", 1, Date.now() + 30 * 86_400_000);
+    const r = await handleTtlDeleted(sessions, event);
+    expect(r).toMatchObject({ outcome: "PROCESSED", childrenRemoved: 0 });
+    expect(await existing(["sessions/s-again/tokens/tk-000"])).toEqual(["sessions/s-again/tokens/tk-000"]);
+    expect((await evidenceByPath("sessions/s-again"))[0]).toMatchObject({ detail: { parentRecreated: true } });
+  });
+
+  it("measures the writes of each kind of TTL delete", async () => {
+    await putGoverned("events/e-w", { type: "X" }, { expireAtMs: Date.now() - 1000 });
+    const ev = await handleTtlDeleted(events, await sweep("events/e-w", "evt-w-1", { eventId: "e-w" }));
+    await putExpiredSession("s-w1", 1);
+    const s1 = await handleTtlDeleted(sessions, await sweep("sessions/s-w1", "evt-w-2", { sessionId: "s-w1" }));
+    await putExpiredSession("s-w0", 0);
+    const s0 = await handleTtlDeleted(sessions, await sweep("sessions/s-w0", "evt-w-3", { sessionId: "s-w0" }));
+    // The head moved once per processed delete: each wrote exactly one evidence entry.
+    expect(await chainHeadSeq()).toBe(3);
+    expect({ event: ev.writes, sessionWithOneToken: s1.writes, sessionWithoutTokens: s0.writes }).toEqual({
+      event: 3,
+      sessionWithOneToken: 4,
+      sessionWithoutTokens: 3,
+    });
+  });
+});

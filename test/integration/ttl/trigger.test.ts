@@ -1,0 +1,106 @@
+/**
+ * The real delete triggers, running in the Functions emulator. The emulator never sweeps, so each test
+ * stands in for the sweeper with a plain delete of an expired document, which fires the same trigger.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { DAY_MS } from "../../../functions/src/domain/policy";
+import { ttlTriggerTargets } from "../../../functions/src/domain/ttl";
+import { handleTtlDeleted } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
+import { policy } from "../../../functions/src/infra/registry";
+import { clearFirestore, db, waitFor } from "../../helpers/emulator";
+import { chainHeadSeq, deleteEvent, evidenceByPath, existing, markersByPath, putExpiredSession, putGoverned } from "./fixtures";
+
+const sessions = ttlTriggerTargets(policy()).find((t) => t.name === "sessions")!;
+
+describe("TTL delete triggers (Functions emulator)", () => {
+  beforeAll(async () => {
+    await clearFirestore();
+  });
+
+  it("a sweeper delete of an expired session removes its tokens once, with one marker and one TTL_DELETE", async () => {
+    const tokens = await putExpiredSession("s-real-1", 3);
+    const before = await db().doc("sessions/s-real-1").get();
+    await db().doc("sessions/s-real-1").delete();
+
+    const [marker] = await waitFor(async () => {
+      const m = await markersByPath("sessions/s-real-1");
+      return m.length > 0 && m[0]!.get("state") === "DONE" ? m : null;
+    }, "the trigger's DONE marker");
+    const eventId = marker!.id;
+    expect(marker!.data()).toMatchObject({ classification: "SWEEPER", childrenRemoved: 3, childrenKept: 0, trigger: "ttlDeleted-sessions" });
+    // The marker carries its own TTL value: the registry's redelivery window (7 days) from processing.
+    const markerExpiry = (marker!.get("expireAt") as { toMillis(): number }).toMillis();
+    expect(markerExpiry - (marker!.get("updatedAt") as { toMillis(): number }).toMillis()).toBe(7 * DAY_MS);
+
+    const evidence = await evidenceByPath("sessions/s-real-1");
+    expect(evidence).toHaveLength(1);
+    expect(evidence[0]).toMatchObject({
+      action: "TTL_DELETE",
+      eventId,
+      paths: ["sessions/s-real-1"],
+      counts: { childrenRemoved: 3, childrenKept: 0 },
+      decision: { reason: "SWEEPER", retentionClass: "session-30d" },
+      policyVersion: "v1",
+      actor: { type: "system", id: "ttlDeleted-sessions" },
+    });
+    expect(JSON.stringify(evidence[0])).not.toContain("u-1001");
+    expect(await existing(tokens)).toEqual([]);
+
+    // The same event delivered ten more times (Eventarc redelivers at least once) changes nothing: a token
+    // that appeared since stays, no marker or evidence is added, and the chain does not move.
+    await db().doc("sessions/s-real-1/tokens/late").set({ kind: "late" });
+    const seq = await chainHeadSeq();
+    for (let i = 0; i < 10; i++) {
+      const r = await handleTtlDeleted(sessions, deleteEvent(before, eventId, { sessionId: "s-real-1" }));
+      expect(r.outcome).toBe("DUPLICATE");
+      expect(r.writes).toBe(0);
+    }
+    expect(await markersByPath("sessions/s-real-1")).toHaveLength(1);
+    expect(await evidenceByPath("sessions/s-real-1")).toHaveLength(1);
+    expect(await chainHeadSeq()).toBe(seq);
+    expect(await existing(["sessions/s-real-1/tokens/late"])).toEqual(["sessions/s-real-1/tokens/late"]);
+  });
+
+  it("an event with a TTL value is swept with three writes of bookkeeping and no children", async () => {
+    await putGoverned("events/e-real-1", { type: "PAGE_VIEW" }, { expireAtMs: Date.now() - 1000 });
+    await db().doc("events/e-real-1").delete();
+    const [entry] = await waitFor(async () => {
+      const e = await evidenceByPath("events/e-real-1");
+      return e.length > 0 ? e : null;
+    }, "TTL_DELETE evidence for the event");
+    expect(entry).toMatchObject({ action: "TTL_DELETE", counts: { childrenRemoved: 0, childrenKept: 0 }, decision: { retentionClass: "event-90d" } });
+    expect(await markersByPath("events/e-real-1")).toHaveLength(1);
+  });
+
+  it("deleting a held document that carries a stray TTL value is recorded as an incident, and its children stay", async () => {
+    await putGoverned(
+      "events/e-held-1",
+      { type: "CHECKOUT_STARTED" },
+      { expireAtMs: Date.now() - DAY_MS, legalHold: true, lifecycleState: "LEGAL_HOLD", holdIds: ["h-incident"] },
+    );
+    await db().doc("events/e-held-1/notes/n1").set({ note: "kept for review" });
+    await db().doc("events/e-held-1").delete();
+    const [entry] = await waitFor(async () => {
+      const e = await evidenceByPath("events/e-held-1");
+      return e.length > 0 ? e : null;
+    }, "incident evidence");
+    expect(entry).toMatchObject({
+      action: "TTL_DELETE_HELD_INCIDENT",
+      holdId: "h-incident",
+      decision: { reason: "HELD_TTL_INCIDENT" },
+      counts: { childrenRemoved: 0 },
+    });
+    expect(await existing(["events/e-held-1/notes/n1"])).toEqual(["events/e-held-1/notes/n1"]);
+  });
+
+  it("a delete before expiry is recorded as UNEXPLAINED_DELETE and still clears the orphans", async () => {
+    const tokens = await putExpiredSession("s-early-1", 2, Date.now() + 10 * DAY_MS);
+    await db().doc("sessions/s-early-1").delete();
+    const [entry] = await waitFor(async () => {
+      const e = await evidenceByPath("sessions/s-early-1");
+      return e.length > 0 ? e : null;
+    }, "unexplained-delete evidence");
+    expect(entry).toMatchObject({ action: "UNEXPLAINED_DELETE", counts: { childrenRemoved: 2 } });
+    expect(await existing(tokens)).toEqual([]);
+  });
+});
