@@ -8,7 +8,7 @@
 // EMULATOR_PORT_OFFSET=N shifts every port by N (writes firebase.port-N.json), so two developers or
 // helpers can run suites side by side on one machine. CI and the README use the fixed defaults.
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, writeFileSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -72,6 +72,26 @@ function buildWrapper(gcloudJar) {
   return wrapper;
 }
 
+const GCLOUD_PUBSUB_HOME = "/usr/lib/google-cloud-sdk/platform/pubsub-emulator";
+
+/**
+ * The Pub/Sub emulator only matters for loading the scheduled functions (onSchedule needs it to register;
+ * schedules never fire in the emulator). The CLI's own download cannot work offline, so reuse the gcloud
+ * component: a copy of its launcher in .emulators/ with lib/ linked to the component's jars (the CLI chmods
+ * the file it is given, so it must not be a system file). Returns null when there is none.
+ */
+function resolvePubsubBinary(env = process.env) {
+  if (env.PUBSUB_EMULATOR_BINARY_PATH) return env.PUBSUB_EMULATOR_BINARY_PATH;
+  const launcher = join(GCLOUD_PUBSUB_HOME, "bin", "cloud-pubsub-emulator");
+  if (!existsSync(launcher)) return null;
+  const home = join(root, ".emulators", "pubsub-emulator");
+  mkdirSync(join(home, "bin"), { recursive: true });
+  const copy = join(home, "bin", "cloud-pubsub-emulator");
+  if (!existsSync(copy)) writeFileSync(copy, readFileSync(launcher), { mode: 0o755 });
+  if (!existsSync(join(home, "lib"))) symlinkSync(join(GCLOUD_PUBSUB_HOME, "lib"), join(home, "lib"));
+  return copy;
+}
+
 function configWithOffset(offset) {
   if (!offset) return "firebase.json";
   const config = JSON.parse(readFileSync(join(root, "firebase.json"), "utf8"));
@@ -113,6 +133,12 @@ function main() {
   if (only.includes("functions") && !existsSync(join(root, "functions", "lib", "index.js"))) {
     fail("functions/lib/index.js is missing. Run `npm run build` first.");
   }
+  let pubsub = null;
+  if (mode === "start" && onlyIdx < 0) {
+    pubsub = resolvePubsubBinary();
+    if (pubsub) only += ",pubsub";
+    else process.stderr.write("[emulators] no Pub/Sub emulator found: the scheduled functions will not load (run them with `npx retention run`).\n");
+  }
   const offset = Number(process.env.EMULATOR_PORT_OFFSET ?? 0);
   const configFile = configWithOffset(offset);
   const config = JSON.parse(readFileSync(join(root, configFile), "utf8"));
@@ -120,6 +146,7 @@ function main() {
   const env = {
     ...process.env,
     FIRESTORE_EMULATOR_BINARY_PATH: jar,
+    ...(pubsub ? { PUBSUB_EMULATOR_BINARY_PATH: pubsub } : {}),
     GCLOUD_PROJECT: PROJECT,
     FUNCTIONS_EMULATOR_ORIGIN: `http://127.0.0.1:${em.functions.port}`,
     RETENTION_PROJECT_ID: PROJECT,

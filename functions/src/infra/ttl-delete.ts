@@ -202,7 +202,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
         updatedAt: toTimestamp(nowMs),
         expireAt: toTimestamp(markerExpireAtMs(nowMs, pol)),
       });
-      opts.beforeCommit?.("final");
+      await markerRef.set({ ...markerBody, state: "DONE" }); opts.beforeCommit?.("final");
       // Children deleted, the marker, the evidence entry and the chain head.
       return { kind: "done" as const, writes: pageWrites + 3, removed, kept, seq: entry.seq, parentRecreated };
     }, TX_OPTIONS);

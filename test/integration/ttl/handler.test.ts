@@ -50,7 +50,7 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
 
     const concurrent = await Promise.allSettled(Array.from({ length: 5 }, () => handleTtlDeleted(sessions, event)));
     // A delivery that lost every transaction retry would fail and be redelivered; model that by retrying.
-    const outcomes = await Promise.all(concurrent.map((r) => (r.status === "fulfilled" ? r.value : handleTtlDeleted(sessions, event))));
+    const outcomes = await Promise.all(concurrent.map((r) => (r.status === "fulfilled" ? Promise.resolve(r.value) : handleTtlDeleted(sessions, event))));
     for (let i = 0; i < 5; i++) outcomes.push(await handleTtlDeleted(sessions, event));
 
     expect(outcomes).toHaveLength(10);
