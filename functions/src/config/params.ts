@@ -1,7 +1,9 @@
 import { defineInt, defineString } from "firebase-functions/params";
 
 /**
- * Every deploy-time setting, in one place. Each has a default so the emulators need no .env file.
+ * Every deploy-time setting, in one place. Each has a default for deploys; the Functions emulator (firebase-tools
+ * 14) still prompts for params without a dotenv value, so functions/.env.local mirrors these for the emulators.
+ * Add a new param to both.
  * Params reach the runtime as environment variables, which is how infra code reads them lazily
  * (`infra/settings.ts`), so the CLI and tests use the same names.
  */

@@ -8,14 +8,19 @@ import { TX_OPTIONS } from "./holds";
 import { log } from "./logs";
 import { fenceStep, writeCheckpoint } from "./purge-fence";
 import { fire, purgeEvidence, type StepEnv } from "./purge-env";
-import { batchFrom, batchRef, checkpointRef, readAll, requestRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "./purge-store";
+import { batchFrom, batchRef, readAll, requestRef, retainedRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "./purge-store";
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
 const MAX_FINDING_PATHS = 100;
 
 async function retainedRecords(cp: UnitCheckpoint): Promise<RetainedRecord[]> {
-  const snap = await checkpointRef(cp.unitKey).collection("retained").where("round", "==", cp.round).get();
-  return snap.docs.flatMap((d) => (d.get("items") as RetainedRecord[] | undefined) ?? []);
+  const out: RetainedRecord[] = [];
+  for (let i = 0; i < cp.retainedChunks; i++) {
+    const snap = await retainedRef(cp.unitKey, cp.round, i).get();
+    if (!snap.exists) throw new Error(`purge record ${snap.ref.path} is missing: the checkpoint names retained items that were never written`);
+    out.push(...((snap.get("items") as RetainedRecord[] | undefined) ?? []));
+  }
+  return out;
 }
 
 async function* batches(cp: UnitCheckpoint): AsyncGenerator<BatchDoc> {

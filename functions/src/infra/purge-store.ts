@@ -33,6 +33,8 @@ export interface UnitCheckpoint {
   batchCount: number;
   /** Manifest paths (deletes and masks): the measure for fanning out. */
   pathCount: number;
+  /** Documents under `retained/` holding this round's retained items (ids r{round}-0 .. n-1). */
+  retainedChunks: number;
   /** Batches [0, deleteBatches) delete; the rest mask (masking comes last). */
   deleteBatches: number;
   nextStep: number;
@@ -94,12 +96,13 @@ export function checkpointFrom(data: DocumentData | undefined): UnitCheckpoint |
     collection: typeof data.collection === "string" ? data.collection : null,
     subject: (data.subject as Subject | undefined) ?? null,
     round: data.round,
-    phase: data.phase === "DONE" || data.phase === "BLOCKED" ? data.phase : "RUNNING",
+    phase: data.phase === "DONE" ? "DONE" : data.phase === "BLOCKED" ? "BLOCKED" : "RUNNING",
     manifestHash: String(data.manifestHash ?? ""),
     policyVersion: String(data.policyVersion ?? ""),
     decidedAtMs: typeof data.decidedAtMs === "number" ? data.decidedAtMs : 0,
     batchCount: typeof data.batchCount === "number" ? data.batchCount : 0,
     pathCount: typeof data.pathCount === "number" ? data.pathCount : 0,
+    retainedChunks: typeof data.retainedChunks === "number" ? data.retainedChunks : 0,
     deleteBatches: typeof data.deleteBatches === "number" ? data.deleteBatches : 0,
     nextStep: typeof data.nextStep === "number" ? data.nextStep : 0,
     pending: (data.pending as UnitCheckpoint["pending"]) ?? null,

@@ -86,7 +86,7 @@ function baseCheckpoint(
   plan: UnitPlan,
   round: number,
   env: StepEnv,
-): Omit<UnitCheckpoint, "phase" | "batchCount" | "deleteBatches" | "nextStep" | "blockedReason" | "pathCount"> {
+): Omit<UnitCheckpoint, "phase" | "batchCount" | "deleteBatches" | "nextStep" | "blockedReason" | "pathCount" | "retainedChunks"> {
   return {
     unitKey: unit.unitKey,
     kind: unit.kind,
@@ -151,7 +151,8 @@ export async function startRound(
       complete: false,
     },
   }));
-  for (let i = 0; i * RETAINED_PER_DOC < plan.retain.length; i++) {
+  const retainedChunks = Math.ceil(plan.retain.length / RETAINED_PER_DOC);
+  for (let i = 0; i < retainedChunks; i++) {
     writes.push({ ref: retainedRef(unit.unitKey, round, i), data: { round, items: plan.retain.slice(i * RETAINED_PER_DOC, (i + 1) * RETAINED_PER_DOC) } });
   }
   await writeInChunks(writes);
@@ -162,6 +163,7 @@ export async function startRound(
     batchCount: batches.length,
     deleteBatches,
     pathCount,
+    retainedChunks,
     nextStep: 0,
     blockedReason: null,
   };
@@ -225,6 +227,7 @@ export async function blockUnit(
       batchCount: 0,
       deleteBatches: 0,
       pathCount: 0,
+      retainedChunks: 0,
       nextStep: 0,
       pending: null,
       fanOut: null,

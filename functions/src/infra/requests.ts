@@ -251,18 +251,15 @@ export async function cancelDeletionRequest(requestId: string, callerUid: string
   if (cancelled) log.info("deletion.cancelled", { requestId });
 
   let restored = 0;
-  for (const collectionId of governedCollectionIds()) {
-    let batch: string[] = [];
-    const flush = async () => {
-      if (batch.length > 0) restored += await restoreBatch(requestId, batch, actor, nowMs);
+  let batch: string[] = [];
+  for await (const path of markedBy(requestId)) {
+    batch.push(path);
+    if (batch.length >= REQUEST_BATCH) {
+      restored += await restoreBatch(requestId, batch, actor, nowMs);
       batch = [];
-    };
-    for await (const d of pageQuery(db().collectionGroup(collectionId).where("deletionRequestId", "==", requestId), REQUEST_BATCH)) {
-      batch.push(d.ref.path);
-      if (batch.length >= REQUEST_BATCH) await flush();
     }
-    await flush();
   }
+  if (batch.length > 0) restored += await restoreBatch(requestId, batch, actor, nowMs);
   return { restored };
 }
 
@@ -297,6 +294,13 @@ async function restoreBatch(requestId: string, paths: string[], actor: Actor, no
     evidence.append(requestEvidence("SOFT_DELETE_RESTORED", req, actor, nowMs, restoredPaths, { restored: restoredPaths.length, movedOn }));
     return restoredPaths.length;
   }, TX_OPTIONS);
+}
+
+/** Every document carrying the request's id, one collection group after another, a page at a time. */
+async function* markedBy(requestId: string): AsyncGenerator<string> {
+  for (const collectionId of governedCollectionIds()) {
+    for await (const d of pageQuery(db().collectionGroup(collectionId).where("deletionRequestId", "==", requestId), REQUEST_BATCH)) yield d.ref.path;
+  }
 }
 
 /** The collection ids that hold governed documents (the last collection of each registry pattern). */

@@ -66,8 +66,8 @@ interface MarkerDoc {
   classification: TtlDeleteClass;
   childrenRemoved: number;
   childrenKept: number;
-  /** Where the next page starts, while IN_PROGRESS. */
-  cursor: { collectionIndex: number; after: string | null } | null;
+  /** Where the next page starts, while IN_PROGRESS: a child collection id and the last child id read in it. */
+  cursor: { collection: string; after: string | null } | null;
   evidenceSeq: number | null;
 }
 
@@ -127,25 +127,26 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
       }
       // A parent that exists again was re-created after the delete: its subcollections are not orphans.
       const parentRecreated = (await tx.get(parentRef)).exists;
-      let cursor = marker?.cursor ?? { collectionIndex: 0, after: null };
+      // The cursor names its collection, so a collection emptied by an earlier page (and no longer listed)
+      // cannot shift it; collections are walked in sorted order.
+      const start = marker?.cursor ?? null;
+      let index = start ? collections.findIndex((c) => c >= start.collection) : 0;
+      if (index < 0) index = collections.length;
+      let after = start && collections[index] === start.collection ? start.after : null;
       const page: QueryDocumentSnapshot[] = [];
       const walking = plan.removeChildren && !parentRecreated;
-      while (walking && page.length < pageSize && cursor.collectionIndex < collections.length) {
+      while (walking && page.length < pageSize && index < collections.length) {
         const limit = pageSize - page.length;
-        let q = parentRef
-          .collection(collections[cursor.collectionIndex]!)
-          .select("legalHold", "lifecycleState")
-          .orderBy(FieldPath.documentId())
-          .limit(limit);
-        if (cursor.after !== null) q = q.startAfter(cursor.after);
+        let q = parentRef.collection(collections[index]!).select("legalHold", "lifecycleState").orderBy(FieldPath.documentId()).limit(limit);
+        if (after !== null) q = q.startAfter(after);
         const snap = await tx.get(q);
         page.push(...snap.docs);
-        cursor =
-          snap.size < limit
-            ? { collectionIndex: cursor.collectionIndex + 1, after: null }
-            : { collectionIndex: cursor.collectionIndex, after: snap.docs[snap.size - 1]!.id };
+        if (snap.size < limit) {
+          index++;
+          after = null;
+        } else after = snap.docs[snap.size - 1]!.id;
       }
-      const finished = !walking || cursor.collectionIndex >= collections.length;
+      const finished = !walking || index >= collections.length;
       const evidence = finished ? await openEvidence(tx) : null;
 
       let removed = marker?.childrenRemoved ?? 0;
@@ -169,7 +170,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
         classification,
         childrenRemoved: removed,
         childrenKept: kept,
-        cursor: finished ? null : cursor,
+        cursor: finished ? null : { collection: collections[index]!, after },
         evidenceSeq: null,
       };
       if (!evidence) {
@@ -202,7 +203,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
         updatedAt: toTimestamp(nowMs),
         expireAt: toTimestamp(markerExpireAtMs(nowMs, pol)),
       });
-      await markerRef.set({ ...markerBody, state: "DONE" }); opts.beforeCommit?.("final");
+      opts.beforeCommit?.("final");
       // Children deleted, the marker, the evidence entry and the chain head.
       return { kind: "done" as const, writes: pageWrites + 3, removed, kept, seq: entry.seq, parentRecreated };
     }, TX_OPTIONS);

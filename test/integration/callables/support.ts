@@ -6,8 +6,9 @@ import type { DocumentReference, Firestore } from "firebase-admin/firestore";
 import { expect } from "vitest";
 import { verifyChain, type ChainedEvidence } from "../../../functions/src/domain/evidence";
 import { chainHeadRef } from "../../../functions/src/infra/evidence-store";
+import { policy } from "../../../functions/src/infra/registry";
 import { seedDemo } from "../../../functions/src/infra/seed";
-import { call, clearAuth, clearFirestore, db, idTokenFor, type CallableResult } from "../../helpers/emulator";
+import { call, clearAuth, clearFirestore, db, idTokenFor, waitFor, type CallableResult } from "../../helpers/emulator";
 
 export const T0 = Date.now();
 
@@ -21,8 +22,35 @@ export interface Tokens {
   stranger: string;
 }
 
+/**
+ * Deleting a document of a TTL collection fires its delete trigger, which writes a marker and evidence some
+ * time later. So that no trigger of one test writes into the next, the TTL collections are emptied first and
+ * their triggers waited for (each writes a DONE marker); only then is the database cleared.
+ */
+async function drainTtlTriggers(): Promise<void> {
+  const collections = policy()
+    .ttlCollections()
+    .map((r) => r.pattern.split("/"))
+    .filter((s) => s.length === 2)
+    .map((s) => s[0]!);
+  const done = async () => (await db().collection("processedEvents").where("state", "==", "DONE").count().get()).data().count;
+  const before = await done();
+  let deleted = 0;
+  for (const c of collections) {
+    const refs = await db().collection(c).listDocuments();
+    for (const ref of refs) {
+      if ((await ref.get()).exists) {
+        await db().recursiveDelete(ref);
+        deleted++;
+      }
+    }
+  }
+  if (deleted > 0) await waitFor(async () => (await done()) >= before + deleted, `${deleted} TTL delete triggers`, 30_000);
+}
+
 /** Clears both emulators, seeds the demo (documents and Auth users) and signs every role in. */
 export async function freshDemo(): Promise<Tokens> {
+  await drainTtlTriggers();
   await clearFirestore();
   await clearAuth();
   await seedDemo({ nowMs: Date.now() });

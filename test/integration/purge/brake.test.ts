@@ -96,4 +96,13 @@ describe("mass-deletion brake", () => {
     expect((second.brake as { runKey: string }).runKey).not.toBe(runKey);
     expect((await allGovernedPaths()).size).toBe(before.size + 1);
   });
+
+  it("a dry run reports what the brake would say and writes nothing", async () => {
+    const summary = await runNightlyPurge(runOptions({ dryRun: true }));
+    expect(summary).toMatchObject({ dryRun: true, wouldDelete: EXPIRED, brake: { tripped: true } });
+    expect(summary.units).toEqual([expect.objectContaining({ unitKey: "sweep-events", delete: EXPIRED })]);
+    expect(await allGovernedPaths()).toEqual(before);
+    const control = await Promise.all(["deletionAudits", "retentionJobs", "archives"].map(async (c) => (await db().collection(c).get()).size));
+    expect(control).toEqual([0, 0, 0]);
+  });
 });

@@ -16,8 +16,9 @@ describe("scale-out over the purgeChunk task queue", () => {
     const requestId = await requestDeletion("u-51");
     const before = await allGovernedPaths();
     const queue: PurgeChunkTask[] = [];
-    const enqueue = async (t: PurgeChunkTask) => {
+    const enqueue = (t: PurgeChunkTask): Promise<void> => {
       queue.push(t);
+      return Promise.resolve();
     };
     const summary = await runNightlyPurge(runOptions({ sweep: false, batchSize: 3, fanOutThreshold: 5, chunkSteps: 4, enqueue }));
     expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual(["FANNED_OUT"]);

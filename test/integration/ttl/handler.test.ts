@@ -118,6 +118,26 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
     expect((await markersByPath("sessions/s-many"))[0]!.get("state")).toBe("DONE");
   });
 
+  it("a resumed delete finds its place even after an emptied subcollection stops being listed", async () => {
+    const tokens = await putExpiredSession("s-two", 3);
+    const extras = ["sessions/s-two/extras/x1", "sessions/s-two/extras/x2"];
+    for (const p of extras) await db().doc(p).set({ n: 1 });
+    const event = await sweep("sessions/s-two", "evt-two-1", { sessionId: "s-two" });
+    let commits = 0;
+    const crashOnSecondCommit = () => {
+      if (++commits === 2) throw new InjectedFault("crash on the second (last) page");
+    };
+
+    // Page 1 empties `extras` and takes the first token; the crash loses page 2.
+    await expect(handleTtlDeleted(sessions, event, { pageSize: 3, beforeCommit: crashOnSecondCommit })).rejects.toBeInstanceOf(InjectedFault);
+    expect(await existing([...extras, ...tokens])).toEqual(tokens.slice(1));
+    expect((await db().doc("sessions/s-two").listCollections()).map((c) => c.id)).toEqual(["tokens"]);
+
+    const retry = await handleTtlDeleted(sessions, event, { pageSize: 3 });
+    expect(retry).toMatchObject({ outcome: "PROCESSED", childrenRemoved: 5 });
+    expect(await existing([...extras, ...tokens])).toEqual([]);
+  });
+
   it("a held document with a stray TTL value: incident evidence, an ERROR log, and its children untouched", async () => {
     const errors = vi.spyOn(log, "error");
     await putGoverned("events/e-held", { type: "X" }, { expireAtMs: Date.now() - 1000, legalHold: true, lifecycleState: "LEGAL_HOLD", holdIds: ["h-1"] });

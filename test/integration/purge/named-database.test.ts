@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { allGovernedPaths, expectChainVerifies, expectDeletionsExplained, hold, putCustomer, putSession, requestDeletion, runOptions } from "./support";
+
+const NAMED = "retention-eu";
+
+describe("named database", () => {
+  const previous = process.env.RETENTION_DATABASE_ID;
+
+  beforeAll(async () => {
+    process.env.RETENTION_DATABASE_ID = NAMED;
+    await clearFirestore(NAMED);
+    await clearFirestore("(default)");
+    await clearAuth();
+  });
+
+  afterAll(() => {
+    if (previous === undefined) delete process.env.RETENTION_DATABASE_ID;
+    else process.env.RETENTION_DATABASE_ID = previous;
+  });
+
+  it("purges in the configured database and touches nothing in (default)", async () => {
+    await putCustomer("u-61", { messages: 2, activity: 3 });
+    await putSession("s-old", "u-62", 40);
+    await hold("activity/a-u-61-01");
+    const requestId = await requestDeletion("u-61");
+    const before = await allGovernedPaths();
+    const summary = await runNightlyPurge(runOptions({ batchSize: 2 }));
+    const units = summary.units as UnitReport[];
+    expect(units.find((u) => u.unitKey === requestId)?.outcome).toBe("DONE");
+    expect(units.find((u) => u.unitKey === "sweep-sessions")?.outcome).toBe("DONE");
+    expect((await db(NAMED).doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("PURGED");
+    const after = await allGovernedPaths();
+    expect(after.has("activity/a-u-61-01")).toBe(true);
+    const gone = [...before].filter((p) => !after.has(p));
+    expect(gone).toEqual(expect.arrayContaining(["tenants/t-acme/users/u-61", "sessions/s-old", "sessions/s-old/tokens/tk-s-old", "userDirectory/u-61"]));
+    const entries = await expectChainVerifies();
+    await expectDeletionsExplained(entries, gone);
+    // The default database saw none of it: no documents, no evidence, no leases or checkpoints.
+    const untouched = await db("(default)").listCollections();
+    expect(untouched.map((c) => c.id)).toEqual([]);
+  });
+});
