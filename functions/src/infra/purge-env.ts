@@ -33,6 +33,8 @@ export interface StepEnv {
   nowMs: number;
   asOfMs: number | null;
   actor: Actor;
+  /** Who started the run when it was not the schedule (an operator through runRetentionJob), as "type:id". */
+  startedBy: string | null;
   correlationId: string | null;
   maxOpsPerSecond: number;
   hook: PurgeHook | undefined;
@@ -59,6 +61,6 @@ export function purgeEvidence(
     manifestHash: cp.manifestHash,
     asOfMs: env.asOfMs,
     ...body,
-    detail: { unitKey: cp.unitKey, round: cp.round, ...(body.detail ?? {}) },
+    detail: { unitKey: cp.unitKey, round: cp.round, ...(env.startedBy ? { startedBy: env.startedBy } : {}), ...(body.detail ?? {}) },
   };
 }

@@ -15,7 +15,7 @@ type BulkWriterError = Parameters<Parameters<BulkWriter["onWriteError"]>[0]>[0];
 
 /** A batch whose documents keep changing under it is not retried forever within one step. */
 const MAX_ATTEMPTS = 5;
-const PROBE_CONCURRENCY = 16;
+const PROBE_CONCURRENCY = 50;
 
 /**
  * Whether any document remains under `path`, at any depth. `listCollections` also finds subcollections

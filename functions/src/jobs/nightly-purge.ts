@@ -72,6 +72,7 @@ interface RunConfig {
 }
 
 const DEFAULT_BUDGET_MS = 480_000;
+const PURGE_ACTOR = { type: "system", id: "nightlyPurge" } as const;
 
 function holderFor(opts: PurgeRunOptions): LeaseHolder {
   return { owner: opts.owner ?? `nightlyPurge:${randomUUID()}`, ttlMs: opts.leaseMs ?? purgeSettings.leaseMs(), clock: opts.clock ?? Date.now };
@@ -82,7 +83,10 @@ function envFor(opts: PurgeRunOptions, holder: LeaseHolder): StepEnv {
     holder,
     nowMs: opts.nowMs,
     asOfMs: opts.asOfMs,
-    actor: opts.actor,
+    // The purge itself is the system's act; an operator who started it on demand is named beside it
+    // (and in the JOB_RUN entry with the same correlation id).
+    actor: PURGE_ACTOR,
+    startedBy: opts.actor.type === "system" ? null : `${opts.actor.type}:${opts.actor.id}`,
     correlationId: opts.correlationId ?? null,
     maxOpsPerSecond: opts.maxOpsPerSecond ?? purgeSettings.maxOpsPerSecond(),
     hook: opts.hook,
@@ -311,6 +315,7 @@ export async function runPurgeChunk(task: PurgeChunkTask, opts: ChunkOptions = {
     nowMs,
     asOfMs: task.asOfMs !== null && settings.onEmulator() ? task.asOfMs : null,
     actor: { type: "system", id: "purgeChunk" },
+    startedBy: null,
     correlationId: task.correlationId,
     maxOpsPerSecond: opts.maxOpsPerSecond ?? purgeSettings.maxOpsPerSecond(),
     hook: opts.hook,

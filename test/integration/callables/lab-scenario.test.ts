@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { hashManifest } from "../../../functions/src/domain/plan";
+import { hashManifest, type RetainedItem } from "../../../functions/src/domain/plan";
 import { DAY_MS } from "../../../functions/src/domain/policy";
 import { toMs } from "../../../functions/src/infra/governed-doc";
 import { writeGoverned } from "../../../functions/src/infra/governed-repo";
@@ -9,7 +9,7 @@ import { callExpect, docData, expectRefused, freshDemo, readChain, verifyStoredC
 
 interface Plan {
   delete: string[];
-  retain: { path: string; action: string; reasonCode: string; reason: string; fields?: string[]; until?: string; holdId?: string }[];
+  retain: RetainedItem[];
   externalCopiesToReview: string[];
   policyVersion: string;
   manifestHash: string;

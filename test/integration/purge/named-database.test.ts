@@ -4,6 +4,8 @@ import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { allGovernedPaths, expectChainVerifies, expectDeletionsExplained, hold, putCustomer, putSession, requestDeletion, runOptions } from "./support";
 
 const NAMED = "retention-eu";
+/** Another database in the same project, which must see none of the purge. */
+const UNTOUCHED = "(default)";
 
 describe("named database", () => {
   const previous = process.env.RETENTION_DATABASE_ID;
@@ -11,7 +13,7 @@ describe("named database", () => {
   beforeAll(async () => {
     process.env.RETENTION_DATABASE_ID = NAMED;
     await clearFirestore(NAMED);
-    await clearFirestore("(default)");
+    await clearFirestore(UNTOUCHED);
     await clearAuth();
   });
 
@@ -37,8 +39,14 @@ describe("named database", () => {
     expect(gone).toEqual(expect.arrayContaining(["tenants/t-acme/users/u-61", "sessions/s-old", "sessions/s-old/tokens/tk-s-old", "userDirectory/u-61"]));
     const entries = await expectChainVerifies();
     await expectDeletionsExplained(entries, gone);
-    // The default database saw none of it: no documents, no evidence, no leases or checkpoints.
-    const untouched = await db("(default)").listCollections();
-    expect(untouched.map((c) => c.id)).toEqual([]);
+    // The other database saw none of it: no purge records, no purge evidence, none of the data. (With the
+    // functions emulator running, its Auth backstop may write there for other suites' users: only the
+    // purge's own traces are looked for.)
+    const other = db(UNTOUCHED);
+    expect((await other.collection("retentionJobs").get()).docs.map((d) => d.id).filter((id) => id.startsWith("purge-"))).toEqual([]);
+    const actions = (await other.collection("deletionAudits").get()).docs.map((d) => String(d.get("action")));
+    expect(actions.filter((a) => /^(PURGE|ARCHIVE|AUTH_ACCOUNT)/.test(a))).toEqual([]);
+    expect((await other.doc(`deletionRequests/${requestId}`).get()).exists).toBe(false);
+    expect((await other.collection("activity").get()).size).toBe(0);
   });
 });

@@ -11,10 +11,25 @@ import { computeExpireAt, computeRetainUntil } from "../../../functions/src/doma
 import { chainHeadRef } from "../../../functions/src/infra/evidence-store";
 import { governedToFirestore } from "../../../functions/src/infra/governed-doc";
 import { placeHold } from "../../../functions/src/infra/holds";
+import { settings } from "../../../functions/src/infra/settings";
 import { policy } from "../../../functions/src/infra/registry";
 import { openDeletionRequest } from "../../../functions/src/infra/requests";
 import type { PurgeRunOptions } from "../../../functions/src/jobs/nightly-purge";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+
+/**
+ * The purge suites run on a named database of their own. That proves the engine follows
+ * RETENTION_DATABASE_ID, and it keeps them clear of the functions emulator's triggers (bound to the
+ * default database), which would otherwise answer every delete of a reset with evidence of their own,
+ * arriving while the next test runs. `fan-out-task-queue.test.ts` switches back to the default database,
+ * the one the emulated purgeChunk function uses.
+ */
+export const PURGE_TEST_DATABASE = "purge-tests";
+useDatabase(PURGE_TEST_DATABASE);
+
+export function useDatabase(databaseId: string): void {
+  process.env.RETENTION_DATABASE_ID = databaseId;
+}
 
 /**
  * The seeding time: in the past, so that a request an Auth trigger might open at wall-clock time (when the
@@ -25,7 +40,7 @@ export const T0 = Date.parse("2026-06-01T00:00:00Z");
 export const AFTER_GRACE = T0 + 8 * DAY_MS;
 
 export async function reset(): Promise<void> {
-  await clearFirestore();
+  await clearFirestore(settings.databaseId());
   await clearAuth();
 }
 

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import { callOk, db, idTokenFor, waitFor } from "../../helpers/emulator";
+import { AFTER_GRACE, allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, putCustomer, requestDeletion, reset, runOptions, useDatabase } from "./support";
+
+// These suites need the functions and Cloud Tasks emulators (the default `scripts/emulators.mjs exec`, after
+// `npm run build`); they fail at once, never skip, when those are not running.
+if (!process.env.CLOUD_TASKS_EMULATOR_HOST || !process.env.FUNCTIONS_EMULATOR_ORIGIN) {
+  throw new Error("functions-emulator.test.ts needs the functions and tasks emulators: run without `--only firestore,auth` (and `npm run build` first).");
+}
+// The emulated functions work on the database in functions/.env.local: the default one.
+useDatabase("(default)");
+
+describe("the purge through the functions emulator", () => {
+  it("enqueues a large unit on purgeChunk, and the chain of real tasks purges and verifies it", async () => {
+    await reset();
+    await putCustomer("u-52", { messages: 4, activity: 6 });
+    const requestId = await requestDeletion("u-52");
+    const before = await allGovernedPaths();
+    const summary = await runNightlyPurge(runOptions({ sweep: false, batchSize: 2, fanOutThreshold: 3, chunkSteps: 3 }));
+    expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual(["FANNED_OUT"]);
+    await waitFor(async () => (await db().doc(`deletionRequests/${requestId}`).get()).get("state") === "PURGED", "request PURGED by purgeChunk tasks", 90_000);
+    const after = await allGovernedPaths();
+    const gone = [...before].filter((p) => !after.has(p));
+    expect(gone).toHaveLength(4 + 6 + 2);
+    const entries = await expectChainVerifies();
+    await expectDeletionsExplained(entries, gone);
+    const batches = entries.filter((e) => e.action === "PURGE_BATCH");
+    expect(batches.length).toBeGreaterThanOrEqual(6);
+    expect(batches.every((e) => e.actor.id === "purgeChunk")).toBe(true);
+  }, 120_000);
+
+  it("runs as nightlyPurge through runRetentionJob for a retention-admin, as of a time after the grace period", async () => {
+    await reset();
+    await putCustomer("u-53", { messages: 2, activity: 2 });
+    const requestId = await requestDeletion("u-53");
+    const before = await allGovernedPaths();
+    const token = await idTokenFor({ uid: "r-3001", claims: { roles: ["retention-admin"] } });
+    const summary = await callOk<{ job: string; asOf: string; units: UnitReport[] }>(
+      "runRetentionJob",
+      { job: "nightlyPurge", asOf: new Date(AFTER_GRACE).toISOString() },
+      token,
+    );
+    expect(summary.job).toBe("nightlyPurge");
+    expect(summary.asOf).toBe(new Date(AFTER_GRACE).toISOString());
+    expect(summary.units.find((u) => u.unitKey === requestId)?.outcome).toBe("DONE");
+    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("PURGED");
+    const entries = await expectChainVerifies();
+    const after = await allGovernedPaths();
+    const deleted = [...before].filter((p) => !after.has(p));
+    expect(deleted).toHaveLength(2 + 2 + 2);
+    await expectDeletionsExplained(entries, deleted);
+    // The operator's run and its asOf are on the record; the purge's own entries carry the asOf, the system
+    // actor, the operator who started it, and the run's correlation id.
+    const run = (await evidence()).find((e) => e.action === "JOB_RUN");
+    expect(run).toMatchObject({ actor: { type: "staff", id: "r-3001" }, asOfMs: AFTER_GRACE });
+    for (const e of entries.filter((x) => x.action === "PURGE_BATCH")) {
+      expect(e).toMatchObject({ asOfMs: AFTER_GRACE, actor: { type: "system", id: "nightlyPurge" }, correlationId: run!.correlationId });
+      expect(e.detail?.startedBy).toBe("staff:r-3001");
+    }
+  }, 120_000);
+});

@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import {
+  cancelDecision,
+  newDeletionRequest,
+  parseRequestState,
+  restoreOutcome,
+  softDeleteOutcome,
+  type SoftDeleteMarks,
+} from "../../../functions/src/domain/deletion-request";
+import { describePath, describeRetained } from "../../../functions/src/domain/deletion-status";
+import { DomainError } from "../../../functions/src/domain/errors";
+import type { GovernedFields } from "../../../functions/src/domain/governed";
+import { DAY_MS, PolicyIndex } from "../../../functions/src/domain/policy";
+import { loadV1, policyV1 } from "../../helpers/policy";
+
+const policy = policyV1();
+const T0 = Date.parse("2026-11-30T10:00:00Z");
+const NO_MARKS: SoftDeleteMarks = { softDeletedAtMs: null, preDeleteState: null, deletionRequestId: null };
+
+function doc(over: Partial<GovernedFields> = {}): GovernedFields {
+  return {
+    retentionClass: "user-delete",
+    lifecycleState: "ACTIVE",
+    tenantId: "t-acme",
+    policyVersion: "v1",
+    createdAtMs: T0 - 10 * DAY_MS,
+    expireAtMs: null,
+    retainUntilMs: null,
+    legalHold: false,
+    holdIds: [],
+    preHold: null,
+    ...over,
+  };
+}
+
+function reasonOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof DomainError) return `${e.kind}/${e.reason}`;
+    throw e;
+  }
+  return "no error";
+}
+
+describe("newDeletionRequest", () => {
+  it("takes grace and due periods from the user-delete class and records the policy version", () => {
+    const r = newDeletionRequest({ requestId: "r1", uid: "u-1", tenantId: "t", source: "user", reason: "bye", nowMs: T0 }, policy);
+    expect(r).toEqual({
+      requestId: "r1",
+      subjectType: "user",
+      uid: "u-1",
+      tenantId: "t",
+      state: "PENDING",
+      source: "user",
+      reason: "bye",
+      requestedAtMs: T0,
+      graceEndsAtMs: T0 + 7 * DAY_MS,
+      dueAtMs: T0 + 30 * DAY_MS,
+      policyVersion: "v1",
+      timeline: [{ atMs: T0, event: "REQUESTED", detail: "source user" }],
+      softDeleted: 0,
+    });
+    expect(newDeletionRequest({ requestId: "r2", uid: "u", tenantId: "t", source: "auth-backstop", reason: "", nowMs: T0 }, policy).reason).toBeUndefined();
+  });
+
+  it("follows a different registry's periods, and refuses a registry without the class's due date", () => {
+    const reg = loadV1();
+    const changed = new PolicyIndex({ ...reg, version: "v9", classes: reg.classes.map((c) => (c.id === "user-delete" ? { ...c, graceDays: 14, dueDays: 28 } : c)) });
+    const r = newDeletionRequest({ requestId: "r", uid: "u", tenantId: "t", source: "staff", nowMs: T0 }, changed);
+    expect([r.graceEndsAtMs - T0, r.dueAtMs - T0, r.policyVersion]).toEqual([14 * DAY_MS, 28 * DAY_MS, "v9"]);
+    const broken = new PolicyIndex({ ...reg, classes: reg.classes.map((c) => (c.id === "user-delete" ? { ...c, dueDays: undefined } : c)) });
+    expect(() => newDeletionRequest({ requestId: "r", uid: "u", tenantId: "t", source: "user", nowMs: T0 }, broken)).toThrow(/dueDays/);
+  });
+});
+
+describe("cancelDecision", () => {
+  const req = { uid: "u-1", state: "PENDING" as const, graceEndsAtMs: T0 + 7 * DAY_MS };
+  it("lets the owner cancel a pending request before the grace ends", () => {
+    expect(cancelDecision(req, "u-1", T0)).toBe("cancel");
+    expect(cancelDecision(req, "u-1", T0 + 7 * DAY_MS - 1)).toBe("cancel");
+  });
+  it("is idempotent for an already cancelled request", () => {
+    expect(cancelDecision({ ...req, state: "CANCELLED" }, "u-1", T0 + 30 * DAY_MS)).toBe("already-cancelled");
+  });
+  it("refuses another user, closed requests and an expired grace, with stable codes", () => {
+    expect(reasonOf(() => cancelDecision(req, "u-2", T0))).toBe("permission-denied/NOT_OWNER");
+    expect(reasonOf(() => cancelDecision({ ...req, state: "CANCELLED" }, "u-2", T0))).toBe("permission-denied/NOT_OWNER");
+    for (const state of ["PROCESSING", "PURGED", "BLOCKED"] as const) {
+      expect(reasonOf(() => cancelDecision({ ...req, state }, "u-1", T0))).toBe("failed-precondition/REQUEST_NOT_OPEN");
+    }
+    expect(reasonOf(() => cancelDecision(req, "u-1", T0 + 7 * DAY_MS))).toBe("failed-precondition/GRACE_EXPIRED");
+  });
+});
+
+describe("softDeleteOutcome and restoreOutcome", () => {
+  it("moves ACTIVE data to SOFT_DELETED with the marks a cancel needs", () => {
+    const out = softDeleteOutcome(doc(), NO_MARKS, "r1", false, T0);
+    expect(out).toEqual({
+      kind: "move",
+      fields: doc({ lifecycleState: "SOFT_DELETED" }),
+      marks: { softDeletedAtMs: T0, preDeleteState: "ACTIVE", deletionRequestId: "r1" },
+    });
+  });
+  it("leaves held data, data already moved by this request, and data elsewhere in its lifecycle", () => {
+    expect(softDeleteOutcome(doc({ legalHold: true, lifecycleState: "LEGAL_HOLD" }), NO_MARKS, "r1", false, T0)).toEqual({ kind: "held" });
+    expect(softDeleteOutcome(doc(), NO_MARKS, "r1", true, T0)).toEqual({ kind: "held" });
+    expect(softDeleteOutcome(doc({ lifecycleState: "SOFT_DELETED" }), { ...NO_MARKS, deletionRequestId: "r1" }, "r1", false, T0)).toEqual({ kind: "already" });
+    expect(softDeleteOutcome(doc({ lifecycleState: "SOFT_DELETED" }), NO_MARKS, "r1", false, T0)).toEqual({ kind: "not-active", state: "SOFT_DELETED" });
+    expect(softDeleteOutcome(doc({ lifecycleState: "ARCHIVED" }), NO_MARKS, "r1", false, T0)).toEqual({ kind: "not-active", state: "ARCHIVED" });
+  });
+  it("restores exactly what the request moved, including a hold's parked state", () => {
+    const marks: SoftDeleteMarks = { softDeletedAtMs: T0, preDeleteState: "ACTIVE", deletionRequestId: "r1" };
+    expect(restoreOutcome(doc({ lifecycleState: "SOFT_DELETED" }), marks, "r1")).toEqual({ kind: "restore", fields: doc() });
+    expect(restoreOutcome(doc({ lifecycleState: "SOFT_DELETED" }), marks, "r2")).toEqual({ kind: "skip", why: "OTHER_REQUEST" });
+    const heldAfter = doc({ lifecycleState: "LEGAL_HOLD", legalHold: true, holdIds: ["h"], preHold: { lifecycleState: "SOFT_DELETED", expireAtMs: null } });
+    expect(restoreOutcome(heldAfter, marks, "r1")).toEqual({ kind: "restore", fields: { ...heldAfter, preHold: { lifecycleState: "ACTIVE", expireAtMs: null } } });
+    expect(restoreOutcome(doc({ lifecycleState: "PURGE_ELIGIBLE" }), marks, "r1")).toEqual({ kind: "skip", why: "MOVED_ON" });
+  });
+});
+
+describe("parseRequestState", () => {
+  it("accepts the five states and refuses anything else as corrupt", () => {
+    for (const s of ["PENDING", "CANCELLED", "PROCESSING", "PURGED", "BLOCKED"]) expect(parseRequestState(s)).toBe(s);
+    expect(reasonOf(() => parseRequestState("OPEN"))).toBe("failed-precondition/CORRUPT_REQUEST");
+    expect(reasonOf(() => parseRequestState(undefined))).toBe("failed-precondition/CORRUPT_REQUEST");
+  });
+});
+
+describe("deletion status texts", () => {
+  it("names a path by its collection and id", () => {
+    expect(describePath("tenants/t-acme/orders/o-1002")).toBe("order o-1002");
+    expect(describePath("activity/a-1")).toBe("activity a-1");
+    expect(describePath("auditRecords/ar-001")).toBe("auditRecord ar-001");
+  });
+  it("tells the subject what is kept and why, in words, with the end date where known", () => {
+    const items = describeRetained(
+      [
+        { path: "tenants/t/orders/o-1002", action: "mask", reasonCode: "FINANCE_RETENTION", reason: "finance retention: the order is kept", fields: ["customerName"], until: "2033-09-16" },
+        { path: "tenants/t/orders/o-1003", action: "retain", reasonCode: "LITIGATION", reason: "retention hold h1", holdId: "h1" },
+      ],
+      policy,
+    );
+    expect(items).toEqual([
+      { path: "tenants/t/orders/o-1002", reasonCode: "FINANCE_RETENTION", reason: "finance retention: the order is kept", until: "2033-09-16", text: "order o-1002: finance retention until 2033-09-16" },
+      { path: "tenants/t/orders/o-1003", reasonCode: "LITIGATION", reason: "Litigation hold ordered by counsel.", text: "order o-1003: litigation hold ordered by counsel" },
+    ]);
+  });
+});
