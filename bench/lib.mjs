@@ -17,6 +17,11 @@ export const ordersFor = (docs) => Math.max(1, Math.round((docs - 2) / (1 + MESS
 
 export const counts = { reads: 0, writes: 0, deletes: 0, rpcs: 0 };
 
+/** Starts counting afresh (after a contender's untimed preparation). */
+export function resetCounts() {
+  for (const k of Object.keys(counts)) counts[k] = 0;
+}
+
 /** Counts billed operations: documents returned by reads (min 1 per query), writes and deletes in commits. */
 export function countOperations() {
   const origRequest = Firestore.prototype.request;
