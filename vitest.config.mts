@@ -1,7 +1,24 @@
 import { defineConfig } from "vitest/config";
 
-// Three kinds of test (STYLE.md): unit needs nothing; rules and integration need the emulators and
-// run under `scripts/emulators.mjs`, which fails loudly when the emulator cannot start.
+// Three kinds of test (STYLE.md): unit needs nothing; the emulator suites run under `scripts/emulators.mjs`,
+// which fails loudly when an emulator cannot start. The emulator suites are split in two runs:
+// - "emulator": rules and integration suites that drive the code in-process, on Firestore + Auth only. No
+//   functions are loaded, so no delete trigger reacts to the data a suite writes or clears.
+// - "functions": suites that need the deployed functions (callables over HTTP, the real TTL triggers, the
+//   Cloud Tasks fan-out). They run against the full emulator set, on their own.
+const FUNCTIONS_SUITES = [
+  "test/integration/callables/**/*.test.ts",
+  "test/integration/ttl/trigger.test.ts",
+  "test/integration/purge/functions-emulator.test.ts",
+];
+
+const emulatorDefaults = {
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+  fileParallelism: false,
+  sequence: { concurrent: false },
+};
+
 export default defineConfig({
   test: {
     projects: [
@@ -15,11 +32,17 @@ export default defineConfig({
         test: {
           name: "emulator",
           include: ["test/rules/**/*.test.ts", "test/integration/**/*.test.ts"],
+          exclude: FUNCTIONS_SUITES,
           setupFiles: ["test/helpers/require-emulators.ts"],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
-          fileParallelism: false,
-          sequence: { concurrent: false },
+          ...emulatorDefaults,
+        },
+      },
+      {
+        test: {
+          name: "functions",
+          include: FUNCTIONS_SUITES,
+          setupFiles: ["test/helpers/require-emulators.ts", "test/helpers/require-functions.ts"],
+          ...emulatorDefaults,
         },
       },
     ],
