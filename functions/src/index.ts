@@ -2,7 +2,6 @@
  * The deployed functions, at a glance. Re-exports only; each entry point is a thin adapter in
  * `entrypoints/`.
  */
-export {};
 export { requestAccountDeletion } from "./entrypoints/callable/request-account-deletion";
 export { cancelAccountDeletion } from "./entrypoints/callable/cancel-account-deletion";
 export { getDeletionStatus } from "./entrypoints/callable/get-deletion-status";
