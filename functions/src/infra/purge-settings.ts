@@ -1,16 +1,10 @@
-import { settings } from "./settings";
+import { positiveIntFromEnv, settings } from "./settings";
 
 /**
  * The purge engine's tunables, read lazily from the environment (the params in `config/params.ts` reach
  * the runtime as env vars; the CLI and tests use the same names). Every value has a default.
  */
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return n;
-}
+const positiveInt = positiveIntFromEnv;
 
 export const purgeSettings = {
   /** Documents per batch: one transaction of decisions and one BulkWriter flush each. */

@@ -2,11 +2,12 @@
  * Runtime settings, read lazily from the environment (Cloud Functions exposes params as env vars; the
  * CLI and tests set the same names). Nothing here runs at import time.
  */
-function intFromEnv(name: string, fallback: number): number {
+/** A positive integer setting from the environment, or its default; a malformed value fails loudly. */
+export function positiveIntFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${raw}`);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${raw}`);
   return n;
 }
 
@@ -15,5 +16,5 @@ export const settings = {
   projectId: (): string => process.env.GCLOUD_PROJECT || process.env.GOOGLE_CLOUD_PROJECT || process.env.RETENTION_PROJECT_ID || "demo-atlasmart-firestore",
   /** True only inside the Firebase emulators: the gate for `asOf` time travel. */
   onEmulator: (): boolean => process.env.FUNCTIONS_EMULATOR === "true" || Boolean(process.env.FIRESTORE_EMULATOR_HOST && process.env.RETENTION_ALLOW_AS_OF === "true"),
-  purgeMaxOpsPerSecond: (): number => intFromEnv("RETENTION_PURGE_MAX_OPS_PER_SECOND", 500),
+  purgeMaxOpsPerSecond: (): number => positiveIntFromEnv("RETENTION_PURGE_MAX_OPS_PER_SECOND", 500),
 };
