@@ -43,7 +43,7 @@ const contenders = {
   async audit() {
     const { runRetentionAudit } = functionsLib("jobs/retention-audit.js");
     const summary = await runRetentionAudit({ nowMs: Date.now(), asOfMs: null, dryRun: true, actor: { type: "system", id: "bench" } });
-    return { docs: Number(summary.scanned ?? summary.documentsScanned ?? expectedDocs), findings: summary.findings ?? summary.findingCount };
+    return { docs: Number(summary.documents), findings: summary.findings };
   },
   /**
    * Our purge of the tenant subject, end to end: plan, brake, decisions, holds per batch, evidence,

@@ -7,6 +7,7 @@ import { db } from "./firestore";
 import { TX_OPTIONS } from "./holds";
 import { log } from "./logs";
 import { fenceStep, writeCheckpoint } from "./purge-fence";
+import { descendantsRemainBatch } from "./purge-probe";
 import { fire, purgeEvidence, type StepEnv } from "./purge-env";
 import { activeHoldsInTx, batchFrom, batchRef, claimsActiveInTx, factsOf, settledPaths, type UnitCheckpoint } from "./purge-store";
 import { policy } from "./registry";
@@ -15,30 +16,6 @@ type BulkWriterError = Parameters<Parameters<BulkWriter["onWriteError"]>[0]>[0];
 
 /** A batch whose documents keep changing under it is not retried forever within one step. */
 const MAX_ATTEMPTS = 5;
-const PROBE_CONCURRENCY = 50;
-
-/**
- * Whether any document remains under `path`, at any depth. `listCollections` also finds subcollections
- * of documents that no longer exist, and one document is enough to say "not yet".
- */
-async function descendantsRemain(path: string): Promise<boolean> {
-  const cols = await db().doc(path).listCollections();
-  for (const c of cols) {
-    if (!(await c.limit(1).get()).empty) return true;
-  }
-  return false;
-}
-
-async function probeAll(paths: readonly string[]): Promise<Map<string, boolean>> {
-  const out = new Map<string, boolean>();
-  for (let i = 0; i < paths.length; i += PROBE_CONCURRENCY) {
-    const slice = paths.slice(i, i + PROBE_CONCURRENCY);
-    const results = await Promise.all(slice.map(descendantsRemain));
-    slice.forEach((p, k) => out.set(p, results[k]!));
-  }
-  return out;
-}
-
 /**
  * Deletes with BulkWriter, throttled to the configured ceiling, each delete conditioned on the document
  * being unchanged since the decision was read (`lastUpdateTime`): a hold (or any write) landing after the
@@ -82,7 +59,7 @@ async function decide(cp: UnitCheckpoint, step: number, batchIndex: number, env:
   const bRef = batchRef(cp.unitKey, cp.round, batchIndex);
   const batch = batchFrom(await bRef.get());
   const unsettled = batch.items.map((i) => i.path).filter((p) => !settledPaths(batch.outcome).has(p));
-  const probes = await probeAll(unsettled);
+  const probes = await descendantsRemainBatch(unsettled);
   const pol = policy();
   return db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, step);
@@ -107,7 +84,7 @@ async function decide(cp: UnitCheckpoint, step: number, batchIndex: number, env:
       const archive = archiveSnaps.get(f.path);
       // The archive is verified again now, against the source as it is in this transaction.
       const archiveVerified = archive !== undefined && f.exists && verifyArchiveSnapshot(snaps[k]!, archive) === null;
-      return decideExecute(f, cp, ctx, { archiveVerified, descendantsRemain: probes.get(f.path) === true, claimActive });
+      return decideExecute(f, cp, ctx, { archiveVerified, descendantsRemain: probes.has(f.path), claimActive });
     });
     const toDelete: string[] = [];
     const updateTimes: Timestamp[] = [];
