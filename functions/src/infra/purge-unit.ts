@@ -83,7 +83,7 @@ export async function leaseSweep(collection: string, holder: LeaseHolder): Promi
 
 function baseCheckpoint(
   unit: LeasedUnit,
-  plan: UnitPlan,
+  plan: Pick<UnitPlan, "manifestHash">,
   round: number,
   env: StepEnv,
 ): Omit<UnitCheckpoint, "phase" | "batchCount" | "deleteBatches" | "nextStep" | "blockedReason" | "pathCount" | "retainedChunks"> {
@@ -214,35 +214,23 @@ export async function blockUnit(
     const evidence = await openEvidence(tx);
     const at = toTimestamp(env.nowMs);
     const cp = {
-      unitKey: unit.unitKey,
-      kind: unit.kind,
-      requestId: unit.requestId,
-      collection: unit.collection,
-      subject: unit.subject,
-      round,
+      ...baseCheckpoint(unit, plan, round, env),
       phase: "BLOCKED",
-      manifestHash: plan.manifestHash,
-      policyVersion: policy().version,
-      decidedAtMs: env.nowMs,
       batchCount: 0,
       deleteBatches: 0,
       pathCount: 0,
       retainedChunks: 0,
       nextStep: 0,
-      pending: null,
-      fanOut: null,
       blockedReason: reason,
       finishedAt: at,
     };
+    tx.set(checkpointRef(unit.unitKey), cp);
     if (unit.kind === "request" && unit.requestId) {
-      tx.set(checkpointRef(unit.unitKey), cp);
       releaseLeaseInTx(tx, unit.leaseRef, {
         state: "BLOCKED",
         blockedReason: reason,
         timeline: FieldValue.arrayUnion({ at, event: "PURGE_BLOCKED", detail: reason }),
       });
-    } else {
-      tx.set(checkpointRef(unit.unitKey), cp);
     }
     evidence.append(
       purgeEvidence(env, { ...cp }, {
