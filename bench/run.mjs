@@ -16,8 +16,8 @@ if (!host) {
   process.exit(2);
 }
 const sizes = (process.env.BENCH_SIZES ?? "1000,10000,50000").split(",").map(Number);
-const FAST = { RETENTION_PURGE_MAX_OPS_PER_SECOND: "1000000" };
-// The default-rate purge differs from the fastest one only in BulkWriter's ceiling; above this tree size it
+const FAST = { RETENTION_PURGE_START_OPS_PER_SECOND: "1000000", RETENTION_PURGE_MAX_OPS_PER_SECOND: "1000000" };
+// The default-rate purge differs from the fastest one only in its BulkWriter throttle; above this tree size it
 // is skipped (unless BENCH_DEFAULT_RATE_MAX_DOCS says otherwise) to keep the run within the time box.
 const defaultRateMaxDocs = Number(process.env.BENCH_DEFAULT_RATE_MAX_DOCS ?? 10002);
 const contenders = [

@@ -23,9 +23,13 @@ export const BACKFILL_MAX_SECONDS = defineInt("RETENTION_BACKFILL_MAX_SECONDS", 
   default: 480,
   description: "Seconds one scheduled expiryBackfill run may start pages for (the function times out at 540).",
 });
-export const PURGE_MAX_OPS_PER_SECOND = defineInt("RETENTION_PURGE_MAX_OPS_PER_SECOND", {
+export const PURGE_START_OPS_PER_SECOND = defineInt("RETENTION_PURGE_START_OPS_PER_SECOND", {
   default: 500,
-  description: "Delete rate ceiling for the purge (Firestore's 500/50/5 ramp-up guidance starts at 500 ops/s).",
+  description: "Delete rate a purge invocation starts at; it rises 1.5x every 5 minutes (Firestore's 500/50/5 guidance).",
+});
+export const PURGE_MAX_OPS_PER_SECOND = defineInt("RETENTION_PURGE_MAX_OPS_PER_SECOND", {
+  default: 10_000,
+  description: "Delete rate ceiling for the purge's ramp (BulkWriter's default ceiling).",
 });
 export const PURGE_BATCH_SIZE = defineInt("RETENTION_PURGE_BATCH_SIZE", {
   default: 200,

@@ -1,10 +1,11 @@
-import { FieldPath, type CollectionReference, type Query, type QueryDocumentSnapshot } from "firebase-admin/firestore";
+import { FieldPath, type Query, type QueryDocumentSnapshot } from "firebase-admin/firestore";
 import { isLifecycleState } from "../domain/lifecycle";
 import { fillTemplate } from "../domain/paths";
 import type { DiscoveredDoc, Subject } from "../domain/plan";
 import type { DataMapEntry } from "../domain/policy-schema";
 import { db } from "./firestore";
 import { readGoverned } from "./governed-doc";
+import { descendantsQuery } from "./kindless";
 import { policy } from "./registry";
 
 /**
@@ -23,6 +24,8 @@ export const DISCOVERY_FIELDS = [
   "legalHold",
   "holdIds",
   "deletionRequestId",
+  // The purge's own decision record (which unit claimed the document), so planning needs no second read.
+  "purgeDecision",
 ] as const;
 
 export const DEFAULT_PAGE_SIZE = 300;
@@ -44,25 +47,26 @@ export async function* pageQuery(query: Query, pageSize: number = DEFAULT_PAGE_S
   }
 }
 
-/**
- * Every descendant document of `docPath`, at any depth, depth first, in (collection id, document id) order.
- * Memory stays bounded: one page per level of nesting. The walk recurses with `listCollections()` (which
- * also finds subcollections of a document that no longer exists) and pages each collection with a
- * `select()` of the retention fields. Children of a *missing* document inside a collection are not
- * reached by a query; such orphans are the TTL trigger's and the audit's (ORPHANED_SUBCOLLECTION) concern.
- */
-export async function* streamDescendants(docPath: string, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<QueryDocumentSnapshot> {
-  const collections = await db().doc(docPath).listCollections();
-  for (const col of sortById(collections)) {
-    for await (const d of pageQuery(col, pageSize)) {
-      yield d;
-      yield* streamDescendants(d.ref.path, pageSize);
-    }
-  }
-}
+/** Descendant pages are larger: a kindless page is one range scan, and its documents carry only the retention fields. */
+export const DESCENDANT_PAGE_SIZE = 1000;
 
-function sortById(cols: CollectionReference[]): CollectionReference[] {
-  return [...cols].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+/**
+ * Every descendant document of `docPath`, at any depth, in document-name order (depth first, collection id
+ * then document id), one page in memory at a time. One kindless all-descendants query (infra/kindless.ts)
+ * pages through the whole subtree with a `select()` of the retention fields, so the cost is one read per
+ * document and one request per page, however the subtree is shaped. It also returns documents under a
+ * *missing* intermediate document (subcollections of a deleted parent), which a subject's erasure must
+ * reach too.
+ */
+export async function* streamDescendants(docPath: string, pageSize: number = DESCENDANT_PAGE_SIZE): AsyncGenerator<QueryDocumentSnapshot> {
+  const base = descendantsQuery(docPath).select(...DISCOVERY_FIELDS).limit(pageSize);
+  let last: QueryDocumentSnapshot | undefined;
+  for (;;) {
+    const snap = await (last ? base.startAfter(last) : base).get();
+    for (const d of snap.docs) yield d;
+    if (snap.size < pageSize) return;
+    last = snap.docs[snap.docs.length - 1];
+  }
 }
 
 export function discoveredFrom(snap: { ref: { path: string }; data: () => Record<string, unknown> | undefined }, entryId: string): DiscoveredDoc {
@@ -95,25 +99,36 @@ function entryQuery(entry: DataMapEntry, vars: Record<string, string>): Query {
   return q;
 }
 
+/** A discovered document as read: its snapshot (retention fields only) and the data-map entry that reached it. */
+export interface DiscoveredSnapshot {
+  snap: { ref: { path: string }; data: () => Record<string, unknown> | undefined };
+  entryId: string;
+}
+
 /**
  * Walks a subject's data map and yields every document it names: `doc` entries by path, `query` and
  * `collectionGroup` entries by their foreign-key filters, and for `recursive` entries every descendant at
  * any depth (reported under the same entry). A path may be yielded twice when two entries reach it; the
  * planner keeps the stricter entry.
  */
-export async function* discoverSubject(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredDoc> {
+export async function* discoverSnapshots(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredSnapshot> {
   const vars = subjectVars(subject);
   for (const entry of policy().dataMap(subject.type)) {
     if (entry.kind === "doc") {
       const path = fillTemplate(entry.path ?? "", vars);
       const snap = await db().doc(path).get();
-      if (snap.exists) yield discoveredFrom(snap, entry.id);
-      if (entry.recursive) for await (const d of streamDescendants(path, pageSize)) yield discoveredFrom(d, entry.id);
+      if (snap.exists) yield { snap, entryId: entry.id };
+      if (entry.recursive) for await (const d of streamDescendants(path)) yield { snap: d, entryId: entry.id };
       continue;
     }
     for await (const snap of pageQuery(entryQuery(entry, vars), pageSize)) {
-      yield discoveredFrom(snap, entry.id);
-      if (entry.recursive) for await (const d of streamDescendants(snap.ref.path, pageSize)) yield discoveredFrom(d, entry.id);
+      yield { snap, entryId: entry.id };
+      if (entry.recursive) for await (const d of streamDescendants(snap.ref.path)) yield { snap: d, entryId: entry.id };
     }
   }
+}
+
+/** discoverSnapshots, reduced to what the planner decides on. */
+export async function* discoverSubject(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredDoc> {
+  for await (const d of discoverSnapshots(subject, pageSize)) yield discoveredFrom(d.snap, d.entryId);
 }

@@ -1,3 +1,4 @@
+import type { BulkWriter } from "firebase-admin/firestore";
 import type { Actor, EvidenceBody } from "../domain/evidence";
 import type { LeaseHolder } from "./lease";
 import type { UnitCheckpoint } from "./purge-store";
@@ -36,7 +37,13 @@ export interface StepEnv {
   /** Who started the run when it was not the schedule (an operator through runRetentionJob), as "type:id". */
   startedBy: string | null;
   correlationId: string | null;
-  maxOpsPerSecond: number;
+  /** The delete rate: BulkWriter starts at `startOpsPerSecond` and ramps 1.5x every 5 minutes up to the max. */
+  throttle: { startOpsPerSecond: number; maxOpsPerSecond: number };
+  /**
+   * The invocation's one delete writer, created on first use and shared by every batch, so the ramp
+   * accrues over the run instead of restarting at the start rate for each batch. Closed by the job.
+   */
+  writer: { current: BulkWriter | null };
   hook: PurgeHook | undefined;
   /** Wall-clock time after which no new step starts (the invocation's budget); the unit resumes later. */
   deadlineMs: number;

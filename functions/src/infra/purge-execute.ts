@@ -14,31 +14,51 @@ import { policy } from "./registry";
 
 type BulkWriterError = Parameters<Parameters<BulkWriter["onWriteError"]>[0]>[0];
 
-/** A batch whose documents keep changing under it is not retried forever within one step. */
-const MAX_ATTEMPTS = 5;
-/**
- * Deletes with BulkWriter, throttled to the configured ceiling, each delete conditioned on the document
- * being unchanged since the decision was read (`lastUpdateTime`): a hold (or any write) landing after the
- * decision makes that delete fail instead of destroying held data. Such documents are decided again;
- * every other failure (after BulkWriter's own retries) throws, so the step is retried.
- */
-async function bulkDelete(paths: readonly string[], updateTimes: readonly Timestamp[], env: StepEnv): Promise<void> {
-  const max = env.maxOpsPerSecond;
-  const writer = db().bulkWriter({ throttling: { initialOpsPerSecond: Math.min(500, max), maxOpsPerSecond: max } });
-  const failures: BulkWriterError[] = [];
+/** The invocation's delete writer (StepEnv.writer), created on first use. */
+function deleteWriter(env: StepEnv): BulkWriter {
+  if (env.writer.current) return env.writer.current;
+  const { startOpsPerSecond, maxOpsPerSecond } = env.throttle;
+  const writer = db().bulkWriter({ throttling: { initialOpsPerSecond: Math.min(startOpsPerSecond, maxOpsPerSecond), maxOpsPerSecond } });
   writer.onWriteError((err) => {
     const retryable = err.code === GrpcStatus.ABORTED || err.code === GrpcStatus.UNAVAILABLE || err.code === GrpcStatus.RESOURCE_EXHAUSTED || err.code === GrpcStatus.DEADLINE_EXCEEDED;
     return retryable && err.failedAttempts < 10;
   });
+  env.writer.current = writer;
+  return writer;
+}
+
+/** Closes the invocation's delete writer, if a batch opened one (every delete was already flushed). */
+export async function closeDeleteWriter(env: StepEnv): Promise<void> {
+  const writer = env.writer.current;
+  env.writer.current = null;
+  if (writer) await writer.close();
+}
+
+/** A batch whose documents keep changing under it is not retried forever within one step. */
+const MAX_ATTEMPTS = 5;
+/**
+ * Deletes with the invocation's BulkWriter (throttled, see StepEnv.throttle), each delete conditioned on
+ * the document being unchanged since the decision was read (`lastUpdateTime`): a hold (or any write)
+ * landing after the decision makes that delete fail instead of destroying held data. Such documents are
+ * decided again; every other failure (after BulkWriter's own retries) throws, so the step is retried.
+ * Returns the paths whose delete succeeded: with the precondition, success proves the document existed,
+ * unchanged since the decision, and that this delete removed it.
+ */
+async function bulkDelete(paths: readonly string[], updateTimes: readonly Timestamp[], env: StepEnv): Promise<Set<string>> {
+  const writer = deleteWriter(env);
+  const failures: BulkWriterError[] = [];
+  const done = new Set<string>();
   const ops = paths.map((p, k) =>
     writer.delete(db().doc(p), { lastUpdateTime: updateTimes[k]! }).then(
-      () => undefined,
+      () => {
+        done.add(p);
+      },
       (err: BulkWriterError) => {
         failures.push(err);
       },
     ),
   );
-  await writer.close();
+  await writer.flush();
   await Promise.all(ops);
   // A precondition failure means "changed since the decision": the document is still there and is decided
   // again below. NOT_FOUND means it is already gone. Anything else is a real failure.
@@ -46,6 +66,7 @@ async function bulkDelete(paths: readonly string[], updateTimes: readonly Timest
   if (real.length > 0) {
     throw new Error(`PURGE_DELETE_FAILED: ${real.length} of ${paths.length} deletes failed (codes ${[...new Set(real.map((f) => f.code))].join(",")})`);
   }
+  return done;
 }
 
 type Decided = { kind: "stale" } | { kind: "settled" } | { kind: "pending"; paths: string[]; updateTimes: Timestamp[] };
@@ -190,21 +211,24 @@ async function resumePending(
 }
 
 /**
- * Record transaction: what the pending delete actually removed is read back (gone now = deleted by this
- * step), recorded once in PURGE_BATCH evidence with the checkpoint advance. Documents still there (their
- * delete was refused because they changed) return to the decision step.
+ * Record transaction: what the pending delete removed, recorded once in PURGE_BATCH evidence with the
+ * checkpoint advance. A delete this process saw succeed (`confirmed`) needs no second look; any other
+ * pending path (its delete was refused, or a crashed run deleted it before recording) is read back: gone
+ * now = deleted by this step. Documents still there (they changed under the delete) return to the
+ * decision step.
  */
-async function record(cp: UnitCheckpoint, step: number, batchIndex: number, env: StepEnv): Promise<{ remaining: number } | null> {
+async function record(cp: UnitCheckpoint, step: number, batchIndex: number, confirmed: ReadonlySet<string>, env: StepEnv): Promise<{ remaining: number } | null> {
   const bRef = batchRef(cp.unitKey, cp.round, batchIndex);
   return db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, step);
     if (!now || !now.pending || now.pending.step !== step) return null;
-    const pending = now.pending.paths;
-    const snaps = pending.length > 0 ? await tx.getAll(...pending.map((p) => db().doc(p))) : [];
+    const unknown = now.pending.paths.filter((p) => !confirmed.has(p));
+    const snaps = unknown.length > 0 ? await tx.getAll(...unknown.map((p) => db().doc(p))) : [];
     const fresh = batchFrom(await tx.get(bRef));
     const evidence = await openEvidence(tx);
-    const deleted = snaps.filter((s) => !s.exists).map((s) => s.ref.path);
-    const remaining = snaps.length - deleted.length;
+    const goneNow = new Set(snaps.filter((s) => !s.exists).map((s) => s.ref.path));
+    const deleted = now.pending.paths.filter((p) => confirmed.has(p) || goneNow.has(p));
+    const remaining = now.pending.paths.length - deleted.length;
     fresh.outcome.deleted.push(...deleted);
     tx.update(bRef, { outcome: fresh.outcome, ...(remaining === 0 ? { complete: true } : {}) });
     writeCheckpoint(tx, cp, env, {
@@ -239,9 +263,9 @@ export async function deleteStep(cp: UnitCheckpoint, step: number, batchIndex: n
     if (decided.kind === "stale") return;
     if (decided.kind === "settled") break;
     await fire(env, { point: "afterDecide", unitKey: cp.unitKey, round: cp.round, step, batch: batchIndex, paths: decided.paths });
-    await bulkDelete(decided.paths, decided.updateTimes, env);
+    const confirmed = await bulkDelete(decided.paths, decided.updateTimes, env);
     await fire(env, { point: "afterDelete", unitKey: cp.unitKey, round: cp.round, step, batch: batchIndex, paths: decided.paths });
-    const recorded = await record(cp, step, batchIndex, env);
+    const recorded = await record(cp, step, batchIndex, confirmed, env);
     if (!recorded || recorded.remaining === 0) break;
   }
   log.info("purge.batch.done", { unitKey: cp.unitKey, batch: batchIndex });

@@ -8,6 +8,7 @@ import { TX_OPTIONS } from "./holds";
 import { log } from "./logs";
 import { fenceStep, writeCheckpoint } from "./purge-fence";
 import { fire, purgeEvidence, type StepEnv } from "./purge-env";
+import { existingAmong } from "./purge-probe";
 import { batchFrom, batchRef, readAll, requestRef, retainedRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "./purge-store";
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
@@ -49,8 +50,17 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
   const retainedPaths = new Set(retained.map((r) => r.path));
   for await (const b of batches(cp)) for (const h of b.outcome.held) retainedPaths.add(h.path);
   for await (const b of batches(cp)) {
-    const snaps = await readAll(b.items.map((i) => i.path));
     const outcomes = outcomeOf(b);
+    if (b.kind === "delete") {
+      // Existence is all a delete path is checked for: a range scan reads only the survivors.
+      const existing = await existingAmong(b.items.map((i) => i.path));
+      for (const item of b.items) {
+        const observed: ObservedDoc = { exists: existing.has(item.path), presentFields: [], masked: false };
+        verifyDeletePath(item.path, observed, outcomes.get(item.path), retainedPaths, cp.kind === "request", tally);
+      }
+      continue;
+    }
+    const snaps = await readAll(b.items.map((i) => i.path));
     b.items.forEach((item, k) => {
       const s = snaps[k]!;
       const observed: ObservedDoc = {
@@ -58,8 +68,7 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
         presentFields: (item.fields ?? []).filter((f) => s.get(f) !== undefined),
         masked: s.exists && s.get("maskedAt") !== undefined,
       };
-      if (b.kind === "delete") verifyDeletePath(item.path, observed, outcomes.get(item.path), retainedPaths, cp.kind === "request", tally);
-      else verifyMaskedPath(item.path, observed, outcomes.get(item.path) === "held", tally);
+      verifyMaskedPath(item.path, observed, outcomes.get(item.path) === "held", tally);
     });
   }
   const plainRetained = retained.filter((r) => r.action === "retain");

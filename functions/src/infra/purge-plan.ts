@@ -3,14 +3,14 @@ import { hashCanonical } from "../domain/canonical";
 import type { ActiveHoldRef } from "../domain/destroy-predicate";
 import { sortedUnique } from "../domain/paths";
 import type { Subject } from "../domain/plan";
-import { evaluateForPurge, keepAncestorsOf, type BlockReason, type Evaluation } from "../domain/purge-decide";
+import { evaluateForPurge, keepAncestorsOf, type BlockReason, type Evaluation, type PurgeDocFacts } from "../domain/purge-decide";
 import type { SweepTarget } from "../domain/purge-sweep";
 import { streamDescendants } from "./discovery";
 import { db } from "./firestore";
 import { toTimestamp } from "./governed-doc";
 import { activeHolds } from "./holds";
 import { planSubject } from "./planning";
-import { factsOf, readAll, requestRef, type RetainedRecord, type UnitKind } from "./purge-store";
+import { factsOfData, readAll, requestRef, type RetainedRecord, type UnitKind } from "./purge-store";
 import { policy } from "./registry";
 
 /** A unit's manifest as the purge will execute it, after the destroy predicate has judged every path. */
@@ -32,27 +32,33 @@ export interface UnitPlan {
   deleteByClass: Record<string, number>;
 }
 
-async function evaluate(paths: readonly string[], holds: readonly ActiveHoldRef[], workflowEligible: boolean, nowMs: number): Promise<Evaluation[]> {
-  return evaluateSnaps(await readAll(paths), holds, workflowEligible, nowMs);
+function evaluateFacts(facts: readonly PurgeDocFacts[], holds: readonly ActiveHoldRef[], workflowEligible: boolean, nowMs: number): Evaluation[] {
+  const ctx = { holds, workflowEligible, policy: policy(), nowMs };
+  return facts.map((f) => evaluateForPurge(f, ctx, "pending"));
 }
 
-function evaluateSnaps(snaps: readonly DocumentSnapshot[], holds: readonly ActiveHoldRef[], workflowEligible: boolean, nowMs: number): Evaluation[] {
-  const ctx = { holds, workflowEligible, policy: policy(), nowMs };
-  return snaps.map((s) => evaluateForPurge(factsOf(s), ctx, "pending"));
+
+/** A document as planning read it: its path and (retention) data, undefined when it does not exist. */
+interface Read {
+  path: string;
+  data: Record<string, unknown> | undefined;
 }
+
+const readOf = (s: DocumentSnapshot): Read => ({ path: s.ref.path, data: s.exists ? s.data() : undefined });
 
 /**
  * Paths soft-deleted by a deletion request that is still open (PENDING, PROCESSING, BLOCKED): they are
  * that request's to purge (or to restore, if the user cancels), never the sweep's.
  */
-async function ownedByOpenRequest(snaps: readonly DocumentSnapshot[]): Promise<Set<string>> {
-  const ids = [...new Set(snaps.map((s) => s.get("deletionRequestId") as unknown).filter((v): v is string => typeof v === "string" && v !== ""))];
+async function ownedByOpenRequest(reads: readonly Read[]): Promise<Set<string>> {
+  const requestOf = (r: Read): string | null => (typeof r.data?.deletionRequestId === "string" && r.data.deletionRequestId !== "" ? r.data.deletionRequestId : null);
+  const ids = [...new Set(reads.map(requestOf).filter((v): v is string => v !== null))];
   const open = new Set<string>();
   for (let i = 0; i < ids.length; i += 300) {
     const reqs = await db().getAll(...ids.slice(i, i + 300).map((id) => requestRef(id)));
     for (const r of reqs) if (["PENDING", "PROCESSING", "BLOCKED"].includes(String(r.get("state")))) open.add(r.id);
   }
-  return new Set(snaps.filter((s) => open.has(s.get("deletionRequestId") as string)).map((s) => s.ref.path));
+  return new Set(reads.filter((r) => open.has(requestOf(r) ?? "")).map((r) => r.path));
 }
 
 function tally(evals: readonly Evaluation[]): { del: string[]; needsArchive: string[] } {
@@ -74,13 +80,21 @@ function recount(byPath: readonly Evaluation[], keep: ReadonlySet<string>): Reco
 
 /**
  * A deletion request's unit: the subject's plan (planSubject: data map, holds, retain and mask entries),
- * then every delete path re-read and judged by the destroy predicate with the workflow's authority. A hold
- * found now moves the path (and its ancestors) to retained; any other refusal blocks the request.
+ * then every delete path judged by the destroy predicate with the workflow's authority, on the retention
+ * fields discovery read (the mark and execute steps read each document again inside their transactions).
+ * A hold found now moves the path (and its ancestors) to retained; any other refusal blocks the request.
  */
 export async function planRequestUnit(requestId: string, subject: Subject, nowMs: number): Promise<UnitPlan> {
-  const plan = await planSubject(subject, nowMs);
+  const seen = new Map<string, PurgeDocFacts>();
+  const plan = await planSubject(subject, nowMs, (d) => seen.set(d.snap.ref.path, factsOfData(d.snap.ref.path, d.snap.data())));
   const holds = await activeHolds();
-  const evals = await evaluate(plan.delete, holds, true, nowMs);
+  const evals = evaluateFacts(
+    plan.delete.map((p) => seen.get(p) ?? factsOfData(p, undefined)),
+    holds,
+    true,
+    nowMs,
+  );
+  seen.clear();
   const held = evals.filter((e): e is Extract<Evaluation, { verdict: "held" }> => e.verdict === "held");
   const { del, needsArchive } = tally(evals);
   const kept = keepAncestorsOf(del, held.map((h) => h.path));
@@ -120,16 +134,16 @@ export async function planSweepUnit(target: SweepTarget, nowMs: number, limit: n
   ]);
   const candidates = sortedUnique([...due.docs, ...decided.docs].map((d) => d.ref.path));
   // A root in an open request's hands is left out with its whole subtree.
-  const rootOwned = await ownedByOpenRequest(await readAll(candidates));
-  const all: string[] = [];
-  for (const root of candidates.filter((p) => !rootOwned.has(p))) {
+  const roots = (await readAll(candidates)).map(readOf);
+  const rootOwned = await ownedByOpenRequest(roots);
+  const all: Read[] = [];
+  for (const root of roots.filter((r) => !rootOwned.has(r.path))) {
     all.push(root);
-    for await (const d of streamDescendants(root)) all.push(d.ref.path);
+    for await (const d of streamDescendants(root.path)) all.push({ path: d.ref.path, data: d.data() });
   }
   const holds = await activeHolds();
-  const snaps = await readAll(all);
-  const owned = await ownedByOpenRequest(snaps);
-  const evals = evaluateSnaps(snaps, holds, false, nowMs).map(
+  const owned = await ownedByOpenRequest(all);
+  const evals = evaluateFacts(all.map((r) => factsOfData(r.path, r.data)), holds, false, nowMs).map(
     (e): Evaluation => (owned.has(e.path) && e.verdict === "delete" ? { path: e.path, verdict: "blocked", reason: "OPEN_DELETION_REQUEST" } : e),
   );
   const { del, needsArchive } = tally(evals);

@@ -1,48 +1,15 @@
-import { createRequire } from "node:module";
-import { FieldPath, type DocumentReference, type Firestore, type Query, type QueryDocumentSnapshot } from "firebase-admin/firestore";
+import { FieldPath, type QueryDocumentSnapshot } from "firebase-admin/firestore";
 import { parentDocumentPath, segments } from "../domain/paths";
 import { db } from "./firestore";
+import { descendantsQuery } from "./kindless";
+import { readAll } from "./purge-store";
 
 /**
  * The "does anything remain under this document" probe before a parent is deleted, for a whole batch at
- * once. One kindless all-descendants query (the query the Admin SDK's recursiveDelete and the Firebase
- * CLI's delete engine use) over the document-name range the batch spans replaces one listCollections
- * call (plus one query per subcollection) per document: at 10k documents that was ~30% of the purge's
- * wall time. It also sees what listCollections-then-query missed: documents nested under a missing
- * intermediate document. The public SDK does not expose kindless queries, so the query is built from the SDK's own
- * QueryOptions; if that internal ever changes shape, loading fails loudly here instead of probing wrong.
+ * once: one kindless all-descendants query (infra/kindless.ts) over the document-name range the batch
+ * spans, instead of one listCollections call (plus one query per subcollection) per document. It also sees
+ * documents nested under a missing intermediate document.
  */
-
-interface KindlessInternals {
-  Query: new (firestore: Firestore, options: unknown) => Query;
-  forKindless: (parent: unknown) => unknown;
-  pathOf: (ref: DocumentReference) => unknown;
-  rootPath: () => unknown;
-}
-
-let internals: KindlessInternals | null = null;
-
-function kindless(): KindlessInternals {
-  if (internals) return internals;
-  const req = createRequire(require.resolve("firebase-admin/firestore"));
-  const sdk = createRequire(req.resolve("@google-cloud/firestore"));
-  const q = sdk("./reference/query") as { Query?: KindlessInternals["Query"] };
-  const o = sdk("./reference/query-options") as { QueryOptions?: { forKindlessAllDescendants?: (p: unknown, id: string, consistent: boolean) => unknown } };
-  const p = sdk("./path") as { ResourcePath?: { EMPTY?: unknown } };
-  const forKindless = o.QueryOptions?.forKindlessAllDescendants;
-  if (typeof q.Query !== "function" || typeof forKindless !== "function" || p.ResourcePath?.EMPTY === undefined) {
-    throw new Error("PURGE_PROBE_UNAVAILABLE: this @google-cloud/firestore version has no kindless all-descendants query");
-  }
-  const Q = q.Query;
-  const empty = p.ResourcePath.EMPTY;
-  internals = {
-    Query: Q,
-    forKindless: (parent) => forKindless.call(o.QueryOptions, parent, "", false),
-    pathOf: (ref) => (ref as unknown as { _path: unknown })._path,
-    rootPath: () => empty,
-  };
-  return internals;
-}
 
 /** Longest common ancestor document of `paths` (null: the database root). */
 function commonAncestorDoc(paths: readonly string[]): string | null {
@@ -74,47 +41,71 @@ const PAGE = 1000;
 const SINGLE_CONCURRENCY = 50;
 
 /**
- * Paths among `paths` with at least one document under them, at any depth. Only the batch's own items
- * are trusted to bound the range: an item the query did not return as itself (already gone, or outside
- * the computed range) is probed on its own, so a range mistake can only cost time,
- * never hide a descendant (every descendant sorts between its item and the range's upper bound once the
- * item itself is inside the range).
+ * Scans the document-name range a set of items spans (from the first item to the last, and with
+ * `subtreeOfLast` everything under the last too), passing each document found to `visit`. Items of a
+ * policy sweep can be spread thinly over a large live collection; once the scan has met more than
+ * `maxForeign` documents that are neither items nor under one, it stops and returns false, and the caller
+ * falls back to asking about each item on its own. Cost is therefore bounded by about twice the batch.
  */
-export async function descendantsRemainBatch(paths: readonly string[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  if (paths.length === 0) return out;
-  const k = kindless();
-  const items = new Set(paths);
-  const sorted = [...items].sort(compareNames);
+async function scanRange(sorted: readonly string[], subtreeOfLast: boolean, isForeign: (path: string) => boolean, visit: (path: string) => void): Promise<boolean> {
   const ancestor = commonAncestorDoc(sorted);
-  const parent = ancestor === null ? k.rootPath() : k.pathOf(db().doc(ancestor));
   const last = sorted[sorted.length - 1]!;
-  // Just past `last` and everything under it: the last segment with a NUL appended.
-  const upper = db().doc(`${last}\u0000`);
-  const base = new k.Query(db(), k.forKindless(parent))
+  const maxForeign = Math.max(100, sorted.length);
+  const base = descendantsQuery(ancestor)
     .select(FieldPath.documentId())
     .where(FieldPath.documentId(), ">=", db().doc(sorted[0]!))
-    .where(FieldPath.documentId(), "<", upper)
+    // Past `last` and everything under it: its last segment with a NUL appended.
+    .where(FieldPath.documentId(), subtreeOfLast ? "<" : "<=", db().doc(subtreeOfLast ? `${last}\u0000` : last))
     .limit(PAGE);
-  const seen = new Set<string>();
+  let foreign = 0;
   let cursor: QueryDocumentSnapshot | undefined;
   for (;;) {
     const snap = await (cursor ? base.startAfter(cursor) : base).get();
     for (const d of snap.docs) {
-      const path = d.ref.path;
+      if (isForeign(d.ref.path) && ++foreign > maxForeign) return false;
+      visit(d.ref.path);
+    }
+    if (snap.size < PAGE) return true;
+    cursor = snap.docs[snap.docs.length - 1];
+  }
+}
+
+/** The nearest ancestor of `path` (or itself) among `items`, if any. */
+function itemAtOrAbove(path: string, items: ReadonlySet<string>): string | null {
+  for (let up: string | null = path; up !== null; up = parentDocumentPath(up)) if (items.has(up)) return up;
+  return null;
+}
+
+/**
+ * Paths among `paths` with at least one document under them, at any depth. Only the batch's own items
+ * are trusted to bound the range: an item the query did not return as itself (already gone, or outside
+ * the computed range) is probed on its own, so a range mistake can only cost time, never hide a
+ * descendant (every descendant sorts between its item and the range's upper bound once the item itself
+ * is inside the range).
+ */
+export async function descendantsRemainBatch(paths: readonly string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (paths.length === 0) return out;
+  const items = new Set(paths);
+  const sorted = [...items].sort(compareNames);
+  const seen = new Set<string>();
+  const complete = await scanRange(
+    sorted,
+    true,
+    (path) => itemAtOrAbove(path, items) === null,
+    (path) => {
       if (items.has(path)) {
         seen.add(path);
-        continue;
+        return;
       }
-      for (let up = parentDocumentPath(path); up !== null; up = parentDocumentPath(up)) {
-        if (items.has(up)) {
-          out.add(up);
-          break;
-        }
-      }
-    }
-    if (snap.size < PAGE) break;
-    cursor = snap.docs[snap.docs.length - 1];
+      const parent = parentDocumentPath(path);
+      const owner = parent === null ? null : itemAtOrAbove(parent, items);
+      if (owner !== null) out.add(owner);
+    },
+  );
+  if (!complete) {
+    out.clear();
+    seen.clear();
   }
   const unseen = sorted.filter((p) => !seen.has(p) && !out.has(p));
   for (let i = 0; i < unseen.length; i += SINGLE_CONCURRENCY) {
@@ -128,13 +119,36 @@ export async function descendantsRemainBatch(paths: readonly string[]): Promise<
 }
 
 /**
+ * Which of `paths` exist now, by scanning their name range instead of reading each one: a range holding
+ * only what survived costs one read per survivor (plus one per query), where reading a deleted document
+ * by name costs a read each. Falls back to reading by name when the range is crowded with other documents.
+ */
+export async function existingAmong(paths: readonly string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (paths.length === 0) return out;
+  const items = new Set(paths);
+  const sorted = [...items].sort(compareNames);
+  const complete = await scanRange(
+    sorted,
+    false,
+    (path) => !items.has(path),
+    (path) => {
+      if (items.has(path)) out.add(path);
+    },
+  );
+  if (complete) return out;
+  out.clear();
+  for (const s of await readAll(sorted)) if (s.exists) out.add(s.ref.path);
+  return out;
+}
+
+/**
  * The one-document probe: the same kindless query under the document itself, one document enough to say
  * "not yet". Unlike listing subcollections and querying each, it also sees documents nested under a
  * missing intermediate document (a/b/c/y/d/z with no a/b/c/y).
  */
 export async function descendantsRemainOne(path: string): Promise<boolean> {
-  const k = kindless();
-  const snap = await new k.Query(db(), k.forKindless(k.pathOf(db().doc(path))))
+  const snap = await descendantsQuery(path)
     .select(FieldPath.documentId())
     .limit(1)
     .get();

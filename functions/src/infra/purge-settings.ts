@@ -19,6 +19,11 @@ export const purgeSettings = {
   sweepLimit: (): number => positiveInt("RETENTION_PURGE_SWEEP_LIMIT", 2000),
   /** Deletion requests one run takes on. */
   maxRequestsPerRun: (): number => positiveInt("RETENTION_PURGE_MAX_REQUESTS", 200),
-  /** BulkWriter's ceiling; the default follows Firestore's 500/50/5 ramp-up guidance. */
+  /**
+   * The delete rate. BulkWriter starts at the start rate and raises it 1.5x every 5 minutes up to the
+   * ceiling: with the defaults (500, 10,000) that is Firestore's 500/50/5 ramp-up guidance for traffic to
+   * live collections. Setting both high (the bench's "fastest") removes the throttle.
+   */
+  startOpsPerSecond: (): number => positiveInt("RETENTION_PURGE_START_OPS_PER_SECOND", 500),
   maxOpsPerSecond: (): number => settings.purgeMaxOpsPerSecond(),
 };

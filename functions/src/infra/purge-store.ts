@@ -139,11 +139,15 @@ export function claimFrom(data: DocumentData | undefined): PurgeClaim | null {
 
 /** What the purge decides on, read from a snapshot (a missing document gives `exists: false`). */
 export function factsOf(snap: DocumentSnapshot): PurgeDocFacts {
-  const data = snap.data();
+  return factsOfData(snap.ref.path, snap.exists ? snap.data() : undefined);
+}
+
+/** The same facts from a document's data (undefined: the document does not exist). */
+export function factsOfData(path: string, data: DocumentData | undefined): PurgeDocFacts {
   const g = readGoverned(data);
   return {
-    path: snap.ref.path,
-    exists: snap.exists,
+    path,
+    exists: data !== undefined,
     retentionClass: g?.retentionClass ?? null,
     lifecycleState: g?.lifecycleState ?? null,
     legalHold: g?.legalHold ?? false,

@@ -12,6 +12,7 @@ import { purgeSettings } from "../infra/purge-settings";
 import { candidateRequestIds } from "../infra/purge-sources";
 import { runSteps } from "../infra/purge-steps";
 import { checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "../infra/purge-store";
+import { closeDeleteWriter } from "../infra/purge-execute";
 import { enqueueChunk, type Enqueue, type PurgeChunkTask } from "../infra/purge-tasks";
 import { blockUnit, chainOwner, handOver, leaseRequest, leaseSweep, startRound, subjectOf, type LeasedUnit } from "../infra/purge-unit";
 import { policy } from "../infra/registry";
@@ -45,6 +46,7 @@ export interface PurgeRunOptions extends JobOptions {
   chunkSteps?: number;
   sweepLimit?: number;
   maxRequests?: number;
+  startOpsPerSecond?: number;
   maxOpsPerSecond?: number;
   /** Wall-clock budget of this invocation; steps stop starting after it (the rest resumes later). */
   budgetMs?: number;
@@ -78,6 +80,13 @@ function holderFor(opts: PurgeRunOptions): LeaseHolder {
   return { owner: opts.owner ?? `nightlyPurge:${randomUUID()}`, ttlMs: opts.leaseMs ?? purgeSettings.leaseMs(), clock: opts.clock ?? Date.now };
 }
 
+function throttleFor(opts: { startOpsPerSecond?: number; maxOpsPerSecond?: number }): StepEnv["throttle"] {
+  return {
+    startOpsPerSecond: opts.startOpsPerSecond ?? purgeSettings.startOpsPerSecond(),
+    maxOpsPerSecond: opts.maxOpsPerSecond ?? purgeSettings.maxOpsPerSecond(),
+  };
+}
+
 function envFor(opts: PurgeRunOptions, holder: LeaseHolder): StepEnv {
   return {
     holder,
@@ -88,7 +97,8 @@ function envFor(opts: PurgeRunOptions, holder: LeaseHolder): StepEnv {
     actor: PURGE_ACTOR,
     startedBy: opts.actor.type === "system" ? null : `${opts.actor.type}:${opts.actor.id}`,
     correlationId: opts.correlationId ?? null,
-    maxOpsPerSecond: opts.maxOpsPerSecond ?? purgeSettings.maxOpsPerSecond(),
+    throttle: throttleFor(opts),
+    writer: { current: null },
     hook: opts.hook,
     deadlineMs: holder.clock() + (opts.budgetMs ?? DEFAULT_BUDGET_MS),
   };
@@ -251,18 +261,22 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
     fresh.length = 0;
   }
 
-  // 4. Resume, then run the fresh units.
-  for (const unit of leased.filter((u) => u.resume)) {
-    await guarded(unit, async () => ({ unitKey: unit.unitKey, kind: unit.kind, outcome: await drive(unit.previous!, cfg, env) }));
-  }
-  for (const { unit, plan } of fresh) {
-    if (holder.clock() > env.deadlineMs) {
-      // Out of time before it started: free it for the next run rather than hold it idle.
-      await releaseLease(unit.leaseRef, holder);
-      reports.push({ unitKey: unit.unitKey, kind: unit.kind, outcome: "STALE", reason: "BUDGET_EXHAUSTED" });
-      continue;
+  // 4. Resume, then run the fresh units (one delete writer for all of them, so its ramp carries over).
+  try {
+    for (const unit of leased.filter((u) => u.resume)) {
+      await guarded(unit, async () => ({ unitKey: unit.unitKey, kind: unit.kind, outcome: await drive(unit.previous!, cfg, env) }));
     }
-    await guarded(unit, () => runFresh(unit, plan, cfg, env));
+    for (const { unit, plan } of fresh) {
+      if (holder.clock() > env.deadlineMs) {
+        // Out of time before it started: free it for the next run rather than hold it idle.
+        await releaseLease(unit.leaseRef, holder);
+        reports.push({ unitKey: unit.unitKey, kind: unit.kind, outcome: "STALE", reason: "BUDGET_EXHAUSTED" });
+        continue;
+      }
+      await guarded(unit, () => runFresh(unit, plan, cfg, env));
+    }
+  } finally {
+    await closeDeleteWriter(env);
   }
 
   const summary: JobSummary = {
@@ -288,6 +302,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
 export interface ChunkOptions {
   clock?: () => number;
   leaseMs?: number;
+  startOpsPerSecond?: number;
   maxOpsPerSecond?: number;
   budgetMs?: number;
   hook?: PurgeHook;
@@ -317,7 +332,8 @@ export async function runPurgeChunk(task: PurgeChunkTask, opts: ChunkOptions = {
     actor: { type: "system", id: "purgeChunk" },
     startedBy: null,
     correlationId: task.correlationId,
-    maxOpsPerSecond: opts.maxOpsPerSecond ?? purgeSettings.maxOpsPerSecond(),
+    throttle: throttleFor(opts),
+    writer: { current: null },
     hook: opts.hook,
     deadlineMs: clock() + (opts.budgetMs ?? DEFAULT_BUDGET_MS),
   };
@@ -332,6 +348,8 @@ export async function runPurgeChunk(task: PurgeChunkTask, opts: ChunkOptions = {
       return "STALE";
     }
     throw err;
+  } finally {
+    await closeDeleteWriter(env);
   }
   if (result === "DONE" || result === "BLOCKED") return result;
   if (result === "STALE") return "STALE";
