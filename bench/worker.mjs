@@ -17,6 +17,29 @@ async function countRemaining() {
   return snap.data().count + orders.data().count + ((await tenantRef.get()).exists ? 1 : 0);
 }
 
+/**
+ * BENCH_PROFILE=1: where the purge's time goes, from its hook points. Each span between two consecutive
+ * points is charged to "previous point -> point" (the first to "start -> ..."), and the table goes to stderr.
+ */
+function profileHook(startedAt) {
+  const spans = new Map();
+  let last = { point: "start", at: startedAt };
+  const hook = (ctx) => {
+    const at = performance.now();
+    const key = `${last.point} -> ${ctx.point}`;
+    const s = spans.get(key) ?? { ms: 0, n: 0 };
+    s.ms += at - last.at;
+    s.n++;
+    spans.set(key, s);
+    last = { point: ctx.point, at };
+  };
+  hook.report = (totalMs) => {
+    const rows = [...spans.entries(), [`${last.point} -> end`, { ms: startedAt + totalMs - last.at, n: 1 }]].sort((a, b) => b[1].ms - a[1].ms);
+    for (const [key, s] of rows) process.stderr.write(`[profile] ${key.padEnd(34)} ${(s.ms / 1000).toFixed(2).padStart(7)} s  ${String(s.n).padStart(5)}x  ${((100 * s.ms) / totalMs).toFixed(1)}%\n`);
+  };
+  return hook;
+}
+
 const contenders = {
   /** The Admin SDK's raw recursiveDelete with BulkWriter's default throttle (500 ops/s start). */
   async recursiveDelete() {
@@ -85,17 +108,19 @@ const contenders = {
     }
     resetCounts();
     const started = performance.now();
+    const hook = process.env.BENCH_PROFILE ? profileHook(started) : undefined;
     const queue = [];
     const enqueue = async (task) => {
       queue.push(task);
     };
-    const summary = await runNightlyPurge({ nowMs: now, asOfMs: null, dryRun: false, sweep: false, actor, enqueue });
+    const summary = await runNightlyPurge({ nowMs: now, asOfMs: null, dryRun: false, sweep: false, actor, enqueue, hook });
     let chunks = 0;
     while (queue.length > 0) {
-      await runPurgeChunk(queue.shift(), { enqueue });
+      await runPurgeChunk(queue.shift(), { enqueue, hook });
       chunks++;
     }
     const ms = performance.now() - started;
+    if (hook) hook.report(ms);
     const ops = { ...counts };
     const unit = summary.units[0];
     if (!unit || (unit.outcome !== "DONE" && unit.outcome !== "FANNED_OUT")) throw new Error(`purge unit ended ${JSON.stringify(unit)}`);

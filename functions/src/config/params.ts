@@ -32,8 +32,8 @@ export const PURGE_MAX_OPS_PER_SECOND = defineInt("RETENTION_PURGE_MAX_OPS_PER_S
   description: "Delete rate ceiling for the purge's ramp (BulkWriter's default ceiling).",
 });
 export const PURGE_BATCH_SIZE = defineInt("RETENTION_PURGE_BATCH_SIZE", {
-  default: 200,
-  description: "Documents per purge batch: one decision transaction, one throttled BulkWriter flush, one evidence entry.",
+  default: 450,
+  description: "Documents per purge batch (at most 490): one mark and one decision transaction, one throttled BulkWriter flush, one evidence entry.",
 });
 export const PURGE_FANOUT_THRESHOLD = defineInt("RETENTION_PURGE_FANOUT_THRESHOLD", {
   default: 5000,

@@ -86,20 +86,26 @@ async function decide(cp: UnitCheckpoint, step: number, batchIndex: number, env:
     const now = await fenceStep(tx, cp, env, step);
     if (!now) return { kind: "stale" } as const;
     if (now.pending && now.pending.step === step) return resumePending(tx, cp, now.pending, bRef, batchIndex, env);
-    const fresh = batchFrom(await tx.get(bRef));
+    // Independent reads go out together (the fence above has opened the transaction). A batch's items
+    // never change, only its outcome, so the unsettled paths read before the transaction are the ones to read.
+    const [freshSnap, read, holds, evidence] = await Promise.all([
+      tx.get(bRef),
+      unsettled.length > 0 ? tx.getAll(...unsettled.map((p) => db().doc(p))) : Promise.resolve([]),
+      activeHoldsInTx(tx),
+      openEvidence(tx),
+    ]);
+    const fresh = batchFrom(freshSnap);
     const settled = settledPaths(fresh.outcome);
-    const todo = fresh.items.map((i) => i.path).filter((p) => !settled.has(p));
-    const snaps = todo.length > 0 ? await tx.getAll(...todo.map((p) => db().doc(p))) : [];
-    const holds = await activeHoldsInTx(tx);
+    const snaps = read.filter((s) => !settled.has(s.ref.path));
+    const todo = snaps.map((s) => s.ref.path);
     const facts = snaps.map(factsOf);
     const claimActive = await claimsActiveInTx(tx, facts, cp.unitKey);
     const archivePaths = todo.filter((p) => fresh.archives[p] !== undefined);
     const archiveSnaps = new Map<string, DocumentSnapshot>();
     if (archivePaths.length > 0) {
-      const read = await tx.getAll(...archivePaths.map((p) => archiveRef(fresh.archives[p]!)));
-      archivePaths.forEach((p, k) => archiveSnaps.set(p, read[k]!));
+      const archivesRead = await tx.getAll(...archivePaths.map((p) => archiveRef(fresh.archives[p]!)));
+      archivePaths.forEach((p, k) => archiveSnaps.set(p, archivesRead[k]!));
     }
-    const evidence = await openEvidence(tx);
     const ctx = { holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
     const outcomes: ExecOutcome[] = facts.map((f, k) => {
       const archive = archiveSnaps.get(f.path);
@@ -223,9 +229,12 @@ async function record(cp: UnitCheckpoint, step: number, batchIndex: number, conf
     const now = await fenceStep(tx, cp, env, step);
     if (!now || !now.pending || now.pending.step !== step) return null;
     const unknown = now.pending.paths.filter((p) => !confirmed.has(p));
-    const snaps = unknown.length > 0 ? await tx.getAll(...unknown.map((p) => db().doc(p))) : [];
-    const fresh = batchFrom(await tx.get(bRef));
-    const evidence = await openEvidence(tx);
+    const [snaps, freshSnap, evidence] = await Promise.all([
+      unknown.length > 0 ? tx.getAll(...unknown.map((p) => db().doc(p))) : Promise.resolve([]),
+      tx.get(bRef),
+      openEvidence(tx),
+    ]);
+    const fresh = batchFrom(freshSnap);
     const goneNow = new Set(snaps.filter((s) => !s.exists).map((s) => s.ref.path));
     const deleted = now.pending.paths.filter((p) => confirmed.has(p) || goneNow.has(p));
     const remaining = now.pending.paths.length - deleted.length;

@@ -24,11 +24,10 @@ export async function markStep(cp: UnitCheckpoint, step: number, batchIndex: num
       writeCheckpoint(tx, cp, env, { nextStep: step + 1 });
       return [];
     }
-    const snaps = await tx.getAll(...batch.items.map((i) => db().doc(i.path)));
-    const holds = await activeHoldsInTx(tx);
+    // Independent reads go out together: the fence above has opened the transaction.
+    const [snaps, holds, evidence] = await Promise.all([tx.getAll(...batch.items.map((i) => db().doc(i.path))), activeHoldsInTx(tx), openEvidence(tx)]);
     const facts = snaps.map(factsOf);
     const claimActive = await claimsActiveInTx(tx, facts, cp.unitKey);
-    const evidence = await openEvidence(tx);
     const ctx = { holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
     const paths: string[] = [];
     for (const f of facts) {

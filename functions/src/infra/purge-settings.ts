@@ -6,9 +6,21 @@ import { positiveIntFromEnv, settings } from "./settings";
  */
 const positiveInt = positiveIntFromEnv;
 
+/** Largest purge batch: its mark transaction writes every document plus up to ten control records. */
+export const MAX_BATCH_SIZE = 490;
+
 export const purgeSettings = {
-  /** Documents per batch: one transaction of decisions and one BulkWriter flush each. */
-  batchSize: (): number => positiveInt("RETENTION_PURGE_BATCH_SIZE", 200),
+  /**
+   * Documents per batch: one mark transaction, one decision transaction, one BulkWriter flush and one
+   * record transaction each. A transaction's cost is mostly per transaction, not per document, so larger
+   * batches are faster; the mark transaction writes every document of the batch plus a few control
+   * records, which must stay within a commit's 500 writes.
+   */
+  batchSize: (): number => {
+    const n = positiveInt("RETENTION_PURGE_BATCH_SIZE", 450);
+    if (n > MAX_BATCH_SIZE) throw new Error(`RETENTION_PURGE_BATCH_SIZE is ${n}; at most ${MAX_BATCH_SIZE} (a mark transaction writes each document plus control records, and a commit takes 500 writes)`);
+    return n;
+  },
   /** A unit with more manifest paths than this is fanned out to the purgeChunk task queue. */
   fanOutThreshold: (): number => positiveInt("RETENTION_PURGE_FANOUT_THRESHOLD", 5000),
   /** Steps (mark or execute one batch) per task invocation. */

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { descendantsRemainBatch, descendantsRemainOne } from "../../../functions/src/infra/purge-probe";
+import { descendantsRemainBatch, descendantsRemainOne, existingAmong } from "../../../functions/src/infra/purge-probe";
 import { db } from "../../helpers/emulator";
 import { reset } from "./support";
 
@@ -56,12 +56,44 @@ describe("batched descendant probe", () => {
   });
 
   it("pages through more documents than one page holds", async () => {
-    const between = Array.from({ length: 1_200 }, (_, i) => `px/m-${String(i).padStart(4, "0")}`);
-    await put("px/a", ...between, "px/z", "px/z/c/last");
-    await expectSameAsOneByOne(["px/a", "px/z"], ["px/z"]);
+    // 1,200 descendants of a batch item: none of them is foreign, so the range scan pages through all.
+    const under = Array.from({ length: 1_200 }, (_, i) => `px/a/c/m-${String(i).padStart(4, "0")}`);
+    await put("px/a", ...under, "px/b", "px/z", "px/z/c/last");
+    await expectSameAsOneByOne(["px/a", "px/b", "px/z"], ["px/a", "px/z"]);
+  });
+
+  it("falls back to one probe per item when the range is crowded with other documents (a sweep over a live collection)", async () => {
+    const between = Array.from({ length: 1_200 }, (_, i) => `py/m-${String(i).padStart(4, "0")}`);
+    await put("py/a", "py/a/c/x", ...between, "py/z", "py/z/c/last", "py/zz/c/orphan");
+    await expectSameAsOneByOne(["py/a", "py/z", "py/zz"], ["py/a", "py/z", "py/zz"]);
+    await expectSameAsOneByOne(["py/m-0001", "py/m-1100"], []);
   });
 
   it("answers an empty batch with nothing", async () => {
     expect((await descendantsRemainBatch([])).size).toBe(0);
+    expect((await existingAmong([])).size).toBe(0);
+  });
+});
+
+describe("existence by range scan (manifest verification)", () => {
+  beforeEach(async () => {
+    await reset();
+  });
+
+  async function expectExisting(items: string[]): Promise<void> {
+    const byName = (await db().getAll(...items.map((p) => db().doc(p)))).filter((s) => s.exists).map((s) => s.ref.path);
+    expect([...(await existingAmong(items))].sort()).toEqual(byName.sort());
+  }
+
+  it("names exactly the items that exist, not their neighbours or descendants", async () => {
+    await put("pv/1", "pv/1/c/x", "pv/15", "pv/3", "pw/1", "pv/2/c/child-of-missing");
+    await expectExisting(["pv/1", "pv/2", "pv/3", "pw/1", "pw/9"]);
+    await expectExisting(["pv/1/c/x", "pv/1/c/y"]);
+  });
+
+  it("reads by name when the range is crowded with other documents", async () => {
+    const between = Array.from({ length: 600 }, (_, i) => `pz/m-${String(i).padStart(4, "0")}`);
+    await put("pz/a", ...between, "pz/z");
+    await expectExisting(["pz/a", "pz/gone", "pz/z"]);
   });
 });
