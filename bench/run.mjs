@@ -64,6 +64,16 @@ for (const size of sizes) {
     process.stderr.write(`[bench] ${docs} docs  ${c.name.padEnd(22)} ${rate.toFixed(0).padStart(7)} docs/s  ${(r.maxRssKb / 1024).toFixed(0)} MB\n`);
   }
 }
+// What a query of fixed result size costs at each tree size (the emulator scans; see queryCost in worker.mjs).
+const queryCost = [];
+for (const size of sizes) {
+  const orders = ordersFor(size);
+  await clearDatabase();
+  await runChild("generate.mjs", [String(orders)]);
+  const r = await runChild("worker.mjs", ["queryCost", String(treeSize(orders))]);
+  queryCost.push({ size: treeSize(orders), ...r.queries });
+  process.stderr.write(`[bench] ${treeSize(orders)} docs  query cost ${JSON.stringify(r.queries)}\n`);
+}
 // What one TTL delete costs, counted the same way (orders with 9 messages, and leaf messages).
 await clearDatabase();
 await runChild("generate.mjs", ["60"]);
@@ -84,6 +94,11 @@ for (const r of results) {
   lines.push(`| ${r.size} | ${r.contender} | ${r.rate.toFixed(0)} | ${ratio} | ${r.rssMb.toFixed(0)} | ${per(r.ops.reads)} | ${per(r.ops.writes)} | ${per(r.ops.deletes)} |`);
 }
 const table = lines.join("\n");
+const queryTable = [
+  "| docs in the database | name-range probe, ~450 results (ms) | small collection query (ms) | getAll of 450 (ms) |",
+  "| ---: | ---: | ---: | ---: |",
+  ...queryCost.map((q) => `| ${q.size} | ${q.rangeProbe450} | ${q.smallCollection} | ${q.getAll450} |`),
+].join("\n");
 const mid = sizes.includes(10000) ? treeSize(ordersFor(10000)) : results[0].size;
 const small = treeSize(ordersFor(Math.min(...sizes)));
 const large = treeSize(ordersFor(Math.max(...sizes)));
@@ -101,6 +116,7 @@ const summary = {
   })(),
   ttl_ops_per_delete: ttl,
   audit_rss_50k_over_1k: Number((get(large, "audit").rssMb / get(small, "audit").rssMb).toFixed(3)),
+  emulator_query_ms: queryCost,
 };
 console.log(table);
 const md = `# Benchmarks
@@ -111,6 +127,11 @@ numbers to read: the machine is shared and absolute rates move between runs. Ope
 SDK's RPC traffic in the working process (documents returned by reads, writes and deletes in commits), not estimated.
 
 ${table}
+
+Cost of one query of a fixed result size, by how many documents the database holds (median of 7; the shapes the
+purge issues per batch):
+
+${queryTable}
 
 Summary (ratios at ${mid} documents; RSS ratio of the purge process between the largest and smallest tree):
 

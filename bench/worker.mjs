@@ -18,29 +18,79 @@ async function countRemaining() {
 }
 
 /**
- * BENCH_PROFILE=1: where the purge's time goes, from its hook points. Each span between two consecutive
- * points is charged to "previous point -> point" (the first to "start -> ..."), and the table goes to stderr.
+ * BENCH_PROFILE=1: where the purge's time and memory go, from its hook points. Each span between two
+ * consecutive points is charged to "previous point -> point" (the first to "start -> ..."), with the peak
+ * heap and RSS sampled while it ran; the table goes to stderr.
  */
 function profileHook(startedAt) {
   const spans = new Map();
   let last = { point: "start", at: startedAt };
+  let peak = { heap: 0, rss: 0 };
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    peak = { heap: Math.max(peak.heap, m.heapUsed), rss: Math.max(peak.rss, m.rss) };
+  }, 10);
+  const charge = (key, ms) => {
+    const s = spans.get(key) ?? { ms: 0, n: 0, heap: 0, rss: 0 };
+    s.ms += ms;
+    s.n++;
+    s.heap = Math.max(s.heap, peak.heap);
+    s.rss = Math.max(s.rss, peak.rss);
+    spans.set(key, s);
+    peak = { heap: 0, rss: 0 };
+  };
   const hook = (ctx) => {
     const at = performance.now();
-    const key = `${last.point} -> ${ctx.point}`;
-    const s = spans.get(key) ?? { ms: 0, n: 0 };
-    s.ms += at - last.at;
-    s.n++;
-    spans.set(key, s);
+    charge(`${last.point} -> ${ctx.point}`, at - last.at);
     last = { point: ctx.point, at };
   };
   hook.report = (totalMs) => {
-    const rows = [...spans.entries(), [`${last.point} -> end`, { ms: startedAt + totalMs - last.at, n: 1 }]].sort((a, b) => b[1].ms - a[1].ms);
-    for (const [key, s] of rows) process.stderr.write(`[profile] ${key.padEnd(34)} ${(s.ms / 1000).toFixed(2).padStart(7)} s  ${String(s.n).padStart(5)}x  ${((100 * s.ms) / totalMs).toFixed(1)}%\n`);
+    clearInterval(sampler);
+    charge(`${last.point} -> end`, startedAt + totalMs - last.at);
+    const mb = (b) => `${(b / 1048576).toFixed(0).padStart(4)} MB`;
+    const rows = [...spans.entries()].sort((a, b) => b[1].ms - a[1].ms);
+    for (const [key, s] of rows) {
+      process.stderr.write(`[profile] ${key.padEnd(34)} ${(s.ms / 1000).toFixed(2).padStart(7)} s ${String(s.n).padStart(5)}x ${((100 * s.ms) / totalMs).toFixed(1).padStart(5)}%  peak heap ${mb(s.heap)}  rss ${mb(s.rss)}\n`);
+    }
   };
   return hook;
 }
 
 const contenders = {
+  /**
+   * Not a contender: what one query of a fixed result size costs on this tree, to show how the emulator's
+   * query cost grows with the database (production Firestore serves these from indexes). Median of 7 of:
+   * the purge's per-batch probe shape (a kindless name-range query returning about 450 documents: 405 messages and the 44 orders between them), a query on a
+   * small unrelated collection (the hold re-check's shape), and a by-name read of 450 documents.
+   */
+  async queryCost() {
+    const { descendantsQuery } = functionsLib("infra/kindless.js");
+    const { FieldPath } = require("firebase-admin/firestore");
+    const median = async (fn) => {
+      const ms = [];
+      for (let i = 0; i < 7; i++) {
+        const t = performance.now();
+        await fn();
+        ms.push(performance.now() - t);
+      }
+      return Number(ms.sort((a, b) => a - b)[3].toFixed(1));
+    };
+    const msg = (o, m) => firestore.doc(`tenants/${BENCH_TENANT}/orders/o-${String(o).padStart(6, "0")}/messages/m-${m}`);
+    const probe = descendantsQuery(`tenants/${BENCH_TENANT}`)
+      .select(FieldPath.documentId())
+      .where(FieldPath.documentId(), ">=", msg(0, 0))
+      .where(FieldPath.documentId(), "<", msg(45, 0));
+    const refs = Array.from({ length: 450 }, (_, i) => msg(Math.floor(i / 9), i % 9));
+    return {
+      docs: expectedDocs,
+      queries: {
+        rangeProbe450: await median(() => probe.get()),
+        smallCollection: await median(() => firestore.collection("retentionHolds").where("state", "==", "ACTIVE").get()),
+        getAll450: await median(() => firestore.getAll(...refs)),
+      },
+      ms: 1,
+    };
+  },
   /** The Admin SDK's raw recursiveDelete with BulkWriter's default throttle (500 ops/s start). */
   async recursiveDelete() {
     await firestore.recursiveDelete(tenantRef);

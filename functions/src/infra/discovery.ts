@@ -47,25 +47,31 @@ export async function* pageQuery(query: Query, pageSize: number = DEFAULT_PAGE_S
   }
 }
 
-/** Descendant pages are larger: a kindless page is one range scan, and its documents carry only the retention fields. */
-export const DESCENDANT_PAGE_SIZE = 1000;
+/**
+ * Documents per descendant stream segment. One streamed query serves a segment (so no single stream lives
+ * long enough to meet its deadline on a large subtree) and the next starts after the last document seen.
+ */
+export const DESCENDANT_SEGMENT = 20_000;
 
 /**
  * Every descendant document of `docPath`, at any depth, in document-name order (depth first, collection id
- * then document id), one page in memory at a time. One kindless all-descendants query (infra/kindless.ts)
- * pages through the whole subtree with a `select()` of the retention fields, so the cost is one read per
- * document and one request per page, however the subtree is shaped. It also returns documents under a
- * *missing* intermediate document (subcollections of a deleted parent), which a subject's erasure must
- * reach too.
+ * then document id). One kindless all-descendants query (infra/kindless.ts), streamed in segments with a
+ * `select()` of the retention fields, walks the whole subtree: one read per document and one request per
+ * segment, however the subtree is shaped. The consumer's pace holds the stream back, so memory stays at the
+ * stream's buffer. It also returns documents under a *missing* intermediate document (subcollections of a
+ * deleted parent), which a subject's erasure must reach too.
  */
-export async function* streamDescendants(docPath: string, pageSize: number = DESCENDANT_PAGE_SIZE): AsyncGenerator<QueryDocumentSnapshot> {
-  const base = descendantsQuery(docPath).select(...DISCOVERY_FIELDS).limit(pageSize);
+export async function* streamDescendants(docPath: string, segment: number = DESCENDANT_SEGMENT): AsyncGenerator<QueryDocumentSnapshot> {
+  const base = descendantsQuery(docPath).select(...DISCOVERY_FIELDS);
   let last: QueryDocumentSnapshot | undefined;
   for (;;) {
-    const snap = await (last ? base.startAfter(last) : base).get();
-    for (const d of snap.docs) yield d;
-    if (snap.size < pageSize) return;
-    last = snap.docs[snap.docs.length - 1];
+    let seen = 0;
+    for await (const d of (last ? base.startAfter(last) : base).limit(segment).stream() as AsyncIterable<QueryDocumentSnapshot>) {
+      seen++;
+      last = d;
+      yield d;
+    }
+    if (seen < segment) return;
   }
 }
 

@@ -8,7 +8,7 @@ import { TX_OPTIONS } from "./holds";
 import { log } from "./logs";
 import { fenceStep, writeCheckpoint } from "./purge-fence";
 import { fire, purgeEvidence, type StepEnv } from "./purge-env";
-import { existingAmong } from "./purge-probe";
+import { compareNames, documentsInRange, existingAmong } from "./purge-probe";
 import { batchFrom, batchRef, readAll, requestRef, retainedRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "./purge-store";
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
@@ -48,12 +48,24 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
   const tally = emptyTally();
   const retained = await retainedRecords(cp);
   const retainedPaths = new Set(retained.map((r) => r.path));
-  for await (const b of batches(cp)) for (const h of b.outcome.held) retainedPaths.add(h.path);
+  let first: string | null = null;
+  let last: string | null = null;
+  for await (const b of batches(cp)) {
+    for (const h of b.outcome.held) retainedPaths.add(h.path);
+    if (b.kind !== "delete") continue;
+    for (const { path } of b.items) {
+      if (first === null || compareNames(path, first) < 0) first = path;
+      if (last === null || compareNames(path, last) > 0) last = path;
+    }
+  }
+  // Existence is all a delete path is checked for. One scan of the range the whole manifest spans reads
+  // only what survived; when that range holds many other documents (a sweep over a live collection) each
+  // batch scans its own range, or reads its paths by name.
+  const survivors = first !== null && last !== null ? await documentsInRange(first, last, Math.max(1_000, cp.pathCount)) : null;
   for await (const b of batches(cp)) {
     const outcomes = outcomeOf(b);
     if (b.kind === "delete") {
-      // Existence is all a delete path is checked for: a range scan reads only the survivors.
-      const existing = await existingAmong(b.items.map((i) => i.path));
+      const existing = survivors ?? (await existingAmong(b.items.map((i) => i.path)));
       for (const item of b.items) {
         const observed: ObservedDoc = { exists: existing.has(item.path), presentFields: [], masked: false };
         verifyDeletePath(item.path, observed, outcomes.get(item.path), retainedPaths, cp.kind === "request", tally);

@@ -27,7 +27,7 @@ function commonAncestorDoc(paths: readonly string[]): string | null {
 }
 
 /** Firestore's order for document names: segment by segment, each by its UTF-8 bytes. */
-function compareNames(a: string, b: string): number {
+export function compareNames(a: string, b: string): number {
   const x = segments(a);
   const y = segments(b);
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
@@ -140,6 +140,22 @@ export async function existingAmong(paths: readonly string[]): Promise<Set<strin
   out.clear();
   for (const s of await readAll(sorted)) if (s.exists) out.add(s.ref.path);
   return out;
+}
+
+/**
+ * Every document whose name lies in [first, last], streamed, or null once there are more than `limit` of
+ * them. After a unit's deletes the range a manifest spans holds only what survived, so one scan answers
+ * "which paths still exist" for the whole manifest, at one read per survivor.
+ */
+export async function documentsInRange(first: string, last: string, limit: number): Promise<Set<string> | null> {
+  const query = descendantsQuery(commonAncestorDoc([first, last]))
+    .select(FieldPath.documentId())
+    .where(FieldPath.documentId(), ">=", db().doc(first))
+    .where(FieldPath.documentId(), "<=", db().doc(last))
+    .limit(limit + 1);
+  const out = new Set<string>();
+  for await (const d of query.stream() as AsyncIterable<QueryDocumentSnapshot>) out.add(d.ref.path);
+  return out.size > limit ? null : out;
 }
 
 /**

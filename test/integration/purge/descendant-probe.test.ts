@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { descendantsRemainBatch, descendantsRemainOne, existingAmong } from "../../../functions/src/infra/purge-probe";
+import { descendantsRemainBatch, descendantsRemainOne, documentsInRange, existingAmong } from "../../../functions/src/infra/purge-probe";
 import { db } from "../../helpers/emulator";
 import { reset } from "./support";
 
@@ -89,6 +89,13 @@ describe("existence by range scan (manifest verification)", () => {
     await put("pv/1", "pv/1/c/x", "pv/15", "pv/3", "pw/1", "pv/2/c/child-of-missing");
     await expectExisting(["pv/1", "pv/2", "pv/3", "pw/1", "pw/9"]);
     await expectExisting(["pv/1/c/x", "pv/1/c/y"]);
+  });
+
+  it("lists a whole range's documents in one scan, or gives up past its limit", async () => {
+    await put("pr/1", "pr/1/c/x", "pr/2", "pr/3", "pr/4");
+    expect([...((await documentsInRange("pr/1", "pr/3", 10)) ?? [])].sort()).toEqual(["pr/1", "pr/1/c/x", "pr/2", "pr/3"]);
+    expect([...((await documentsInRange("pr/1/c/x", "pr/1/c/x", 10)) ?? [])]).toEqual(["pr/1/c/x"]);
+    expect(await documentsInRange("pr/1", "pr/4", 4)).toBeNull();
   });
 
   it("reads by name when the range is crowded with other documents", async () => {
