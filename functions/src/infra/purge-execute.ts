@@ -6,6 +6,7 @@ import { openEvidence } from "./evidence-store";
 import { db } from "./firestore";
 import { TX_OPTIONS } from "./holds";
 import { log } from "./logs";
+import { emitMetric } from "./metrics";
 import { fenceStep, writeCheckpoint } from "./purge-fence";
 import { descendantsRemainBatch } from "./purge-probe";
 import { fire, purgeEvidence, type StepEnv } from "./purge-env";
@@ -223,7 +224,13 @@ async function resumePending(
  * now = deleted by this step. Documents still there (they changed under the delete) return to the
  * decision step.
  */
-async function record(cp: UnitCheckpoint, step: number, batchIndex: number, confirmed: ReadonlySet<string>, env: StepEnv): Promise<{ remaining: number } | null> {
+async function record(
+  cp: UnitCheckpoint,
+  step: number,
+  batchIndex: number,
+  confirmed: ReadonlySet<string>,
+  env: StepEnv,
+): Promise<{ remaining: number; deleted: string[] } | null> {
   const bRef = batchRef(cp.unitKey, cp.round, batchIndex);
   return db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, step);
@@ -255,8 +262,23 @@ async function record(cp: UnitCheckpoint, step: number, batchIndex: number, conf
         }),
       );
     }
-    return { remaining };
+    return { remaining, deleted };
   }, TX_OPTIONS);
+}
+
+/**
+ * The retention.purge_deletions series, per class, after the record committed. A run "as of" another time
+ * (emulators only) emits nothing: its numbers describe a fictional now.
+ */
+function countDeletions(deleted: readonly string[], env: StepEnv): void {
+  if (env.asOfMs !== null || deleted.length === 0) return;
+  const pol = policy();
+  const byClass = new Map<string, number>();
+  for (const p of deleted) {
+    const cls = pol.classForPath(p)?.id ?? "(unknown)";
+    byClass.set(cls, (byClass.get(cls) ?? 0) + 1);
+  }
+  for (const [cls, n] of byClass) emitMetric("retention.purge_deletions", n, { class: cls });
 }
 
 /**
@@ -275,6 +297,7 @@ export async function deleteStep(cp: UnitCheckpoint, step: number, batchIndex: n
     const confirmed = await bulkDelete(decided.paths, decided.updateTimes, env);
     await fire(env, { point: "afterDelete", unitKey: cp.unitKey, round: cp.round, step, batch: batchIndex, paths: decided.paths });
     const recorded = await record(cp, step, batchIndex, confirmed, env);
+    if (recorded) countDeletions(recorded.deleted, env);
     if (!recorded || recorded.remaining === 0) break;
   }
   log.info("purge.batch.done", { unitKey: cp.unitKey, batch: batchIndex });

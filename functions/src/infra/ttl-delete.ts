@@ -12,6 +12,7 @@ import { COLLECTIONS, db } from "./firestore";
 import { readGoverned, toTimestamp } from "./governed-doc";
 import { activeHoldsCoveringInTx } from "./holds";
 import { log } from "./logs";
+import { emitMetric } from "./metrics";
 import { policy } from "./registry";
 
 /**
@@ -216,12 +217,17 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
     if (plan.severity === "error") log.error("ttl.delete.held_incident", { ...fields, action });
     else if (plan.severity === "warn") log.warn("ttl.delete.unexplained", { ...fields, parentRecreated: step.parentRecreated });
     else log.info("ttl.delete.processed", { ...fields, parentRecreated: step.parentRecreated });
+    // Once per event: only the delivery that committed the effect gets here.
+    const cls = pol.classForPath(input.path)?.id ?? "(unknown)";
+    emitMetric("retention.ttl_deletions", 1, { class: cls, classification });
+    if (expireAtMs !== null) emitMetric("retention.ttl_cleanup_lag_ms", Math.max(0, input.eventTimeMs - expireAtMs), { class: cls });
     return { outcome: "PROCESSED", classification, childrenRemoved: step.removed, childrenKept: step.kept, writes, evidenceSeq: step.seq };
   }
 }
 
 function duplicate(marker: MarkerDoc, input: TtlDeleteInput): TtlDeleteResult {
   log.info("ttl.delete.duplicate", { eventId: input.eventId, path: input.path, trigger: input.trigger });
+  emitMetric("retention.trigger_retries", 1, { trigger: input.trigger });
   return {
     outcome: "DUPLICATE",
     classification: marker.classification,

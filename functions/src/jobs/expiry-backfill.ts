@@ -8,6 +8,7 @@ import { COLLECTIONS, db } from "../infra/firestore";
 import { toMs, toTimestamp } from "../infra/governed-doc";
 import { activeHolds, activeHoldsCoveringInTx } from "../infra/holds";
 import { log } from "../infra/logs";
+import { emitMetric } from "../infra/metrics";
 import { policy } from "../infra/registry";
 import type { JobOptions, JobSummary } from "./catalog";
 
@@ -86,6 +87,8 @@ export async function runExpiryBackfill(opts: ExpiryBackfillOptions): Promise<Jo
   const phases = backfillPhases(policy());
   // A dry run cannot check hold records in a writing transaction, so it checks them all up front.
   const dryHolds = opts.dryRun ? await activeHolds() : null;
+  // Metrics come from real runs only: a dry run changes nothing, and an asOf run describes a fictional now.
+  const live = !opts.dryRun && opts.asOfMs === null;
 
   let run = zero();
   let pages = 0;
@@ -114,9 +117,13 @@ export async function runExpiryBackfill(opts: ExpiryBackfillOptions): Promise<Jo
       return { ...(await processPage(read, tx, phases, stored, limit, opts, dryHolds)), resuming: resumed };
     };
 
-    const outcome = opts.dryRun
-      ? await step(plainReader(), null)
-      : await db().runTransaction((tx) => step(txReader(tx), tx), TX_OPTIONS);
+    let outcome: PageOutcome;
+    try {
+      outcome = opts.dryRun ? await step(plainReader(), null) : await db().runTransaction((tx) => step(txReader(tx), tx), TX_OPTIONS);
+    } catch (err) {
+      if (live) emitMetric("retention.backfill_errors", 1);
+      throw err;
+    }
     if (outcome.kind === "moved") {
       stop = "PASS_MOVED";
       break;
@@ -145,6 +152,8 @@ export async function runExpiryBackfill(opts: ExpiryBackfillOptions): Promise<Jo
     pass: last?.passCounts ?? null,
   };
   log.info("backfill.done", { ...run, done: stop === "PASS_COMPLETE", stoppedBy: stop, pages, dryRun: opts.dryRun });
+  // How far the current pass has come (documents scanned since it started), once per run.
+  if (live && last) emitMetric("retention.backfill_checkpoint", last.passCounts.scanned, { done: String(last.done) });
   return summary;
 }
 

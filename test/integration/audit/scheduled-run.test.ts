@@ -3,7 +3,6 @@
  * run rewrites it), logs ERROR when it finds anything, and emits its metric points; through the jobs
  * catalog (runRetentionJob, `retention run`) a dry run writes nothing.
  */
-import { Writable } from "node:stream";
 import { FieldValue } from "firebase-admin/firestore";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { auditOnSchedule } from "../../../functions/src/entrypoints/scheduled/retention-audit";
@@ -13,33 +12,8 @@ import { log } from "../../../functions/src/infra/logs";
 import { METRICS_LOG_NAME, setMetricsTransport } from "../../../functions/src/infra/metrics";
 import { JOBS } from "../../../functions/src/jobs/catalog";
 import { db } from "../../helpers/emulator";
+import { captureMetrics, point } from "../../helpers/metrics";
 import { freshDemo } from "./helpers";
-
-interface MetricLine {
-  metric?: string;
-  value?: number;
-  logName?: string;
-  resource?: { type: string };
-  severity?: string;
-  "logging.googleapis.com/labels"?: Record<string, string>;
-  [k: string]: unknown;
-}
-
-function captureMetrics(): MetricLine[] {
-  const lines: MetricLine[] = [];
-  setMetricsTransport(
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString("utf8").split("\n")) if (l.trim()) lines.push(JSON.parse(l) as MetricLine);
-        done();
-      },
-    }),
-  );
-  return lines;
-}
-
-const point = (lines: MetricLine[], metric: string, labels: Record<string, string> = {}) =>
-  lines.filter((l) => l.metric === metric && Object.entries(labels).every(([k, v]) => l[k] === v)).map((l) => l.value);
 
 const reports = async () => (await db().collection(COLLECTIONS.retentionReports).get()).docs;
 

@@ -4,12 +4,14 @@
  * the final business data of a budget-interrupted, resumed run with one uninterrupted run.
  */
 import type { DocumentData } from "firebase-admin/firestore";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { DAY_MS } from "../../../functions/src/domain/policy";
 import { COLLECTIONS, db } from "../../../functions/src/infra/firestore";
+import { setMetricsTransport } from "../../../functions/src/infra/metrics";
 import { JOBS } from "../../../functions/src/jobs/catalog";
 import { BACKFILL_JOB_DOC, runExpiryBackfill, type ExpiryBackfillOptions } from "../../../functions/src/jobs/expiry-backfill";
 import { clearFirestore } from "../../helpers/emulator";
+import { captureMetrics, point } from "../../helpers/metrics";
 import { putGoverned } from "./fixtures";
 
 const previousDatabase = process.env.RETENTION_DATABASE_ID;
@@ -65,6 +67,10 @@ async function businessState(): Promise<Record<string, DocumentData>> {
 }
 
 describe("expiry backfill", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+    setMetricsTransport(null);
+  });
   afterAll(() => {
     if (previousDatabase === undefined) delete process.env.RETENTION_DATABASE_ID;
     else process.env.RETENTION_DATABASE_ID = previousDatabase;
@@ -114,11 +120,19 @@ describe("expiry backfill", () => {
     await clearFirestore("bf-parts");
     await seedLegacy();
     const runs = [];
+    const metrics = captureMetrics();
     for (let i = 0; i < 30; i++) {
       const r = await runExpiryBackfill(opts({ maxDocs: 4, pageSize: 3 }));
       runs.push(r);
       if (r.done) break;
     }
+    // One checkpoint point per run: how far the pass has come, rising to the whole pass.
+    const covered = point(metrics, "retention.backfill_checkpoint") as number[];
+    expect(covered).toHaveLength(runs.length);
+    expect(covered.every((v, i) => i === 0 || v >= covered[i - 1]!)).toBe(true);
+    expect(covered[0]).toBe(4);
+    expect(point(metrics, "retention.backfill_checkpoint", { done: "true" })).toEqual([32]);
+    setMetricsTransport(null);
     expect(runs.length).toBeGreaterThan(5);
     expect(runs[0]).toMatchObject({ done: false, stoppedBy: "MAX_DOCS", scanned: 4, resumed: false });
     expect(runs.slice(1).every((r) => r.resumed)).toBe(true);
@@ -129,6 +143,21 @@ describe("expiry backfill", () => {
     const again = await runExpiryBackfill(opts());
     expect(again).toMatchObject({ done: true, resumed: false, expireAtSet: 0, inheritedSet: 0, orphansDeleted: 0 });
     expect(await businessState()).toEqual(whole);
+  });
+
+  it("counts a page that fails as a backfill error and throws; a dry run emits no metrics", async () => {
+    useDatabase("bf-error");
+    await clearFirestore("bf-error");
+    await seedLegacy();
+    const metrics = captureMetrics();
+    await runExpiryBackfill(opts({ dryRun: true }));
+    expect(metrics).toEqual([]);
+    vi.spyOn(db(), "runTransaction").mockRejectedValueOnce(new Error("injected page failure"));
+    await expect(runExpiryBackfill(opts())).rejects.toThrow("injected page failure");
+    expect(point(metrics, "retention.backfill_errors")).toEqual([1]);
+    expect(point(metrics, "retention.backfill_checkpoint")).toEqual([]);
+    vi.restoreAllMocks();
+    setMetricsTransport(null);
   });
 
   it("stops on its time budget, saving the cursor after every page", async () => {

@@ -3,12 +3,15 @@
  * and with faults injected. These tests run against a named database that no trigger listens on, so the
  * real triggers (registered on the governed default database) cannot act on the same deletes.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Timestamp } from "firebase-admin/firestore";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ttlTriggerTargets } from "../../../functions/src/domain/ttl";
 import { handleTtlDeleted } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
 import { log } from "../../../functions/src/infra/logs";
 import { policy } from "../../../functions/src/infra/registry";
+import { setMetricsTransport } from "../../../functions/src/infra/metrics";
 import { clearFirestore, db } from "../../helpers/emulator";
+import { captureMetrics, point } from "../../helpers/metrics";
 import { chainHeadSeq, deleteEvent, evidenceByPath, existing, markersByPath, putExpiredSession, putGoverned } from "./fixtures";
 
 const DATABASE = "ttl-handler";
@@ -35,6 +38,9 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
     if (previousDatabase === undefined) delete process.env.RETENTION_DATABASE_ID;
     else process.env.RETENTION_DATABASE_ID = previousDatabase;
   });
+  afterEach(() => {
+    setMetricsTransport(null);
+  });
   beforeEach(async () => {
     await clearFirestore(DATABASE);
     vi.restoreAllMocks();
@@ -46,7 +52,9 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
 
   it("the same event delivered 10 times, in sequence and at once, has exactly one effect", async () => {
     const tokens = await putExpiredSession("s-dup", 2);
+    const expireAtMs = ((await db().doc("sessions/s-dup").get()).get("expireAt") as Timestamp).toMillis();
     const event = await sweep("sessions/s-dup", "evt-dup-1", { sessionId: "s-dup" });
+    const metrics = captureMetrics();
 
     const concurrent = await Promise.allSettled(Array.from({ length: 5 }, () => handleTtlDeleted(sessions, event)));
     // A delivery that lost every transaction retry would fail and be redelivered; model that by retrying.
@@ -67,6 +75,14 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
     expect(evidence[0]).toMatchObject({ action: "TTL_DELETE", eventId: "evt-dup-1", counts: { childrenRemoved: 2 } });
     expect(await chainHeadSeq()).toBe(1);
     expect(await existing(tokens)).toEqual([]);
+    // Metrics follow the effect: one deletion and one lag point, and every suppressed delivery is a retry.
+    expect(point(metrics, "retention.ttl_deletions", { class: "session-30d", classification: "SWEEPER" })).toEqual([1]);
+    const lag = point(metrics, "retention.ttl_cleanup_lag_ms", { class: "session-30d" });
+    expect(lag).toHaveLength(1);
+    expect(lag[0]).toBe(Date.parse(event.time) - expireAtMs);
+    expect(point(metrics, "retention.trigger_retries", { trigger: "ttlDeleted-sessions" })).toEqual(Array(9).fill(1));
+    // A concurrent delivery that lost every transaction retry failed (and was delivered again above).
+    expect(point(metrics, "retention.trigger_failures")).toHaveLength(concurrent.filter((r) => r.status === "rejected").length);
   });
 
   it("a fault between the marker and the effect leaves neither behind, and the retry completes", async () => {
@@ -78,8 +94,11 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
       throw new InjectedFault("crash after the marker write was queued");
     };
 
+    const metrics = captureMetrics();
     await expect(handleTtlDeleted(sessions, event, { beforeCommit: fault })).rejects.toBeInstanceOf(InjectedFault);
     expect(reached).toBe(1);
+    expect(point(metrics, "retention.trigger_failures", { trigger: "ttlDeleted-sessions" })).toEqual([1]);
+    expect(point(metrics, "retention.ttl_deletions")).toEqual([]);
     expect(await markersByPath("sessions/s-fault")).toHaveLength(0);
     expect(await existing(tokens)).toEqual(tokens);
     expect(await evidenceByPath("sessions/s-fault")).toHaveLength(0);

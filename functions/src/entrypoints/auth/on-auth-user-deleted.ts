@@ -1,5 +1,6 @@
 import * as functionsV1 from "firebase-functions/v1";
 import { log } from "../../infra/logs";
+import { emitMetric } from "../../infra/metrics";
 import { openDeletionRequest } from "../../infra/requests";
 import { tenantOfDeletedUser } from "../../infra/subjects";
 
@@ -34,5 +35,10 @@ export async function handleAuthUserDeleted(
 
 /** 1st gen by necessity: Cloud Functions 2nd gen has no Auth delete event (docs/ARCHITECTURE.md). */
 export const onAuthUserDeleted = functionsV1.auth.user().onDelete(async (user, context) => {
-  await handleAuthUserDeleted({ uid: user.uid, customClaims: user.customClaims }, context.eventId, Date.now());
+  try {
+    await handleAuthUserDeleted({ uid: user.uid, customClaims: user.customClaims }, context.eventId, Date.now());
+  } catch (err) {
+    emitMetric("retention.trigger_failures", 1, { trigger: "onAuthUserDeleted" });
+    throw err;
+  }
 });

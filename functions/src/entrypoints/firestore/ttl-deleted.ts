@@ -4,6 +4,7 @@ import { onDocumentDeleted, type FirestoreEvent } from "firebase-functions/v2/fi
 import { DATABASE_ID } from "../../config/params";
 import { fillTemplate } from "../../domain/paths";
 import { ttlTriggerTargets, type TtlTriggerTarget } from "../../domain/ttl";
+import { emitMetric } from "../../infra/metrics";
 import { policy } from "../../infra/registry";
 import { processTtlDelete, type TtlDeleteOptions, type TtlDeleteResult } from "../../infra/ttl-delete";
 
@@ -23,20 +24,27 @@ export interface TtlDeleteEvent {
  * The body of every TTL delete trigger: resolve the deleted path, then carry out the effect once per
  * event id. Exported so tests can deliver the same event many times, or inject a fault.
  */
-export function handleTtlDeleted(target: TtlTriggerTarget, event: TtlDeleteEvent, opts: TtlDeleteOptions = {}): Promise<TtlDeleteResult> {
+export async function handleTtlDeleted(target: TtlTriggerTarget, event: TtlDeleteEvent, opts: TtlDeleteOptions = {}): Promise<TtlDeleteResult> {
   const path = event.data?.ref?.path ?? fillTemplate(target.pattern, event.params);
   const parsedTime = event.time ? Date.parse(event.time) : NaN;
-  return processTtlDelete(
-    {
-      eventId: event.id,
-      eventTimeMs: Number.isFinite(parsedTime) ? parsedTime : Date.now(),
-      path,
-      data: event.data?.data(),
-      trigger: `${TTL_TRIGGER_GROUP}-${target.name}`,
-      childCollections: target.childCollections,
-    },
-    opts,
-  );
+  const trigger = `${TTL_TRIGGER_GROUP}-${target.name}`;
+  try {
+    return await processTtlDelete(
+      {
+        eventId: event.id,
+        eventTimeMs: Number.isFinite(parsedTime) ? parsedTime : Date.now(),
+        path,
+        data: event.data?.data(),
+        trigger,
+        childCollections: target.childCollections,
+      },
+      opts,
+    );
+  } catch (err) {
+    // The event will be redelivered (retry is on); the failure still counts.
+    emitMetric("retention.trigger_failures", 1, { trigger });
+    throw err;
+  }
 }
 
 type DeleteTrigger = CloudFunction<FirestoreEvent<unknown>>;
