@@ -10,7 +10,7 @@ import { emitMetric } from "./metrics";
 import { fenceStep, writeCheckpoint } from "./purge-fence";
 import { descendantsRemainBatch } from "./purge-probe";
 import { fire, purgeEvidence, type StepEnv } from "./purge-env";
-import { activeHoldsInTx, batchFrom, batchRef, claimsActiveInTx, factsOf, settledPaths, type UnitCheckpoint } from "./purge-store";
+import { activeHoldsInTx, batchFrom, batchRef, claimsActiveInTx, factsOf, readFactsInTx, settledPaths, type UnitCheckpoint } from "./purge-store";
 import { policy } from "./registry";
 
 type BulkWriterError = Parameters<Parameters<BulkWriter["onWriteError"]>[0]>[0];
@@ -91,7 +91,10 @@ async function decide(cp: UnitCheckpoint, step: number, batchIndex: number, env:
     // never change, only its outcome, so the unsettled paths read before the transaction are the ones to read.
     const [freshSnap, read, holds, evidence] = await Promise.all([
       tx.get(bRef),
-      unsettled.length > 0 ? tx.getAll(...unsettled.map((p) => db().doc(p))) : Promise.resolve([]),
+      // Whole documents only where an archive must be verified against its source.
+      unsettled.some((p) => batch.archives[p] !== undefined)
+        ? tx.getAll(...unsettled.map((p) => db().doc(p)))
+        : readFactsInTx(tx, unsettled),
       activeHoldsInTx(tx),
       openEvidence(tx),
     ]);
@@ -193,7 +196,7 @@ async function resumePending(
   batchIndex: number,
   env: StepEnv,
 ): Promise<Decided> {
-  const snaps = pending.paths.length > 0 ? await tx.getAll(...pending.paths.map((p) => db().doc(p))) : [];
+  const snaps = await readFactsInTx(tx, pending.paths);
   const holds = await activeHoldsInTx(tx);
   const fresh = batchFrom(await tx.get(bRef));
   const stopped = snaps.map((s) => ({ s, hold: s.exists ? holdOf(factsOf(s), holds) : null })).filter((x) => x.hold !== null);
@@ -237,7 +240,7 @@ async function record(
     if (!now || !now.pending || now.pending.step !== step) return null;
     const unknown = now.pending.paths.filter((p) => !confirmed.has(p));
     const [snaps, freshSnap, evidence] = await Promise.all([
-      unknown.length > 0 ? tx.getAll(...unknown.map((p) => db().doc(p))) : Promise.resolve([]),
+      readFactsInTx(tx, unknown),
       tx.get(bRef),
       openEvidence(tx),
     ]);

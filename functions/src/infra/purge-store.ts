@@ -137,6 +137,18 @@ export function claimFrom(data: DocumentData | undefined): PurgeClaim | null {
   return { unitKey: d.unitKey, round: d.round };
 }
 
+/**
+ * The fields `factsOf` looks at. The purge's transactions read documents with this field mask: they decide
+ * on retention fields only, so business content (of any size) never enters the purge's memory. Archive
+ * verification is the exception and reads its documents whole.
+ */
+export const FACT_FIELDS = ["retentionClass", "lifecycleState", "legalHold", "holdIds", "expireAt", "retainUntil", "purgeDecision"];
+
+/** Reads documents in a transaction with the FACT_FIELDS mask (snapshots in the order of `paths`). */
+export function readFactsInTx(tx: Transaction, paths: readonly string[]): Promise<DocumentSnapshot[]> {
+  return paths.length > 0 ? tx.getAll(...paths.map((p) => db().doc(p)), { fieldMask: FACT_FIELDS }) : Promise.resolve([]);
+}
+
 /** What the purge decides on, read from a snapshot (a missing document gives `exists: false`). */
 export function factsOf(snap: DocumentSnapshot): PurgeDocFacts {
   return factsOfData(snap.ref.path, snap.exists ? snap.data() : undefined);
