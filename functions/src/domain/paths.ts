@@ -1,8 +1,13 @@
 /** Firestore path helpers. Paths are slash-separated, without a leading slash. */
 
 export function segments(path: string): string[] {
-  return path.split("/").filter((s) => s.length > 0);
+  const s = path.split("/");
+  // Hot path (the audit and the planner call this per document): a clean path needs no second array.
+  return s.includes("") ? s.filter((x) => x.length > 0) : s;
 }
+
+/** A clean path: no leading, trailing or doubled slash, so string offsets match segment boundaries. */
+const isClean = (path: string): boolean => path.length > 0 && path[0] !== "/" && path[path.length - 1] !== "/" && !path.includes("//");
 
 export function isDocumentPath(path: string): boolean {
   const s = segments(path);
@@ -10,6 +15,12 @@ export function isDocumentPath(path: string): boolean {
 }
 
 export function parentDocumentPath(docPath: string): string | null {
+  if (isClean(docPath)) {
+    // Cut at the second-to-last slash; a parent document needs at least four segments (three slashes).
+    const last = docPath.lastIndexOf("/");
+    const cut = last > 0 ? docPath.lastIndexOf("/", last - 1) : -1;
+    return cut > 0 && docPath.lastIndexOf("/", cut - 1) > 0 ? docPath.slice(0, cut) : null;
+  }
   const s = segments(docPath);
   return s.length >= 4 ? s.slice(0, -2).join("/") : null;
 }
@@ -33,21 +44,48 @@ export function fillTemplate(template: string, vars: Readonly<Record<string, str
   });
 }
 
+/** A pattern split once: literal segments, and placeholder names where a segment is `{name}`. */
+interface CompiledPattern {
+  literals: (string | null)[];
+  names: (string | null)[];
+}
+
+const compiledPatterns = new Map<string, CompiledPattern>();
+
+function compilePattern(pattern: string): CompiledPattern {
+  let c = compiledPatterns.get(pattern);
+  if (!c) {
+    const parts = segments(pattern);
+    const names = parts.map((part) => /^\{([A-Za-z]+)\}$/.exec(part)?.[1] ?? null);
+    c = { literals: parts.map((part, i) => (names[i] === null ? part : null)), names };
+    compiledPatterns.set(pattern, c);
+  }
+  return c;
+}
+
+/** Whether already-split path segments match a pattern (no allocation: the registry lookup's hot path). */
+export function patternMatchesSegments(pattern: string, pathSegments: readonly string[]): boolean {
+  const c = compilePattern(pattern);
+  if (c.literals.length !== pathSegments.length) return false;
+  for (let i = 0; i < c.literals.length; i++) {
+    const lit = c.literals[i];
+    if (lit !== null && lit !== pathSegments[i]) return false;
+  }
+  return true;
+}
+
 /**
  * Matches a document path against a pattern such as `tenants/{tenantId}/orders/{orderId}`. Returns the
  * captured ids, or null.
  */
 export function matchPattern(pattern: string, path: string): Record<string, string> | null {
-  const p = segments(pattern);
   const s = segments(path);
-  if (p.length !== s.length) return null;
+  if (!patternMatchesSegments(pattern, s)) return null;
+  const { names } = compilePattern(pattern);
   const vars: Record<string, string> = {};
-  for (let i = 0; i < p.length; i++) {
-    const part = p[i]!;
-    const m = /^\{([A-Za-z]+)\}$/.exec(part);
-    if (m) vars[m[1]!] = s[i]!;
-    else if (part !== s[i]) return null;
-  }
+  names.forEach((name, i) => {
+    if (name !== null) vars[name] = s[i]!;
+  });
   return vars;
 }
 

@@ -1,5 +1,5 @@
 import type { CollectionRule, DataMapEntry, HoldReason, Registry, RetentionClass } from "./policy-schema";
-import { matchPattern, parentDocumentPath } from "./paths";
+import { parentDocumentPath, patternMatchesSegments, segments } from "./paths";
 
 export const DAY_MS = 86_400_000;
 
@@ -30,7 +30,8 @@ export class PolicyIndex {
 
   /** The collection rule whose pattern matches a document path, if the path is governed. */
   ruleForPath(path: string): CollectionRule | undefined {
-    return this.registry.collections.find((r) => matchPattern(r.pattern, path) !== null);
+    const s = segments(path);
+    return this.registry.collections.find((r) => patternMatchesSegments(r.pattern, s));
   }
 
   /** The class the registry assigns to a path (by its collection), independent of what the document says. */
