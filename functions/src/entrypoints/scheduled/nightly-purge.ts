@@ -23,7 +23,9 @@ export const nightlyPurge = onSchedule(
     schedule: PURGE_SCHEDULE as unknown as string,
     timeZone: PURGE_TIMEZONE,
     timeoutSeconds: 540,
-    memory: "512MiB",
+    // Planning holds a unit's manifest in memory, about 0.8 KB per document (docs/SCALE.md); at 2 GiB the
+    // heap plans subjects of several hundred thousand documents. Execution (here and in purgeChunk) is flat.
+    memory: "2GiB",
     retryCount: 1,
   },
   async (event) => {
