@@ -49,4 +49,11 @@ export async function runRetentionJobHandler(
   return summary;
 }
 
-export const runRetentionJob = callable("runRetentionJob", RunRetentionJobInput, (input, caller) => runRetentionJobHandler(input, caller));
+/**
+ * The jobs keep a 480 s budget and the purge plans in memory, so an on-demand run gets what the scheduled
+ * functions have (a callable's defaults, 60 s and 256 MiB, would cut a run short or stop a large plan).
+ */
+export const runRetentionJob = callable("runRetentionJob", RunRetentionJobInput, (input, caller) => runRetentionJobHandler(input, caller), {
+  timeoutSeconds: 540,
+  memory: "2GiB",
+});

@@ -1,4 +1,4 @@
-import { HttpsError, onCall, type CallableRequest } from "firebase-functions/v2/https";
+import { HttpsError, onCall, type CallableOptions, type CallableRequest } from "firebase-functions/v2/https";
 import { z } from "zod";
 import { DomainError } from "../../domain/errors";
 import type { Actor } from "../../domain/evidence";
@@ -42,8 +42,9 @@ export function callable<S extends z.ZodType, R>(
   name: string,
   schema: S,
   handler: (input: z.infer<S>, caller: Caller, req: CallableRequest) => Promise<R>,
+  resources: Pick<CallableOptions, "timeoutSeconds" | "memory"> = {},
 ) {
-  return onCall({ cors: false, enforceAppCheck: false }, async (req: CallableRequest): Promise<R> => {
+  return onCall({ cors: false, enforceAppCheck: false, ...resources }, async (req: CallableRequest): Promise<R> => {
     const caller = callerFrom(req);
     const parsed = schema.safeParse(req.data ?? {});
     if (!parsed.success) {
