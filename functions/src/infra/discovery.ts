@@ -75,7 +75,7 @@ export async function* streamDescendants(docPath: string, segment: number = DESC
   }
 }
 
-export function discoveredFrom(snap: { ref: { path: string }; data: () => Record<string, unknown> | undefined }, entryId: string): DiscoveredDoc {
+export function discoveredFrom(snap: DiscoveredSnapshot["snap"], entryId: string): DiscoveredDoc {
   const g = readGoverned(snap.data());
   return {
     path: snap.ref.path,

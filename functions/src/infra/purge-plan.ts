@@ -37,7 +37,6 @@ function evaluateFacts(facts: readonly PurgeDocFacts[], holds: readonly ActiveHo
   return facts.map((f) => evaluateForPurge(f, ctx, "pending"));
 }
 
-
 /** A document as planning read it: its path and (retention) data, undefined when it does not exist. */
 interface Read {
   path: string;

@@ -44,13 +44,19 @@ const SINGLE_CONCURRENCY = 50;
  * Scans the document-name range a set of items spans (from the first item to the last, and with
  * `subtreeOfLast` everything under the last too), passing each document found to `visit`. Items of a
  * policy sweep can be spread thinly over a large live collection; once the scan has met more than
- * `maxForeign` documents that are neither items nor under one, it stops and returns false, and the caller
- * falls back to asking about each item on its own. Cost is therefore bounded by about twice the batch.
+ * `maxForeign` (default: max(100, items)) documents that are neither items nor under one, it stops and
+ * returns false, and the caller falls back to asking about each item on its own. Cost is therefore bounded
+ * by about twice the batch.
  */
-async function scanRange(sorted: readonly string[], subtreeOfLast: boolean, isForeign: (path: string) => boolean, visit: (path: string) => void): Promise<boolean> {
+async function scanRange(
+  sorted: readonly string[],
+  subtreeOfLast: boolean,
+  isForeign: (path: string) => boolean,
+  visit: (path: string) => void,
+  maxForeign: number = Math.max(100, sorted.length),
+): Promise<boolean> {
   const ancestor = commonAncestorDoc(sorted);
   const last = sorted[sorted.length - 1]!;
-  const maxForeign = Math.max(100, sorted.length);
   const base = descendantsQuery(ancestor)
     .select(FieldPath.documentId())
     .where(FieldPath.documentId(), ">=", db().doc(sorted[0]!))
@@ -148,14 +154,10 @@ export async function existingAmong(paths: readonly string[]): Promise<Set<strin
  * "which paths still exist" for the whole manifest, at one read per survivor.
  */
 export async function documentsInRange(first: string, last: string, limit: number): Promise<Set<string> | null> {
-  const query = descendantsQuery(commonAncestorDoc([first, last]))
-    .select(FieldPath.documentId())
-    .where(FieldPath.documentId(), ">=", db().doc(first))
-    .where(FieldPath.documentId(), "<=", db().doc(last))
-    .limit(limit + 1);
   const out = new Set<string>();
-  for await (const d of query.stream() as AsyncIterable<QueryDocumentSnapshot>) out.add(d.ref.path);
-  return out.size > limit ? null : out;
+  // Every document counts against the limit: none of them is known in advance.
+  const complete = await scanRange([first, last], false, () => true, (path) => out.add(path), limit);
+  return complete ? out : null;
 }
 
 /**

@@ -16,5 +16,4 @@ export const settings = {
   projectId: (): string => process.env.GCLOUD_PROJECT || process.env.GOOGLE_CLOUD_PROJECT || process.env.RETENTION_PROJECT_ID || "demo-atlasmart-firestore",
   /** True only inside the Firebase emulators: the gate for `asOf` time travel. */
   onEmulator: (): boolean => process.env.FUNCTIONS_EMULATOR === "true" || Boolean(process.env.FIRESTORE_EMULATOR_HOST && process.env.RETENTION_ALLOW_AS_OF === "true"),
-  purgeMaxOpsPerSecond: (): number => positiveIntFromEnv("RETENTION_PURGE_MAX_OPS_PER_SECOND", 10_000),
 };
