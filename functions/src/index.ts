@@ -17,3 +17,4 @@ export { expiryBackfill } from "./entrypoints/scheduled/expiry-backfill";
 export { retentionAudit } from "./entrypoints/scheduled/retention-audit";
 export { nightlyPurge } from "./entrypoints/scheduled/nightly-purge";
 export { purgeChunk } from "./entrypoints/tasks/purge-chunk";
+export { applyRetentionHold } from "./entrypoints/tasks/apply-retention-hold";

@@ -43,6 +43,8 @@ function doc(path: string, over: Partial<AuditDoc> = {}): AuditDoc {
     legalHold: false,
     holdIds: [],
     softDeletedAtMs: null,
+    claimUnitKey: null,
+    deletionRequestId: null,
     hasSoftDeleteMark: false,
     ...over,
   };

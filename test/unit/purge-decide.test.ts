@@ -13,7 +13,7 @@ import { policyV1 } from "../helpers/policy";
 
 const NOW = Date.parse("2026-12-10T00:00:00Z");
 const policy = policyV1();
-const unit = { unitKey: "req-1", round: 2 };
+const unit = { unitKey: "req-1", round: 2, policyVersion: "v1" };
 const ctx = (over: Partial<Parameters<typeof evaluateForPurge>[1]> = {}) => ({ holds: [], workflowEligible: true, policy, nowMs: NOW, ...over });
 
 function doc(over: Partial<PurgeDocFacts> = {}): PurgeDocFacts {
@@ -79,7 +79,7 @@ describe("decideMark and decideExecute", () => {
   it("marks once; a live claim of another unit is left to it, a stale one is taken over", () => {
     expect(decideMark(doc(), unit, ctx(), false, noClaims)).toEqual({ kind: "mark", from: "SOFT_DELETED", route: ["PURGE_ELIGIBLE"] });
     expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: unit }), unit, ctx(), false, noClaims)).toEqual({ kind: "already" });
-    const other = { unitKey: "sweep-sessions", round: 1 };
+    const other = { unitKey: "sweep-sessions", round: 1, policyVersion: "v1" };
     expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: other }), unit, ctx(), false, () => true)).toEqual({ kind: "skip", why: "CLAIMED" });
     expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: other }), unit, ctx(), false, noClaims)).toMatchObject({ kind: "mark" });
     expect(decideMark(doc({ legalHold: true }), unit, ctx(), false, noClaims)).toEqual({ kind: "skip", why: "HELD" });
@@ -93,9 +93,19 @@ describe("decideMark and decideExecute", () => {
     expect(exec(marked())).toEqual({ path: doc().path, outcome: "delete" });
     expect(exec(marked(), { descendantsRemain: true })).toEqual({ path: doc().path, outcome: "deferred" });
     expect(exec(doc())).toEqual({ path: doc().path, outcome: "blocked", reason: "NOT_DECIDED" });
-    expect(exec(marked({ claim: { unitKey: "req-1", round: 1 } }))).toMatchObject({ outcome: "blocked", reason: "NOT_DECIDED" });
-    expect(exec(marked({ claim: { unitKey: "other", round: 4 } }), { claimActive: () => true })).toEqual({ path: doc().path, outcome: "claimed", by: "other" });
+    expect(exec(marked({ claim: { unitKey: "req-1", round: 1, policyVersion: "v1" } }))).toMatchObject({ outcome: "blocked", reason: "NOT_DECIDED" });
+    expect(exec(marked({ claim: { unitKey: "other", round: 4, policyVersion: "v1" } }), { claimActive: () => true })).toEqual({ path: doc().path, outcome: "claimed", by: "other" });
     expect(exec(marked({ exists: false }))).toEqual({ path: doc().path, outcome: "gone" });
+  });
+
+  it("treats an older decision as no authority: another round's or another policy version's mark is decided again", () => {
+    // This round's own mark, under an earlier policy version: not this round's decision any more.
+    expect(exec(marked({ claim: { ...unit, policyVersion: "v0" } }))).toMatchObject({ outcome: "blocked", reason: "NOT_DECIDED" });
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: { ...unit, policyVersion: "v0" } }), unit, ctx(), false, noClaims)).toMatchObject({ kind: "mark" });
+    // A sweep judging a PURGE_ELIGIBLE document that is not expired, marked by a round that is over: not eligible.
+    const stale = doc({ path: "events/e-1", retentionClass: "event-90d", lifecycleState: "PURGE_ELIGIBLE", expireAtMs: NOW + DAY_MS, claim: { unitKey: "sweep-events", round: 1, policyVersion: "v1" } });
+    expect(evaluateForPurge(stale, ctx({ workflowEligible: false }), "pending")).toMatchObject({ verdict: "blocked", reason: "NOT_EXPIRED" });
+    expect(evaluateForPurge({ ...stale, expireAtMs: NOW - 1 }, ctx({ workflowEligible: false }), "pending")).toMatchObject({ verdict: "delete" });
   });
 
   it("stops at a hold placed after marking, flag or record", () => {

@@ -55,3 +55,7 @@ export const PURGE_MAX_REQUESTS = defineInt("RETENTION_PURGE_MAX_REQUESTS", {
   default: 200,
   description: "Deletion requests one nightlyPurge run takes on.",
 });
+export const REQUEST_COOLDOWN_MINUTES = defineInt("RETENTION_REQUEST_COOLDOWN_MINUTES", {
+  default: 60,
+  description: "After a cancel, a new deletion request from the same user waits this long, doubled for each further cancel in 30 days (up to 7 days); 0 turns it off.",
+});

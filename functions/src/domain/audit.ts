@@ -1,3 +1,4 @@
+import { ERASURE_OWED_STATES } from "./deletion-request";
 import { coveringHold, type ActiveHoldRef } from "./destroy-predicate";
 import { isLifecycleState } from "./lifecycle";
 import { parentDocumentPath } from "./paths";
@@ -37,8 +38,13 @@ export const FINDING_CODES = [
   "ORPHANED_SUBJECT",
   /** `policyVersion` is missing, not a published version, or older than the current version. */
   "STALE_POLICY_VERSION",
-  /** A deletion request that is not finished (PENDING, PROCESSING, BLOCKED) is past its `dueAt`. */
+  /** A deletion request that still owes erasure (PENDING, PROCESSING, BLOCKED) is past its `dueAt`. */
   "OVERDUE_REQUEST",
+  /**
+   * An unheld PURGE_ELIGIBLE document that no purge will act on: the round that marked it is not running, the
+   * request that owns it will not be taken again, and its own retention has not run out (so no sweep takes it).
+   */
+  "STALE_PURGE_ELIGIBLE",
 ] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
 
@@ -62,6 +68,10 @@ export interface AuditDoc {
   softDeletedAtMs: number | null;
   /** `softDeletedAt` or `deletionRequestId` is set: a soft delete touched this document and was not undone. */
   hasSoftDeleteMark: boolean;
+  /** The purge unit whose decision made the document PURGE_ELIGIBLE (`purgeDecision.unitKey`), if any. */
+  claimUnitKey: string | null;
+  /** The deletion request that soft-deleted the document (`deletionRequestId`), if any. */
+  deletionRequestId: string | null;
 }
 
 /** What the audit knows about a subcollection document's parent. */
@@ -231,8 +241,8 @@ export function needsArchiveCheck(doc: Pick<AuditDoc, "path" | "lifecycleState">
   return doc.lifecycleState === "ARCHIVED" && policy.classForPath(doc.path)?.archive.required === true;
 }
 
-/** Request states whose erasure is not finished: the subject's data may legitimately remain meanwhile. */
-export const UNFINISHED_REQUEST_STATES = ["PENDING", "PROCESSING", "BLOCKED"] as const;
+/** Request states in which erasure is owed and not yet done: the due date applies (one definition, in the request's domain). */
+export const UNFINISHED_REQUEST_STATES = ERASURE_OWED_STATES;
 
 export interface RequestFacts {
   path: string;
@@ -270,6 +280,29 @@ export function softDeleteAgeBucket(ageMs: number): string {
   const days = ageMs / 86_400_000;
   return SOFT_DELETE_AGE_BUCKETS.find((b) => days < b.maxDays)?.label ?? ">90d";
 }
+
+/** What the audit learns about the owners of a PURGE_ELIGIBLE document (read after the scan, by id). */
+export interface PurgeOwnerFacts {
+  /** The unit named by the document's claim has a RUNNING round. */
+  claimRoundRunning: boolean;
+  /** A deletion request owns the document (by claim or soft-delete mark) and a run will take it again. */
+  ownerWillResume: boolean;
+}
+
+/**
+ * STALE_PURGE_ELIGIBLE for an unheld PURGE_ELIGIBLE document: a mark is not a standing authorisation, so one
+ * that no purge will act on is reported. A running round, a request that will be taken again, or retention
+ * that has run out (the policy sweep takes it) each explain it.
+ */
+export function auditPurgeEligible(doc: AuditDoc, owners: PurgeOwnerFacts, nowMs: number): Finding[] {
+  if (owners.claimRoundRunning || owners.ownerWillResume) return [];
+  if (isExpired({ expireAtMs: typeof doc.expireAt === "number" ? doc.expireAt : null, retainUntilMs: doc.retainUntilMs }, nowMs)) return [];
+  const by = doc.claimUnitKey ? `unit ${doc.claimUnitKey}, whose round is over` : "no purge unit";
+  return [{ path: doc.path, code: "STALE_PURGE_ELIGIBLE", detail: `PURGE_ELIGIBLE by ${by}; nothing will act on it and its retention has not run out` }];
+}
+
+/** Whether the audit must look into a document's purge owners (an unheld PURGE_ELIGIBLE document). */
+export const needsPurgeOwnerCheck = (doc: AuditDoc, held: boolean): boolean => doc.lifecycleState === "PURGE_ELIGIBLE" && !held;
 
 /**
  * A deletion candidate: unheld data the purge or TTL will remove once it runs, that is data already

@@ -3,18 +3,79 @@ import type { GovernedFields } from "./governed";
 import { assertTransition, isLifecycleState, type LifecycleState } from "./lifecycle";
 import { DAY_MS, type PolicyIndex } from "./policy";
 
-export const REQUEST_STATES = ["PENDING", "CANCELLED", "PROCESSING", "PURGED", "BLOCKED"] as const;
+export const REQUEST_STATES = ["PENDING", "CANCELLING", "CANCELLED", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD", "PURGED"] as const;
 export type RequestState = (typeof REQUEST_STATES)[number];
 export type RequestSource = "user" | "auth-backstop" | "staff";
 
-/** A request is open while the subject's erasure is in progress: the user gets the same request back. */
-export const OPEN_REQUEST_STATES: readonly RequestState[] = ["PENDING", "PROCESSING"];
 /**
- * The Auth backstop treats a uid as already handled when any request for it exists that was not
- * cancelled: the purge deletes the Auth account itself (PROCESSING/PURGED), and a BLOCKED request is
- * still the subject's erasure, waiting for an operator.
+ * A request is open while the subject's erasure is in progress: waiting for its grace period (PENDING), under
+ * way (PROCESSING), stopped for an operator (BLOCKED), or done except for data under a hold
+ * (RETAINED_UNDER_HOLD). While a request is open its subject gets this same request back, the data it
+ * soft-deleted is its own (never a policy sweep's), and its uid's leftovers are not orphans.
  */
-export const HANDLED_REQUEST_STATES: readonly RequestState[] = ["PENDING", "PROCESSING", "PURGED", "BLOCKED"];
+export const OPEN_REQUEST_STATES: readonly RequestState[] = ["PENDING", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD"];
+/** Whether a request in `state` is open (see OPEN_REQUEST_STATES). */
+export const isOpenRequest = (state: unknown): boolean => (OPEN_REQUEST_STATES as readonly unknown[]).includes(state);
+/**
+ * States in which erasure is owed and not yet carried out, so the request's due date applies (a request
+ * retained under a hold has erased all the law lets it erase: what remains is kept for a legal obligation).
+ */
+export const ERASURE_OWED_STATES: readonly RequestState[] = ["PENDING", "PROCESSING", "BLOCKED"];
+/**
+ * The Auth backstop treats a uid as already handled when an open request or a PURGED one exists: the purge
+ * deletes the Auth account itself, so its own delete event must not open a second request.
+ */
+export const HANDLED_REQUEST_STATES: readonly RequestState[] = [...OPEN_REQUEST_STATES, "PURGED"];
+
+/**
+ * The request state machine. Every writer reads the state in the same transaction as its write and moves
+ * only along these edges, so a cancel and the purge can never both win:
+ *   PENDING              -> CANCELLING (the owner cancels in grace), PROCESSING (a purge round starts),
+ *                           BLOCKED (the plan is refused before anything happens)
+ *   CANCELLING           -> CANCELLED (the restore is complete)
+ *   PROCESSING           -> PURGED, RETAINED_UNDER_HOLD, BLOCKED (the round ends)
+ *   BLOCKED              -> PROCESSING, BLOCKED (re-planned by a later run)
+ *   RETAINED_UNDER_HOLD  -> PROCESSING, BLOCKED (a hold changed: what was held is planned again)
+ *   CANCELLED, PURGED    -> (terminal)
+ */
+const REQUEST_MOVES: Readonly<Record<RequestState, readonly RequestState[]>> = {
+  PENDING: ["CANCELLING", "PROCESSING", "BLOCKED"],
+  CANCELLING: ["CANCELLED"],
+  PROCESSING: ["PURGED", "RETAINED_UNDER_HOLD", "BLOCKED"],
+  BLOCKED: ["PROCESSING", "BLOCKED"],
+  RETAINED_UNDER_HOLD: ["PROCESSING", "BLOCKED"],
+  CANCELLED: [],
+  PURGED: [],
+};
+
+export const canMoveRequest = (from: RequestState, to: RequestState): boolean => REQUEST_MOVES[from].includes(to);
+
+/** What the purge reads of a request to decide whether a run may take it. */
+export interface TakeFacts {
+  state: unknown;
+  graceEndsAtMs: number | null;
+  /** For RETAINED_UNDER_HOLD: the hold fence generation its held paths were judged at. */
+  heldFenceGeneration: unknown;
+}
+
+/**
+ * Whether a purge run may take a request: PENDING or BLOCKED with its grace period over (BLOCKED is
+ * re-planned every run), PROCESSING (a run stopped part-way: resume it), or RETAINED_UNDER_HOLD when the set
+ * of holds changed since its held paths were judged (what was held may be free now). A request being
+ * cancelled, cancelled or purged is never taken.
+ */
+export function purgeMayTake(r: TakeFacts, nowMs: number, fenceGeneration: number): boolean {
+  if (r.state === "PROCESSING") return true;
+  if (r.state === "RETAINED_UNDER_HOLD") return r.heldFenceGeneration !== fenceGeneration;
+  return (r.state === "PENDING" || r.state === "BLOCKED") && r.graceEndsAtMs !== null && r.graceEndsAtMs <= nowMs;
+}
+
+/** Throws REQUEST_STATE_CHANGED unless the request may move from the state its writer read to `to`. */
+export function assertRequestMove(from: RequestState, to: RequestState): void {
+  if (!canMoveRequest(from, to)) {
+    throw preconditionFailed("REQUEST_STATE_CHANGED", `A ${from} deletion request cannot become ${to}.`, { state: from, to });
+  }
+}
 
 /** The retention class whose grace and due periods govern an account-deletion request. */
 export const USER_DELETE_CLASS = "user-delete";
@@ -41,6 +102,8 @@ export interface DeletionRequest {
   timeline: TimelineEntry[];
   softDeleted: number;
   manifestHash?: string;
+  /** When the owner asked to cancel (the request/cancel cooldown counts from here). */
+  cancelledAtMs?: number;
 }
 
 /**
@@ -74,26 +137,67 @@ export function newDeletionRequest(
 }
 
 /**
- * Whether the owner may cancel now. Cancelling is idempotent: an already cancelled request reports
- * "already-cancelled" so that a retried call finishes restoring data instead of failing.
- * Errors: NOT_OWNER (permission-denied), REQUEST_NOT_OPEN and GRACE_EXPIRED (failed-precondition).
+ * Whether the owner may cancel now, read in the same transaction that writes the outcome. Cancelling is
+ * idempotent: a request already CANCELLED reports "already-cancelled", and one CANCELLING (its restore was
+ * interrupted) reports "resume", so a retried call finishes the restore instead of failing.
+ * Errors: NOT_OWNER (permission-denied); ALREADY_PROCESSING when the purge has taken the request (its lease is
+ * live, or a round started) while the caller's clock is still inside the grace period; GRACE_EXPIRED once the
+ * grace period is over (both failed-precondition).
  */
 export function cancelDecision(
   req: Pick<DeletionRequest, "uid" | "state" | "graceEndsAtMs">,
   callerUid: string,
   nowMs: number,
-): "cancel" | "already-cancelled" {
+  purgeLeaseLive: boolean,
+): "cancel" | "resume" | "already-cancelled" {
   if (req.uid !== callerUid) throw permissionDenied("NOT_OWNER", "Only the subject of a deletion request may cancel it.");
   if (req.state === "CANCELLED") return "already-cancelled";
-  if (req.state !== "PENDING") {
-    throw preconditionFailed("REQUEST_NOT_OPEN", `The request is ${req.state} and can no longer be cancelled.`, { state: req.state });
-  }
-  if (nowMs >= req.graceEndsAtMs) {
+  if (req.state === "CANCELLING") return "resume";
+  const graceOver = nowMs >= req.graceEndsAtMs;
+  if (graceOver) {
     throw preconditionFailed("GRACE_EXPIRED", "The grace period is over; the request can no longer be cancelled.", {
       graceEndsAt: new Date(req.graceEndsAtMs).toISOString(),
+      state: req.state,
     });
   }
+  if (req.state !== "PENDING" || purgeLeaseLive) {
+    throw preconditionFailed("ALREADY_PROCESSING", "The erasure has already started and can no longer be cancelled.", { state: req.state });
+  }
   return "cancel";
+}
+
+/** A cancellation of a subject's earlier request, for the request/cancel cooldown. */
+export interface PastCancellation {
+  cancelledAtMs: number;
+}
+
+/** How far back cancellations count towards the cooldown, and its bounds. */
+export const COOLDOWN_WINDOW_MS = 30 * DAY_MS;
+export const COOLDOWN_MAX_MS = 7 * DAY_MS;
+
+/**
+ * The request/cancel cooldown. Each request soft-deletes the subject's whole data and each cancel restores
+ * it, so a loop of the two is an abuse of the service's write budget. After a cancel a new request from the
+ * same user waits `baseMs`, doubled for every further cancel in the last 30 days, up to 7 days. Returns
+ * when a new request is allowed again (null: now). The Auth backstop is never held back (the account is
+ * already gone), and neither are staff.
+ */
+export function requestCooldownUntil(cancellations: readonly PastCancellation[], baseMs: number, nowMs: number): number | null {
+  const recent = cancellations.filter((c) => nowMs - c.cancelledAtMs < COOLDOWN_WINDOW_MS);
+  if (recent.length === 0 || baseMs <= 0) return null;
+  const last = Math.max(...recent.map((c) => c.cancelledAtMs));
+  const wait = Math.min(COOLDOWN_MAX_MS, baseMs * 2 ** (recent.length - 1));
+  return last + wait > nowMs ? last + wait : null;
+}
+
+/** Throws REQUEST_COOLDOWN (resource-exhausted) while a user's new request must wait. */
+export function assertNoCooldown(cancellations: readonly PastCancellation[], baseMs: number, nowMs: number): void {
+  const until = requestCooldownUntil(cancellations, baseMs, nowMs);
+  if (until !== null) {
+    throw new DomainError("resource-exhausted", "REQUEST_COOLDOWN", "A deletion request was cancelled recently; ask again later.", {
+      retryAfter: new Date(until).toISOString(),
+    });
+  }
 }
 
 /** Server-only bookkeeping a soft delete leaves on a document, so that a cancel can undo exactly it. */

@@ -30,6 +30,12 @@ export interface DestroyInput {
   archiveVerified: boolean;
   /** The purge workflow authorises this path (its deletion request's grace period is over). */
   workflowEligible: boolean;
+  /**
+   * The document's PURGE_ELIGIBLE state is the decision of the unit and round acting now, made under the
+   * current policy version. An older mark is not a standing authorisation: without this, a PURGE_ELIGIBLE
+   * document is judged on its expiry and the workflow like any other.
+   */
+  currentDecision?: boolean;
 }
 
 /** The first active hold covering `path`, if any. */
@@ -42,7 +48,8 @@ export function coveringHold(path: string, holds: readonly ActiveHoldRef[]): Act
  * 1. no active hold covers it (flag or hold record)   otherwise LEGAL_HOLD
  * 2. its class is known                                otherwise UNKNOWN_POLICY
  * 3. its archive is verified, where the class needs one otherwise ARCHIVE_NOT_VERIFIED
- * 4. it has expired, or the workflow made it eligible  otherwise NOT_EXPIRED
+ * 4. it has expired, the workflow authorises it, or it carries the current
+ *    decision of the purge round acting now            otherwise NOT_EXPIRED
  * Holds are checked first so that a held document is never reported as merely "not expired".
  */
 export function evaluateDestroy(input: DestroyInput, policy: PolicyIndex, nowMs: number): DestroyDecision {
@@ -56,7 +63,7 @@ export function evaluateDestroy(input: DestroyInput, policy: PolicyIndex, nowMs:
   if (!cls) return decide("UNKNOWN_POLICY");
   if (cls.archive.required && !input.archiveVerified) return decide("ARCHIVE_NOT_VERIFIED");
   const eligible =
-    input.doc.lifecycleState === "PURGE_ELIGIBLE" ||
+    (input.currentDecision === true && input.doc.lifecycleState === "PURGE_ELIGIBLE") ||
     isExpired(input.doc, nowMs) ||
     (input.workflowEligible && cls.userDeletable);
   return decide(eligible ? "AUTHORIZED_BY_POLICY" : "NOT_EXPIRED");

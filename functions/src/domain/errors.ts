@@ -8,7 +8,8 @@ export type DomainErrorKind =
   | "invalid-argument"
   | "not-found"
   | "failed-precondition"
-  | "already-exists";
+  | "already-exists"
+  | "resource-exhausted";
 
 export class DomainError extends Error {
   constructor(

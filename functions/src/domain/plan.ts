@@ -24,6 +24,11 @@ export interface RetainedItem {
   /** When the retention ends, if known (ISO date). */
   until?: string;
   holdId?: string;
+  /**
+   * For a held document: what the erasure would do to it without the hold ("delete" or "mask"). The hold
+   * defers that erasure; absent when the data map or its class would keep the document anyway.
+   */
+  deferredByHold?: "delete" | "mask";
 }
 
 export interface DeletionManifest {
@@ -36,6 +41,13 @@ export interface DeletionManifest {
 
 export interface DeletionPlan extends DeletionManifest {
   manifestHash: string;
+}
+
+/** What the erasure does to a discovered document when no hold is in the way. */
+function withoutHold(action: "delete" | "retain" | "mask", doc: DiscoveredDoc["doc"], policy: PolicyIndex, nowMs: number): "delete" | "retain" | "mask" {
+  if (action !== "delete") return action;
+  const cls = policy.classById(doc.retentionClass);
+  return cls && !cls.userDeletable && !isExpired(doc, nowMs) ? "retain" : "delete";
 }
 
 /**
@@ -75,12 +87,14 @@ export function buildDeletionPlan(
     if (entry.external) external.add(d.path);
     const hold = coveringHold(d.path, activeHolds);
     if (hold || d.doc.legalHold) {
+      const erasure = withoutHold(entry.action, d.doc, policy, nowMs);
       retained.set(d.path, {
         path: d.path,
         action: "retain",
         reasonCode: hold?.reasonCode ?? "LEGAL_HOLD",
         reason: hold ? `retention hold ${hold.holdId}` : "document carries a legal hold",
         ...(hold ? { holdId: hold.holdId } : {}),
+        ...(erasure !== "retain" ? { deferredByHold: erasure } : {}),
       });
       continue;
     }

@@ -15,10 +15,16 @@ export interface PurgeUnitRef {
   round: number;
 }
 
-/** A document's claim: the unit and round whose decision made it PURGE_ELIGIBLE. */
+/** A document's claim: the unit, round and policy version whose decision made it PURGE_ELIGIBLE. */
 export interface PurgeClaim {
   unitKey: string;
   round: number;
+  policyVersion: string;
+}
+
+/** Whether `claim` is the decision of `unit`'s current round under the current policy version. */
+export function isCurrentDecision(claim: PurgeClaim | null, unit: PurgeUnitRef, policyVersion: string): boolean {
+  return claim !== null && claim.unitKey === unit.unitKey && claim.round === unit.round && claim.policyVersion === policyVersion;
 }
 
 /** What the purge reads of a document to decide about it (never business content). */
@@ -88,7 +94,7 @@ export function stepsToPurgeEligible(from: LifecycleState, archiveRequired: bool
  * "pending" means the archive step has not run yet: the document is judged as if its archive were
  * verified, and `needsArchive` says that the archive step must verify one before it may be marked.
  */
-export function evaluateForPurge(doc: PurgeDocFacts, ctx: DecideContext, archiveVerified: boolean | "pending"): Evaluation {
+export function evaluateForPurge(doc: PurgeDocFacts, ctx: DecideContext, archiveVerified: boolean | "pending", currentDecision = false): Evaluation {
   if (!doc.exists) return { path: doc.path, verdict: "gone" };
   const hold = holdOf(doc, ctx.holds);
   if (hold) return { path: doc.path, verdict: "held", ...hold };
@@ -100,6 +106,7 @@ export function evaluateForPurge(doc: PurgeDocFacts, ctx: DecideContext, archive
       activeHolds: ctx.holds,
       archiveVerified: archiveVerified === "pending" ? true : archiveVerified,
       workflowEligible: ctx.workflowEligible,
+      currentDecision,
     },
     ctx.policy,
     ctx.nowMs,
@@ -137,9 +144,7 @@ export function decideMark(
   if (ev.verdict === "gone") return { kind: "skip", why: "GONE" };
   if (ev.verdict === "held") return { kind: "skip", why: "HELD" };
   if (ev.verdict === "blocked") return { kind: "skip", why: "NOT_ALLOWED" };
-  if (doc.claim && doc.claim.unitKey === unit.unitKey && doc.claim.round === unit.round && doc.lifecycleState === "PURGE_ELIGIBLE") {
-    return { kind: "already" };
-  }
+  if (isCurrentDecision(doc.claim, unit, ctx.policy.version) && doc.lifecycleState === "PURGE_ELIGIBLE") return { kind: "already" };
   if (doc.claim && doc.claim.unitKey !== unit.unitKey && claimActive(doc.claim)) return { kind: "skip", why: "CLAIMED" };
   const from = doc.lifecycleState as LifecycleState;
   return { kind: "mark", from, route: stepsToPurgeEligible(from, ctx.policy.classById(doc.retentionClass)?.archive.required === true) };
@@ -168,13 +173,12 @@ export function decideExecute(
   if (!doc.exists) return { path, outcome: "gone" };
   const hold = holdOf(doc, ctx.holds);
   if (hold) return { path, outcome: "held", ...hold };
-  const mine = doc.claim !== null && doc.claim.unitKey === unit.unitKey && doc.claim.round === unit.round;
-  if (!mine) {
-    if (doc.claim && opts.claimActive(doc.claim)) return { path, outcome: "claimed", by: doc.claim.unitKey };
+  if (!isCurrentDecision(doc.claim, unit, ctx.policy.version)) {
+    if (doc.claim && doc.claim.unitKey !== unit.unitKey && opts.claimActive(doc.claim)) return { path, outcome: "claimed", by: doc.claim.unitKey };
     return { path, outcome: "blocked", reason: "NOT_DECIDED" };
   }
   if (doc.lifecycleState !== "PURGE_ELIGIBLE") return { path, outcome: "blocked", reason: "INVALID_STATE" };
-  const ev = evaluateForPurge(doc, ctx, opts.archiveVerified);
+  const ev = evaluateForPurge(doc, ctx, opts.archiveVerified, true);
   if (ev.verdict === "held") return { path, outcome: "held", holdId: ev.holdId, reasonCode: ev.reasonCode };
   if (ev.verdict === "blocked") return { path, outcome: "blocked", reason: ev.reason };
   if (ev.verdict === "gone") return { path, outcome: "gone" };

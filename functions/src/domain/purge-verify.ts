@@ -33,14 +33,44 @@ export interface VerifyFinding {
   problem: VerifyProblem;
 }
 
+/** A path the purge left because a hold covers it (or, for a parent, because held data lies under it). */
+export interface HeldPath {
+  path: string;
+  holdId: string | null;
+  reasonCode: string;
+}
+
 export interface VerifyTally {
   gone: number;
   retained: number;
   masked: number;
   findings: VerifyFinding[];
+  /** How many manifest paths remain because of a hold; the first MAX_HELD_LISTED of them are listed. */
+  underHoldCount: number;
+  underHold: HeldPath[];
 }
 
-export const emptyTally = (): VerifyTally => ({ gone: 0, retained: 0, masked: 0, findings: [] });
+/** Held paths a request lists on itself and in its evidence (the count stays exact beyond it). */
+export const MAX_HELD_LISTED = 100;
+
+export const emptyTally = (): VerifyTally => ({ gone: 0, retained: 0, masked: 0, findings: [], underHoldCount: 0, underHold: [] });
+
+/** Records a path that remains because of a hold. */
+export function noteUnderHold(tally: VerifyTally, held: HeldPath): void {
+  tally.underHoldCount++;
+  if (tally.underHold.length < MAX_HELD_LISTED) tally.underHold.push(held);
+}
+
+/**
+ * How a deletion request's round ends, from its verification: PURGED when everything is gone or kept for a
+ * documented non-hold reason; RETAINED_UNDER_HOLD when all that may be erased is erased and some data
+ * remains only because a hold covers it (the erasure is deferred, never dropped: when a hold changes, the
+ * request is planned again); BLOCKED when anything is left that nothing documents.
+ */
+export function requestOutcome(tally: Pick<VerifyTally, "findings" | "underHoldCount">): "PURGED" | "RETAINED_UNDER_HOLD" | "BLOCKED" {
+  if (tally.findings.length > 0) return "BLOCKED";
+  return tally.underHoldCount > 0 ? "RETAINED_UNDER_HOLD" : "PURGED";
+}
 
 /**
  * Checks one delete path. A path still present is documented when a hold stopped it (LEGAL_HOLD), or when
@@ -55,6 +85,7 @@ export function verifyDeletePath(
   retainedPaths: ReadonlySet<string>,
   strict: boolean,
   tally: VerifyTally,
+  hold?: HeldPath,
 ): void {
   if (!observed.exists) {
     tally.gone++;
@@ -62,6 +93,7 @@ export function verifyDeletePath(
   }
   if (outcome === "held") {
     tally.retained++;
+    noteUnderHold(tally, hold ?? { path, holdId: null, reasonCode: "LEGAL_HOLD" });
     return;
   }
   if (outcome === "deferred" && hasRetainedDescendant(path, retainedPaths)) {
@@ -76,20 +108,25 @@ export function verifyDeletePath(
   tally.findings.push({ path, problem });
 }
 
-/** Checks one retained record: it must still exist. */
-export function verifyRetainedPath(path: string, observed: ObservedDoc, tally: VerifyTally): void {
-  if (observed.exists) tally.retained++;
-  else tally.findings.push({ path, problem: "RETAINED_MISSING" });
+/** Checks one retained record: it must still exist. One retained because of a hold (`hold`) is noted as such. */
+export function verifyRetainedPath(path: string, observed: ObservedDoc, tally: VerifyTally, hold?: HeldPath): void {
+  if (!observed.exists) {
+    tally.findings.push({ path, problem: "RETAINED_MISSING" });
+    return;
+  }
+  tally.retained++;
+  if (hold) noteUnderHold(tally, hold);
 }
 
 /** Checks one masked record: present, marked masked, and none of its mask fields left (unless a hold stopped the mask). */
-export function verifyMaskedPath(path: string, observed: ObservedDoc, heldStopped: boolean, tally: VerifyTally): void {
+export function verifyMaskedPath(path: string, observed: ObservedDoc, heldStopped: HeldPath | null, tally: VerifyTally): void {
   if (!observed.exists) {
     tally.findings.push({ path, problem: "RETAINED_MISSING" });
     return;
   }
   if (heldStopped) {
     tally.retained++;
+    noteUnderHold(tally, heldStopped);
     return;
   }
   if (!observed.masked || observed.presentFields.length > 0) tally.findings.push({ path, problem: "MASK_INCOMPLETE" });

@@ -10,7 +10,8 @@ import { TX_OPTIONS } from "./holds";
 import { fenceLease, renewLeaseInTx } from "./lease";
 import { log } from "./logs";
 import { fire, purgeEvidence, type StepEnv } from "./purge-env";
-import { activeHoldsInTx, type UnitCheckpoint } from "./purge-store";
+import { activeHoldsInTx } from "./hold-fence";
+import type { UnitCheckpoint } from "./purge-store";
 
 /**
  * The archive workflow (Firestore target, `archives/{archiveId}`; the rules deny every client):

@@ -8,6 +8,7 @@ import {
   FINDING_CODES,
   isHeld,
   needsArchiveCheck,
+  needsPurgeOwnerCheck,
   UNFINISHED_REQUEST_STATES,
   type AuditContext,
   type AuditDoc,
@@ -20,6 +21,7 @@ import type { ActiveHoldRef } from "../domain/destroy-predicate";
 import { parentDocumentPath, segments } from "../domain/paths";
 import bundle from "../generated/registry.json";
 import { newStats, tallyDoc, tallyRequest, type AuditStats } from "./audit-stats";
+import { PurgeOwnerChecker } from "./audit-purge-owners";
 import { SubjectChecker } from "./audit-subjects";
 import { COLLECTIONS, db } from "./firestore";
 import { toMs } from "./governed-doc";
@@ -39,6 +41,7 @@ const GOVERNED_FIELDS = [
   "holdIds",
   "softDeletedAt",
   "deletionRequestId",
+  "purgeDecision.unitKey",
 ] as const;
 
 const VERIFICATION_FIELDS = ["sha256", "verifiedAt", "verified"] as const;
@@ -100,7 +103,10 @@ export async function scanRetention(opts: ScanOptions): Promise<AuditResult> {
   const run = new AuditRun(opts, await activeHolds());
   await Promise.all([
     run.topLevelCollections(),
-    inPool(opts.concurrency ?? DEFAULT_AUDIT_CONCURRENCY, governedCollectionIds(), (id) => run.governedGroup(id)).then(() => run.subjects.flush()),
+    inPool(opts.concurrency ?? DEFAULT_AUDIT_CONCURRENCY, governedCollectionIds(), (id) => run.governedGroup(id)).then(async () => {
+      await run.subjects.flush();
+      await run.purgeEligible.flush();
+    }),
     run.archives(),
     run.requests(),
   ]);
@@ -111,6 +117,7 @@ export async function scanRetention(opts: ScanOptions): Promise<AuditResult> {
 class AuditRun {
   readonly ctx: AuditContext;
   readonly subjects: SubjectChecker;
+  readonly purgeEligible: PurgeOwnerChecker;
   private readonly findings: Finding[] = [];
   private readonly byCode = Object.fromEntries(FINDING_CODES.map((c) => [c, 0])) as Record<FindingCode, number>;
   private total = 0;
@@ -133,6 +140,7 @@ class AuditRun {
     this.pageSize = opts.pageSize ?? DEFAULT_AUDIT_PAGE_SIZE;
     this.maxFindings = opts.maxFindings ?? 5_000;
     this.subjects = new SubjectChecker(opts.skipSubjects === true, (fs) => this.report(fs));
+    this.purgeEligible = new PurgeOwnerChecker(opts.nowMs, (fs) => this.report(fs));
   }
 
   report(fs: readonly Finding[]): void {
@@ -184,6 +192,7 @@ class AuditRun {
       this.report(auditGovernedDoc(doc, parent, this.ctx));
       if (needsArchiveCheck(doc, pol)) this.report(auditArchivedDoc(doc.path, await archivesFor(doc.path)));
       const held = isHeld(doc, this.holds);
+      if (needsPurgeOwnerCheck(doc, held)) await this.purgeEligible.offer(doc);
       tallyDoc(this.stats, pol.classForPath(doc.path)?.id ?? doc.retentionClass ?? "(unknown)", doc, held, this.opts.nowMs);
       if (!held) await this.subjects.offer(doc.path);
     }
@@ -317,6 +326,8 @@ export function toAuditDoc(path: string, data: DocumentData): AuditDoc {
     holdIds: stringArray(data.holdIds),
     softDeletedAtMs: toMs(data.softDeletedAt),
     hasSoftDeleteMark: (data.softDeletedAt ?? null) !== null || (data.deletionRequestId ?? null) !== null,
+    claimUnitKey: stringOrNull((data.purgeDecision as { unitKey?: unknown } | undefined)?.unitKey),
+    deletionRequestId: stringOrNull(data.deletionRequestId),
   };
 }
 

@@ -1,5 +1,6 @@
 import { getAuth } from "firebase-admin/auth";
-import { auditSubject, UNFINISHED_REQUEST_STATES, type Finding } from "../domain/audit";
+import { auditSubject, type Finding } from "../domain/audit";
+import { OPEN_REQUEST_STATES } from "../domain/deletion-request";
 import { matchPattern } from "../domain/paths";
 import { adminApp, COLLECTIONS, db } from "./firestore";
 import { policy } from "./registry";
@@ -10,7 +11,7 @@ const AUTH_BATCH = 100;
 /**
  * ORPHANED_SUBJECT: collects the uids of uid-keyed documents (the data map's `doc` entries ending in
  * `{uid}`, e.g. `userDirectory/{uid}`) and checks them against Auth in batches of 100. A uid without an Auth
- * account is an orphan unless its erasure is under way (a request in PENDING, PROCESSING or BLOCKED).
+ * account is an orphan unless its erasure is under way (an open request, domain/deletion-request.ts).
  * Memory: one batch of uids and their paths.
  */
 export class SubjectChecker {
@@ -51,7 +52,7 @@ export class SubjectChecker {
       const open = await db()
         .collection(COLLECTIONS.deletionRequests)
         .where("uid", "==", uid)
-        .where("state", "in", [...UNFINISHED_REQUEST_STATES])
+        .where("state", "in", [...OPEN_REQUEST_STATES])
         .limit(1)
         .get();
       this.report(auditSubject({ uid, paths, authExists: false, erasureUnderWay: !open.empty }));

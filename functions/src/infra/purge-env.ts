@@ -1,6 +1,7 @@
-import type { BulkWriter } from "firebase-admin/firestore";
 import type { Actor, EvidenceBody } from "../domain/evidence";
+import type { HoldView } from "./hold-fence";
 import type { LeaseHolder } from "./lease";
+import type { RampLimiter } from "./rate-limiter";
 import type { UnitCheckpoint } from "./purge-store";
 
 /**
@@ -8,12 +9,18 @@ import type { UnitCheckpoint } from "./purge-store";
  * Production passes no hook.
  */
 export type PurgeHookPoint =
+  /** A unit was leased, before it is planned. */
+  | "afterLease"
   | "afterArchiveWrite"
   | "afterStart"
   | "afterMark"
+  /** Before a delete batch's probe and transaction; `paths` are the batch's unsettled paths. */
   | "beforeExecute"
-  | "afterDecide"
-  | "afterDelete"
+  /**
+   * Inside a delete batch's transaction, after every decision and write is queued, before the commit;
+   * `paths` are the paths about to be deleted. A hook must not await a write that waits on this transaction.
+   */
+  | "inExecute"
   | "afterExecute"
   | "beforeFinalize";
 
@@ -37,13 +44,13 @@ export interface StepEnv {
   /** Who started the run when it was not the schedule (an operator through runRetentionJob), as "type:id". */
   startedBy: string | null;
   correlationId: string | null;
-  /** The delete rate: BulkWriter starts at `startOpsPerSecond` and ramps 1.5x every 5 minutes up to the max. */
-  throttle: { startOpsPerSecond: number; maxOpsPerSecond: number };
   /**
-   * The invocation's one delete writer, created on first use and shared by every batch, so the ramp
-   * accrues over the run instead of restarting at the start rate for each batch. Closed by the job.
+   * The invocation's delete rate: it starts at the start rate and ramps 1.5x every 5 minutes up to the max
+   * (Firestore's 500/50/5 guidance). One per invocation, so the ramp accrues over the whole run.
    */
-  writer: { current: BulkWriter | null };
+  limiter: RampLimiter;
+  /** The active holds, read through the hold fence and cached per fence generation (infra/hold-fence.ts). */
+  holdView: HoldView;
   hook: PurgeHook | undefined;
   /** Wall-clock time after which no new step starts (the invocation's budget); the unit resumes later. */
   deadlineMs: number;

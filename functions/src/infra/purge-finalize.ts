@@ -1,9 +1,21 @@
 import { getAuth } from "firebase-admin/auth";
 import { FieldValue } from "firebase-admin/firestore";
-import { emptyTally, verifyDeletePath, verifyMaskedPath, verifyRetainedPath, type ObservedDoc, type RecordedOutcome, type VerifyTally } from "../domain/purge-verify";
+import { assertRequestMove, parseRequestState } from "../domain/deletion-request";
+import {
+  emptyTally,
+  requestOutcome,
+  verifyDeletePath,
+  verifyMaskedPath,
+  verifyRetainedPath,
+  type HeldPath,
+  type ObservedDoc,
+  type RecordedOutcome,
+  type VerifyTally,
+} from "../domain/purge-verify";
 import { openEvidence } from "./evidence-store";
 import { adminApp, db } from "./firestore";
 import { toTimestamp } from "./governed-doc";
+import { readFence } from "./hold-fence";
 import { TX_OPTIONS } from "./holds";
 import { log } from "./logs";
 import { fenceStep, writeCheckpoint } from "./purge-fence";
@@ -50,8 +62,12 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
   const retainedPaths = new Set(retained.map((r) => r.path));
   let first: string | null = null;
   let last: string | null = null;
+  const heldBy = new Map<string, HeldPath>();
   for await (const b of batches(cp)) {
-    for (const h of b.outcome.held) retainedPaths.add(h.path);
+    for (const h of b.outcome.held) {
+      retainedPaths.add(h.path);
+      heldBy.set(h.path, { path: h.path, holdId: h.holdId, reasonCode: h.reasonCode });
+    }
     if (b.kind !== "delete") continue;
     for (const { path } of b.items) {
       if (first === null || compareNames(path, first) < 0) first = path;
@@ -68,7 +84,7 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
       const existing = survivors ?? (await existingAmong(b.items.map((i) => i.path)));
       for (const item of b.items) {
         const observed: ObservedDoc = { exists: existing.has(item.path), presentFields: [], masked: false };
-        verifyDeletePath(item.path, observed, outcomes.get(item.path), retainedPaths, cp.kind === "request", tally);
+        verifyDeletePath(item.path, observed, outcomes.get(item.path), retainedPaths, cp.kind === "request", tally, heldBy.get(item.path));
       }
       continue;
     }
@@ -80,77 +96,124 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
         presentFields: (item.fields ?? []).filter((f) => s.get(f) !== undefined),
         masked: s.exists && s.get("maskedAt") !== undefined,
       };
-      verifyMaskedPath(item.path, observed, outcomes.get(item.path) === "held", tally);
+      verifyMaskedPath(item.path, observed, outcomes.get(item.path) === "held" ? (heldBy.get(item.path) ?? null) : null, tally);
     });
   }
   const plainRetained = retained.filter((r) => r.action === "retain");
   const snaps = await readAll(plainRetained.map((r) => r.path));
-  plainRetained.forEach((r, k) => verifyRetainedPath(r.path, { exists: snaps[k]!.exists, presentFields: [], masked: false }, tally));
+  plainRetained.forEach((r, k) =>
+    verifyRetainedPath(r.path, { exists: snaps[k]!.exists, presentFields: [], masked: false }, tally, r.deferredByHold ? { path: r.path, holdId: r.holdId ?? null, reasonCode: r.reasonCode } : undefined),
+  );
   return tally;
 }
 
 /**
- * The subject's Auth account goes with the purge (it stayed during the grace period so the user could
- * cancel). The request records the deletion first, so the Auth-delete backstop, which sees this request
- * PROCESSING, recognises the event as already handled.
+ * The subject's Auth account goes once everything that may be erased is erased: when the request is PURGED,
+ * and also when it is RETAINED_UNDER_HOLD (docs/decisions/0003-auth-account-under-hold.md). It stayed during
+ * the grace period so the user could cancel. Recorded in three steps, each fenced by the lease: the intent
+ * (AUTH_ACCOUNT_DELETE_INTENT, on the request first, so the Auth-delete backstop sees the request handled),
+ * the delete itself, then its outcome (AUTH_ACCOUNT_DELETED, `deleted` or `already-absent`). A crash between
+ * intent and outcome is resumed by the next attempt, which deletes again (a no-op) and records the outcome.
  */
 async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv): Promise<void> {
   if (cp.kind !== "request" || !cp.requestId || cp.subject?.type !== "user") return;
   const uid = cp.subject.uid;
   const requestId = cp.requestId;
-  const proceed = await db().runTransaction(async (tx) => {
-    const now = await fenceStep(tx, cp, env, step);
-    if (!now) return false;
-    const req = await tx.get(requestRef(requestId));
-    if (req.get("authDeletion") !== undefined) return true;
-    const evidence = await openEvidence(tx);
-    tx.update(requestRef(requestId), {
-      authDeletion: { by: env.actor.id, markedAt: toTimestamp(env.nowMs) },
-      timeline: FieldValue.arrayUnion({ at: toTimestamp(env.nowMs), event: "AUTH_ACCOUNT_DELETE" }),
-    });
-    evidence.append(purgeEvidence(env, cp, { action: "AUTH_ACCOUNT_DELETE", decision: { reason: "AUTHORIZED_BY_POLICY" }, counts: { accounts: 1 } }));
-    return true;
-  }, TX_OPTIONS);
-  if (!proceed) return;
+  const record = async (phase: "INTENT" | "DONE", outcome?: "deleted" | "already-absent"): Promise<boolean> =>
+    db().runTransaction(async (tx) => {
+      const now = await fenceStep(tx, cp, env, step);
+      if (!now) return false;
+      const req = await tx.get(requestRef(requestId));
+      const state = req.get("authDeletion.state") as unknown;
+      if (state === "DONE" || (phase === "INTENT" && state === "INTENT")) return phase === "INTENT";
+      const evidence = await openEvidence(tx);
+      const at = toTimestamp(env.nowMs);
+      tx.update(requestRef(requestId), {
+        authDeletion: { state: phase, by: env.actor.id, ...(phase === "INTENT" ? { intentAt: at } : { doneAt: at, outcome }) },
+        timeline: FieldValue.arrayUnion({ at, event: phase === "INTENT" ? "AUTH_ACCOUNT_DELETE_INTENT" : "AUTH_ACCOUNT_DELETED", ...(outcome ? { detail: outcome } : {}) }),
+      });
+      evidence.append(
+        purgeEvidence(env, cp, {
+          action: phase === "INTENT" ? "AUTH_ACCOUNT_DELETE_INTENT" : "AUTH_ACCOUNT_DELETED",
+          decision: { reason: "AUTHORIZED_BY_POLICY", ...(outcome ? { outcome } : {}) },
+          counts: { accounts: 1 },
+        }),
+      );
+      return true;
+    }, TX_OPTIONS);
+  if (!(await record("INTENT"))) return;
+  let outcome: "deleted" | "already-absent" = "deleted";
   try {
     await getAuth(adminApp()).deleteUser(uid);
   } catch (err) {
     // Already gone (an earlier attempt, or the user was removed by other means): the effect holds.
     if ((err as { code?: string }).code !== "auth/user-not-found") throw err;
+    outcome = "already-absent";
   }
-  log.info("purge.auth.deleted", { requestId });
+  await record("DONE", outcome);
+  log.info("purge.auth.deleted", { requestId, outcome });
 }
 
 /**
- * Finalize step: verify the manifest; only a clean verification lets the request become PURGED (with
- * PURGE_VERIFIED evidence). Otherwise the unit is BLOCKED with PURGE_VERIFY_FAILED and the findings, and
- * the next run plans it afresh. Returns the phase reached, or null when another attempt got there first.
+ * Finalize step: verify the manifest. A clean verification ends the round (checkpoint DONE); for a request
+ * it also decides the request's end state (`requestOutcome`): PURGED, or RETAINED_UNDER_HOLD with the held
+ * paths listed on the request and the hold fence generation they were judged at, so that the next run
+ * plans the request again as soon as any hold changes. A verification with findings makes the unit BLOCKED
+ * with PURGE_VERIFY_FAILED, and the next run plans it afresh. The request's move is checked against the
+ * state read in the same transaction. Returns the phase reached, or null when another attempt got there first.
  */
 export async function finalizeStep(cp: UnitCheckpoint, step: number, env: StepEnv): Promise<"DONE" | "BLOCKED" | null> {
   await fire(env, { point: "beforeFinalize", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: [] });
+  // Read before the verification: a hold released while it runs moves the fence past this generation, and
+  // the next run takes the request up again.
+  const fenceGeneration = await readFence();
   const tally = await verifyUnit(cp);
-  const ok = tally.findings.length === 0;
-  if (ok) await deleteAuthAccount(cp, step, env);
-  const counts = { gone: tally.gone, retained: tally.retained, masked: tally.masked, findings: tally.findings.length };
+  const end = requestOutcome(tally);
+  if (end !== "BLOCKED") await deleteAuthAccount(cp, step, env);
+  const counts = { gone: tally.gone, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
   const phase = await db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, step);
     if (!now) return null;
+    const req = cp.requestId ? await tx.get(requestRef(cp.requestId)) : null;
+    if (req) assertRequestMove(parseRequestState(req.get("state")), end);
     const evidence = await openEvidence(tx);
     const at = toTimestamp(env.nowMs);
-    if (ok) {
+    if (end !== "BLOCKED") {
+      const held = {
+        count: tally.underHoldCount,
+        paths: tally.underHold.map((h) => h.path),
+        holds: [...new Map(tally.underHold.map((h) => [`${h.holdId}:${h.reasonCode}`, { holdId: h.holdId, reasonCode: h.reasonCode }])).values()],
+      };
       // For a request the lease lives on the request: its release and the state change are one write.
       const request = cp.requestId
         ? {
-            state: "PURGED",
-            purgedAt: at,
+            state: end,
             manifestHash: cp.manifestHash,
             purgeCounts: counts,
             blockedReason: FieldValue.delete(),
-            timeline: FieldValue.arrayUnion({ at, event: "PURGED", detail: `${tally.gone} gone, ${tally.retained} retained, ${tally.masked} masked` }),
+            ...(end === "PURGED"
+              ? { purgedAt: at, retainedUnderHold: FieldValue.delete(), heldFenceGeneration: FieldValue.delete() }
+              : { retainedUnderHold: held, heldFenceGeneration: fenceGeneration }),
+            timeline: FieldValue.arrayUnion({
+              at,
+              event: end,
+              detail: `${tally.gone} gone, ${tally.retained} retained, ${tally.masked} masked${end === "PURGED" ? "" : `, ${tally.underHoldCount} under hold`}`,
+            }),
           }
         : {};
       writeCheckpoint(tx, cp, env, { phase: "DONE", nextStep: step + 1, finishedAt: at, verify: counts }, { lease: FieldValue.delete(), ...request });
       evidence.append(purgeEvidence(env, cp, { action: "PURGE_VERIFIED", decision: { reason: "MANIFEST_VERIFIED" }, counts }));
+      if (end === "RETAINED_UNDER_HOLD") {
+        evidence.append(
+          purgeEvidence(env, cp, {
+            action: "PURGE_RETAINED_UNDER_HOLD",
+            decision: { reason: "LEGAL_HOLD" },
+            paths: held.paths,
+            counts: { underHold: held.count },
+            detail: { fenceGeneration, holdIds: held.holds.map((h) => h.holdId ?? "?").join(",") },
+          }),
+        );
+      }
       return "DONE" as const;
     }
     const reason = "PURGE_VERIFY_FAILED";
@@ -170,7 +233,8 @@ export async function finalizeStep(cp: UnitCheckpoint, step: number, env: StepEn
     );
     return "BLOCKED" as const;
   }, TX_OPTIONS);
-  if (phase === "DONE") log.info("purge.request.done", { unitKey: cp.unitKey, requestId: cp.requestId, ...counts });
+  if (phase === "DONE" && end === "RETAINED_UNDER_HOLD") log.warn("purge.request.retained", { unitKey: cp.unitKey, requestId: cp.requestId, ...counts });
+  else if (phase === "DONE") log.info("purge.request.done", { unitKey: cp.unitKey, requestId: cp.requestId, ...counts });
   if (phase === "BLOCKED") log.error("purge.verify.failed", { unitKey: cp.unitKey, requestId: cp.requestId, ...counts });
   return phase;
 }

@@ -6,7 +6,7 @@ import { toTimestamp } from "./governed-doc";
 import { TX_OPTIONS } from "./holds";
 import { fenceStep, writeCheckpoint } from "./purge-fence";
 import { fire, purgeEvidence, type StepEnv } from "./purge-env";
-import { activeHoldsInTx, batchFrom, batchRef, claimsActiveInTx, factsOf, readFactsInTx, type UnitCheckpoint } from "./purge-store";
+import { batchFrom, batchRef, claimsActiveInTx, factsOf, readFactsInTx, type UnitCheckpoint } from "./purge-store";
 import { policy } from "./registry";
 
 /**
@@ -25,10 +25,10 @@ export async function markStep(cp: UnitCheckpoint, step: number, batchIndex: num
       return [];
     }
     // Independent reads go out together: the fence above has opened the transaction.
-    const [snaps, holds, evidence] = await Promise.all([readFactsInTx(tx, batch.items.map((i) => i.path)), activeHoldsInTx(tx), openEvidence(tx)]);
+    const [snaps, view, evidence] = await Promise.all([readFactsInTx(tx, batch.items.map((i) => i.path)), env.holdView.inTx(tx), openEvidence(tx)]);
     const facts = snaps.map(factsOf);
     const claimActive = await claimsActiveInTx(tx, facts, cp.unitKey);
-    const ctx = { holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
+    const ctx = { holds: view.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
     const paths: string[] = [];
     for (const f of facts) {
       const action = decideMark(f, cp, ctx, batch.archives[f.path] !== undefined, claimActive);

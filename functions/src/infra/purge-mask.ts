@@ -7,7 +7,7 @@ import { toTimestamp } from "./governed-doc";
 import { TX_OPTIONS } from "./holds";
 import { fenceStep, writeCheckpoint } from "./purge-fence";
 import { fire, purgeEvidence, type StepEnv } from "./purge-env";
-import { activeHoldsInTx, batchFrom, batchRef, factsOf, settledPaths, type UnitCheckpoint } from "./purge-store";
+import { batchFrom, batchRef, factsOf, settledPaths, type UnitCheckpoint } from "./purge-store";
 
 /** The state a masked record returns to: the state before the request soft-deleted it, else ACTIVE. */
 function restoredState(current: LifecycleState, preDeleteState: unknown): LifecycleState {
@@ -31,7 +31,7 @@ export async function maskStep(cp: UnitCheckpoint, step: number, batchIndex: num
     const settled = settledPaths(batch.outcome);
     const items = batch.items.filter((i) => !settled.has(i.path));
     const snaps = items.length > 0 ? await tx.getAll(...items.map((i) => db().doc(i.path))) : [];
-    const holds = await activeHoldsInTx(tx);
+    const { holds } = await env.holdView.inTx(tx);
     const evidence = await openEvidence(tx);
     const o = batch.outcome;
     const maskedNow: string[] = [];

@@ -1,5 +1,6 @@
 import type { DocumentSnapshot } from "firebase-admin/firestore";
 import { hashCanonical } from "../domain/canonical";
+import { isOpenRequest } from "../domain/deletion-request";
 import type { ActiveHoldRef } from "../domain/destroy-predicate";
 import { sortedUnique } from "../domain/paths";
 import type { Subject } from "../domain/plan";
@@ -46,8 +47,8 @@ interface Read {
 const readOf = (s: DocumentSnapshot): Read => ({ path: s.ref.path, data: s.exists ? s.data() : undefined });
 
 /**
- * Paths soft-deleted by a deletion request that is still open (PENDING, PROCESSING, BLOCKED): they are
- * that request's to purge (or to restore, if the user cancels), never the sweep's.
+ * Paths soft-deleted by a deletion request that is still open (domain/deletion-request.ts#isOpenRequest), or
+ * being cancelled: they are that request's to purge (or to restore), never the sweep's.
  */
 async function ownedByOpenRequest(reads: readonly Read[]): Promise<Set<string>> {
   const requestOf = (r: Read): string | null => (typeof r.data?.deletionRequestId === "string" && r.data.deletionRequestId !== "" ? r.data.deletionRequestId : null);
@@ -55,7 +56,7 @@ async function ownedByOpenRequest(reads: readonly Read[]): Promise<Set<string>> 
   const open = new Set<string>();
   for (let i = 0; i < ids.length; i += 300) {
     const reqs = await db().getAll(...ids.slice(i, i + 300).map((id) => requestRef(id)));
-    for (const r of reqs) if (["PENDING", "PROCESSING", "BLOCKED"].includes(String(r.get("state")))) open.add(r.id);
+    for (const r of reqs) if (isOpenRequest(r.get("state")) || r.get("state") === "CANCELLING") open.add(r.id);
   }
   return new Set(reads.filter((r) => open.has(requestOf(r) ?? "")).map((r) => r.path));
 }
@@ -98,8 +99,15 @@ export async function planRequestUnit(requestId: string, subject: Subject, nowMs
   const { del, needsArchive } = tally(evals);
   const kept = keepAncestorsOf(del, held.map((h) => h.path));
   const retain: RetainedRecord[] = [
-    ...plan.retain.map((r) => ({ path: r.path, action: r.action, reasonCode: r.reasonCode, ...(r.holdId ? { holdId: r.holdId } : {}) })),
-    ...held.map((h) => ({ path: h.path, action: "retain" as const, reasonCode: h.reasonCode, ...(h.holdId ? { holdId: h.holdId } : {}) })),
+    ...plan.retain.map((r) => ({
+      path: r.path,
+      action: r.action,
+      reasonCode: r.reasonCode,
+      ...(r.holdId ? { holdId: r.holdId } : {}),
+      ...(r.deferredByHold ? { deferredByHold: true } : {}),
+    })),
+    // Found held only now (the plan's delete list): the hold defers their deletion.
+    ...held.map((h) => ({ path: h.path, action: "retain" as const, reasonCode: h.reasonCode, ...(h.holdId ? { holdId: h.holdId } : {}), deferredByHold: true })),
     ...kept.keptAncestors.map((p) => ({ path: p, action: "retain" as const, reasonCode: "RETAINED_DESCENDANT" })),
   ];
   const deleteSet = new Set(kept.delete);

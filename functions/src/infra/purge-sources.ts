@@ -1,29 +1,32 @@
 import { FieldPath, type QueryDocumentSnapshot } from "firebase-admin/firestore";
 import { COLLECTIONS, db } from "./firestore";
 import { toMs } from "./governed-doc";
+import { purgeMayTake } from "../domain/deletion-request";
+import { takeFactsOf } from "./purge-unit";
 
 const PAGE = 500;
 
+/** The request states a run may take (each subject to `purgeMayTake`). */
+const TAKEABLE = ["PENDING", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD"];
+
 /**
- * Deletion requests a run may take, oldest grace end first: PENDING or BLOCKED whose grace period is
- * over, and PROCESSING (a run that stopped part-way). The state filter is a single-field query (no
- * composite index); the grace check runs in memory over ids and timestamps only.
+ * Deletion requests a run may take (domain/deletion-request.ts#purgeMayTake), oldest grace end first. The state filter is a
+ * single-field query (no composite index); the rest is judged in memory over the few fields it selects.
  */
-export async function candidateRequestIds(nowMs: number, limit: number): Promise<string[]> {
+export async function candidateRequestIds(nowMs: number, limit: number, fenceGeneration: number): Promise<string[]> {
   const found: { id: string; graceMs: number }[] = [];
   let last: QueryDocumentSnapshot | undefined;
   for (;;) {
     let q = db()
       .collection(COLLECTIONS.deletionRequests)
-      .where("state", "in", ["PENDING", "PROCESSING", "BLOCKED"])
-      .select("state", "graceEndsAt")
+      .where("state", "in", TAKEABLE)
+      .select("state", "graceEndsAt", "heldFenceGeneration")
       .orderBy(FieldPath.documentId())
       .limit(PAGE);
     if (last) q = q.startAfter(last);
     const snap = await q.get();
     for (const d of snap.docs) {
-      const graceMs = toMs(d.get("graceEndsAt")) ?? Number.POSITIVE_INFINITY;
-      if (d.get("state") === "PROCESSING" || graceMs <= nowMs) found.push({ id: d.id, graceMs });
+      if (purgeMayTake(takeFactsOf(d.data()), nowMs, fenceGeneration)) found.push({ id: d.id, graceMs: toMs(d.get("graceEndsAt")) ?? Number.POSITIVE_INFINITY });
     }
     if (snap.size < PAGE) break;
     last = snap.docs[snap.docs.length - 1];

@@ -1,5 +1,4 @@
-import type { DocumentData, DocumentReference, DocumentSnapshot, Timestamp, Transaction } from "firebase-admin/firestore";
-import type { ActiveHoldRef } from "../domain/destroy-predicate";
+import type { DocumentData, DocumentReference, DocumentSnapshot, Transaction } from "firebase-admin/firestore";
 import type { PurgeItem, PurgeBatchKind } from "../domain/purge-batches";
 import type { PurgeClaim, PurgeDocFacts } from "../domain/purge-decide";
 import type { Subject } from "../domain/plan";
@@ -38,8 +37,6 @@ export interface UnitCheckpoint {
   /** Batches [0, deleteBatches) delete; the rest mask (masking comes last). */
   deleteBatches: number;
   nextStep: number;
-  /** Paths a delete step has committed to deleting and not yet recorded (crash recovery). */
-  pending: { step: number; paths: string[]; updateTimes: Timestamp[] } | null;
   fanOut: { generation: number; stepsPerChunk: number } | null;
   blockedReason: string | null;
 }
@@ -49,6 +46,8 @@ export interface RetainedRecord {
   action: "retain" | "mask";
   reasonCode: string;
   holdId?: string;
+  /** Kept only because of a hold: without it the erasure would delete or mask the path (it is deferred). */
+  deferredByHold?: boolean;
 }
 
 export interface BatchOutcome {
@@ -105,7 +104,6 @@ export function checkpointFrom(data: DocumentData | undefined): UnitCheckpoint |
     retainedChunks: typeof data.retainedChunks === "number" ? data.retainedChunks : 0,
     deleteBatches: typeof data.deleteBatches === "number" ? data.deleteBatches : 0,
     nextStep: typeof data.nextStep === "number" ? data.nextStep : 0,
-    pending: (data.pending as UnitCheckpoint["pending"]) ?? null,
     fanOut: (data.fanOut as UnitCheckpoint["fanOut"]) ?? null,
     blockedReason: typeof data.blockedReason === "string" ? data.blockedReason : null,
   };
@@ -132,9 +130,9 @@ export function settledPaths(o: BatchOutcome): Set<string> {
 }
 
 export function claimFrom(data: DocumentData | undefined): PurgeClaim | null {
-  const d = data?.purgeDecision as { unitKey?: unknown; round?: unknown } | undefined;
+  const d = data?.purgeDecision as { unitKey?: unknown; round?: unknown; policyVersion?: unknown } | undefined;
   if (!d || typeof d.unitKey !== "string" || typeof d.round !== "number") return null;
-  return { unitKey: d.unitKey, round: d.round };
+  return { unitKey: d.unitKey, round: d.round, policyVersion: typeof d.policyVersion === "string" ? d.policyVersion : "" };
 }
 
 /**
@@ -168,14 +166,6 @@ export function factsOfData(path: string, data: DocumentData | undefined): Purge
     retainUntilMs: g?.retainUntilMs ?? null,
     claim: claimFrom(data),
   };
-}
-
-/** Active hold records, read inside a transaction: the per-batch re-check of holds. */
-export async function activeHoldsInTx(tx: Transaction): Promise<ActiveHoldRef[]> {
-  const snap = await tx.get(db().collection(COLLECTIONS.retentionHolds).where("state", "==", "ACTIVE"));
-  return snap.docs
-    .map((d) => ({ holdId: d.id, targetPath: String(d.get("targetPath")), reasonCode: String(d.get("reasonCode")) }))
-    .sort((a, b) => (a.holdId < b.holdId ? -1 : 1));
 }
 
 /**

@@ -1,4 +1,6 @@
-import { FieldValue, type DocumentData, type DocumentReference } from "firebase-admin/firestore";
+import { FieldValue, type DocumentData, type DocumentReference, type Transaction } from "firebase-admin/firestore";
+import { assertRequestMove, parseRequestState, purgeMayTake, type RequestState, type TakeFacts } from "../domain/deletion-request";
+import { DomainError } from "../domain/errors";
 import { planPurgeBatches, type PurgeBatch } from "../domain/purge-batches";
 import type { Subject } from "../domain/plan";
 import { openEvidence } from "./evidence-store";
@@ -44,18 +46,43 @@ export function subjectOf(data: DocumentData): Subject {
 }
 
 /**
- * Leases a deletion request: PENDING or BLOCKED with its grace period over (BLOCKED is retried with a fresh
- * plan each run), or PROCESSING (a run stopped part-way: resume it). A request leased by a live runner is
- * skipped; the transaction makes sure only one runner wins.
+ * The request a purge unit works for has moved on without it (the owner cancelled it in the meantime): the
+ * unit stops before it writes anything.
  */
-export async function leaseRequest(requestId: string, holder: LeaseHolder, nowMs: number): Promise<LeasedUnit | null> {
+export class RequestMovedOnError extends Error {
+  constructor(
+    readonly requestId: string,
+    readonly state: string,
+  ) {
+    super(`deletion request ${requestId} is ${state}: the purge leaves it`);
+    this.name = "RequestMovedOnError";
+  }
+}
+
+/**
+ * Reads the request in the caller's transaction (after the lease fence) and checks it may move to `to`
+ * from the state it is in now; RequestMovedOnError when it may not (a cancel won).
+ */
+async function requestMoveInTx(tx: Transaction, requestId: string, to: RequestState): Promise<void> {
+  const state = parseRequestState((await tx.get(requestRef(requestId))).get("state"));
+  try {
+    assertRequestMove(state, to);
+  } catch (err) {
+    if (err instanceof DomainError) throw new RequestMovedOnError(requestId, state);
+    throw err;
+  }
+}
+
+/** A request's take facts (domain/deletion-request.ts#purgeMayTake) from its stored fields. */
+export const takeFactsOf = (d: DocumentData): TakeFacts => ({ state: d.state, graceEndsAtMs: toMs(d.graceEndsAt), heldFenceGeneration: d.heldFenceGeneration });
+
+/**
+ * Leases a deletion request the run may take (`purgeMayTake`). A request leased by a live runner is skipped;
+ * the transaction makes sure only one runner wins.
+ */
+export async function leaseRequest(requestId: string, holder: LeaseHolder, nowMs: number, fenceGeneration: number): Promise<LeasedUnit | null> {
   const ref = requestRef(requestId);
-  const data = await tryAcquireLease(ref, holder, (d) => {
-    if (!d) return false;
-    if (d.state === "PROCESSING") return true;
-    const grace = toMs(d.graceEndsAt);
-    return (d.state === "PENDING" || d.state === "BLOCKED") && grace !== null && grace <= nowMs;
-  });
+  const data = await tryAcquireLease(ref, holder, (d) => d !== undefined && purgeMayTake(takeFactsOf(d), nowMs, fenceGeneration));
   if (!data) return null;
   const previous = checkpointFrom((await checkpointRef(requestId).get()).data());
   log.info("purge.request.leased", { requestId, owner: holder.owner });
@@ -97,16 +124,20 @@ function baseCheckpoint(
     manifestHash: plan.manifestHash,
     policyVersion: policy().version,
     decidedAtMs: env.nowMs,
-    pending: null,
     fanOut: null,
   };
 }
 
-async function writeInChunks(writes: { ref: DocumentReference; data: Record<string, unknown> }[]): Promise<void> {
+/**
+ * Writes a round's records in chunks, each in a transaction fenced by the unit's lease: a runner that lost
+ * its lease writes nothing more, so it can never overwrite the records of the runner that took over.
+ */
+async function writeInChunks(unit: LeasedUnit, holder: LeaseHolder, writes: { ref: DocumentReference; data: Record<string, unknown> }[]): Promise<void> {
   for (let i = 0; i < writes.length; i += 400) {
-    const batch = db().batch();
-    for (const w of writes.slice(i, i + 400)) batch.set(w.ref, w.data);
-    await batch.commit();
+    await db().runTransaction(async (tx) => {
+      await fenceLease(tx, unit.leaseRef, holder);
+      for (const w of writes.slice(i, i + 400)) tx.set(w.ref, w.data);
+    }, TX_OPTIONS);
   }
 }
 
@@ -155,7 +186,7 @@ export async function startRound(
   for (let i = 0; i < retainedChunks; i++) {
     writes.push({ ref: retainedRef(unit.unitKey, round, i), data: { round, items: plan.retain.slice(i * RETAINED_PER_DOC, (i + 1) * RETAINED_PER_DOC) } });
   }
-  await writeInChunks(writes);
+  await writeInChunks(unit, env.holder, writes);
   const pathCount = plan.delete.length + plan.mask.length;
   const cp: UnitCheckpoint = {
     ...baseCheckpoint(unit, plan, round, env),
@@ -169,6 +200,7 @@ export async function startRound(
   };
   await db().runTransaction(async (tx) => {
     await fenceLease(tx, unit.leaseRef, env.holder);
+    if (unit.kind === "request" && unit.requestId) await requestMoveInTx(tx, unit.requestId, "PROCESSING");
     const evidence = await openEvidence(tx);
     const cpData = { ...cp, startedAt: toTimestamp(env.nowMs), counts: {} };
     const lease = { lease: leaseValue(env.holder) };
@@ -211,6 +243,7 @@ export async function blockUnit(
   const round = (unit.previous?.round ?? 0) + 1;
   await db().runTransaction(async (tx) => {
     await fenceLease(tx, unit.leaseRef, env.holder);
+    if (unit.kind === "request" && unit.requestId) await requestMoveInTx(tx, unit.requestId, "BLOCKED");
     const evidence = await openEvidence(tx);
     const at = toTimestamp(env.nowMs);
     const cp = {

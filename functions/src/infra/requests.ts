@@ -1,6 +1,8 @@
 import { FieldValue, type DocumentSnapshot } from "firebase-admin/firestore";
 import { hashCanonical } from "../domain/canonical";
 import {
+  assertNoCooldown,
+  assertRequestMove,
   cancelDecision,
   HANDLED_REQUEST_STATES,
   newDeletionRequest,
@@ -24,8 +26,10 @@ import { openEvidence } from "./evidence-store";
 import { COLLECTIONS, db } from "./firestore";
 import { governedToFirestore, readGovernedStrict, toMs, toTimestamp } from "./governed-doc";
 import { activeHolds, TX_OPTIONS } from "./holds";
+import { leaseState } from "./lease";
 import { log } from "./logs";
 import { policy } from "./registry";
+import { settings } from "./settings";
 
 /** Documents changed per transaction by a soft delete or a restore. */
 const REQUEST_BATCH = 200;
@@ -75,6 +79,7 @@ export function requestFromFirestore(snap: DocumentSnapshot): DeletionRequest {
     })),
     softDeleted: typeof d.softDeleted === "number" ? d.softDeleted : 0,
     ...(typeof d.manifestHash === "string" ? { manifestHash: d.manifestHash } : {}),
+    ...(toMs(d.cancelledAt) !== null ? { cancelledAtMs: toMs(d.cancelledAt) ?? 0 } : {}),
   };
 }
 
@@ -97,54 +102,66 @@ export interface OpenRequestInput {
 
 /**
  * Opens a deletion request for a user, or returns the one that already covers them, then soft-deletes the
- * subject's data. The look-up of existing requests is a query inside the transaction that creates the new
+ * subject's data. The look-up of the uid's requests is a query inside the transaction that creates the new
  * one; Firestore transactions are serializable, so two concurrent calls cannot both create.
- * - a user's own call reuses any open request (PENDING, PROCESSING);
- * - the Auth backstop also treats PURGED and BLOCKED as handled: the purge deletes the Auth account itself.
+ * - a user's own call gets any open request back (OPEN_REQUEST_STATES); after a cancel, a new request waits
+ *   out the request/cancel cooldown (REQUEST_COOLDOWN);
+ * - the Auth backstop also treats a PURGED request as handled (the purge deletes the Auth account itself),
+ *   is never held back by the cooldown, and first finishes a cancel still restoring the data (CANCELLING),
+ *   so that the restore cannot undo the new request's soft delete.
  * Running it again is how an interrupted soft delete is completed.
  */
 export async function openDeletionRequest(input: OpenRequestInput): Promise<{ request: DeletionRequest; created: boolean }> {
-  const states: readonly RequestState[] = input.source === "auth-backstop" ? HANDLED_REQUEST_STATES : OPEN_REQUEST_STATES;
+  const backstop = input.source === "auth-backstop";
+  const states: readonly RequestState[] = backstop ? HANDLED_REQUEST_STATES : OPEN_REQUEST_STATES;
   const ref = requestsCol().doc();
-  const outcome = await db().runTransaction(async (tx) => {
-    const existing = await tx.get(requestsCol().where("uid", "==", input.uid).where("state", "in", [...states]));
-    if (!existing.empty) {
-      const oldest = existing.docs.map(requestFromFirestore).sort((a, b) => a.requestedAtMs - b.requestedAtMs)[0]!;
-      return { request: oldest, created: false };
+  for (;;) {
+    const outcome = await db().runTransaction(async (tx) => {
+      const mine = (await tx.get(requestsCol().where("uid", "==", input.uid))).docs.map(requestFromFirestore);
+      const existing = mine.filter((r) => states.includes(r.state)).sort((a, b) => a.requestedAtMs - b.requestedAtMs);
+      if (existing.length > 0) return { kind: "existing", request: existing[0]!, created: false } as const;
+      const cancelling = mine.find((r) => r.state === "CANCELLING");
+      if (cancelling && backstop) return { kind: "finish-cancel", requestId: cancelling.requestId } as const;
+      if (!backstop && input.source === "user") {
+        const cancellations = mine.filter((r) => r.state === "CANCELLED" || r.state === "CANCELLING").map((r) => ({ cancelledAtMs: r.cancelledAtMs ?? r.requestedAtMs }));
+        assertNoCooldown(cancellations, settings.requestCooldownMs(), input.nowMs);
+      }
+      const evidence = await openEvidence(tx);
+      const request = newDeletionRequest(
+        { requestId: ref.id, uid: input.uid, tenantId: input.tenantId, source: input.source, reason: input.reason, nowMs: input.nowMs },
+        policy(),
+      );
+      tx.create(ref, { ...requestToFirestore(request), ...(input.eventId ? { sourceEventId: input.eventId } : {}) });
+      evidence.append({
+        action: backstop ? "BACKSTOP_REQUEST_OPENED" : "DELETION_REQUESTED",
+        actor: input.actor,
+        decision: { reason: backstop ? "AUTH_ACCOUNT_DELETED" : "SUBJECT_REQUEST", source: input.source },
+        policyVersion: request.policyVersion,
+        atMs: input.nowMs,
+        requestId: request.requestId,
+        eventId: input.eventId ?? null,
+        counts: { graceDays: Math.round((request.graceEndsAtMs - request.requestedAtMs) / 86_400_000) },
+        // The user's own words are personal data: evidence keeps only a hash of them.
+        detail: {
+          tenantId: request.tenantId,
+          graceEndsAt: new Date(request.graceEndsAtMs).toISOString(),
+          dueAt: new Date(request.dueAtMs).toISOString(),
+          ...(input.reason ? { reasonHash: hashCanonical({ reason: input.reason }) } : {}),
+        },
+      });
+      return { kind: "created", request, created: true } as const;
+    }, TX_OPTIONS);
+    if (outcome.kind === "finish-cancel") {
+      await finishCancel(outcome.requestId, input.actor, input.nowMs);
+      continue;
     }
-    const evidence = await openEvidence(tx);
-    const request = newDeletionRequest(
-      { requestId: ref.id, uid: input.uid, tenantId: input.tenantId, source: input.source, reason: input.reason, nowMs: input.nowMs },
-      policy(),
-    );
-    tx.create(ref, { ...requestToFirestore(request), ...(input.eventId ? { sourceEventId: input.eventId } : {}) });
-    evidence.append({
-      action: input.source === "auth-backstop" ? "BACKSTOP_REQUEST_OPENED" : "DELETION_REQUESTED",
-      actor: input.actor,
-      decision: { reason: input.source === "auth-backstop" ? "AUTH_ACCOUNT_DELETED" : "SUBJECT_REQUEST", source: input.source },
-      policyVersion: request.policyVersion,
-      atMs: input.nowMs,
-      requestId: request.requestId,
-      eventId: input.eventId ?? null,
-      counts: { graceDays: Math.round((request.graceEndsAtMs - request.requestedAtMs) / 86_400_000) },
-      // The user's own words are personal data: evidence keeps only a hash of them.
-      detail: {
-        tenantId: request.tenantId,
-        graceEndsAt: new Date(request.graceEndsAtMs).toISOString(),
-        dueAt: new Date(request.dueAtMs).toISOString(),
-        ...(input.reason ? { reasonHash: hashCanonical({ reason: input.reason }) } : {}),
-      },
-    });
-    return { request, created: true };
-  }, TX_OPTIONS);
-  if (outcome.created) {
-    log.info(input.source === "auth-backstop" ? "deletion.backstop.opened" : "deletion.requested", { requestId: outcome.request.requestId });
+    if (outcome.created) log.info(backstop ? "deletion.backstop.opened" : "deletion.requested", { requestId: outcome.request.requestId });
+    if (outcome.request.state === "PENDING") {
+      const moved = await softDeleteSubjectData(outcome.request.requestId, input.actor, input.nowMs);
+      return { request: { ...outcome.request, softDeleted: outcome.request.softDeleted + moved }, created: outcome.created };
+    }
+    return { request: outcome.request, created: outcome.created };
   }
-  if (outcome.request.state === "PENDING") {
-    const moved = await softDeleteSubjectData(outcome.request.requestId, input.actor, input.nowMs);
-    return { request: { ...outcome.request, softDeleted: outcome.request.softDeleted + moved }, created: outcome.created };
-  }
-  return outcome;
 }
 
 function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
@@ -221,7 +238,7 @@ function requestEvidence(
   return {
     action,
     actor,
-    decision: { reason: action === "DELETION_CANCELLED" ? "SUBJECT_CANCELLED" : "DELETION_REQUEST", state: req.state },
+    decision: { reason: action === "DELETION_CANCELLED" || action === "DELETION_CANCEL_REQUESTED" ? "SUBJECT_CANCELLED" : "DELETION_REQUEST", state: req.state },
     policyVersion: policy().version,
     atMs: nowMs,
     requestId: req.requestId,
@@ -230,37 +247,93 @@ function requestEvidence(
   };
 }
 
+export interface CancelOptions {
+  /** Documents per restore transaction. */
+  restoreBatchSize?: number;
+  /** Fault-injection seam for tests: runs before each restore batch; throwing stops the cancel there, as a crash would. */
+  beforeRestoreBatch?: (batch: number) => void;
+}
+
 /**
- * Cancels a request and restores what it soft-deleted. The state change comes first, with its evidence, so
- * that the purge can no longer take the request; then every document carrying the request id (found by a
- * collection-group query per governed collection, whatever the data map says now) returns to its state
- * before the request. A retried cancel of a CANCELLED request finishes an interrupted restore.
+ * Cancels a request. The owner's cancel moves the request PENDING -> CANCELLING in one transaction that reads
+ * its state and its purge lease (a cancel and the purge cannot both win: see `cancelDecision`), with evidence.
+ * Then every document carrying the request id (found by a collection-group query per governed collection,
+ * whatever the data map says now) returns to its state before the request. Only when nothing is left to
+ * restore does the request become CANCELLED, with DELETION_CANCELLED evidence: CANCELLED always means the data
+ * is back. An interrupted restore leaves the request CANCELLING, which the purge never takes; calling cancel
+ * again, or the next nightly run (`resumeCancellations`), finishes it.
  */
-export async function cancelDeletionRequest(requestId: string, callerUid: string, actor: Actor, nowMs: number): Promise<{ restored: number }> {
+export async function cancelDeletionRequest(requestId: string, callerUid: string, actor: Actor, nowMs: number, opts: CancelOptions = {}): Promise<{ restored: number }> {
   const requestRef = requestsCol().doc(requestId);
-  const cancelled = await db().runTransaction(async (tx) => {
+  const started = await db().runTransaction(async (tx) => {
     const snap = await tx.get(requestRef);
     if (!snap.exists) throw notFound("REQUEST_NOT_FOUND", "No such deletion request.");
     const req = requestFromFirestore(snap);
-    if (cancelDecision(req, callerUid, nowMs) === "already-cancelled") return false;
+    // Leases run on the wall clock, like the purge's own (infra/lease.ts).
+    const leaseLive = leaseState(snap.data(), "", Date.now()) === "taken";
+    const decision = cancelDecision(req, callerUid, nowMs, leaseLive);
+    if (decision !== "cancel") return decision;
+    assertRequestMove(req.state, "CANCELLING");
     const evidence = await openEvidence(tx);
-    tx.update(requestRef, { state: "CANCELLED", timeline: [...req.timeline, { atMs: nowMs, event: "CANCELLED" }].map(timelineToFirestore) });
-    evidence.append(requestEvidence("DELETION_CANCELLED", { ...req, state: "CANCELLED" }, actor, nowMs, undefined, { softDeleted: req.softDeleted }));
-    return true;
+    tx.update(requestRef, {
+      state: "CANCELLING",
+      cancelledAt: toTimestamp(nowMs),
+      timeline: [...req.timeline, { atMs: nowMs, event: "CANCEL_REQUESTED" }].map(timelineToFirestore),
+    });
+    evidence.append(requestEvidence("DELETION_CANCEL_REQUESTED", { ...req, state: "CANCELLING" }, actor, nowMs, undefined, { softDeleted: req.softDeleted }));
+    return "started" as const;
   }, TX_OPTIONS);
-  if (cancelled) log.info("deletion.cancelled", { requestId });
+  if (started === "already-cancelled") return { restored: 0 };
+  if (started === "resume") log.info("deletion.cancel.resumed", { requestId });
+  return finishCancel(requestId, actor, nowMs, opts);
+}
 
+/**
+ * Restores what a CANCELLING request soft-deleted, then moves it to CANCELLED. Idempotent and safe to run
+ * concurrently: a document already restored no longer carries the request id, and the last transaction
+ * reads the state it moves from.
+ */
+async function finishCancel(requestId: string, actor: Actor, nowMs: number, opts: CancelOptions = {}): Promise<{ restored: number }> {
+  const requestRef = requestsCol().doc(requestId);
+  const size = opts.restoreBatchSize ?? REQUEST_BATCH;
   let restored = 0;
+  let batchNo = 0;
   let batch: string[] = [];
+  const flush = async () => {
+    opts.beforeRestoreBatch?.(++batchNo);
+    restored += await restoreBatch(requestId, batch, actor, nowMs);
+    batch = [];
+  };
   for await (const path of markedBy(requestId)) {
     batch.push(path);
-    if (batch.length >= REQUEST_BATCH) {
-      restored += await restoreBatch(requestId, batch, actor, nowMs);
-      batch = [];
-    }
+    if (batch.length >= size) await flush();
   }
-  if (batch.length > 0) restored += await restoreBatch(requestId, batch, actor, nowMs);
+  if (batch.length > 0) await flush();
+  const finished = await db().runTransaction(async (tx) => {
+    const snap = await tx.get(requestRef);
+    const req = requestFromFirestore(snap);
+    if (req.state !== "CANCELLING") return false;
+    assertRequestMove(req.state, "CANCELLED");
+    const evidence = await openEvidence(tx);
+    tx.update(requestRef, { state: "CANCELLED", timeline: [...req.timeline, { atMs: nowMs, event: "CANCELLED" }].map(timelineToFirestore) });
+    evidence.append(requestEvidence("DELETION_CANCELLED", { ...req, state: "CANCELLED" }, actor, nowMs, undefined, { softDeleted: req.softDeleted, restored }));
+    return true;
+  }, TX_OPTIONS);
+  if (finished) log.info("deletion.cancelled", { requestId, restored });
   return { restored };
+}
+
+/**
+ * Finishes every cancel that was interrupted in the middle of its restore (requests left CANCELLING), so a
+ * cancelled subject's data never stays soft-deleted with nothing to bring it back. Run by the nightly job.
+ */
+export async function resumeCancellations(actor: Actor, nowMs: number): Promise<string[]> {
+  const snap = await requestsCol().where("state", "==", "CANCELLING").select().get();
+  for (const d of snap.docs) {
+    await finishCancel(d.id, actor, nowMs);
+    log.info("deletion.cancel.resumed", { requestId: d.id });
+  }
+  return snap.docs.map((d) => d.id);
 }
 
 async function restoreBatch(requestId: string, paths: string[], actor: Actor, nowMs: number): Promise<number> {

@@ -10,6 +10,7 @@ import {
 import { openEvidence } from "./evidence-store";
 import { COLLECTIONS, db } from "./firestore";
 import { readGoverned, toTimestamp } from "./governed-doc";
+import { readFenceInTx } from "./hold-fence";
 import { activeHoldsCoveringInTx } from "./holds";
 import { log } from "./logs";
 import { emitMetric } from "./metrics";
@@ -128,6 +129,10 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
       }
       // A parent that exists again was re-created after the delete: its subcollections are not orphans.
       const parentRecreated = (await tx.get(parentRef)).exists;
+      // The hold fence (infra/hold-fence.ts): holds covering the parent are read again in the transaction that
+      // deletes, so a hold placed since the classification above keeps every child under it.
+      await readFenceInTx(tx);
+      const coveredNow = (await activeHoldsCoveringInTx(tx, input.path)).length > 0;
       // The cursor names its collection, so a collection emptied by an earlier page (and no longer listed)
       // cannot shift it; collections are walked in sorted order.
       const start = marker?.cursor ?? null;
@@ -154,8 +159,8 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
       let kept = marker?.childrenKept ?? 0;
       for (const child of page) {
         const g = readGoverned(child.data());
-        // A child under its own hold stays, even when its parent expired.
-        if (g?.legalHold || g?.lifecycleState === "LEGAL_HOLD") kept++;
+        // A child under its own hold, or under a hold on the parent or above, stays even when its parent expired.
+        if (coveredNow || g?.legalHold || g?.lifecycleState === "LEGAL_HOLD") kept++;
         else {
           tx.delete(child.ref);
           removed++;

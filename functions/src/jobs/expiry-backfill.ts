@@ -6,6 +6,7 @@ import { matchPattern, parentDocumentPath } from "../domain/paths";
 import { openEvidence } from "../infra/evidence-store";
 import { COLLECTIONS, db } from "../infra/firestore";
 import { toMs, toTimestamp } from "../infra/governed-doc";
+import { readFenceInTx } from "../infra/hold-fence";
 import { activeHolds, activeHoldsCoveringInTx } from "../infra/holds";
 import { log } from "../infra/logs";
 import { emitMetric } from "../infra/metrics";
@@ -206,6 +207,8 @@ async function processPage(
   const phase = phases[phaseIndex];
   if (!phase) return { kind: "page", counts: zero(), next: { ...cp, phase: null, after: null, done: true } };
 
+  // The hold fence (infra/hold-fence.ts): a hold placed while this page is decided cannot land unseen.
+  if (tx) await readFenceInTx(tx);
   const base = phase.topLevel ? db().collection(phase.collectionId) : db().collectionGroup(phase.collectionId);
   let q = base.select(...new Set([...FIELDS, phase.anchorField])).orderBy(FieldPath.documentId()).limit(limit);
   if (after !== null) q = q.startAfter(db().doc(after));

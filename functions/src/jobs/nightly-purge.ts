@@ -12,9 +12,12 @@ import { purgeSettings } from "../infra/purge-settings";
 import { candidateRequestIds } from "../infra/purge-sources";
 import { runSteps } from "../infra/purge-steps";
 import { checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "../infra/purge-store";
-import { closeDeleteWriter } from "../infra/purge-execute";
 import { enqueueChunk, type Enqueue, type PurgeChunkTask } from "../infra/purge-tasks";
-import { blockUnit, chainOwner, handOver, leaseRequest, leaseSweep, startRound, subjectOf, type LeasedUnit } from "../infra/purge-unit";
+import { blockUnit, chainOwner, handOver, leaseRequest, leaseSweep, RequestMovedOnError, startRound, subjectOf, type LeasedUnit } from "../infra/purge-unit";
+import { HoldView, readFence } from "../infra/hold-fence";
+import { applyHoldFlags, resumeHoldApplications, type ApplyHold } from "../infra/holds";
+import { RampLimiter } from "../infra/rate-limiter";
+import { resumeCancellations } from "../infra/requests";
 import { policy } from "../infra/registry";
 import { settings } from "../infra/settings";
 import type { JobOptions, JobSummary } from "./catalog";
@@ -54,9 +57,11 @@ export interface PurgeRunOptions extends JobOptions {
   sweep?: boolean;
   hook?: PurgeHook;
   enqueue?: Enqueue;
+  /** How a stalled subtree hold's flagging is resumed (default: here, within a minute's budget). */
+  applyHold?: ApplyHold;
 }
 
-export type UnitOutcome = "DONE" | "BLOCKED" | "RUNNING" | "FANNED_OUT" | "STALE" | "LEASE_LOST" | "BRAKE_REFUSED" | "NOTHING_TO_DO" | "FAILED";
+export type UnitOutcome = "DONE" | "BLOCKED" | "RUNNING" | "FANNED_OUT" | "STALE" | "LEASE_LOST" | "MOVED_ON" | "BRAKE_REFUSED" | "NOTHING_TO_DO" | "FAILED";
 
 export interface UnitReport {
   unitKey: string;
@@ -80,11 +85,10 @@ function holderFor(opts: PurgeRunOptions): LeaseHolder {
   return { owner: opts.owner ?? `nightlyPurge:${randomUUID()}`, ttlMs: opts.leaseMs ?? purgeSettings.leaseMs(), clock: opts.clock ?? Date.now };
 }
 
-function throttleFor(opts: { startOpsPerSecond?: number; maxOpsPerSecond?: number }): StepEnv["throttle"] {
-  return {
-    startOpsPerSecond: opts.startOpsPerSecond ?? purgeSettings.startOpsPerSecond(),
-    maxOpsPerSecond: opts.maxOpsPerSecond ?? purgeSettings.maxOpsPerSecond(),
-  };
+function limiterFor(opts: { startOpsPerSecond?: number; maxOpsPerSecond?: number }, clock: () => number): RampLimiter {
+  const maxOpsPerSecond = opts.maxOpsPerSecond ?? purgeSettings.maxOpsPerSecond();
+  const startOpsPerSecond = Math.min(opts.startOpsPerSecond ?? purgeSettings.startOpsPerSecond(), maxOpsPerSecond);
+  return new RampLimiter({ startOpsPerSecond, maxOpsPerSecond }, clock);
 }
 
 function envFor(opts: PurgeRunOptions, holder: LeaseHolder): StepEnv {
@@ -97,8 +101,8 @@ function envFor(opts: PurgeRunOptions, holder: LeaseHolder): StepEnv {
     actor: PURGE_ACTOR,
     startedBy: opts.actor.type === "system" ? null : `${opts.actor.type}:${opts.actor.id}`,
     correlationId: opts.correlationId ?? null,
-    throttle: throttleFor(opts),
-    writer: { current: null },
+    limiter: limiterFor(opts, Date.now),
+    holdView: new HoldView(),
     hook: opts.hook,
     deadlineMs: holder.clock() + (opts.budgetMs ?? DEFAULT_BUDGET_MS),
   };
@@ -163,7 +167,7 @@ async function planUnit(unit: LeasedUnit, opts: PurgeRunOptions): Promise<UnitPl
 /** A dry run plans and applies the brake's arithmetic, writing nothing (no leases, no evidence). */
 async function dryRun(opts: PurgeRunOptions): Promise<JobSummary> {
   const plans: UnitPlan[] = [];
-  for (const id of await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun())) {
+  for (const id of await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun(), await readFence())) {
     const data = (await requestRef(id).get()).data();
     if (data) plans.push(await planRequestUnit(id, subjectOf(data), opts.nowMs));
   }
@@ -199,7 +203,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
   const reports: UnitReport[] = [];
   const failures: { unitKey: string; error: unknown }[] = [];
   /** Runs one unit's work; its report (if any) is kept, a lost lease is a decision, any other error is collected. */
-  const guarded = async (unit: Pick<LeasedUnit, "unitKey" | "kind">, work: () => Promise<UnitReport | null>): Promise<void> => {
+  const guarded = async (unit: LeasedUnit, work: () => Promise<UnitReport | null>): Promise<void> => {
     try {
       const r = await work();
       if (r) reports.push({ ...r, counts: await countsOf(unit.unitKey) });
@@ -209,17 +213,30 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
         reports.push({ unitKey: unit.unitKey, kind: unit.kind, outcome: "LEASE_LOST" });
         return;
       }
+      if (error instanceof RequestMovedOnError) {
+        // The owner cancelled while this run held the request: it stops before writing anything.
+        log.warn("purge.request.moved_on", { unitKey: unit.unitKey, state: error.state });
+        await releaseLease(unit.leaseRef, holder);
+        reports.push({ unitKey: unit.unitKey, kind: unit.kind, outcome: "MOVED_ON", reason: error.state });
+        return;
+      }
       reports.push({ unitKey: unit.unitKey, kind: unit.kind, outcome: "FAILED", reason: error instanceof Error ? error.message : String(error) });
       failures.push({ unitKey: unit.unitKey, error });
     }
   };
 
-  // 1. Lease.
-  const candidates = await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun());
+  // 0. Unfinished business that must never wait for a person: cancels interrupted in their restore, and
+  //    subtree holds whose flagging stalled.
+  const resumedCancels = await resumeCancellations(PURGE_ACTOR, opts.nowMs);
+  const resumedHolds = await resumeHoldApplications(opts.applyHold ?? ((id: string) => applyHoldFlags(id, { budgetMs: 60_000 }).then(() => undefined)));
+
+  // 1. Lease. Requests retained under a hold are taken again only when the holds changed since.
+  const fenceGeneration = await readFence();
+  const candidates = await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun(), fenceGeneration);
   const leased: LeasedUnit[] = [];
   let skipped = 0;
   for (const id of candidates) {
-    const u = await leaseRequest(id, holder, opts.nowMs);
+    const u = await leaseRequest(id, holder, opts.nowMs, fenceGeneration);
     if (u) leased.push(u);
     else skipped++;
   }
@@ -230,6 +247,8 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
       else skipped++;
     }
   }
+
+  for (const u of leased) await fire(env, { point: "afterLease", unitKey: u.unitKey, round: u.previous?.round ?? 0, step: null, batch: null, paths: [] });
 
   // 2. Plan the fresh units; block requests the predicate refuses.
   const fresh: { unit: LeasedUnit; plan: UnitPlan }[] = [];
@@ -261,22 +280,18 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
     fresh.length = 0;
   }
 
-  // 4. Resume, then run the fresh units (one delete writer for all of them, so its ramp carries over).
-  try {
-    for (const unit of leased.filter((u) => u.resume)) {
-      await guarded(unit, async () => ({ unitKey: unit.unitKey, kind: unit.kind, outcome: await drive(unit.previous!, cfg, env) }));
+  // 4. Resume, then run the fresh units (one rate limiter for all of them, so its ramp carries over).
+  for (const unit of leased.filter((u) => u.resume)) {
+    await guarded(unit, async () => ({ unitKey: unit.unitKey, kind: unit.kind, outcome: await drive(unit.previous!, cfg, env) }));
+  }
+  for (const { unit, plan } of fresh) {
+    if (holder.clock() > env.deadlineMs) {
+      // Out of time before it started: free it for the next run rather than hold it idle.
+      await releaseLease(unit.leaseRef, holder);
+      reports.push({ unitKey: unit.unitKey, kind: unit.kind, outcome: "STALE", reason: "BUDGET_EXHAUSTED" });
+      continue;
     }
-    for (const { unit, plan } of fresh) {
-      if (holder.clock() > env.deadlineMs) {
-        // Out of time before it started: free it for the next run rather than hold it idle.
-        await releaseLease(unit.leaseRef, holder);
-        reports.push({ unitKey: unit.unitKey, kind: unit.kind, outcome: "STALE", reason: "BUDGET_EXHAUSTED" });
-        continue;
-      }
-      await guarded(unit, () => runFresh(unit, plan, cfg, env));
-    }
-  } finally {
-    await closeDeleteWriter(env);
+    await guarded(unit, () => runFresh(unit, plan, cfg, env));
   }
 
   const summary: JobSummary = {
@@ -287,6 +302,8 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
     candidates: candidates.length,
     leased: leased.length,
     skippedLeased: skipped,
+    resumedCancels: resumedCancels.length,
+    resumedHolds: resumedHolds.length,
     brake: brake ? { status: brake.status, runKey: brake.runKey, wouldDelete: brake.result.total, violations: brake.result.violations } : null,
     units: reports,
     deleted: reports.reduce((n, r) => n + (r.counts?.deleted ?? 0), 0),
@@ -332,8 +349,8 @@ export async function runPurgeChunk(task: PurgeChunkTask, opts: ChunkOptions = {
     actor: { type: "system", id: "purgeChunk" },
     startedBy: null,
     correlationId: task.correlationId,
-    throttle: throttleFor(opts),
-    writer: { current: null },
+    limiter: limiterFor(opts, Date.now),
+    holdView: new HoldView(),
     hook: opts.hook,
     deadlineMs: clock() + (opts.budgetMs ?? DEFAULT_BUDGET_MS),
   };
@@ -348,8 +365,6 @@ export async function runPurgeChunk(task: PurgeChunkTask, opts: ChunkOptions = {
       return "STALE";
     }
     throw err;
-  } finally {
-    await closeDeleteWriter(env);
   }
   if (result === "DONE" || result === "BLOCKED") return result;
   if (result === "STALE") return "STALE";

@@ -174,16 +174,24 @@ describe("account deletion requests", () => {
 
     const req = await docData(`deletionRequests/${opened.requestId}`);
     expect(req.state).toBe("CANCELLED");
-    expect((req.timeline as { event: string }[]).map((e) => e.event)).toEqual(["REQUESTED", "SOFT_DELETED", "CANCELLED", "RESTORED"]);
+    // CANCELLED comes only once everything is restored.
+    expect((req.timeline as { event: string }[]).map((e) => e.event)).toEqual(["REQUESTED", "SOFT_DELETED", "CANCEL_REQUESTED", "RESTORED", "CANCELLED"]);
     expect(await callExpect("cancelAccountDeletion", { requestId: opened.requestId }, t.ada)).toEqual({ requestId: opened.requestId, state: "CANCELLED" });
     expect((await evidenceActions()).filter((a) => a === "DELETION_CANCELLED")).toHaveLength(1);
-    // A cancelled request is closed: asking again opens a new one.
+    // A request/cancel loop gets a cooldown: asking again at once is refused, and nothing is written.
+    await expectNothingWritten(async () => {
+      const refused = await call("requestAccountDeletion", {}, t.ada);
+      expectRefused(refused, "RESOURCE_EXHAUSTED", "REQUEST_COOLDOWN");
+      if (!refused.ok) expect(Date.parse(String(refused.error.details?.retryAfter))).toBeGreaterThan(Date.now());
+    });
+    // Once it has passed, asking again opens a new request.
+    await db().doc(`deletionRequests/${opened.requestId}`).update({ cancelledAt: new Date(Date.now() - 2 * 3_600_000) });
     const next = await callExpect<Opened>("requestAccountDeletion", {}, t.ada);
     expect(next.requestId).not.toBe(opened.requestId);
     expect((await verifyStoredChain()).ok).toBe(true);
   });
 
-  it("cancelAccountDeletion: refuses another user, a closed request, an expired grace, unknown ids, bad payloads and the unauthenticated", async () => {
+  it("cancelAccountDeletion: refuses another user, a request the purge has taken, an expired grace, unknown ids, bad payloads and the unauthenticated", async () => {
     const opened = await callExpect<Opened>("requestAccountDeletion", {}, t.ada);
     const ref = db().doc(`deletionRequests/${opened.requestId}`);
     await expectNothingWritten(async () => {
@@ -198,12 +206,17 @@ describe("account deletion requests", () => {
     await expectNothingWritten(async () => {
       expectRefused(await call("cancelAccountDeletion", { requestId: opened.requestId }, t.ada), "FAILED_PRECONDITION", "GRACE_EXPIRED");
     });
-    for (const state of ["PROCESSING", "PURGED", "BLOCKED"]) {
+    for (const state of ["PROCESSING", "PURGED", "BLOCKED", "RETAINED_UNDER_HOLD"]) {
       await ref.update({ state, graceEndsAt: new Date(Date.now() + DAY_MS) });
       await expectNothingWritten(async () => {
-        expectRefused(await call("cancelAccountDeletion", { requestId: opened.requestId }, t.ada), "FAILED_PRECONDITION", "REQUEST_NOT_OPEN");
+        expectRefused(await call("cancelAccountDeletion", { requestId: opened.requestId }, t.ada), "FAILED_PRECONDITION", "ALREADY_PROCESSING");
       });
     }
+    // Still PENDING, but a purge run holds its lease: the cancel loses too.
+    await ref.update({ state: "PENDING", lease: { owner: "nightlyPurge:test", expiresAt: new Date(Date.now() + 60_000) } });
+    await expectNothingWritten(async () => {
+      expectRefused(await call("cancelAccountDeletion", { requestId: opened.requestId }, t.ada), "FAILED_PRECONDITION", "ALREADY_PROCESSING");
+    });
     for (const p of ADA_SOFT_DELETED) expect((await docData(p)).lifecycleState, p).toBe("SOFT_DELETED");
   });
 });

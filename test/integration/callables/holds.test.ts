@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { DAY_MS } from "../../../functions/src/domain/policy";
 import { toMs } from "../../../functions/src/infra/governed-doc";
 import { writeGoverned } from "../../../functions/src/infra/governed-repo";
-import { call, db } from "../../helpers/emulator";
+import { call, db, waitFor } from "../../helpers/emulator";
 import { callExpect, docData, expectRefused, freshDemo, readChain, snapshotDatabase, verifyStoredChain, type Tokens } from "./support";
 
 const O2 = "tenants/t-acme/orders/o-1002";
@@ -61,15 +61,23 @@ describe("retention holds", () => {
     expect((await db().collection("retentionHolds").get()).size).toBe(1);
   });
 
-  it("placeRetentionHold on a tenant subtree flags every governed document under it, with one evidence entry carrying counts and a paths hash", async () => {
+  it("placeRetentionHold on a tenant subtree returns once its record protects the subtree; the task queue then flags every governed document under it", async () => {
     const { holdId } = await callExpect<{ holdId: string }>("placeRetentionHold", { targetPath: "tenants/t-acme", reasonCode: "REGULATOR_REQUEST" }, t.clara);
-    for (const p of TENANT_TREE) expect(await docData(p), p).toMatchObject({ legalHold: true, holdIds: [holdId], lifecycleState: "LEGAL_HOLD" });
-    for (const p of ["sessions/s-1001", "events/e-001", "userDirectory/u-1001"]) expect((await docData(p)).legalHold, p).toBe(false);
-    expect(await docData(`retentionHolds/${holdId}`)).toMatchObject({ targetType: "subtree", tenantId: "t-acme", affected: TENANT_TREE.length, applied: true });
+    // The record and its evidence exist when the call returns; the hold fence moved with them.
+    expect(await docData(`retentionHolds/${holdId}`)).toMatchObject({ targetType: "subtree", tenantId: "t-acme", state: "ACTIVE" });
     const placed = (await readChain()).entries.filter((e) => e.entry.action === "HOLD_PLACED");
     expect(placed).toHaveLength(1);
-    expect(placed[0]!.entry.counts).toEqual({ affected: TENANT_TREE.length });
-    expect(placed[0]!.entry.detail?.pathsHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(placed[0]!.entry.paths).toEqual(["tenants/t-acme"]);
+    expect(placed[0]!.entry.detail?.fenceGeneration).toBeTypeOf("number");
+    // The applyRetentionHold task flags the documents in the background, then records HOLD_APPLIED.
+    await waitFor(async () => (await docData(`retentionHolds/${holdId}`)).applied === true, "the subtree hold applied by its task", 60_000);
+    for (const p of TENANT_TREE) expect(await docData(p), p).toMatchObject({ legalHold: true, holdIds: [holdId], lifecycleState: "LEGAL_HOLD" });
+    for (const p of ["sessions/s-1001", "events/e-001", "userDirectory/u-1001"]) expect((await docData(p)).legalHold, p).toBe(false);
+    expect(await docData(`retentionHolds/${holdId}`)).toMatchObject({ affected: TENANT_TREE.length, applied: true });
+    const applied = (await readChain()).entries.filter((e) => e.entry.action === "HOLD_APPLIED");
+    expect(applied).toHaveLength(1);
+    expect(applied[0]!.entry.counts).toEqual({ affected: TENANT_TREE.length, vanished: 0 });
+    expect(applied[0]!.entry.detail?.pathsHash).toMatch(/^[0-9a-f]{64}$/);
 
     // The two-person rule applies; a second compliance officer releases, and everything is as before.
     expectRefused(await call("releaseRetentionHold", { holdId, reason: "done" }, t.clara), "PERMISSION_DENIED", "TWO_PERSON_RULE");

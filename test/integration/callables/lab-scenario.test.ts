@@ -49,7 +49,8 @@ describe("the lab scenario on the seeded demo", () => {
     expect(o2).toMatchObject({ legalHold: true, holdIds: [holdId], lifecycleState: "LEGAL_HOLD", preHold: { lifecycleState: "ACTIVE" } });
     const plan = await callExpect<Plan>("planDeletion", { subjectUid: "u-1001" }, t.clara);
     const held = plan.retain.find((r) => r.path === O2);
-    expect(held).toEqual({ path: O2, action: "retain", reasonCode: "FINANCE_RETENTION", reason: `retention hold ${holdId}`, holdId });
+    // Without the hold the erasure would mask this order: the hold defers that, and the plan says so.
+    expect(held).toEqual({ path: O2, action: "retain", reasonCode: "FINANCE_RETENTION", reason: `retention hold ${holdId}`, holdId, deferredByHold: "mask" });
     expect(plan.delete).not.toContain(O2);
     // The rest of the data map: masked order, retained audit record, nested and external copies.
     expect(plan.retain.find((r) => r.path === O1)).toMatchObject({ action: "mask", reasonCode: "FINANCE_RETENTION", fields: ["customerName", "shippingAddress"] });

@@ -111,7 +111,7 @@ describe("nightly purge: the end-to-end scenario", () => {
     const req = (await db().doc(`deletionRequests/${requestId}`).get()).data()!;
     expect(req.state).toBe("PURGED");
     expect(req.lease).toBeUndefined();
-    expect((req.timeline as { event: string }[]).map((t) => t.event)).toEqual(expect.arrayContaining(["PURGE_STARTED", "AUTH_ACCOUNT_DELETE", "PURGED"]));
+    expect((req.timeline as { event: string }[]).map((t) => t.event)).toEqual(expect.arrayContaining(["PURGE_STARTED", "AUTH_ACCOUNT_DELETE_INTENT", "AUTH_ACCOUNT_DELETED", "PURGED"]));
     await expect(getAuth(adminApp()).getUser("u-1001")).rejects.toMatchObject({ code: "auth/user-not-found" });
     await expect(getAuth(adminApp()).getUser("u-1002")).resolves.toMatchObject({ uid: "u-1002" });
 

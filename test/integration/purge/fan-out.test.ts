@@ -38,7 +38,8 @@ describe("scale-out over the purgeChunk task queue", () => {
             await runPurgeChunk(task, {
               enqueue,
               hook: (ctx) => {
-                if (!crashed && ctx.point === "afterDelete") {
+                // A crash inside a delete transaction, before its commit: nothing of that batch happened.
+                if (!crashed && ctx.point === "inExecute") {
                   crashed = true;
                   throw new InjectedCrash("chunk");
                 }

@@ -63,8 +63,10 @@ describe("a hold placed while the purge runs", () => {
     expect(pathCounts(entries, "PURGE_HOLD_STOPPED").get(target)).toBe(1);
     // It was marked PURGE_ELIGIBLE before the hold: the flag and the record still stop it.
     expect(doc.lifecycleState).toBe("PURGE_ELIGIBLE");
+    // The erasure is complete except for the held copy: it is deferred, not reported done.
     const req = (await db().doc(`deletionRequests/${requestId}`).get()).data()!;
-    expect(req.state).toBe("PURGED");
+    expect(req.state).toBe("RETAINED_UNDER_HOLD");
+    expect((req.retainedUnderHold as { paths: string[] }).paths).toEqual([target]);
   });
 
   it("stops a whole tenant subtree from the next batch on (subtree hold between batches)", async () => {
@@ -96,18 +98,19 @@ describe("a hold placed while the purge runs", () => {
     await expectDeletionsExplained(entries, gone);
     // The masked order is under the hold too: not masked.
     expect((await db().doc("tenants/t-acme/orders/o-u-41").get()).get("customerName")).toBe("Customer u-41");
-    // Everything left is documented (held, or kept above held data): the request completes.
-    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("PURGED");
+    // Everything left is documented (held, or kept above held data): all that may go has gone, and the
+    // rest waits for the hold.
+    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("RETAINED_UNDER_HOLD");
   });
 
-  it("stops a document held between the decision and the delete of its own batch (the delete's precondition)", async () => {
+  it("stops a document held after its batch was marked, right before the batch's delete transaction", async () => {
     let target: string | null = null;
     await runNightlyPurge(
       runOptions({
         sweep: false,
         batchSize: 3,
         hook: async (ctx: PurgeHookContext) => {
-          if (ctx.point === "afterDecide" && target === null && ctx.paths.some((p) => p.startsWith("activity/"))) {
+          if (ctx.point === "beforeExecute" && target === null && ctx.paths.some((p) => p.startsWith("activity/"))) {
             target = ctx.paths.find((p) => p.startsWith("activity/"))!;
             await hold(target);
           }
@@ -121,6 +124,6 @@ describe("a hold placed while the purge runs", () => {
     const entries = await expectChainVerifies();
     await expectDeletionsExplained(entries, gone);
     expect(pathCounts(entries, "PURGE_HOLD_STOPPED").get(target!)).toBe(1);
-    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("PURGED");
+    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("RETAINED_UNDER_HOLD");
   });
 });

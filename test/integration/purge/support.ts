@@ -210,3 +210,53 @@ export class InjectedCrash extends Error {
     this.name = "InjectedCrash";
   }
 }
+
+/** A hold placement's evidence entry with the target its record names, and its release's entry if any. */
+export interface PlacedHold {
+  holdId: string;
+  seq: number;
+  releasedSeq: number | null;
+  targetPath: string;
+}
+
+/** Every HOLD_PLACED entry, with the target path from its hold record and the seq of its HOLD_RELEASED. */
+export async function placedHolds(entries: readonly ChainedEvidence[]): Promise<PlacedHold[]> {
+  const out: PlacedHold[] = [];
+  for (const e of entries.filter((x) => x.action === "HOLD_PLACED")) {
+    const rec = await db().doc(`retentionHolds/${e.holdId}`).get();
+    const released = entries.find((x) => x.action === "HOLD_RELEASED" && x.holdId === e.holdId);
+    out.push({ holdId: String(e.holdId), seq: e.seq, releasedSeq: released?.seq ?? null, targetPath: String(rec.get("targetPath")) });
+  }
+  return out;
+}
+
+/**
+ * The hold fence, read from the evidence (which commits with each deletion): for every hold, each path it
+ * covers that existed before the purge was either deleted by a PURGE_BATCH outside the hold's life in the
+ * chain (before its HOLD_PLACED entry, or after its HOLD_RELEASED entry), or still exists. And the purge never says a path was stopped by a hold when the path
+ * is gone. Returns how many covered paths were checked.
+ */
+export async function expectHoldsFenced(entries: readonly ChainedEvidence[], before: ReadonlySet<string>): Promise<number> {
+  const deletedAt = new Map<string, number>();
+  for (const e of entries) if (e.action === "PURGE_BATCH") for (const p of e.paths ?? []) deletedAt.set(p, e.seq);
+  let checked = 0;
+  for (const h of await placedHolds(entries)) {
+    for (const p of before) {
+      if (p !== h.targetPath && !p.startsWith(`${h.targetPath}/`)) continue;
+      checked++;
+      const seq = deletedAt.get(p);
+      if (seq === undefined) expect(await exists(p), `${p}, covered by hold ${h.holdId} on ${h.targetPath}, survives`).toBe(true);
+      else if (h.releasedSeq === null || seq < h.releasedSeq) {
+        expect(seq, `${p} deleted (seq ${seq}) while hold ${h.holdId} on ${h.targetPath} (seq ${h.seq}) stood`).toBeLessThan(h.seq);
+      }
+    }
+  }
+  // A path recorded as stopped by a hold is still there, unless a later round deleted it (after a release).
+  for (const e of entries.filter((x) => x.action === "PURGE_HOLD_STOPPED")) {
+    for (const p of e.paths ?? []) {
+      const later = (deletedAt.get(p) ?? -1) > e.seq;
+      if (!later) expect(await exists(p), `${p} recorded as stopped by a hold (seq ${e.seq}) still exists`).toBe(true);
+    }
+  }
+  return checked;
+}

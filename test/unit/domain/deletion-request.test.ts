@@ -1,8 +1,16 @@
 import { describe, expect, it } from "vitest";
 import {
+  assertNoCooldown,
+  assertRequestMove,
+  canMoveRequest,
   cancelDecision,
+  HANDLED_REQUEST_STATES,
+  isOpenRequest,
   newDeletionRequest,
+  OPEN_REQUEST_STATES,
   parseRequestState,
+  REQUEST_STATES,
+  requestCooldownUntil,
   restoreOutcome,
   softDeleteOutcome,
   type SoftDeleteMarks,
@@ -76,20 +84,66 @@ describe("newDeletionRequest", () => {
 
 describe("cancelDecision", () => {
   const req = { uid: "u-1", state: "PENDING" as const, graceEndsAtMs: T0 + 7 * DAY_MS };
-  it("lets the owner cancel a pending request before the grace ends", () => {
-    expect(cancelDecision(req, "u-1", T0)).toBe("cancel");
-    expect(cancelDecision(req, "u-1", T0 + 7 * DAY_MS - 1)).toBe("cancel");
+  it("lets the owner cancel a pending, unleased request before the grace ends", () => {
+    expect(cancelDecision(req, "u-1", T0, false)).toBe("cancel");
+    expect(cancelDecision(req, "u-1", T0 + 7 * DAY_MS - 1, false)).toBe("cancel");
   });
-  it("is idempotent for an already cancelled request", () => {
-    expect(cancelDecision({ ...req, state: "CANCELLED" }, "u-1", T0 + 30 * DAY_MS)).toBe("already-cancelled");
+  it("is idempotent: a cancelled request reports so, and one still restoring resumes", () => {
+    expect(cancelDecision({ ...req, state: "CANCELLED" }, "u-1", T0 + 30 * DAY_MS, false)).toBe("already-cancelled");
+    expect(cancelDecision({ ...req, state: "CANCELLING" }, "u-1", T0 + 30 * DAY_MS, true)).toBe("resume");
   });
-  it("refuses another user, closed requests and an expired grace, with stable codes", () => {
-    expect(reasonOf(() => cancelDecision(req, "u-2", T0))).toBe("permission-denied/NOT_OWNER");
-    expect(reasonOf(() => cancelDecision({ ...req, state: "CANCELLED" }, "u-2", T0))).toBe("permission-denied/NOT_OWNER");
-    for (const state of ["PROCESSING", "PURGED", "BLOCKED"] as const) {
-      expect(reasonOf(() => cancelDecision({ ...req, state }, "u-1", T0))).toBe("failed-precondition/REQUEST_NOT_OPEN");
+  it("refuses another user, a request the purge has taken, and an expired grace, with stable codes", () => {
+    expect(reasonOf(() => cancelDecision(req, "u-2", T0, false))).toBe("permission-denied/NOT_OWNER");
+    expect(reasonOf(() => cancelDecision({ ...req, state: "CANCELLED" }, "u-2", T0, false))).toBe("permission-denied/NOT_OWNER");
+    // The purge holds the lease, or has started a round: the cancel loses, even inside the caller's grace.
+    expect(reasonOf(() => cancelDecision(req, "u-1", T0, true))).toBe("failed-precondition/ALREADY_PROCESSING");
+    for (const state of ["PROCESSING", "PURGED", "BLOCKED", "RETAINED_UNDER_HOLD"] as const) {
+      expect(reasonOf(() => cancelDecision({ ...req, state }, "u-1", T0, false))).toBe("failed-precondition/ALREADY_PROCESSING");
+      expect(reasonOf(() => cancelDecision({ ...req, state }, "u-1", T0 + 7 * DAY_MS, false))).toBe("failed-precondition/GRACE_EXPIRED");
     }
-    expect(reasonOf(() => cancelDecision(req, "u-1", T0 + 7 * DAY_MS))).toBe("failed-precondition/GRACE_EXPIRED");
+    expect(reasonOf(() => cancelDecision(req, "u-1", T0 + 7 * DAY_MS, false))).toBe("failed-precondition/GRACE_EXPIRED");
+  });
+});
+
+describe("the request state machine", () => {
+  it("lets each writer move only along its edges, and never out of a terminal state", () => {
+    expect(canMoveRequest("PENDING", "CANCELLING")).toBe(true);
+    expect(canMoveRequest("PENDING", "PROCESSING")).toBe(true);
+    expect(canMoveRequest("CANCELLING", "CANCELLED")).toBe(true);
+    expect(canMoveRequest("PROCESSING", "RETAINED_UNDER_HOLD")).toBe(true);
+    expect(canMoveRequest("RETAINED_UNDER_HOLD", "PROCESSING")).toBe(true);
+    // A cancel and the purge cannot both win.
+    expect(canMoveRequest("CANCELLING", "PROCESSING")).toBe(false);
+    expect(canMoveRequest("CANCELLED", "PROCESSING")).toBe(false);
+    expect(canMoveRequest("PROCESSING", "CANCELLING")).toBe(false);
+    for (const to of REQUEST_STATES) {
+      expect(canMoveRequest("PURGED", to)).toBe(false);
+      expect(canMoveRequest("CANCELLED", to)).toBe(false);
+    }
+    expect(reasonOf(() => assertRequestMove("CANCELLED", "PROCESSING"))).toBe("failed-precondition/REQUEST_STATE_CHANGED");
+  });
+  it("names the open states once: in progress, including retained under a hold", () => {
+    expect([...OPEN_REQUEST_STATES].sort()).toEqual(["BLOCKED", "PENDING", "PROCESSING", "RETAINED_UNDER_HOLD"]);
+    expect(isOpenRequest("CANCELLING")).toBe(false);
+    expect(isOpenRequest("PURGED")).toBe(false);
+    expect(HANDLED_REQUEST_STATES).toContain("PURGED");
+  });
+});
+
+describe("the request/cancel cooldown", () => {
+  const base = 60 * 60_000;
+  it("lets a first request through, and waits after a cancel, doubling per cancel in 30 days up to 7 days", () => {
+    expect(requestCooldownUntil([], base, T0)).toBeNull();
+    expect(requestCooldownUntil([{ cancelledAtMs: T0 }], base, T0 + 1)).toBe(T0 + base);
+    expect(requestCooldownUntil([{ cancelledAtMs: T0 }], base, T0 + base)).toBeNull();
+    const three = [{ cancelledAtMs: T0 - 2 * DAY_MS }, { cancelledAtMs: T0 - DAY_MS }, { cancelledAtMs: T0 }];
+    expect(requestCooldownUntil(three, base, T0 + 1)).toBe(T0 + 4 * base);
+    const many = Array.from({ length: 20 }, (_, i) => ({ cancelledAtMs: T0 - i * 60_000 }));
+    expect(requestCooldownUntil(many, base, T0 + 1)).toBe(T0 + 7 * DAY_MS);
+    // Cancels older than 30 days no longer count; a base of 0 turns the cooldown off.
+    expect(requestCooldownUntil([{ cancelledAtMs: T0 - 31 * DAY_MS }], base, T0)).toBeNull();
+    expect(requestCooldownUntil([{ cancelledAtMs: T0 }], 0, T0 + 1)).toBeNull();
+    expect(reasonOf(() => assertNoCooldown([{ cancelledAtMs: T0 }], base, T0 + 1))).toBe("resource-exhausted/REQUEST_COOLDOWN");
   });
 });
 
@@ -121,7 +175,7 @@ describe("softDeleteOutcome and restoreOutcome", () => {
 
 describe("parseRequestState", () => {
   it("accepts the five states and refuses anything else as corrupt", () => {
-    for (const s of ["PENDING", "CANCELLED", "PROCESSING", "PURGED", "BLOCKED"]) expect(parseRequestState(s)).toBe(s);
+    for (const s of ["PENDING", "CANCELLING", "CANCELLED", "PROCESSING", "PURGED", "BLOCKED", "RETAINED_UNDER_HOLD"]) expect(parseRequestState(s)).toBe(s);
     expect(reasonOf(() => parseRequestState("OPEN"))).toBe("failed-precondition/CORRUPT_REQUEST");
     expect(reasonOf(() => parseRequestState(undefined))).toBe("failed-precondition/CORRUPT_REQUEST");
   });

@@ -69,9 +69,12 @@ describe("destroy predicate", () => {
     expect(evaluateDestroy(input({ doc: { expireAtMs: NOW } }), policy, NOW).reason).toBe("AUTHORIZED_BY_POLICY");
   });
 
-  it("PURGE_ELIGIBLE through the workflow satisfies condition 4 without expiry", () => {
+  it("PURGE_ELIGIBLE through the workflow satisfies condition 4 without expiry only as the acting round's current decision", () => {
     const doc = { retentionClass: "user-delete", expireAtMs: null, lifecycleState: "PURGE_ELIGIBLE" as const };
-    expect(evaluateDestroy(input({ path: "userDirectory/u", doc }), policy, NOW).reason).toBe("AUTHORIZED_BY_POLICY");
+    expect(evaluateDestroy(input({ path: "userDirectory/u", doc, currentDecision: true }), policy, NOW).reason).toBe("AUTHORIZED_BY_POLICY");
+    // An older mark is no standing authorisation: judged on expiry and the workflow like any document.
+    expect(evaluateDestroy(input({ path: "userDirectory/u", doc }), policy, NOW).reason).toBe("NOT_EXPIRED");
+    expect(evaluateDestroy(input({ path: "userDirectory/u", doc, workflowEligible: true }), policy, NOW).reason).toBe("AUTHORIZED_BY_POLICY");
   });
 
   it("workflow eligibility only applies to user-deletable classes", () => {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { enqueueHoldApply } from "../../infra/hold-tasks";
 import { placeHold } from "../../infra/holds";
 import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
 
@@ -6,7 +7,10 @@ export const PlaceRetentionHoldInput = z
   .object({ targetPath: inputs.documentPath, reasonCode: inputs.code, releaseAfter: inputs.isoTime.optional(), note: inputs.text.optional() })
   .strict();
 
-/** Compliance places a hold on a document or a tenant subtree (`tenants/{tenantId}`). */
+/**
+ * Compliance places a hold on a document or a tenant subtree (`tenants/{tenantId}`). A subtree hold returns
+ * once its record protects the subtree; its documents are flagged by the applyRetentionHold task queue.
+ */
 export async function placeRetentionHoldHandler(input: z.infer<typeof PlaceRetentionHoldInput>, caller: Caller) {
   requireRole(caller, "compliance");
   const { holdId } = await placeHold({
@@ -16,7 +20,7 @@ export async function placeRetentionHoldHandler(input: z.infer<typeof PlaceReten
     note: input.note,
     actor: actorOf(caller),
     nowMs: Date.now(),
-  });
+  }, enqueueHoldApply);
   return { holdId };
 }
 

@@ -1,6 +1,7 @@
 import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
 import { PURGE_SCHEDULE, PURGE_TIMEZONE } from "../../config/params";
 import type { JobSummary } from "../../jobs/catalog";
+import { enqueueHoldApply } from "../../infra/hold-tasks";
 import { runNightlyPurge } from "../../jobs/nightly-purge";
 
 /**
@@ -14,6 +15,7 @@ export function purgeOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, now
     dryRun: false,
     actor: { type: "system", id: "nightlyPurge" },
     correlationId: `schedule:${event.scheduleTime}`,
+    applyHold: enqueueHoldApply,
   });
 }
 
