@@ -26,9 +26,10 @@ describe("the 500/50/5 delete ramp", () => {
   it("lets the first batch go at once and spaces the next ones by the ramp", async () => {
     let now = 0;
     const slept: number[] = [];
-    const limiter = new RampLimiter(ramp, () => now, async (ms) => {
+    const limiter = new RampLimiter(ramp, () => now, (ms) => {
       slept.push(ms);
       now += ms;
+      return Promise.resolve();
     });
     await limiter.acquire(450);
     expect(slept).toEqual([]);

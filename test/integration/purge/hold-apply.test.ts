@@ -5,7 +5,7 @@ import { db } from "../../helpers/emulator";
 import { allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, expectHoldsFenced, putCustomer, requestDeletion, reset, runOptions, T0 } from "./support";
 
 const STAFF = { type: "staff" as const, id: "c-2001" };
-const noApply = async () => undefined;
+const noApply = (): Promise<void> => Promise.resolve();
 
 describe("subtree holds: the record protects at once, the flags follow in resumable batches", () => {
   it("protects a whole tenant by its record before a single document is flagged", async () => {
