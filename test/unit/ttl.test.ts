@@ -6,6 +6,7 @@ import { policyV1 } from "../helpers/policy";
 const policy = policyV1();
 const T = Date.parse("2026-12-01T00:00:00Z");
 const doc = (over: Partial<{ lifecycleState: string | null; legalHold: boolean; expireAtMs: number | null }> = {}) => ({
+  path: "events/e-1",
   lifecycleState: "ACTIVE",
   legalHold: false,
   expireAtMs: T - 1,
@@ -34,6 +35,8 @@ describe("classifying a delete of a TTL-managed document", () => {
     // A hold placed mid-purge: the flag wins over PURGE_ELIGIBLE.
     expect(classifyTtlDelete(doc({ lifecycleState: "PURGE_ELIGIBLE", legalHold: true }), T)).toBe("HELD_TTL_INCIDENT");
     expect(classifyTtlDelete(doc({ legalHold: true, expireAtMs: null }), T)).toBe("HELD_DELETE_INCIDENT");
+    // Held by a record on an ancestor, with no mark on the document itself: held all the same.
+    expect(classifyTtlDelete({ ...doc(), path: "tenants/t/orders/o/messages/m" }, T, [{ holdId: "h", targetPath: "tenants/t", reasonCode: "LITIGATION" }])).toBe("HELD_TTL_INCIDENT");
   });
 
   it("each class has its action: workflow deletes write nothing, held deletes never touch children", () => {

@@ -1,5 +1,5 @@
 import { ERASURE_OWED_STATES } from "./deletion-request";
-import { coveringHold, type ActiveHoldRef } from "./destroy-predicate";
+import { coveringHold, isHeld, type ActiveHoldRef } from "./holds";
 import { isLifecycleState } from "./lifecycle";
 import { parentDocumentPath } from "./paths";
 import type { PolicyIndex } from "./policy";
@@ -98,10 +98,7 @@ export interface AuditContext {
   thresholds: AuditThresholds;
 }
 
-/** Held by its own fields or by an active hold record on it or an ancestor (subtree holds cover later documents). */
-export function isHeld(doc: Pick<AuditDoc, "path" | "legalHold" | "lifecycleState" | "holdIds">, holds: readonly ActiveHoldRef[]): boolean {
-  return doc.legalHold || doc.lifecycleState === "LEGAL_HOLD" || doc.holdIds.length > 0 || coveringHold(doc.path, holds) !== undefined;
-}
+export { isHeld };
 
 const hours = (ms: number): string => `${Math.floor(ms / 3_600_000)}h`;
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -224,7 +221,8 @@ export function auditArchiveEntry(a: ArchiveFacts, holds: readonly ActiveHoldRef
     const why = typeof a.sha256 !== "string" || !SHA256_HEX.test(a.sha256) ? "no valid sha256" : "no successful read-back verification";
     out.push({ path: a.path, code: "ARCHIVE_UNVERIFIED", detail: `archive entry has ${why}` });
   }
-  const held = a.legalHold || a.holdIds.length > 0 || (a.sourcePath !== null && coveringHold(a.sourcePath, holds) !== undefined);
+  // A copy is held by its own marks, or by a hold covering the document it copies.
+  const held = isHeld({ path: a.path, legalHold: a.legalHold, lifecycleState: null, holdIds: a.holdIds }, holds) || (a.sourcePath !== null && coveringHold(a.sourcePath, holds) !== undefined);
   if (held && a.hasExpireAt) out.push({ path: a.path, code: "HOLD_WITH_TTL", detail: "archive of held data carries expireAt" });
   return out;
 }

@@ -1,4 +1,4 @@
-import { coveringHold, type ActiveHoldRef } from "./destroy-predicate";
+import { isHeld, type ActiveHoldRef } from "./holds";
 import { segments } from "./paths";
 import type { CollectionRule } from "./policy-schema";
 import type { PolicyIndex } from "./policy";
@@ -20,8 +20,6 @@ export type BackfillFix =
   | { kind: "DELETE_ORPHAN" }
   | { kind: "NONE"; reason: "HAS_EXPIRE_AT" | "HELD" | "NOT_TTL" | "NO_ANCHOR" | "PARENT_HAS_NO_EXPIRY" | "ORPHAN_HELD" };
 
-const isHeld = (d: Pick<BackfillDocFacts, "path" | "legalHold" | "lifecycleState">, holds: readonly ActiveHoldRef[]): boolean =>
-  d.legalHold || d.lifecycleState === "LEGAL_HOLD" || coveringHold(d.path, holds) !== undefined;
 
 /**
  * The expiry a TTL document should carry, by policy: its own TTL value when it has one, else what the

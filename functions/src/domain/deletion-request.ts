@@ -50,6 +50,9 @@ const REQUEST_MOVES: Readonly<Record<RequestState, readonly RequestState[]>> = {
 
 export const canMoveRequest = (from: RequestState, to: RequestState): boolean => REQUEST_MOVES[from].includes(to);
 
+/** The one definition of "grace over": the request's grace period has ended at `nowMs`. */
+export const isGraceOver = (req: { graceEndsAtMs: number | null }, nowMs: number): boolean => req.graceEndsAtMs !== null && req.graceEndsAtMs <= nowMs;
+
 /** What the purge reads of a request to decide whether a run may take it. */
 export interface TakeFacts {
   state: unknown;
@@ -67,7 +70,7 @@ export interface TakeFacts {
 export function purgeMayTake(r: TakeFacts, nowMs: number, fenceGeneration: number): boolean {
   if (r.state === "PROCESSING") return true;
   if (r.state === "RETAINED_UNDER_HOLD") return r.heldFenceGeneration !== fenceGeneration;
-  return (r.state === "PENDING" || r.state === "BLOCKED") && r.graceEndsAtMs !== null && r.graceEndsAtMs <= nowMs;
+  return (r.state === "PENDING" || r.state === "BLOCKED") && isGraceOver(r, nowMs);
 }
 
 /** Throws REQUEST_STATE_CHANGED unless the request may move from the state its writer read to `to`. */
@@ -153,8 +156,7 @@ export function cancelDecision(
   if (req.uid !== callerUid) throw permissionDenied("NOT_OWNER", "Only the subject of a deletion request may cancel it.");
   if (req.state === "CANCELLED") return "already-cancelled";
   if (req.state === "CANCELLING") return "resume";
-  const graceOver = nowMs >= req.graceEndsAtMs;
-  if (graceOver) {
+  if (isGraceOver(req, nowMs)) {
     throw preconditionFailed("GRACE_EXPIRED", "The grace period is over; the request can no longer be cancelled.", {
       graceEndsAt: new Date(req.graceEndsAtMs).toISOString(),
       state: req.state,
@@ -215,7 +217,8 @@ export type SoftDeleteOutcome =
 
 /**
  * What an account-deletion request does to one document of its subject: ACTIVE data becomes SOFT_DELETED
- * (state-machine checked) and leaves every product read. Held documents stay as they are (holds win), and
+ * (state-machine checked) and leaves every product read. Held documents (`held`: domain/holds.ts#isHeld) stay
+ * as they are (holds win), and
  * so does data already in another part of its lifecycle, which this request must not claim: a cancel
  * restores only what the request itself moved.
  */
@@ -223,11 +226,11 @@ export function softDeleteOutcome(
   doc: GovernedFields,
   marks: SoftDeleteMarks,
   requestId: string,
-  heldByRecord: boolean,
+  held: boolean,
   nowMs: number,
 ): SoftDeleteOutcome {
   if (doc.lifecycleState === "SOFT_DELETED" && marks.deletionRequestId === requestId) return { kind: "already" };
-  if (heldByRecord || doc.legalHold || doc.lifecycleState === "LEGAL_HOLD") return { kind: "held" };
+  if (held) return { kind: "held" };
   if (doc.lifecycleState !== "ACTIVE") return { kind: "not-active", state: doc.lifecycleState };
   assertTransition(doc.lifecycleState, "SOFT_DELETED");
   return {

@@ -1,5 +1,5 @@
 import type { GovernedFields } from "./governed";
-import { isSameOrUnder } from "./paths";
+import { isHeld, type ActiveHoldRef } from "./holds";
 import type { PolicyIndex } from "./policy";
 import { isExpired } from "./retention";
 
@@ -15,15 +15,9 @@ export interface DestroyDecision {
   decidedAtMs: number;
 }
 
-export interface ActiveHoldRef {
-  holdId: string;
-  targetPath: string;
-  reasonCode: string;
-}
-
 export interface DestroyInput {
   path: string;
-  doc: Pick<GovernedFields, "legalHold" | "lifecycleState" | "expireAtMs" | "retainUntilMs"> & { retentionClass: string | null };
+  doc: Pick<GovernedFields, "legalHold" | "lifecycleState" | "expireAtMs" | "retainUntilMs"> & { retentionClass: string | null; holdIds?: readonly string[] };
   /** Active hold records: a hold covers a path when its target is the path or an ancestor of it. */
   activeHolds: readonly ActiveHoldRef[];
   /** For archive classes: whether a read-back-verified archive of this document exists. */
@@ -36,11 +30,6 @@ export interface DestroyInput {
    * document is judged on its expiry and the workflow like any other.
    */
   currentDecision?: boolean;
-}
-
-/** The first active hold covering `path`, if any. */
-export function coveringHold(path: string, holds: readonly ActiveHoldRef[]): ActiveHoldRef | undefined {
-  return holds.find((h) => isSameOrUnder(path, h.targetPath));
 }
 
 /**
@@ -56,7 +45,7 @@ export function evaluateDestroy(input: DestroyInput, policy: PolicyIndex, nowMs:
   const base = { path: input.path, policyVersion: policy.version, retentionClass: input.doc.retentionClass, decidedAtMs: nowMs };
   const decide = (reason: DestroyReason): DestroyDecision => ({ ...base, reason, allowed: reason === "AUTHORIZED_BY_POLICY" });
 
-  if (input.doc.legalHold || input.doc.lifecycleState === "LEGAL_HOLD" || coveringHold(input.path, input.activeHolds)) {
+  if (isHeld({ path: input.path, ...input.doc }, input.activeHolds)) {
     return decide("LEGAL_HOLD");
   }
   const cls = policy.classById(input.doc.retentionClass);

@@ -25,6 +25,16 @@ export function parentDocumentPath(docPath: string): string | null {
   return s.length >= 4 ? s.slice(0, -2).join("/") : null;
 }
 
+/**
+ * The ancestor documents of a document path, nearest first: `a/1/b/2/c/3` -> `a/1/b/2`, `a/1`. The one
+ * definition of "the ancestors of a path" (holds cover them, the purge keeps them above retained data).
+ */
+export function ancestorDocuments(docPath: string): string[] {
+  const out: string[] = [];
+  for (let up = parentDocumentPath(docPath); up !== null; up = parentDocumentPath(up)) out.push(up);
+  return out;
+}
+
 /** True when `path` is `ancestor` itself or lies under it. */
 export function isSameOrUnder(path: string, ancestor: string): boolean {
   return path === ancestor || path.startsWith(`${ancestor}/`);

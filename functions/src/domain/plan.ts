@@ -1,7 +1,7 @@
 import { hashCanonical } from "./canonical";
-import { coveringHold, type ActiveHoldRef } from "./destroy-predicate";
+import { heldBy, type ActiveHoldRef } from "./holds";
 import type { GovernedFields } from "./governed";
-import { sortedUnique } from "./paths";
+import { ancestorDocuments, sortedUnique } from "./paths";
 import type { PolicyIndex } from "./policy";
 import { isExpired } from "./retention";
 
@@ -85,15 +85,15 @@ export function buildDeletionPlan(
     const entry = entries.get(d.entryId);
     if (!entry) throw new Error(`discovered doc names unknown data-map entry ${d.entryId}`);
     if (entry.external) external.add(d.path);
-    const hold = coveringHold(d.path, activeHolds);
-    if (hold || d.doc.legalHold) {
+    const hold = heldBy({ path: d.path, ...d.doc }, activeHolds);
+    if (hold) {
       const erasure = withoutHold(entry.action, d.doc, policy, nowMs);
       retained.set(d.path, {
         path: d.path,
         action: "retain",
-        reasonCode: hold?.reasonCode ?? "LEGAL_HOLD",
-        reason: hold ? `retention hold ${hold.holdId}` : "document carries a legal hold",
-        ...(hold ? { holdId: hold.holdId } : {}),
+        reasonCode: hold.reasonCode,
+        reason: hold.holdId ? `retention hold ${hold.holdId}` : "document carries a legal hold",
+        ...(hold.holdId ? { holdId: hold.holdId } : {}),
         ...(erasure !== "retain" ? { deferredByHold: erasure } : {}),
       });
       continue;
@@ -127,10 +127,7 @@ export function buildDeletionPlan(
 
   // A parent is never deleted while a descendant is retained: that would orphan the child.
   const ancestorsOfRetained = new Set<string>();
-  for (const r of retained.keys()) {
-    const s = r.split("/");
-    for (let n = s.length - 2; n >= 2; n -= 2) ancestorsOfRetained.add(s.slice(0, n).join("/"));
-  }
+  for (const r of retained.keys()) for (const a of ancestorDocuments(r)) ancestorsOfRetained.add(a);
   for (const path of [...toDelete]) {
     if (ancestorsOfRetained.has(path)) {
       toDelete.delete(path);

@@ -1,5 +1,7 @@
-import { coveringHold, evaluateDestroy, type ActiveHoldRef, type DestroyReason } from "./destroy-predicate";
+import { evaluateDestroy, type DestroyReason } from "./destroy-predicate";
+import { heldBy, type ActiveHoldRef } from "./holds";
 import { assertTransition, isLifecycleState, type LifecycleState } from "./lifecycle";
+import { ancestorDocuments } from "./paths";
 import type { PolicyIndex } from "./policy";
 
 /**
@@ -61,13 +63,8 @@ export type Evaluation =
   | { path: string; verdict: "held"; holdId: string | null; reasonCode: string }
   | { path: string; verdict: "blocked"; reason: BlockReason };
 
-/** The hold that stops a document, if any: its flag, its LEGAL_HOLD state, or an active record on it or an ancestor. */
-export function holdOf(doc: PurgeDocFacts, holds: readonly ActiveHoldRef[]): { holdId: string | null; reasonCode: string } | null {
-  const record = coveringHold(doc.path, holds);
-  if (record) return { holdId: record.holdId, reasonCode: record.reasonCode };
-  if (doc.legalHold || doc.lifecycleState === "LEGAL_HOLD") return { holdId: doc.holdIds[0] ?? null, reasonCode: "LEGAL_HOLD" };
-  return null;
-}
+/** The hold that stops a document, if any (domain/holds.ts#heldBy, the one definition of "held"). */
+export const holdOf = (doc: PurgeDocFacts, holds: readonly ActiveHoldRef[]) => heldBy(doc, holds);
 
 /**
  * The lifecycle moves from `from` to PURGE_ELIGIBLE, each one checked against the state machine. Data that
@@ -192,10 +189,7 @@ export function decideExecute(
  */
 export function keepAncestorsOf(deletePaths: readonly string[], keptPaths: Iterable<string>): { delete: string[]; keptAncestors: string[] } {
   const ancestors = new Set<string>();
-  for (const k of keptPaths) {
-    const s = k.split("/");
-    for (let n = s.length - 2; n >= 2; n -= 2) ancestors.add(s.slice(0, n).join("/"));
-  }
+  for (const k of keptPaths) for (const a of ancestorDocuments(k)) ancestors.add(a);
   const keep = deletePaths.filter((p) => ancestors.has(p));
   return { delete: deletePaths.filter((p) => !ancestors.has(p)), keptAncestors: keep };
 }

@@ -1,3 +1,4 @@
+import { isHeld, type ActiveHoldRef, type HoldMarks } from "./holds";
 import type { Actor, EvidenceBody } from "./evidence";
 import { segments } from "./paths";
 import type { CollectionRule } from "./policy-schema";
@@ -15,19 +16,17 @@ import { DAY_MS, type PolicyIndex } from "./policy";
 export type TtlDeleteClass = "SWEEPER" | "WORKFLOW" | "HELD_TTL_INCIDENT" | "HELD_DELETE_INCIDENT" | "UNEXPLAINED";
 
 /** The retention fields of a deleted document that the classification needs. */
-export interface DeletedDocFacts {
-  lifecycleState: string | null;
-  legalHold: boolean;
+export interface DeletedDocFacts extends HoldMarks {
   expireAtMs: number | null;
 }
 
 /**
- * Classifies a delete. Holds are checked first: a held document is an incident whatever else it says, so a
- * hold placed mid-purge (PURGE_ELIGIBLE and held) is never passed off as a workflow delete.
+ * Classifies a delete. Holds are checked first (domain/holds.ts#isHeld: its marks, or an active record on it
+ * or an ancestor): a held document is an incident whatever else it says, so a hold placed mid-purge
+ * (PURGE_ELIGIBLE and held) is never passed off as a workflow delete.
  */
-export function classifyTtlDelete(doc: DeletedDocFacts, eventTimeMs: number): TtlDeleteClass {
-  const held = doc.legalHold || doc.lifecycleState === "LEGAL_HOLD";
-  if (held) return doc.expireAtMs !== null ? "HELD_TTL_INCIDENT" : "HELD_DELETE_INCIDENT";
+export function classifyTtlDelete(doc: DeletedDocFacts, eventTimeMs: number, holds: readonly ActiveHoldRef[] = []): TtlDeleteClass {
+  if (isHeld(doc, holds)) return doc.expireAtMs !== null ? "HELD_TTL_INCIDENT" : "HELD_DELETE_INCIDENT";
   if (doc.lifecycleState === "PURGE_ELIGIBLE") return "WORKFLOW";
   if (doc.expireAtMs !== null && doc.expireAtMs <= eventTimeMs) return "SWEEPER";
   return "UNEXPLAINED";

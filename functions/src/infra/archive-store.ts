@@ -1,6 +1,6 @@
 import { FieldValue, type DocumentReference, type DocumentSnapshot, type Transaction } from "firebase-admin/firestore";
 import { archiveIdFor, archiveManifestHash, archiveRetention, businessData, type ArchiveEntry, type ArchiveProblem } from "../domain/archive";
-import type { ActiveHoldRef } from "../domain/destroy-predicate";
+import type { ActiveHoldRef } from "../domain/holds";
 import { isSameOrUnder } from "../domain/paths";
 import { sourceHash, verifyArchiveSnapshot } from "./archive-plain";
 import { openEvidence } from "./evidence-store";

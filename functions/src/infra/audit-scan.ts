@@ -17,7 +17,7 @@ import {
   type FindingCode,
   type ParentFacts,
 } from "../domain/audit";
-import type { ActiveHoldRef } from "../domain/destroy-predicate";
+import type { ActiveHoldRef } from "../domain/holds";
 import { parentDocumentPath, segments } from "../domain/paths";
 import bundle from "../generated/registry.json";
 import { newStats, tallyDoc, tallyRequest, type AuditStats } from "./audit-stats";

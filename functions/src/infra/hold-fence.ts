@@ -1,5 +1,5 @@
 import type { DocumentReference, Transaction } from "firebase-admin/firestore";
-import type { ActiveHoldRef } from "../domain/destroy-predicate";
+import type { ActiveHoldRef } from "../domain/holds";
 import { COLLECTIONS, db } from "./firestore";
 import { toTimestamp } from "./governed-doc";
 

@@ -1,5 +1,4 @@
 import { FieldPath, FieldValue, type DocumentReference, type DocumentSnapshot, type Transaction } from "firebase-admin/firestore";
-import type { ActiveHoldRef } from "../domain/destroy-predicate";
 import { notFound, DomainError } from "../domain/errors";
 import type { Actor } from "../domain/evidence";
 import { hashCanonical } from "../domain/canonical";
@@ -9,10 +8,11 @@ import {
   classifyHoldTarget,
   PathDigest,
   requireHoldReason,
+  type ActiveHoldRef,
   type HoldRecord,
   type HoldTargetType,
 } from "../domain/holds";
-import { segments } from "../domain/paths";
+import { ancestorDocuments } from "../domain/paths";
 import { applyHold, releaseHold } from "../domain/retention";
 import { sha256Hex } from "../domain/canonical";
 import { openEvidence } from "./evidence-store";
@@ -38,12 +38,7 @@ export async function activeHolds(): Promise<ActiveHoldRef[]> {
 }
 
 /** The document itself and each ancestor document: the targets whose hold would cover it. */
-export function coveringTargets(path: string): string[] {
-  const s = segments(path);
-  const out: string[] = [];
-  for (let n = s.length; n >= 2; n -= 2) out.push(s.slice(0, n).join("/"));
-  return out;
-}
+export const coveringTargets = (path: string): string[] => [path, ...ancestorDocuments(path)];
 
 /** Active hold records covering `path` (on it or an ancestor), read inside a transaction. */
 export async function activeHoldsCoveringInTx(tx: Transaction, path: string): Promise<ActiveHoldRef[]> {

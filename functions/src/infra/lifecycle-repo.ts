@@ -1,7 +1,8 @@
 import { FieldValue, type Transaction } from "firebase-admin/firestore";
 import { assertAdminMove, assertDestroyAuthorized } from "../domain/admin-move";
 import { hashCanonical } from "../domain/canonical";
-import { OPEN_REQUEST_STATES } from "../domain/deletion-request";
+import { isGraceOver, isOpenRequest } from "../domain/deletion-request";
+import { isHeld } from "../domain/holds";
 import { evaluateDestroy, type DestroyDecision } from "../domain/destroy-predicate";
 import { DomainError, notFound } from "../domain/errors";
 import type { Actor } from "../domain/evidence";
@@ -54,13 +55,13 @@ export async function transitionDocument(input: TransitionInput): Promise<{ path
     const requestId = typeof snap.get("deletionRequestId") === "string" ? (snap.get("deletionRequestId") as string) : null;
     const request = requestId ? await tx.get(db().collection(COLLECTIONS.deletionRequests).doc(requestId)) : null;
     const requestState = request?.exists ? String(request.get("state")) : null;
-    const requestOpen = requestState !== null && (OPEN_REQUEST_STATES as readonly string[]).includes(requestState);
+    const requestOpen = isOpenRequest(requestState);
     const graceEndsAtMs = request?.exists ? toMs(request.get("graceEndsAt")) : null;
 
     assertAdminMove({
       from: g.lifecycleState,
       to: input.to,
-      held: g.legalHold || g.lifecycleState === "LEGAL_HOLD" || holds.length > 0,
+      held: isHeld({ path: input.path, ...g }, holds),
       ownedByOpenRequest: requestOpen,
     });
     let decision: DestroyDecision | null = null;
@@ -73,7 +74,7 @@ export async function transitionDocument(input: TransitionInput): Promise<{ path
           activeHolds: holds,
           archiveVerified,
           // The workflow authorises a document its open request soft-deleted, once the grace is over.
-          workflowEligible: requestOpen && graceEndsAtMs !== null && graceEndsAtMs <= input.nowMs,
+          workflowEligible: requestOpen && isGraceOver({ graceEndsAtMs }, input.nowMs),
         },
         pol,
         input.nowMs,

@@ -1,7 +1,7 @@
 import type { DocumentSnapshot } from "firebase-admin/firestore";
 import { hashCanonical } from "../domain/canonical";
 import { isOpenRequest } from "../domain/deletion-request";
-import type { ActiveHoldRef } from "../domain/destroy-predicate";
+import type { ActiveHoldRef } from "../domain/holds";
 import { sortedUnique } from "../domain/paths";
 import type { Subject } from "../domain/plan";
 import { evaluateForPurge, keepAncestorsOf, type BlockReason, type Evaluation, type PurgeDocFacts } from "../domain/purge-decide";

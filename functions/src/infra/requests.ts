@@ -16,7 +16,7 @@ import {
   type SoftDeleteMarks,
   type TimelineEntry,
 } from "../domain/deletion-request";
-import { coveringHold } from "../domain/destroy-predicate";
+import { isHeld } from "../domain/holds";
 import { notFound } from "../domain/errors";
 import type { Actor, EvidenceBody } from "../domain/evidence";
 import { isLifecycleState } from "../domain/lifecycle";
@@ -202,7 +202,7 @@ export async function softDeleteSubjectData(requestId: string, actor: Actor, now
       for (const s of snaps) {
         const g = readGovernedStrict(s.data());
         if (!g) continue;
-        const out = softDeleteOutcome(g, marksOf(s.data()), requestId, coveringHold(s.ref.path, holds) !== undefined, nowMs);
+        const out = softDeleteOutcome(g, marksOf(s.data()), requestId, isHeld({ path: s.ref.path, ...g }, holds), nowMs);
         if (out.kind === "held") held++;
         if (out.kind !== "move") continue;
         tx.update(s.ref, {

@@ -1,5 +1,6 @@
 import { FieldPath, type DocumentData, type DocumentReference, type QueryDocumentSnapshot } from "firebase-admin/firestore";
 import type { Actor } from "../domain/evidence";
+import { heldBy, isHeld } from "../domain/holds";
 import {
   classifyTtlDelete,
   markerExpireAtMs,
@@ -98,14 +99,12 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
 
   const facts = readGoverned(input.data);
   const expireAtMs = facts?.expireAtMs ?? null;
-  // A hold record on the document or an ancestor covers it even where the flag was never set (a subtree
-  // hold covers documents created after it), so both count as "held".
+  // Held as everywhere (domain/holds.ts#heldBy): a hold record on the document or an ancestor covers it even
+  // where the flag was never set (a subtree hold covers documents created after it).
   const holds = await firestore.runTransaction((tx) => activeHoldsCoveringInTx(tx, input.path), { readOnly: true });
-  const holdId = holds[0]?.holdId ?? facts?.holdIds[0] ?? null;
-  const classification = classifyTtlDelete(
-    { lifecycleState: facts?.lifecycleState ?? null, legalHold: (facts?.legalHold ?? false) || holds.length > 0, expireAtMs },
-    input.eventTimeMs,
-  );
+  const deleted = { path: input.path, legalHold: facts?.legalHold ?? false, lifecycleState: facts?.lifecycleState ?? null, holdIds: facts?.holdIds ?? [], expireAtMs };
+  const holdId = heldBy(deleted, holds)?.holdId ?? null;
+  const classification = classifyTtlDelete(deleted, input.eventTimeMs, holds);
   const plan = ttlDeletePlan(classification);
   const base = { eventId: input.eventId, path: input.path, classification };
 
@@ -132,7 +131,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
       // The hold fence (infra/hold-fence.ts): holds covering the parent are read again in the transaction that
       // deletes, so a hold placed since the classification above keeps every child under it.
       await readFenceInTx(tx);
-      const coveredNow = (await activeHoldsCoveringInTx(tx, input.path)).length > 0;
+      const holdsNow = await activeHoldsCoveringInTx(tx, input.path);
       // The cursor names its collection, so a collection emptied by an earlier page (and no longer listed)
       // cannot shift it; collections are walked in sorted order.
       const start = marker?.cursor ?? null;
@@ -143,7 +142,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
       const walking = plan.removeChildren && !parentRecreated;
       while (walking && page.length < pageSize && index < collections.length) {
         const limit = pageSize - page.length;
-        let q = parentRef.collection(collections[index]!).select("legalHold", "lifecycleState").orderBy(FieldPath.documentId()).limit(limit);
+        let q = parentRef.collection(collections[index]!).select("legalHold", "lifecycleState", "holdIds").orderBy(FieldPath.documentId()).limit(limit);
         if (after !== null) q = q.startAfter(after);
         const snap = await tx.get(q);
         page.push(...snap.docs);
@@ -160,7 +159,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
       for (const child of page) {
         const g = readGoverned(child.data());
         // A child under its own hold, or under a hold on the parent or above, stays even when its parent expired.
-        if (coveredNow || g?.legalHold || g?.lifecycleState === "LEGAL_HOLD") kept++;
+        if (isHeld({ path: child.ref.path, legalHold: g?.legalHold ?? false, lifecycleState: g?.lifecycleState ?? null, holdIds: g?.holdIds ?? [] }, holdsNow)) kept++;
         else {
           tx.delete(child.ref);
           removed++;

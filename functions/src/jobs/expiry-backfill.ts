@@ -1,6 +1,6 @@
 import { FieldPath, type DocumentReference, type DocumentSnapshot, type Query, type QueryDocumentSnapshot, type Transaction } from "firebase-admin/firestore";
 import { backfillPhases, planBackfillFix, type BackfillDocFacts, type BackfillFix, type BackfillPhase } from "../domain/backfill";
-import type { ActiveHoldRef } from "../domain/destroy-predicate";
+import type { ActiveHoldRef } from "../domain/holds";
 import type { EvidenceBody } from "../domain/evidence";
 import { matchPattern, parentDocumentPath } from "../domain/paths";
 import { openEvidence } from "../infra/evidence-store";

@@ -17,6 +17,7 @@ import {
 } from "../../../functions/src/domain/deletion-request";
 import { describePath, describeRetained } from "../../../functions/src/domain/deletion-status";
 import { DomainError } from "../../../functions/src/domain/errors";
+import { isHeld } from "../../../functions/src/domain/holds";
 import type { GovernedFields } from "../../../functions/src/domain/governed";
 import { DAY_MS, PolicyIndex } from "../../../functions/src/domain/policy";
 import { loadV1, policyV1 } from "../../helpers/policy";
@@ -157,8 +158,10 @@ describe("softDeleteOutcome and restoreOutcome", () => {
     });
   });
   it("leaves held data, data already moved by this request, and data elsewhere in its lifecycle", () => {
-    expect(softDeleteOutcome(doc({ legalHold: true, lifecycleState: "LEGAL_HOLD" }), NO_MARKS, "r1", false, T0)).toEqual({ kind: "held" });
-    expect(softDeleteOutcome(doc(), NO_MARKS, "r1", true, T0)).toEqual({ kind: "held" });
+    // `held` is the one definition of "held" (domain/holds.ts#isHeld), decided by the caller with the hold records.
+    const flagged = doc({ legalHold: true, lifecycleState: "LEGAL_HOLD", holdIds: ["h"] });
+    expect(softDeleteOutcome(flagged, NO_MARKS, "r1", isHeld({ path: "userDirectory/u", ...flagged }, []), T0)).toEqual({ kind: "held" });
+    expect(softDeleteOutcome(doc(), NO_MARKS, "r1", isHeld({ path: "tenants/t/users/u", ...doc() }, [{ holdId: "h", targetPath: "tenants/t", reasonCode: "LITIGATION" }]), T0)).toEqual({ kind: "held" });
     expect(softDeleteOutcome(doc({ lifecycleState: "SOFT_DELETED" }), { ...NO_MARKS, deletionRequestId: "r1" }, "r1", false, T0)).toEqual({ kind: "already" });
     expect(softDeleteOutcome(doc({ lifecycleState: "SOFT_DELETED" }), NO_MARKS, "r1", false, T0)).toEqual({ kind: "not-active", state: "SOFT_DELETED" });
     expect(softDeleteOutcome(doc({ lifecycleState: "ARCHIVED" }), NO_MARKS, "r1", false, T0)).toEqual({ kind: "not-active", state: "ARCHIVED" });

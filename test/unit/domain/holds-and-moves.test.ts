@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { assertAdminMove, assertDestroyAuthorized, resolveJobClock } from "../../../functions/src/domain/admin-move";
 import { evaluateDestroy } from "../../../functions/src/domain/destroy-predicate";
 import { DomainError } from "../../../functions/src/domain/errors";
-import { assertHoldableClass, assertReleaseAllowed, classifyHoldTarget, PathDigest, requireHoldReason } from "../../../functions/src/domain/holds";
+import { assertHoldableClass, assertReleaseAllowed, classifyHoldTarget, heldBy, isHeld, PathDigest, requireHoldReason } from "../../../functions/src/domain/holds";
+import { ancestorDocuments } from "../../../functions/src/domain/paths";
 import { canTransition, LIFECYCLE_STATES } from "../../../functions/src/domain/lifecycle";
 import { DAY_MS } from "../../../functions/src/domain/policy";
 import { sha256Hex } from "../../../functions/src/domain/canonical";
@@ -114,5 +115,26 @@ describe("resolveJobClock", () => {
     expect(resolveJobClock(undefined, false, T0)).toEqual({ nowMs: T0, asOfMs: null });
     expect(resolveJobClock("2027-01-01T00:00:00Z", true, T0)).toEqual({ nowMs: Date.parse("2027-01-01T00:00:00Z"), asOfMs: Date.parse("2027-01-01T00:00:00Z") });
     expect(reasonOf(() => resolveJobClock("2027-01-01T00:00:00Z", false, T0))).toBe("failed-precondition/AS_OF_NOT_ALLOWED");
+  });
+});
+
+describe("held: one definition for every path that destroys or moves data", () => {
+  const holds = [{ holdId: "h-t", targetPath: "tenants/t", reasonCode: "LITIGATION" }];
+  const plain = { legalHold: false, lifecycleState: "ACTIVE", holdIds: [] as string[] };
+  it("a record on the document or any ancestor holds it, before any flag is set", () => {
+    expect(heldBy({ path: "tenants/t", ...plain }, holds)).toEqual({ holdId: "h-t", reasonCode: "LITIGATION" });
+    expect(heldBy({ path: "tenants/t/orders/o/messages/m", ...plain }, holds)).toEqual({ holdId: "h-t", reasonCode: "LITIGATION" });
+    expect(isHeld({ path: "tenants/t2/orders/o", ...plain }, holds)).toBe(false);
+    expect(isHeld({ path: "tenants/tt", ...plain }, holds)).toBe(false);
+  });
+  it("a hold's marks hold it too: the flag, the LEGAL_HOLD state, or hold ids", () => {
+    expect(heldBy({ path: "a/1", ...plain, legalHold: true, holdIds: ["h-1"] }, [])).toEqual({ holdId: "h-1", reasonCode: "LEGAL_HOLD" });
+    expect(isHeld({ path: "a/1", ...plain, lifecycleState: "LEGAL_HOLD" }, [])).toBe(true);
+    expect(isHeld({ path: "a/1", ...plain, holdIds: ["h-2"] }, [])).toBe(true);
+    expect(isHeld({ path: "a/1", ...plain }, [])).toBe(false);
+  });
+  it("names the ancestors of a path once", () => {
+    expect(ancestorDocuments("a/1/b/2/c/3")).toEqual(["a/1/b/2", "a/1"]);
+    expect(ancestorDocuments("a/1")).toEqual([]);
   });
 });
