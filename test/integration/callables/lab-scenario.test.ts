@@ -104,6 +104,8 @@ describe("the lab scenario on the seeded demo", () => {
     expect(decided.purgeDecision).toMatchObject({ allowed: true, reason: "AUTHORIZED_BY_POLICY", policyVersion: "v1", retentionClass: "event-90d" });
     const last = (await readChain()).entries.at(-1)?.entry;
     expect(last).toMatchObject({ action: "LIFECYCLE_TRANSITION", decision: { reason: "AUTHORIZED_BY_POLICY", from: "SOFT_DELETED", to: "PURGE_ELIGIBLE" }, paths: ["events/e-expired"] });
+    // The one machine move into PURGED is the engine's alone.
+    expectRefused(await call("transitionLifecycle", { path: "events/e-expired", to: "PURGED", reason: "lab" }, t.rita), "FAILED_PRECONDITION", "PURGE_ONLY_BY_ENGINE");
 
     // Eligible through the workflow: Ben's directory entry, soft-deleted by his request, once the grace is over.
     const { requestId } = await callExpect<{ requestId: string }>("requestAccountDeletion", {}, t.ben);
