@@ -1,4 +1,4 @@
-import { defineInt, defineString } from "firebase-functions/params";
+import { defineBoolean, defineInt, defineString } from "firebase-functions/params";
 
 /**
  * Every deploy-time setting, in one place. Each has a default for deploys; the Functions emulator (firebase-tools
@@ -54,4 +54,16 @@ export const PURGE_SWEEP_LIMIT = defineInt("RETENTION_PURGE_SWEEP_LIMIT", {
 export const PURGE_MAX_REQUESTS = defineInt("RETENTION_PURGE_MAX_REQUESTS", {
   default: 200,
   description: "Deletion requests one nightlyPurge run takes on.",
+});
+export const PURGE_BRAKE_APPROVAL_HOURS = defineInt("RETENTION_BRAKE_APPROVAL_HOURS", {
+  default: 24,
+  description: "Hours a retention-admin's approval of a tripped mass-deletion brake (approvePurgeRun) stays usable.",
+});
+export const STATUS_REFRESH_MINUTES = defineInt("RETENTION_STATUS_REFRESH_MINUTES", {
+  default: 15,
+  description: "getDeletionStatus plans the subject again at most this often (and whenever holds change).",
+});
+export const ENFORCE_APP_CHECK = defineBoolean("RETENTION_ENFORCE_APP_CHECK", {
+  default: true,
+  description: "Refuse the user-facing callables (requestAccountDeletion, cancelAccountDeletion, getDeletionStatus) without a valid App Check token.",
 });
