@@ -323,7 +323,9 @@ export async function decideBrakeRun(input: DecideInput): Promise<{ runKey: stri
     if (state === "USED") throw preconditionFailed("BRAKE_RUN_USED", "This deletion set has already run under an approval.");
     const current = claimOf(input.runKey, data);
     const standsUntil = state === "APPROVED" && current?.decision === "APPROVE" ? current.expiresAtMs : null;
-    if (input.decision === "APPROVE" && standsUntil !== null && standsUntil > input.nowMs) {
+    // Only a proven approval stands in the way of a new one: a forged one must not block the real decision.
+    const stands = input.decision === "APPROVE" && standsUntil !== null && standsUntil > input.nowMs && (await proveDecision(tx, current!)) === null;
+    if (stands && standsUntil !== null) {
       throw preconditionFailed("ALREADY_APPROVED", "An approval of this deletion set stands until it expires.", { expiresAt: new Date(standsUntil).toISOString() });
     }
     const evidence = await openEvidence(tx);

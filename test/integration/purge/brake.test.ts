@@ -187,6 +187,13 @@ describe("mass-deletion brake", () => {
     expect(brakeOf(fifth).waiting[0]).toMatchObject({ runKey, approval: "EVIDENCE_EDITED" });
     expect(await allGovernedPaths()).toEqual(before);
     expect((await evidence()).filter((e) => e.action === "PURGE_BRAKE_APPROVED")).toEqual([]);
+
+    // Nor can a forged approval block a real decision.
+    await db().doc(`retentionJobs/brake-${runKey}`).update({
+      state: "APPROVED",
+      decision: { decision: "APPROVE", by: "r-3001", at: new Date(), expiresAt: new Date(Date.now() + 365 * 24 * HOUR), note: "", evidenceSeq: tripEntry.seq, evidenceHash: tripEntry.hash },
+    });
+    await expect(approve(runKey, "APPROVE")).resolves.toMatchObject({ state: "APPROVED" });
   });
 
   it("an approval expires, and an approver who lost the role no longer counts", async () => {
