@@ -122,13 +122,14 @@ const contenders = {
    * Our purge of the tenant subject, end to end: plan, brake, decisions, holds per batch, evidence,
    * verification. A tenant purge of the whole bench tree trips the mass-deletion brake (it deletes more
    * than half of each class), so the bench approves it the way an operator would, before the clock starts:
-   * a dry run names the run key, and a retention-admin (an Auth user with that role) writes the approval.
+   * a first run trips and records the waiting deletion set, and a retention-admin (an Auth user with that
+   * role) approves its run key through approvePurgeRun's handler.
    * A unit over the fan-out threshold goes to the purgeChunk queue; here the queue is drained in-process,
    * one chunk after another (as Cloud Tasks would, without its dispatch latency).
    */
   async purge() {
     const { runNightlyPurge, runPurgeChunk } = functionsLib("jobs/nightly-purge.js");
-    const { approvalRef } = functionsLib("infra/purge-brake.js");
+    const { approvePurgeRunHandler } = functionsLib("entrypoints/callable/approve-purge-run.js");
     const { adminApp } = functionsLib("infra/firestore.js");
     const { Timestamp } = require("firebase-admin/firestore");
     const { getAuth } = require("firebase-admin/auth");
@@ -147,14 +148,20 @@ const contenders = {
       softDeleted: 0,
     });
     const actor = { type: "system", id: "bench" };
+    // The dry run says whether the brake will trip; only then does a real run record the waiting set (and,
+    // tripped, it archives, marks and deletes nothing), so the timed run below always does the whole purge.
     const dry = await runNightlyPurge({ nowMs: now, asOfMs: null, dryRun: true, sweep: false, actor });
-    if (dry.brake.tripped) {
+    if (dry.brake.waiting.length > 0) {
+      const tripped = await runNightlyPurge({ nowMs: now, asOfMs: null, dryRun: false, sweep: false, actor });
       const auth = getAuth(adminApp());
       const uid = "bench-retention-admin";
       await auth.deleteUser(uid).catch(() => undefined);
       await auth.createUser({ uid });
       await auth.setCustomUserClaims(uid, { roles: ["retention-admin"] });
-      await approvalRef(dry.brake.runKey).set({ approvedBy: uid, approvedAt: Timestamp.fromMillis(now) });
+      const caller = { uid, tenantId: null, roles: ["retention-admin"] };
+      for (const w of tripped.brake.waiting) {
+        await approvePurgeRunHandler({ runKey: w.runKey, decision: "APPROVE", note: "bench: the whole tree is meant to go" }, caller);
+      }
     }
     resetCounts();
     const started = performance.now();

@@ -10,6 +10,7 @@ export { releaseRetentionHold } from "./entrypoints/callable/release-retention-h
 export { planDeletion } from "./entrypoints/callable/plan-deletion";
 export { transitionLifecycle } from "./entrypoints/callable/transition-lifecycle";
 export { runRetentionJob } from "./entrypoints/callable/run-retention-job";
+export { approvePurgeRun } from "./entrypoints/callable/approve-purge-run";
 export { onAuthUserDeleted } from "./entrypoints/auth/on-auth-user-deleted";
 // One delete trigger per TTL collection in the registry, as a function group: ttlDeleted-sessions, ttlDeleted-events.
 export { ttlDeleted } from "./entrypoints/firestore/ttl-deleted";

@@ -1,6 +1,12 @@
 import { Timestamp } from "firebase-admin/firestore";
 import { describe, expect, it } from "vitest";
-import { archiveIdFor, archiveManifestHash, archiveRetention, businessData, checkArchive, contentHash } from "../../functions/src/domain/archive";
+import fc from "fast-check";
+import { archiveAfterRelease, archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetention, businessData, checkArchive, contentHash, isArchivePath } from "../../functions/src/domain/archive";
+import { holdClassForPath } from "../../functions/src/domain/holds";
+import { DAY_MS } from "../../functions/src/domain/policy";
+import { policyV1 } from "../helpers/policy";
+
+const policy = policyV1();
 import { sourceHash, toPlain } from "../../functions/src/infra/archive-plain";
 
 describe("archive domain", () => {
@@ -17,11 +23,54 @@ describe("archive domain", () => {
     expect(archiveIdFor("auditRecords/a", 1)).toMatch(/^arc-[0-9a-f]{40}$/);
   });
 
-  it("gives the archive its source's retention, and no expiry while held", () => {
-    const src = { retentionClass: "audit-7y", tenantId: "t", createdAtMs: 10, expireAtMs: null, retainUntilMs: 500, holdIds: [] };
-    expect(archiveRetention(src)).toEqual({ retentionClass: "audit-7y", tenantId: "t", createdAtMs: 10, retainUntilMs: 500, expireAtMs: 500, legalHold: false, holdIds: [] });
-    expect(archiveRetention({ ...src, expireAtMs: 300 }).expireAtMs).toBe(300);
-    expect(archiveRetention({ ...src, holdIds: ["h2", "h1", "h2"] })).toMatchObject({ expireAtMs: null, legalHold: true, holdIds: ["h1", "h2"] });
+  const archiveClass = archiveClassOf(policy);
+  it("gives the archive its own policy's retention (the archives collection's class), counted from the archiving time", () => {
+    expect(archiveClass.id).toBe("audit-7y");
+    const archivedAtMs = 1_800_000_000_000;
+    // The source is being purged: its retention ran out long ago.
+    const source = { retentionClass: "audit-7y", createdAtMs: 10, retainUntilMs: 500, expireAtMs: null };
+    const r = archiveRetention({ archiveClass, archivedAtMs, tenantId: "t", source, holdIds: [] });
+    expect(r).toEqual({
+      retentionClass: "audit-7y",
+      tenantId: "t",
+      createdAtMs: archivedAtMs,
+      retainUntilMs: archivedAtMs + 2557 * DAY_MS,
+      expireAtMs: archivedAtMs + 2557 * DAY_MS,
+      legalHold: false,
+      holdIds: [],
+      source,
+    });
+    expect(archiveRetention({ archiveClass, archivedAtMs, tenantId: "t", source, holdIds: ["h2", "h1", "h2"] })).toMatchObject({ expireAtMs: null, legalHold: true, holdIds: ["h1", "h2"] });
+  });
+
+  it("is never born expired, whatever the source's retention was", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 4_000_000_000_000 }),
+        fc.option(fc.integer({ min: 0, max: 4_000_000_000_000 }), { nil: null }),
+        fc.option(fc.integer({ min: 0, max: 4_000_000_000_000 }), { nil: null }),
+        (archivedAtMs, retainUntilMs, expireAtMs) => {
+          const r = archiveRetention({ archiveClass, archivedAtMs, tenantId: "t", source: { retentionClass: "audit-7y", createdAtMs: 0, retainUntilMs, expireAtMs }, holdIds: [] });
+          expect(r.expireAtMs).toBeGreaterThan(archivedAtMs);
+        },
+      ),
+    );
+  });
+
+  it("gets its expiry back from its own policy when its last hold is released", () => {
+    const archivedAtMs = 1_800_000_000_000;
+    const held = { retentionClass: "audit-7y", lifecycleState: "LEGAL_HOLD" as const, tenantId: "t", policyVersion: "v1", createdAtMs: archivedAtMs, expireAtMs: null, retainUntilMs: null, legalHold: false, holdIds: [], preHold: null };
+    expect(archiveAfterRelease(held, archiveClass)).toMatchObject({ expireAtMs: archivedAtMs + 2557 * DAY_MS, retainUntilMs: archivedAtMs + 2557 * DAY_MS });
+    expect(archiveAfterRelease({ ...held, legalHold: true, holdIds: ["h2"] }, archiveClass).expireAtMs).toBeNull();
+  });
+
+  it("lets archive copies be held: their class comes from the registry's control-plane list", () => {
+    expect(isArchivePath("archives/arc-1")).toBe(true);
+    expect(isArchivePath("archives/arc-1/x/y")).toBe(false);
+    expect(holdClassForPath(policy, "archives/arc-1")?.id).toBe("audit-7y");
+    expect(holdClassForPath(policy, "auditRecords/ar-1")?.id).toBe("audit-7y");
+    expect(holdClassForPath(policy, "deletionAudits/000000000001")).toBeUndefined();
+    expect(holdClassForPath(policy, "retentionJobs/x")).toBeUndefined();
   });
 
   it("verifies by read-back: missing, wrong source, altered copy and changed source all fail", () => {

@@ -1,4 +1,5 @@
 import type { ParseArgsConfig } from "node:util";
+import { emulatorGate } from "../infra/settings";
 import { UsageError, type Target } from "./target";
 
 export type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
@@ -35,15 +36,20 @@ export function stringOpt(values: OptionValues, name: string): string | undefine
   return typeof v === "string" ? v : undefined;
 }
 
-/** `--as-of` is time travel: the emulators only, so a real project can never be told it is later than it is. */
+/**
+ * `--as-of` is time travel: the emulators only, so a real project can never be told it is later than it is.
+ * The CLI applies the same gate as the jobs (`emulatorGate`): a demo- project and the Firestore and Auth
+ * emulators, never one variable alone.
+ */
 export function asOfOption(values: OptionValues, target: Target): number | null {
   const raw = stringOpt(values, "as-of");
   if (raw === undefined) return null;
-  if (!target.emulator) throw new UsageError("--as-of is accepted only on the emulators (FIRESTORE_EMULATOR_HOST set).");
+  const gate = emulatorGate(process.env);
+  if (!target.emulator || !gate.open) {
+    throw new UsageError(`--as-of is accepted only on the emulators (not emulated here: ${gate.missing.join(", ") || "FIRESTORE_EMULATOR_HOST"}).`);
+  }
   const ms = Date.parse(raw);
   if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || !Number.isFinite(ms)) throw new UsageError(`--as-of ${JSON.stringify(raw)} is not an ISO date-time (e.g. 2027-01-31T00:00:00Z).`);
-  // Jobs that check the emulator gate themselves (settings.onEmulator) must agree with the CLI.
-  process.env.RETENTION_ALLOW_AS_OF = "true";
   return ms;
 }
 

@@ -1,4 +1,4 @@
-import { defineInt, defineString } from "firebase-functions/params";
+import { defineBoolean, defineInt, defineString } from "firebase-functions/params";
 
 /**
  * Every deploy-time setting, in one place. Each has a default for deploys; the Functions emulator (firebase-tools
@@ -58,4 +58,16 @@ export const PURGE_MAX_REQUESTS = defineInt("RETENTION_PURGE_MAX_REQUESTS", {
 export const REQUEST_COOLDOWN_MINUTES = defineInt("RETENTION_REQUEST_COOLDOWN_MINUTES", {
   default: 60,
   description: "After a cancel, a new deletion request from the same user waits this long, doubled for each further cancel in 30 days (up to 7 days); 0 turns it off.",
+});
+export const PURGE_BRAKE_APPROVAL_HOURS = defineInt("RETENTION_BRAKE_APPROVAL_HOURS", {
+  default: 24,
+  description: "Hours a retention-admin's approval of a tripped mass-deletion brake (approvePurgeRun) stays usable.",
+});
+export const STATUS_REFRESH_MINUTES = defineInt("RETENTION_STATUS_REFRESH_MINUTES", {
+  default: 15,
+  description: "getDeletionStatus plans the subject again at most this often (and whenever holds change).",
+});
+export const ENFORCE_APP_CHECK = defineBoolean("RETENTION_ENFORCE_APP_CHECK", {
+  default: true,
+  description: "Refuse the user-facing callables (requestAccountDeletion, cancelAccountDeletion, getDeletionStatus) without a valid App Check token.",
 });

@@ -1,10 +1,11 @@
 import { canonicalJson, hashCanonical, sha256Hex } from "./canonical";
-import { PROTECTED_FIELDS } from "./governed";
+import { PROTECTED_FIELDS, type GovernedFields } from "./governed";
+import { DAY_MS, type PolicyIndex } from "./policy";
+import type { RetentionClass } from "./policy-schema";
 
 /**
  * The archive workflow's rules, pure. An archive is a copy of personal data: it is verified by hash before
- * the original may go, and it carries its own retention so that it never outlives the policy the original
- * followed. Values are plain JSON here; infrastructure converts Firestore types (Timestamps, references)
+ * the original may go, and it carries its own retention, from the policy for archive copies. Values are plain JSON here; infrastructure converts Firestore types (Timestamps, references)
  * to a stable plain form before hashing (`infra/archive-store.ts`).
  */
 
@@ -37,44 +38,87 @@ export function archiveManifestHash(entries: readonly ArchiveEntry[]): string {
   return hashCanonical({ archiveManifest: "v1", entries: sorted.map((e) => [e.sourcePath, e.archiveId, e.sha256]) });
 }
 
+/** The collection that holds archive copies (a control-plane collection in the registry). */
+export const ARCHIVES_COLLECTION = "archives";
+
+/** Whether a path names an archive copy, `archives/{archiveId}`. */
+export function isArchivePath(path: string): boolean {
+  const s = path.split("/");
+  return s.length === 2 && s[0] === ARCHIVES_COLLECTION && s[1] !== "";
+}
+
+/** The archive copies' own retention class: the registry's `controlPlane` entry for `archives`. */
+export function archiveClassOf(policy: PolicyIndex): RetentionClass {
+  const cls = policy.controlPlaneClass(ARCHIVES_COLLECTION);
+  if (!cls) throw new Error(`registry ${policy.version} gives the ${ARCHIVES_COLLECTION} collection no retention class`);
+  return cls;
+}
+
+/** An archive's end of retention: its own class's duration, counted from when it was archived (null: open-ended). */
+export function archiveRetainUntil(archiveClass: RetentionClass, archivedAtMs: number): number | null {
+  return archiveClass.durationDays === null ? null : archivedAtMs + archiveClass.durationDays * DAY_MS;
+}
+
 export interface ArchiveRetentionInput {
-  retentionClass: string;
+  /** The archive's own class ({@link archiveClassOf}). */
+  archiveClass: RetentionClass;
+  /** When the copy is made: the archive's retention anchor. */
+  archivedAtMs: number;
   tenantId: string;
-  createdAtMs: number;
-  expireAtMs: number | null;
-  retainUntilMs: number | null;
+  /** The source's retention, kept on the archive for the record. */
+  source: { retentionClass: string; createdAtMs: number; retainUntilMs: number | null; expireAtMs: number | null };
   /** Hold ids covering the source (its flag's ids and active records on it or an ancestor). */
   holdIds: readonly string[];
 }
 
 export interface ArchiveRetention {
+  /** The archive's own class, not the source's. */
   retentionClass: string;
   tenantId: string;
+  /** The archiving time: the anchor the archive's retention counts from. */
   createdAtMs: number;
   retainUntilMs: number | null;
-  /** The archive's own expiry (TTL field): the end of the source's retention. null while held. */
+  /** The archive's own expiry (TTL field): its retainUntil. null while held. */
   expireAtMs: number | null;
   legalHold: boolean;
   holdIds: string[];
+  source: ArchiveRetentionInput["source"];
 }
 
 /**
- * The retention an archive carries: its source's class and anchor, and an expiry at the end of the
- * source's retention (its TTL value, or its business end), so the copy goes when the original would have.
- * A held source's archive carries no expiry: holds win for every copy.
+ * The retention an archive copy carries: its own policy's, never its source's. The source is archived because
+ * it is about to be purged, so its retention has already run out; an archive that took the source's end of
+ * retention as its expiry would be born expired, and TTL could delete it at once. The copy instead follows the
+ * class the registry gives the `archives` collection (audit-7y), counted from the archiving time. The source's
+ * class, anchor and end of retention stay on the archive as a record. A held source's archive carries no
+ * expiry: holds win for every copy.
  */
-export function archiveRetention(src: ArchiveRetentionInput): ArchiveRetention {
-  const holdIds = [...new Set(src.holdIds)].sort();
+export function archiveRetention(input: ArchiveRetentionInput): ArchiveRetention {
+  const holdIds = [...new Set(input.holdIds)].sort();
   const legalHold = holdIds.length > 0;
+  const retainUntilMs = archiveRetainUntil(input.archiveClass, input.archivedAtMs);
   return {
-    retentionClass: src.retentionClass,
-    tenantId: src.tenantId,
-    createdAtMs: src.createdAtMs,
-    retainUntilMs: src.retainUntilMs,
-    expireAtMs: legalHold ? null : (src.expireAtMs ?? src.retainUntilMs),
+    retentionClass: input.archiveClass.id,
+    tenantId: input.tenantId,
+    createdAtMs: input.archivedAtMs,
+    retainUntilMs,
+    expireAtMs: legalHold ? null : retainUntilMs,
     legalHold,
     holdIds,
+    source: { ...input.source },
   };
+}
+
+/**
+ * An archive's retention after one of its holds is released (`releaseHold` gives the rest): once no hold is
+ * left, its expiry comes back from its own class and archiving time. `releaseHold` alone would recompute a TTL
+ * value from the class's mechanism, which for the archive class (archive-workflow) is none, and the copy would
+ * never expire.
+ */
+export function archiveAfterRelease(released: GovernedFields, archiveClass: RetentionClass): GovernedFields {
+  if (released.legalHold) return released;
+  const retainUntilMs = archiveRetainUntil(archiveClass, released.createdAtMs);
+  return { ...released, retainUntilMs, expireAtMs: retainUntilMs };
 }
 
 export type ArchiveProblem =

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { ARCHIVES_COLLECTION, isArchivePath } from "./archive";
 import { DomainError, permissionDenied, preconditionFailed } from "./errors";
 import { isDocumentPath, isSameOrUnder, matchPattern } from "./paths";
 import type { PolicyIndex } from "./policy";
@@ -81,6 +82,15 @@ export function requireHoldReason(policy: PolicyIndex, code: string): HoldReason
   const reason = policy.holdReason(code);
   if (!reason) throw new DomainError("invalid-argument", "UNKNOWN_REASON_CODE", `Hold reason code ${code} is not in registry ${policy.version}.`);
   return reason;
+}
+
+/**
+ * The class that decides whether a document may be held: the registry's class for a governed path, or, for an
+ * archive copy (`archives/{id}`), the class the registry gives the archives collection. Any other path is not
+ * governed and cannot be held.
+ */
+export function holdClassForPath(policy: PolicyIndex, path: string): RetentionClass | undefined {
+  return policy.classForPath(path) ?? (isArchivePath(path) ? policy.controlPlaneClass(ARCHIVES_COLLECTION) : undefined);
 }
 
 /** Classes with holdBehaviour "deny" (sessions) are never held: their expiry is a business fact. */

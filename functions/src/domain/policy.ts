@@ -72,6 +72,11 @@ export class PolicyIndex {
     return ids;
   }
 
+  /** The class the registry gives a control-plane collection (e.g. `archives` -> audit-7y). */
+  controlPlaneClass(collection: string): RetentionClass | undefined {
+    return this.classById(this.registry.controlPlane.find((c) => c.collection === collection)?.retentionClass);
+  }
+
   isControlPlane(collection: string): boolean {
     return this.registry.controlPlane.some((c) => c.collection === collection);
   }

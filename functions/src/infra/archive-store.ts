@@ -1,5 +1,5 @@
 import { FieldValue, type DocumentReference, type DocumentSnapshot, type Transaction } from "firebase-admin/firestore";
-import { archiveIdFor, archiveManifestHash, archiveRetention, businessData, type ArchiveEntry, type ArchiveProblem } from "../domain/archive";
+import { archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetention, businessData, type ArchiveEntry, type ArchiveProblem } from "../domain/archive";
 import type { ActiveHoldRef } from "../domain/holds";
 import { isSameOrUnder } from "../domain/paths";
 import { sourceHash, verifyArchiveSnapshot } from "./archive-plain";
@@ -12,11 +12,12 @@ import { log } from "./logs";
 import { fire, purgeEvidence, type StepEnv } from "./purge-env";
 import { activeHoldsInTx } from "./hold-fence";
 import type { UnitCheckpoint } from "./purge-store";
+import { policy } from "./registry";
 
 /**
  * The archive workflow (Firestore target, `archives/{archiveId}`; the rules deny every client):
- * 1. copy each source's business data, with a SHA-256 of its canonical JSON, and the retention its class
- *    gives it (its own expiry; none while held);
+ * 1. copy each source's business data, with a SHA-256 of its canonical JSON, and the archive's own retention
+ *    (the `archives` collection's class, counted from the archiving time; no expiry while held);
  * 2. read every copy back and compare: the copy's data must hash to the recorded hash, and that hash must
  *    equal the source's as read now;
  * 3. only then mark the copies verified (`verified`, `verifiedAt`, the archive manifest's hash), with
@@ -43,12 +44,11 @@ function archiveRecord(src: DocumentSnapshot, archiveId: string, holds: readonly
   const data = src.data() ?? {};
   const g = readGoverned(data);
   if (!g?.retentionClass) throw new Error(`archive source ${src.ref.path} carries no retention class`);
-  const r = archiveRetention({
-    retentionClass: g.retentionClass,
+  const { source, ...r } = archiveRetention({
+    archiveClass: archiveClassOf(policy()),
+    archivedAtMs: env.nowMs,
     tenantId: g.tenantId,
-    createdAtMs: g.createdAtMs,
-    expireAtMs: g.expireAtMs,
-    retainUntilMs: g.retainUntilMs,
+    source: { retentionClass: g.retentionClass, createdAtMs: g.createdAtMs, retainUntilMs: g.retainUntilMs, expireAtMs: g.expireAtMs },
     holdIds: coveringHoldIds(src.ref.path, g.holdIds, holds),
   });
   return {
@@ -56,10 +56,14 @@ function archiveRecord(src: DocumentSnapshot, archiveId: string, holds: readonly
     sourcePath: src.ref.path,
     sha256: sourceHash(data),
     data: businessData(data),
-    ...governedToFirestore(
-      { ...r, lifecycleState: "ARCHIVED", policyVersion: g.policyVersion || unit.policyVersion, preHold: null },
-      "set",
-    ),
+    ...governedToFirestore({ ...r, lifecycleState: "ARCHIVED", policyVersion: unit.policyVersion, preHold: null }, "set"),
+    // The source's retention, for the record (the archive's own is above).
+    source: {
+      retentionClass: source.retentionClass,
+      createdAt: toTimestamp(source.createdAtMs),
+      ...(source.retainUntilMs !== null ? { retainUntil: toTimestamp(source.retainUntilMs) } : {}),
+      ...(source.expireAtMs !== null ? { expireAt: toTimestamp(source.expireAtMs) } : {}),
+    },
     archivedAt: toTimestamp(env.nowMs),
     archivedBy: { type: env.actor.type, id: env.actor.id },
     unitKey: unit.unitKey,

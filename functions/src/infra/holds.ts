@@ -2,8 +2,10 @@ import { FieldPath, FieldValue, type DocumentReference, type DocumentSnapshot, t
 import { notFound, DomainError } from "../domain/errors";
 import type { Actor } from "../domain/evidence";
 import { hashCanonical } from "../domain/canonical";
+import { archiveAfterRelease, isArchivePath } from "../domain/archive";
 import {
   assertHoldableClass,
+  holdClassForPath,
   assertReleaseAllowed,
   classifyHoldTarget,
   PathDigest,
@@ -117,7 +119,7 @@ export async function placeHold(input: PlaceHoldInput, apply: ApplyHold = applyH
   requireHoldReason(pol, input.reasonCode);
   const target = classifyHoldTarget(input.targetPath);
   if (target.targetType === "document") {
-    const cls = pol.classForPath(input.targetPath);
+    const cls = holdClassForPath(pol, input.targetPath);
     if (!cls) throw new DomainError("invalid-argument", "NOT_GOVERNED_PATH", "targetPath is not in a governed collection.");
     assertHoldableClass(cls);
     return placeDocumentHold(input);
@@ -434,7 +436,8 @@ export async function releaseHoldById(input: ReleaseHoldInput): Promise<{ holdId
       const g = readGovernedStrict(s.data());
       const cls = g ? pol.classById(g.retentionClass) : undefined;
       if (!g || !cls || !g.holdIds.includes(hold.holdId)) return [];
-      const next = releaseHold(g, hold.holdId, cls, { parentExpireAtMs: parents.get(s.ref.path) ?? null });
+      const released = releaseHold(g, hold.holdId, cls, { parentExpireAtMs: parents.get(s.ref.path) ?? null });
+      const next = isArchivePath(s.ref.path) ? archiveAfterRelease(released, cls) : released;
       return [{ ref: s.ref, next }];
     });
   };

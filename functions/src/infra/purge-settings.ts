@@ -31,6 +31,8 @@ export const purgeSettings = {
   sweepLimit: (): number => positiveInt("RETENTION_PURGE_SWEEP_LIMIT", 2000),
   /** Deletion requests one run takes on. */
   maxRequestsPerRun: (): number => positiveInt("RETENTION_PURGE_MAX_REQUESTS", 200),
+  /** How long a retention-admin's approval of a tripped brake (approvePurgeRun) stays usable. */
+  approvalTtlMs: (): number => positiveInt("RETENTION_BRAKE_APPROVAL_HOURS", 24) * 3_600_000,
   /**
    * The delete rate. BulkWriter starts at the start rate and raises it 1.5x every 5 minutes up to the
    * ceiling: with the defaults (500, 10,000) that is Firestore's 500/50/5 ramp-up guidance for traffic to

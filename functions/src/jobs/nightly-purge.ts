@@ -4,8 +4,7 @@ import { sweepTargets } from "../domain/purge-sweep";
 import { archiveAndVerify } from "../infra/archive-store";
 import { LeaseLostError, releaseLease, type LeaseHolder } from "../infra/lease";
 import { log } from "../infra/logs";
-import { brakeRunKey, evaluateBrake } from "../domain/purge-brake";
-import { checkBrake, classSizes, type BrakeCheck } from "../infra/purge-brake";
+import { applyBrake, dueDates, judgeBrake, type BrakeOutcome } from "../infra/purge-brake";
 import { fire, type PurgeHook, type StepEnv } from "../infra/purge-env";
 import { planRequestUnit, planSweepUnit, type UnitPlan } from "../infra/purge-plan";
 import { purgeSettings } from "../infra/purge-settings";
@@ -28,8 +27,9 @@ import type { JobOptions, JobSummary } from "./catalog";
  *    policy sweep per collection whose class has a duration (domain/purge-sweep.ts);
  * 2. plans each fresh unit and judges every path with the destroy predicate; a request with a refused
  *    path is BLOCKED before anything happens;
- * 3. applies the mass-deletion brake to everything the fresh units would delete (nothing happens past a
- *    trip unless a retention-admin approved that exact deletion set);
+ * 3. applies the mass-deletion brake unit by unit (infra/purge-brake.ts): a unit that trips it on its own
+ *    waits for a retention-admin's approval of exactly its deletion set (approvePurgeRun); the others run,
+ *    oldest due first, until the run's limits would trip, and the rest wait for the next run;
  * 4. per unit: archives and verifies what needs an archive (else ARCHIVE_NOT_VERIFIED, nothing deleted),
  *    writes the manifest and checkpoint, marks every path PURGE_ELIGIBLE with its decision, then deletes
  *    children first, external copies, masks, and finally verifies the manifest before PURGED;
@@ -61,7 +61,18 @@ export interface PurgeRunOptions extends JobOptions {
   applyHold?: ApplyHold;
 }
 
-export type UnitOutcome = "DONE" | "BLOCKED" | "RUNNING" | "FANNED_OUT" | "STALE" | "LEASE_LOST" | "MOVED_ON" | "BRAKE_REFUSED" | "NOTHING_TO_DO" | "FAILED";
+export type UnitOutcome =
+  | "DONE"
+  | "BLOCKED"
+  | "RUNNING"
+  | "FANNED_OUT"
+  | "STALE"
+  | "LEASE_LOST"
+  | "MOVED_ON"
+  | "BRAKE_REFUSED"
+  | "BRAKE_DEFERRED"
+  | "NOTHING_TO_DO"
+  | "FAILED";
 
 export interface UnitReport {
   unitKey: string;
@@ -177,16 +188,24 @@ async function dryRun(opts: PurgeRunOptions): Promise<JobSummary> {
       if (p) plans.push(p);
     }
   }
-  const counts: Record<string, number> = {};
-  for (const p of plans) for (const [c, n] of Object.entries(p.deleteByClass)) counts[c] = (counts[c] ?? 0) + n;
-  const brake = evaluateBrake(counts, await classSizes(Object.keys(counts)), policy().registry.purge);
+  const verdicts = plans.length > 0 ? await judgeBrake(await dueDates(plans)) : [];
+  const byKey = new Map(plans.map((p) => [p.unitKey, p]));
+  const size = (unitKey: string) => Object.values(byKey.get(unitKey)?.deleteByClass ?? {}).reduce((a, b) => a + b, 0);
+  const waiting = verdicts.flatMap((v) => (v.verdict === "WAIT" ? [{ unitKey: v.unitKey, runKey: v.runKey, wouldDelete: v.result.total, violations: v.result.violations }] : []));
+  const deferred = verdicts.filter((v) => v.verdict === "DEFER").map((v) => v.unitKey);
   return {
     job: "nightlyPurge",
     dryRun: true,
     asOf: opts.asOfMs !== null ? new Date(opts.asOfMs).toISOString() : null,
     units: plans.map((p) => ({ unitKey: p.unitKey, kind: p.kind, delete: p.delete.length, mask: p.mask.length, retain: p.retain.length, blocked: p.blocked.length })),
-    wouldDelete: brake.total,
-    brake: { tripped: brake.tripped, runKey: brakeRunKey(plans.map((p) => ({ unitKey: p.unitKey, manifestHash: p.manifestHash }))), violations: brake.violations },
+    wouldDelete: verdicts.reduce((n, v) => n + size(v.unitKey), 0),
+    brake: {
+      tripped: waiting.length > 0 || deferred.length > 0,
+      // The units that would run, in order; a waiting set's key is the one approvePurgeRun names once a run has recorded it.
+      admitted: verdicts.filter((v) => v.verdict === "ADMIT").map((v) => v.unitKey),
+      waiting,
+      deferred,
+    },
   };
 }
 
@@ -269,22 +288,25 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
     });
   }
 
-  // 3. The brake, over everything the fresh units would delete.
-  let brake: BrakeCheck | null = null;
-  if (fresh.length > 0) brake = await checkBrake(fresh.map((f) => f.plan), env);
-  if (brake?.status === "TRIPPED") {
-    for (const f of fresh) {
+  // 3. The brake, unit by unit: only what trips it is held back; the rest run oldest due first.
+  let brake: BrakeOutcome | null = null;
+  let admitted = fresh;
+  if (fresh.length > 0) {
+    brake = await applyBrake(await dueDates(fresh.map((f) => f.plan)), env);
+    for (const h of brake.heldBack) {
+      const f = fresh.find((x) => x.unit.unitKey === h.unitKey)!;
       await releaseLease(f.unit.leaseRef, holder);
-      reports.push({ unitKey: f.unit.unitKey, kind: f.unit.kind, outcome: "BRAKE_REFUSED", reason: "MASS_DELETION_BRAKE" });
+      reports.push({ unitKey: h.unitKey, kind: f.unit.kind, outcome: h.outcome, reason: h.reason });
     }
-    fresh.length = 0;
+    const order = new Map(brake.admitted.map((k, i) => [k, i]));
+    admitted = fresh.filter((f) => order.has(f.unit.unitKey)).sort((a, b) => order.get(a.unit.unitKey)! - order.get(b.unit.unitKey)!);
   }
 
   // 4. Resume, then run the fresh units (one rate limiter for all of them, so its ramp carries over).
   for (const unit of leased.filter((u) => u.resume)) {
     await guarded(unit, async () => ({ unitKey: unit.unitKey, kind: unit.kind, outcome: await drive(unit.previous!, cfg, env) }));
   }
-  for (const { unit, plan } of fresh) {
+  for (const { unit, plan } of admitted) {
     if (holder.clock() > env.deadlineMs) {
       // Out of time before it started: free it for the next run rather than hold it idle.
       await releaseLease(unit.leaseRef, holder);
@@ -304,7 +326,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
     skippedLeased: skipped,
     resumedCancels: resumedCancels.length,
     resumedHolds: resumedHolds.length,
-    brake: brake ? { status: brake.status, runKey: brake.runKey, wouldDelete: brake.result.total, violations: brake.result.violations } : null,
+    brake: brake ? brake.summary : null,
     units: reports,
     deleted: reports.reduce((n, r) => n + (r.counts?.deleted ?? 0), 0),
   };

@@ -103,7 +103,7 @@ describe("account deletion requests", () => {
     expect((await callExpect<Opened>("requestAccountDeletion", {}, t.ada)).requestId).toBe(first.requestId);
   });
 
-  it("requestAccountDeletion: held documents stay as they are and are reported as retained with the hold's reason", async () => {
+  it("requestAccountDeletion: held documents stay as they are; the subject is told only of a legal obligation, compliance sees the hold's reason", async () => {
     const { holdId } = await callExpect<{ holdId: string }>("placeRetentionHold", { targetPath: "tenants/t-acme/orders/o-1002", reasonCode: "FINANCE_RETENTION" }, t.clara);
     const opened = await callExpect<Opened>("requestAccountDeletion", {}, t.ada);
     const held = await docData("tenants/t-acme/orders/o-1002");
@@ -112,6 +112,13 @@ describe("account deletion requests", () => {
     expect((await docData(`deletionRequests/${opened.requestId}`)).softDeleted).toBe(ADA_SOFT_DELETED.length - 1);
     const status = await callExpect<Status>("getDeletionStatus", { requestId: opened.requestId }, t.ada);
     expect(status.retained.find((r) => r.path === "tenants/t-acme/orders/o-1002")).toEqual({
+      path: "tenants/t-acme/orders/o-1002",
+      reasonCode: "LEGAL_OBLIGATION",
+      reason: "Retained for a legal obligation.",
+      text: "order o-1002: retained for a legal obligation",
+    });
+    const staff = await callExpect<Status>("getDeletionStatus", { requestId: opened.requestId }, t.clara);
+    expect(staff.retained.find((r) => r.path === "tenants/t-acme/orders/o-1002")).toEqual({
       path: "tenants/t-acme/orders/o-1002",
       reasonCode: "FINANCE_RETENTION",
       reason: "Finance or tax record retention.",

@@ -10,6 +10,7 @@
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ApprovePurgeRunInput } from "../../../functions/src/entrypoints/callable/approve-purge-run";
 import { CancelAccountDeletionInput } from "../../../functions/src/entrypoints/callable/cancel-account-deletion";
 import { GetDeletionStatusInput } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import { PlaceRetentionHoldInput } from "../../../functions/src/entrypoints/callable/place-retention-hold";
@@ -20,7 +21,7 @@ import { RunRetentionJobInput } from "../../../functions/src/entrypoints/callabl
 import { TransitionLifecycleInput } from "../../../functions/src/entrypoints/callable/transition-lifecycle";
 import { DEMO_DOCS } from "../../../functions/src/demo/atlasmart";
 import { LIFECYCLE_STATES } from "../../../functions/src/domain/lifecycle";
-import { call } from "../../helpers/emulator";
+import { call, db } from "../../helpers/emulator";
 import { callExpect, docData, freshDemo, snapshotDatabase, type Tokens } from "./support";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
@@ -83,7 +84,9 @@ function mutations(spec: Spec): fc.Arbitrary<Case> {
 
 const docPaths = DEMO_DOCS.map((d) => d.path);
 
-function specs(ctx: { benRequestId: string; financeHoldId: string; tokens: Tokens }): Spec[] {
+const hex32 = fc.string({ unit: fc.constantFrom(..."0123456789abcdef".split("")), minLength: 32, maxLength: 32 });
+
+function specs(ctx: { benRequestId: string; financeHoldId: string; waitingRunKey: string; usedRunKey: string; tokens: Tokens }): Spec[] {
   const activeGoverned = docPaths.filter((p) => !p.startsWith("tenants/t-acme/users/u-1002") && !p.includes("u-1002") && !p.startsWith("sessions/s-1002") && p !== "activity/a-002");
   return [
     {
@@ -208,6 +211,27 @@ function specs(ctx: { benRequestId: string; financeHoldId: string; tokens: Token
       ],
     },
     {
+      name: "approvePurgeRun",
+      schema: ApprovePurgeRunInput,
+      base: () => ({ runKey: ctx.waitingRunKey, decision: "DENY", note: "fuzz" }),
+      privileged: "rita",
+      unprivileged: "clara",
+      refusals: () =>
+        fc.oneof(
+          // Well-formed keys no tripped run recorded.
+          fc.tuple(hex32.filter((k) => k !== ctx.waitingRunKey && k !== ctx.usedRunKey), fc.constantFrom("APPROVE", "DENY")).map(([runKey, decision]) => ({
+            payload: { runKey, decision, note: "n" },
+            token: "rita" as const,
+          })),
+          fc.tuple(fc.constantFrom<TokenRole>("ada", "ben", "clara", "dev", "stranger"), fc.constantFrom("APPROVE", "DENY")).map(([token, decision]) => ({
+            payload: { runKey: ctx.waitingRunKey, decision, note: "n" },
+            token,
+          })),
+          fc.constantFrom("APPROVE", "DENY").map((decision) => ({ payload: { runKey: ctx.usedRunKey, decision, note: "n" }, token: "rita" as const })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_RETENTION_ADMIN", "NOT_FOUND/BRAKE_RUN_NOT_FOUND", "FAILED_PRECONDITION/BRAKE_RUN_USED"],
+    },
+    {
       name: "runRetentionJob",
       schema: RunRetentionJobInput,
       base: () => ({ job: "retentionAudit", dryRun: true, asOf: "2030-01-01T00:00:00Z" }),
@@ -252,10 +276,29 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
       tokens.clara,
     );
     expect((await docData("tenants/t-acme/orders/o-1002")).legalHold).toBe(true);
-    all = specs({ benRequestId: requestId, financeHoldId: holdId, tokens });
+    // Two deletion sets the brake recorded: one waiting, one already run under an approval.
+    const waitingRunKey = "a".repeat(32);
+    const usedRunKey = "b".repeat(32);
+    for (const [runKey, state] of [
+      [waitingRunKey, "WAITING"],
+      [usedRunKey, "USED"],
+    ] as const) {
+      await db().doc(`retentionJobs/brake-${runKey}`).set({ runKey, state, units: ["sweep-events"], wouldDelete: 40, decision: null });
+    }
+    all = specs({ benRequestId: requestId, financeHoldId: holdId, waitingRunKey, usedRunKey, tokens });
   }, 120_000);
 
-  const names = ["requestAccountDeletion", "cancelAccountDeletion", "getDeletionStatus", "placeRetentionHold", "releaseRetentionHold", "planDeletion", "transitionLifecycle", "runRetentionJob"];
+  const names = [
+    "requestAccountDeletion",
+    "cancelAccountDeletion",
+    "getDeletionStatus",
+    "placeRetentionHold",
+    "releaseRetentionHold",
+    "planDeletion",
+    "transitionLifecycle",
+    "runRetentionJob",
+    "approvePurgeRun",
+  ];
   for (const [index, name] of names.entries()) {
     it(`${name}: only invalid-argument or documented refusals, and nothing written`, async () => {
       const spec = all.find((s) => s.name === name)!;

@@ -82,8 +82,10 @@ describe("the lab scenario on the seeded demo", () => {
 
   it("4. only eligible paths can move to PURGE_ELIGIBLE, and held data can't", async () => {
     const eligible = (path: string) => call("transitionLifecycle", { path, to: "PURGE_ELIGIBLE", reason: "lab step 4" }, t.rita);
-    // Held: refused whatever else is true.
-    expectRefused(await eligible(O2), "FAILED_PRECONDITION", "LEGAL_HOLD");
+    // Held: refused. LEGAL_HOLD -> PURGE_ELIGIBLE is outside the state machine, whose reason comes first; a move
+    // the machine allows is refused for the hold.
+    expectRefused(await eligible(O2), "FAILED_PRECONDITION", "INVALID_LIFECYCLE_LEGAL_HOLD_TO_PURGE_ELIGIBLE");
+    expectRefused(await call("transitionLifecycle", { path: O2, to: "SOFT_DELETED", reason: "lab step 4" }, t.rita), "FAILED_PRECONDITION", "LEGAL_HOLD");
     // Soft-deleted, but finance retention has years to run.
     expectRefused(await eligible(O1), "FAILED_PRECONDITION", "NOT_EXPIRED");
     // ACTIVE data must be soft-deleted (or archived) first: the state machine.
@@ -105,6 +107,8 @@ describe("the lab scenario on the seeded demo", () => {
     expect(decided.purgeDecision).toMatchObject({ allowed: true, reason: "AUTHORIZED_BY_POLICY", policyVersion: "v1", retentionClass: "event-90d" });
     const last = (await readChain()).entries.at(-1)?.entry;
     expect(last).toMatchObject({ action: "LIFECYCLE_TRANSITION", decision: { reason: "AUTHORIZED_BY_POLICY", from: "SOFT_DELETED", to: "PURGE_ELIGIBLE" }, paths: ["events/e-expired"] });
+    // The one machine move into PURGED is the engine's alone.
+    expectRefused(await call("transitionLifecycle", { path: "events/e-expired", to: "PURGED", reason: "lab" }, t.rita), "FAILED_PRECONDITION", "PURGE_ONLY_BY_ENGINE");
 
     // Eligible through the workflow: Ben's directory entry, soft-deleted by his request, once the grace is over.
     const { requestId } = await callExpect<{ requestId: string }>("requestAccountDeletion", {}, t.ben);

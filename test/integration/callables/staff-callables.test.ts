@@ -60,7 +60,8 @@ describe("transitionLifecycle", () => {
       expectRefused(await call("transitionLifecycle", { ...ok, to: "ARCHIVED" }, t.rita), "FAILED_PRECONDITION", "INVALID_LIFECYCLE_ACTIVE_TO_ARCHIVED");
       expectRefused(await call("transitionLifecycle", { ...ok, to: "ACTIVE" }, t.rita), "FAILED_PRECONDITION", "INVALID_LIFECYCLE_ACTIVE_TO_ACTIVE");
       expectRefused(await call("transitionLifecycle", { ...ok, to: "LEGAL_HOLD" }, t.rita), "FAILED_PRECONDITION", "HOLD_VIA_PLACE_RETENTION_HOLD");
-      expectRefused(await call("transitionLifecycle", { ...ok, to: "PURGED" }, t.rita), "FAILED_PRECONDITION", "PURGE_ONLY_BY_ENGINE");
+      // The state machine's reason comes first: PURGE_ONLY_BY_ENGINE is only for PURGE_ELIGIBLE -> PURGED.
+      expectRefused(await call("transitionLifecycle", { ...ok, to: "PURGED" }, t.rita), "FAILED_PRECONDITION", "INVALID_LIFECYCLE_ACTIVE_TO_PURGED");
       for (const to of ["ACTIVE", "SOFT_DELETED", "ARCHIVED"]) {
         expectRefused(await call("transitionLifecycle", { path: O2, to, reason: "r" }, t.rita), "FAILED_PRECONDITION", "LEGAL_HOLD");
       }

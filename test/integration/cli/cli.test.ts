@@ -6,6 +6,7 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { FieldValue } from "firebase-admin/firestore";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -181,6 +182,29 @@ describe("npx retention", () => {
     const runs = (await db().collection(COLLECTIONS.deletionAudits).where("action", "==", "JOB_RUN").get()).docs.map((d) => d.data());
     expect(runs).toHaveLength(2);
     expect(runs.map((r) => r.asOfMs as number | null)).toContain(Date.parse(s.asOf));
-    expect(runs[0]).toMatchObject({ actor: { type: "staff", id: "retention-cli" }, detail: { via: "cli" } });
+    // The operator's real identity, never a fixed name: with no --as and no RETENTION_OPERATOR, the OS user.
+    expect(runs[0]).toMatchObject({ actor: { type: "staff", id: userInfo().username }, detail: { via: "cli", operatorSource: "os-user" } });
+  });
+
+  it("run records the operator it was told on the emulators (--as, else RETENTION_OPERATOR), and refuses --as on a project", async () => {
+    const col = db().collection(COLLECTIONS.deletionAudits);
+    const before = (await col.where("action", "==", "JOB_RUN").get()).size;
+    const flagged = await retention(["run", "expiryBackfill", "--dry-run", "--as", "r-3001", "--json"]);
+    expect(flagged.code, flagged.stderr).toBe(0);
+    const viaEnv = await retention(["run", "expiryBackfill", "--dry-run", "--json"], { ...process.env, RETENTION_OPERATOR: "ops.oncall@example.com" });
+    expect(viaEnv.code, viaEnv.stderr).toBe(0);
+    const runs = (await col.where("action", "==", "JOB_RUN").get()).docs.map((d) => d.data() as { seq: number; actor: unknown; detail: { operatorSource: string } }).sort((a, b) => a.seq - b.seq);
+    expect(runs.slice(before).map((r) => [r.actor, r.detail.operatorSource])).toEqual([
+      [{ type: "staff", id: "r-3001" }, "flag"],
+      [{ type: "staff", id: "ops.oncall@example.com" }, "env"],
+    ]);
+    expect(runs.some((r) => (r.actor as { id: string }).id === "retention-cli")).toBe(false);
+    const noEmulator = { ...process.env, FIRESTORE_EMULATOR_HOST: "" };
+    const refused = await retention(["run", "expiryBackfill", "--dry-run", "--as", "r-3001", "--project", "demo-nowhere"], noEmulator);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--as is accepted only on the emulators");
+    const bad = await retention(["run", "expiryBackfill", "--dry-run", "--as", "no spaces please"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("is not an identity");
   });
 });

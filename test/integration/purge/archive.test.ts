@@ -5,6 +5,7 @@ import { DAY_MS } from "../../../functions/src/domain/policy";
 import { sourceHash } from "../../../functions/src/infra/archive-plain";
 import type { PurgeHookContext } from "../../../functions/src/infra/purge-env";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import { placeHold, releaseHoldById } from "../../../functions/src/infra/holds";
 import { db } from "../../helpers/emulator";
 import { allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, hold, pathCounts, putGoverned, reset, runOptions, T0 } from "./support";
 
@@ -29,7 +30,7 @@ describe("archive workflow (audit-7y)", () => {
     before = await allGovernedPaths();
   });
 
-  it("archives, verifies by read-back, then purges; the archive carries the class's retention", async () => {
+  it("archives, verifies by read-back, then purges; the copy carries its own policy's retention, never born expired", async () => {
     const unit = await sweepAudit();
     expect(unit?.outcome).toBe("DONE");
     expect(await allGovernedPaths()).toEqual(new Set(["auditRecords/ar-new"]));
@@ -48,10 +49,18 @@ describe("archive workflow (audit-7y)", () => {
     // Firestore keeps microseconds: the copy equals the source as stored.
     expect(((archive.data as { at: Timestamp }).at).isEqual(new Timestamp(1_700_000_000, 123_456_000))).toBe(true);
     expect(archive.verifiedAt).toBeInstanceOf(Timestamp);
+    // Its own retention: the archives collection's class (audit-7y), counted from the archiving time (the run's
+    // now), never the source's end of retention, which had passed: the copy is not born expired.
+    const archivedAt = (archive.archivedAt as Timestamp).toMillis();
+    expect(archivedAt).toBe(runOptions().nowMs);
+    expect((archive.createdAt as Timestamp).toMillis()).toBe(archivedAt);
     const retainUntil = (archive.retainUntil as Timestamp).toMillis();
-    expect(retainUntil).toBe(T0 - ageDays * DAY_MS + 2557 * DAY_MS);
-    // Its own expiry: the end of the source's retention.
+    expect(retainUntil).toBe(archivedAt + 2557 * DAY_MS);
     expect((archive.expireAt as Timestamp).toMillis()).toBe(retainUntil);
+    expect(retainUntil).toBeGreaterThan(archivedAt);
+    // The source's retention stays on the copy as a record.
+    expect(archive.source).toMatchObject({ retentionClass: "audit-7y" });
+    expect(((archive.source as { retainUntil: Timestamp }).retainUntil).toMillis()).toBe(T0 - ageDays * DAY_MS + 2557 * DAY_MS);
     const entries = await expectChainVerifies();
     await expectDeletionsExplained(entries, [OLD, OLD2]);
     expect(pathCounts(entries, "ARCHIVE_CREATED").get(OLD)).toBe(1);
@@ -111,5 +120,23 @@ describe("archive workflow (audit-7y)", () => {
     const entries = await expectChainVerifies();
     await expectDeletionsExplained(entries, [OLD2]);
     expect(pathCounts(entries, "PURGE_BATCH").has(OLD)).toBe(false);
+  });
+
+  it("an archive copy can be held like any governed document: placeRetentionHold on archives/{id}, no expiry while held, its own back on release", async () => {
+    expect((await sweepAudit())?.outcome).toBe("DONE");
+    const path = `archives/${archiveIdOf(OLD)}`;
+    const expireAt = ((await db().doc(path).get()).get("expireAt") as Timestamp).toMillis();
+    const { holdId } = await placeHold({ targetPath: path, reasonCode: "LITIGATION", releaseAfterMs: null, actor: { type: "staff", id: "c-2001" }, nowMs: T0 });
+    const held = (await db().doc(path).get()).data()!;
+    expect(held).toMatchObject({ legalHold: true, holdIds: [holdId], lifecycleState: "LEGAL_HOLD", verified: true });
+    expect(held.expireAt).toBeUndefined();
+    expect((await db().doc(`retentionHolds/${holdId}`).get()).data()).toMatchObject({ targetPath: path, state: "ACTIVE", targetType: "document" });
+    const placed = (await evidence()).filter((e) => e.action === "HOLD_PLACED");
+    expect(placed.map((e) => e.paths)).toEqual([[path]]);
+    await releaseHoldById({ holdId, reason: "case closed", actor: { type: "staff", id: "c-2002" }, nowMs: T0 });
+    const released = (await db().doc(path).get()).data()!;
+    expect(released).toMatchObject({ legalHold: false, holdIds: [], lifecycleState: "ARCHIVED" });
+    expect((released.expireAt as Timestamp).toMillis()).toBe(expireAt);
+    await expectChainVerifies();
   });
 });

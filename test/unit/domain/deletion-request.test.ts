@@ -15,7 +15,7 @@ import {
   softDeleteOutcome,
   type SoftDeleteMarks,
 } from "../../../functions/src/domain/deletion-request";
-import { describePath, describeRetained } from "../../../functions/src/domain/deletion-status";
+import { describePath, describeRetained, holdsDigest, summaryIsFresh } from "../../../functions/src/domain/deletion-status";
 import { DomainError } from "../../../functions/src/domain/errors";
 import { isHeld } from "../../../functions/src/domain/holds";
 import type { GovernedFields } from "../../../functions/src/domain/governed";
@@ -190,17 +190,39 @@ describe("deletion status texts", () => {
     expect(describePath("activity/a-1")).toBe("activity a-1");
     expect(describePath("auditRecords/ar-001")).toBe("auditRecord ar-001");
   });
-  it("tells the subject what is kept and why, in words, with the end date where known", () => {
-    const items = describeRetained(
-      [
-        { path: "tenants/t/orders/o-1002", action: "mask", reasonCode: "FINANCE_RETENTION", reason: "finance retention: the order is kept", fields: ["customerName"], until: "2033-09-16" },
-        { path: "tenants/t/orders/o-1003", action: "retain", reasonCode: "LITIGATION", reason: "retention hold h1", holdId: "h1" },
-      ],
-      policy,
-    );
-    expect(items).toEqual([
+  const finance = { path: "tenants/t/orders/o-1002", action: "mask" as const, reasonCode: "FINANCE_RETENTION", reason: "finance retention: the order is kept", fields: ["customerName"], until: "2033-09-16" };
+  const litigation = { path: "tenants/t/orders/o-1003", action: "retain" as const, reasonCode: "LITIGATION", reason: "retention hold h1", holdId: "h1" };
+  it("tells compliance what is kept and why, with a hold's reason code and its registry description", () => {
+    expect(describeRetained([finance, litigation], policy, "staff")).toEqual([
       { path: "tenants/t/orders/o-1002", reasonCode: "FINANCE_RETENTION", reason: "finance retention: the order is kept", until: "2033-09-16", text: "order o-1002: finance retention until 2033-09-16" },
       { path: "tenants/t/orders/o-1003", reasonCode: "LITIGATION", reason: "Litigation hold ordered by counsel.", text: "order o-1003: litigation hold ordered by counsel" },
     ]);
+  });
+  it("never tips a subject off: every hold, whatever its reason, reads as a legal obligation, without its code, note or id", () => {
+    const held = [...policy.registry.holdReasons.map((r, i) => ({ ...litigation, path: `tenants/t/orders/o-${i}`, reasonCode: r.code, reason: `retention hold h${i}`, holdId: `h${i}` }))];
+    // A document flagged held without a record it could name.
+    held.push({ path: "activity/a-9", action: "retain", reasonCode: "LEGAL_HOLD", reason: "document carries a legal hold" } as typeof held[number]);
+    const told = describeRetained([finance, ...held], policy, "subject");
+    expect(told[0]).toEqual(describeRetained([finance], policy, "staff")[0]);
+    expect(told.slice(1).map((t) => [t.reasonCode, t.reason, t.text.split(": ")[1], t.until])).toEqual(held.map(() => ["LEGAL_OBLIGATION", "Retained for a legal obligation.", "retained for a legal obligation", undefined]));
+    const words = JSON.stringify(told);
+    for (const secret of ["LITIGATION", "FRAUD", "REGULATOR", "investigation", "counsel", "regulator", "h1", "h2", "LEGAL_HOLD\""]) expect(words).not.toContain(secret);
+  });
+});
+
+describe("deletion status summary freshness", () => {
+  const now = { nowMs: 1_000_000, policyVersion: "v1", holdsDigest: holdsDigest([]), refreshMs: 15 * 60_000 };
+  const stored = { plannedAtMs: now.nowMs - 60_000, policyVersion: "v1", holdsDigest: now.holdsDigest };
+  it("answers from the summary within the refresh interval while holds and policy are unchanged", () => {
+    expect(summaryIsFresh(stored, now)).toBe(true);
+    expect(summaryIsFresh(null, now)).toBe(false);
+    expect(summaryIsFresh({ ...stored, plannedAtMs: now.nowMs - now.refreshMs }, now)).toBe(false);
+    expect(summaryIsFresh({ ...stored, plannedAtMs: now.nowMs + 1 }, now)).toBe(false);
+    expect(summaryIsFresh({ ...stored, policyVersion: "v0" }, now)).toBe(false);
+  });
+  it("plans again as soon as a hold is placed or released", () => {
+    const h = { holdId: "h1", targetPath: "tenants/t/orders/o-1", reasonCode: "LITIGATION" };
+    expect(summaryIsFresh(stored, { ...now, holdsDigest: holdsDigest([h]) })).toBe(false);
+    expect(holdsDigest([h, { ...h, holdId: "h2" }])).toBe(holdsDigest([{ ...h, holdId: "h2" }, h]));
   });
 });

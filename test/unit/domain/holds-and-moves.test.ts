@@ -74,13 +74,40 @@ describe("PathDigest", () => {
 
 describe("assertAdminMove", () => {
   const base = { held: false, ownedByOpenRequest: false };
-  it("refuses LEGAL_HOLD and PURGED targets first, then holds, then the state machine", () => {
-    expect(reasonOf(() => assertAdminMove({ ...base, from: "ACTIVE", to: "LEGAL_HOLD" }))).toBe("failed-precondition/HOLD_VIA_PLACE_RETENTION_HOLD");
+  it("reports the state machine's reason first, then LEGAL_HOLD and PURGED targets, then holds, then an open request", () => {
+    // The contract: any move outside the machine fails with INVALID_LIFECYCLE_<FROM>_TO_<TO>, whatever else is true.
+    expect(reasonOf(() => assertAdminMove({ ...base, from: "ACTIVE", to: "PURGED" }))).toBe("failed-precondition/INVALID_LIFECYCLE_ACTIVE_TO_PURGED");
+    expect(reasonOf(() => assertAdminMove({ ...base, held: true, from: "ACTIVE", to: "PURGED" }))).toBe("failed-precondition/INVALID_LIFECYCLE_ACTIVE_TO_PURGED");
+    expect(reasonOf(() => assertAdminMove({ ...base, from: "PURGE_ELIGIBLE", to: "LEGAL_HOLD" }))).toBe("failed-precondition/INVALID_LIFECYCLE_PURGE_ELIGIBLE_TO_LEGAL_HOLD");
+    expect(reasonOf(() => assertAdminMove({ ...base, held: true, from: "LEGAL_HOLD", to: "PURGE_ELIGIBLE" }))).toBe(
+      "failed-precondition/INVALID_LIFECYCLE_LEGAL_HOLD_TO_PURGE_ELIGIBLE",
+    );
+    // PURGE_ONLY_BY_ENGINE is for the one machine move into PURGED.
     expect(reasonOf(() => assertAdminMove({ ...base, from: "PURGE_ELIGIBLE", to: "PURGED" }))).toBe("failed-precondition/PURGE_ONLY_BY_ENGINE");
+    expect(reasonOf(() => assertAdminMove({ ...base, held: true, from: "PURGE_ELIGIBLE", to: "PURGED" }))).toBe("failed-precondition/PURGE_ONLY_BY_ENGINE");
+    expect(reasonOf(() => assertAdminMove({ ...base, from: "ACTIVE", to: "LEGAL_HOLD" }))).toBe("failed-precondition/HOLD_VIA_PLACE_RETENTION_HOLD");
     expect(reasonOf(() => assertAdminMove({ ...base, held: true, from: "LEGAL_HOLD", to: "ACTIVE" }))).toBe("failed-precondition/LEGAL_HOLD");
     expect(reasonOf(() => assertAdminMove({ ...base, from: "ACTIVE", to: "ARCHIVED" }))).toBe("failed-precondition/INVALID_LIFECYCLE_ACTIVE_TO_ARCHIVED");
     expect(reasonOf(() => assertAdminMove({ ...base, ownedByOpenRequest: true, from: "SOFT_DELETED", to: "ACTIVE" }))).toBe("failed-precondition/OPEN_DELETION_REQUEST");
     expect(reasonOf(() => assertAdminMove({ ...base, ownedByOpenRequest: true, from: "SOFT_DELETED", to: "PURGE_ELIGIBLE" }))).toBe("ok");
+  });
+  it("for every pair of states, held or not: the first refusal in the documented order", () => {
+    for (const from of LIFECYCLE_STATES) {
+      for (const to of LIFECYCLE_STATES) {
+        for (const held of [false, true]) {
+          const expected = !canTransition(from, to)
+            ? `failed-precondition/INVALID_LIFECYCLE_${from}_TO_${to}`
+            : to === "LEGAL_HOLD"
+              ? "failed-precondition/HOLD_VIA_PLACE_RETENTION_HOLD"
+              : to === "PURGED"
+                ? "failed-precondition/PURGE_ONLY_BY_ENGINE"
+                : held
+                  ? "failed-precondition/LEGAL_HOLD"
+                  : "ok";
+          expect(reasonOf(() => assertAdminMove({ from, to, held, ownedByOpenRequest: false })), `${from} -> ${to}, held ${held}`).toBe(expected);
+        }
+      }
+    }
   });
   it("for every pair of states: allows exactly the unheld machine moves other than into LEGAL_HOLD or PURGED", () => {
     fc.assert(

@@ -33,8 +33,12 @@ export async function handleAuthUserDeleted(
   return { requestId: request.requestId, created };
 }
 
-/** 1st gen by necessity: Cloud Functions 2nd gen has no Auth delete event (docs/ARCHITECTURE.md). */
-export const onAuthUserDeleted = functionsV1.auth.user().onDelete(async (user, context) => {
+/**
+ * 1st gen by necessity: Cloud Functions 2nd gen has no Auth delete event (docs/ARCHITECTURE.md). A 1st-gen
+ * background function drops an event whose handler throws unless it has a failure policy, so it retries
+ * (for up to 7 days); the handler is idempotent, so a retry finishes what a failed delivery started.
+ */
+export const onAuthUserDeleted = functionsV1.runWith({ failurePolicy: true }).auth.user().onDelete(async (user, context) => {
   try {
     await handleAuthUserDeleted({ uid: user.uid, customClaims: user.customClaims }, context.eventId, Date.now());
   } catch (err) {

@@ -10,4 +10,5 @@ export async function cancelAccountDeletionHandler(input: z.infer<typeof CancelA
   return { requestId: input.requestId, state: "CANCELLED" as const };
 }
 
-export const cancelAccountDeletion = callable("cancelAccountDeletion", CancelAccountDeletionInput, cancelAccountDeletionHandler);
+/** User-facing: App Check is required where enforcement is on. */
+export const cancelAccountDeletion = callable("cancelAccountDeletion", CancelAccountDeletionInput, cancelAccountDeletionHandler, { appCheck: true });

@@ -1,30 +1,48 @@
 import { z } from "zod";
 import { describeRetained } from "../../domain/deletion-status";
 import { permissionDenied } from "../../domain/errors";
-import { planSubject } from "../../infra/planning";
 import { policy } from "../../infra/registry";
 import { readRequest } from "../../infra/requests";
+import { settings } from "../../infra/settings";
+import { currentStatusSummary } from "../../infra/status-summary";
 import { callable, inputs, type Caller } from "./shared";
 
 export const GetDeletionStatusInput = z.object({ requestId: inputs.id }).strict();
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** The owner (or compliance) sees the request's timeline and what will be kept, and why. */
-export async function getDeletionStatusHandler(input: z.infer<typeof GetDeletionStatusInput>, caller: Caller) {
+export interface StatusEnv {
+  nowMs: number;
+  refreshMs: number;
+}
+
+/**
+ * The owner (or compliance) sees the request's timeline and what will be kept, and why. What is kept comes
+ * from the request's status summary (planned at most every RETENTION_STATUS_REFRESH_MINUTES, or when holds
+ * change), never from a plan per call. The subject is told "retained for a legal obligation" for anything a
+ * hold keeps; compliance sees the hold's reason.
+ */
+export async function getDeletionStatusHandler(
+  input: z.infer<typeof GetDeletionStatusInput>,
+  caller: Caller,
+  env: StatusEnv = { nowMs: Date.now(), refreshMs: settings.statusRefreshMs() },
+) {
   const request = await readRequest(input.requestId);
-  if (request.uid !== caller.uid && !caller.roles.includes("compliance")) {
+  const staff = caller.roles.includes("compliance");
+  if (request.uid !== caller.uid && !staff) {
     throw permissionDenied("NOT_OWNER", "Only the subject or compliance staff may read this request.");
   }
-  const plan = await planSubject({ type: "user", uid: request.uid, tenantId: request.tenantId }, Date.now());
+  const summary = await currentStatusSummary(request, env.nowMs, env.refreshMs);
   return {
     requestId: request.requestId,
     state: request.state,
     graceEndsAt: iso(request.graceEndsAtMs),
     dueAt: iso(request.dueAtMs),
     timeline: request.timeline.map((t) => ({ at: iso(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) })),
-    retained: describeRetained(plan.retain, policy()),
+    retained: describeRetained(summary.retained, policy(), staff ? "staff" : "subject"),
+    ...(summary.retainedOmitted > 0 ? { retainedOmitted: summary.retainedOmitted } : {}),
   };
 }
 
-export const getDeletionStatus = callable("getDeletionStatus", GetDeletionStatusInput, getDeletionStatusHandler);
+/** User-facing: App Check is required where enforcement is on. */
+export const getDeletionStatus = callable("getDeletionStatus", GetDeletionStatusInput, (input, caller) => getDeletionStatusHandler(input, caller), { appCheck: true });

@@ -24,4 +24,9 @@ export async function placeRetentionHoldHandler(input: z.infer<typeof PlaceReten
   return { holdId };
 }
 
-export const placeRetentionHold = callable("placeRetentionHold", PlaceRetentionHoldInput, placeRetentionHoldHandler);
+/**
+ * A subtree hold lists every document of a tenant (streamed, a digest kept, not the list) before its record
+ * is written: a callable's default 60 s would cut a large tenant short, so it gets the scheduled jobs' timeout.
+ * Memory is the stream's buffer (segments of 20,000 retention-field snapshots), not the tenant's size: 512 MiB.
+ */
+export const placeRetentionHold = callable("placeRetentionHold", PlaceRetentionHoldInput, placeRetentionHoldHandler, { timeoutSeconds: 540, memory: "512MiB" });

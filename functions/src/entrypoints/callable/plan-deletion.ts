@@ -30,4 +30,8 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
   };
 }
 
-export const planDeletion = callable("planDeletion", PlanDeletionInput, planDeletionHandler);
+/**
+ * Planning a tenant discovers its whole tree and holds the manifest in memory (about 0.8 KB per document, as
+ * the purge's planning does), so it gets the purge's resources, not a callable's defaults (60 s, 256 MiB).
+ */
+export const planDeletion = callable("planDeletion", PlanDeletionInput, planDeletionHandler, { timeoutSeconds: 540, memory: "2GiB" });

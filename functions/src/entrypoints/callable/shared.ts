@@ -3,6 +3,7 @@ import { z } from "zod";
 import { DomainError } from "../../domain/errors";
 import type { Actor } from "../../domain/evidence";
 import { log } from "../../infra/logs";
+import { settings } from "../../infra/settings";
 
 export type Role = "compliance" | "retention-admin";
 
@@ -34,17 +35,36 @@ export function toHttpsError(err: DomainError): HttpsError {
 }
 
 /**
- * Wraps a callable: zod-parse the payload (invalid-argument with readable issues, nothing written),
- * authenticate, run, and map domain errors. Unknown errors are rethrown untouched: the SDK turns them into
- * INTERNAL without sending their text to the client, and logs them.
+ * App Check for a user-facing callable: with enforcement on (the default; off only on the emulators), a
+ * request without a verified App Check token is refused before anything else, with a reason the client can
+ * act on. The SDK's own `enforceAppCheck` would read its setting once, when the module loads, and answer a bare
+ * "Unauthenticated"; here the setting is read per call, like every other setting, and the reason is explicit.
+ * With the SDK's enforcement off, an invalid token leaves `req.app` unset, so it is refused here too.
+ */
+export function requireAppCheck(req: Pick<CallableRequest, "app">, enforce: boolean): void {
+  if (enforce && !req.app) {
+    throw new HttpsError("unauthenticated", "This app could not be verified (App Check).", { reason: "APP_CHECK_REQUIRED" });
+  }
+}
+
+export interface CallableSettings extends Pick<CallableOptions, "timeoutSeconds" | "memory"> {
+  /** A user-facing callable: App Check is required when `RETENTION_ENFORCE_APP_CHECK` is on. */
+  appCheck?: boolean;
+}
+
+/**
+ * Wraps a callable: App Check where it is required, authenticate, zod-parse the payload (invalid-argument
+ * with readable issues, nothing written), run, and map domain errors. Unknown errors are rethrown untouched:
+ * the SDK turns them into INTERNAL without sending their text to the client, and logs them.
  */
 export function callable<S extends z.ZodType, R>(
   name: string,
   schema: S,
   handler: (input: z.infer<S>, caller: Caller, req: CallableRequest) => Promise<R>,
-  resources: Pick<CallableOptions, "timeoutSeconds" | "memory"> = {},
+  { appCheck = false, ...resources }: CallableSettings = {},
 ) {
   return onCall({ cors: false, enforceAppCheck: false, ...resources }, async (req: CallableRequest): Promise<R> => {
+    if (appCheck) requireAppCheck(req, settings.enforceAppCheck());
     const caller = callerFrom(req);
     const parsed = schema.safeParse(req.data ?? {});
     if (!parsed.success) {
