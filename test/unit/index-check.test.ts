@@ -8,7 +8,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyse, compactJson, formatReport, issuerOf, type LabelledLog, type LogRecord, type QueryRecord } from "../../scripts/index-check/report";
 import { checkQuery, describeQuery, requirementOf, unusedIndexes, type IndexConfig, type QueryShape } from "../../scripts/index-check/rules";
-import { repoRoot } from "../helpers/policy";
+import { segments } from "../../functions/src/domain/paths";
+import { sweepTargets } from "../../functions/src/domain/purge-sweep";
+import { policyV1, repoRoot } from "../helpers/policy";
 
 const q = (over: Partial<QueryShape>): QueryShape => ({
   database: "(default)",
@@ -349,6 +351,33 @@ describe("the report", () => {
     expect(compactJson({ a: [{ b: 1, c: "x" }] })).toBe('{\n  "a": [\n    { "b": 1, "c": "x" }\n  ]\n}');
     const config = JSON.parse(readFileSync(join(repoRoot, "firestore.indexes.json"), "utf8")) as IndexConfig;
     expect(Array.isArray(config.indexes) && Array.isArray(config.fieldOverrides)).toBe(true);
+  });
+});
+
+describe("the repository's firestore.indexes.json", () => {
+  // The same shapes the emulator suites record (the full check runs in npm test); pinned here so that a change to
+  // the index file that drops one fails in seconds, with the query named.
+  const config = (): IndexConfig => JSON.parse(readFileSync(join(repoRoot, "firestore.indexes.json"), "utf8")) as IndexConfig;
+  const expectServed = (shape: QueryShape) => expect(checkQuery(config(), shape).status, describeQuery(shape)).toBe("covered");
+
+  it("serves cancel's restore: deletionRequestId equality over the collection group of every governed collection", () => {
+    const groups = [...new Set(policyV1().registry.collections.map((r) => segments(r.pattern).slice(-2)[0]!))];
+    expect(groups).toEqual(expect.arrayContaining(["auditRecords", "events", "tokens", "messages"]));
+    for (const collectionId of groups) {
+      expectServed(q({ scope: "collection-group", collectionId, where: eq("deletionRequestId"), orderBy: [asc("__name__")] }));
+    }
+  });
+
+  it("serves the policy sweep's range query on every swept collection, TTL collections included", () => {
+    const targets = sweepTargets(policyV1());
+    expect(targets).toContainEqual({ collection: "events", field: "expireAt" });
+    for (const t of targets) {
+      expectServed(q({ collectionId: t.collection, where: leaf(t.field, "LESS_THAN_OR_EQUAL"), orderBy: [asc(t.field)] }));
+    }
+  });
+
+  it("serves the dashboard's newest stored audit report", () => {
+    expectServed(q({ collectionId: "retentionReports", where: eq("kind"), orderBy: [desc("createdAt")] }));
   });
 });
 
