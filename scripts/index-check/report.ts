@@ -202,20 +202,31 @@ const indent = (text: string, by: string): string =>
 function proposalText(p: Proposal): string {
   if (p.kind === "index") return `add to "indexes" in firestore.indexes.json:\n${indent(compactJson(p.entry), "  ")}`;
   const what = p.replacesExisting
-    ? `replace the "fieldOverrides" entry for ${p.entry.collectionGroup}.${p.entry.fieldPath} in firestore.indexes.json with`
-    : `add to "fieldOverrides" in firestore.indexes.json`;
+    ? `replace the "fieldOverrides" entry for ${p.entry.collectionGroup}.${p.entry.fieldPath} in firestore.indexes.json with (what it lists today, plus the missing index)`
+    : `add to "fieldOverrides" in firestore.indexes.json (an override replaces the indexes the field has now, automatic ones included, so those are listed to keep them; drop any no query needs)`;
   return `${what}:\n${indent(compactJson(p.entry), "  ")}`;
 }
 
-function unusedText(u: UnusedEntry): string {
-  if (u.kind === "index") {
-    const e = u.entry as CompositeIndexConfig;
-    const fields = e.fields.map((f) => `${f.fieldPath} ${f.arrayConfig ? "contains" : (f.order ?? "").toLowerCase()}`).join(", ");
-    return `composite index ${e.collectionGroup} (${e.queryScope ?? "COLLECTION"}): ${fields}`;
+const modeText = (i: { order?: string; arrayConfig?: string }): string => (i.arrayConfig ? "contains" : (i.order ?? "").toLowerCase());
+
+/** One line per unused composite, and one per unused single-field index across the collection groups that list it. */
+function unusedLines(unused: UnusedEntry[]): string[] {
+  const lines: string[] = [];
+  const overrides = new Map<string, string[]>();
+  for (const u of unused) {
+    if (u.kind === "index") {
+      const e = u.entry as CompositeIndexConfig;
+      lines.push(`composite index on ${e.collectionGroup} (${e.queryScope ?? "COLLECTION"}): ${e.fields.map((f) => `${f.fieldPath} ${modeText(f)}`).join(", ")}`);
+      continue;
+    }
+    const e = u.entry as FieldOverrideConfig;
+    for (const i of u.unusedIndexes ?? []) {
+      const key = `${e.fieldPath} ${modeText(i)} (${i.queryScope ?? "COLLECTION"})`;
+      overrides.set(key, [...(overrides.get(key) ?? []), e.collectionGroup]);
+    }
   }
-  const e = u.entry as FieldOverrideConfig;
-  const modes = (u.unusedIndexes ?? []).map((i) => `${i.arrayConfig ? "contains" : (i.order ?? "").toLowerCase()} @ ${i.queryScope ?? "COLLECTION"}`).join(", ");
-  return `field override ${e.collectionGroup}.${e.fieldPath}: ${modes}`;
+  for (const [key, groups] of overrides) lines.push(`field override ${key} on ${groups.join(", ")}`);
+  return lines;
 }
 
 /** The text the check prints. */
@@ -246,9 +257,10 @@ export function formatReport(report: Report, options: { verbose?: boolean; index
   }
   if (report.unused.length > 0) {
     out.push("");
-    out.push(`WARN ${report.unused.length} index entries are used by no recorded query (not a failure: client SDK queries and code paths`);
-    out.push(`     the suites do not reach are not recorded; remove an entry only when nothing needs it):`);
-    for (const u of report.unused) out.push(`       ${unusedText(u)}`);
+    const lines = unusedLines(report.unused);
+    out.push(`WARN ${lines.length} indexes in ${file} are used by no recorded query. Not a failure: client (web and mobile SDK) queries`);
+    out.push(`     and code paths the suites do not reach are not recorded, so remove one only when you know nothing needs it:`);
+    for (const l of lines) out.push(`       ${l}`);
   }
   out.push("");
 
