@@ -8,12 +8,13 @@
  *
  * How it works:
  * - `Firestore.prototype.requestStream` is where every `runQuery` and `runAggregationQuery` leaves the SDK, with the
- *   request proto Firestore itself receives (get(), stream(), count(), tx.get(query), kindless queries, retries).
+ *   request proto Firestore itself receives (get(), stream(), count(), tx.get(query), kindless queries, retries),
+ *   and where a query listener (onSnapshot) opens its `listen` stream with the query as its target.
  *   Each one is recorded there: database, collection or collection-group scope (or kindless), filters (field,
  *   operator, never values), orders and aggregations.
- * - Who issued it is read from the call stack at the public entry points (Query.get/stream/explain,
- *   AggregateQuery.get/explain, Transaction.get, Firestore.recursiveDelete): the first frame outside node_modules
- *   is the code that ran the query. The request itself goes out asynchronously, so the entry point runs the
+ * - Who issued it is read from the call stack at the public entry points (Query.get/stream/explain/onSnapshot,
+ *   AggregateQuery.get/explain, Transaction.get, Firestore.recursiveDelete): the first frame outside node_modules is
+ *   the code that ran the query. The request itself goes out asynchronously, so the entry point runs the
  *   original method inside an AsyncLocalStorage context that carries that frame to requestStream.
  * - Each process appends one JSON line per new (shape, issuing frame) to `<dir>/<process>-<pid>.jsonl`, synchronously,
  *   so a worker killed at shutdown loses nothing. A recording failure never breaks the query: it is written as an
@@ -199,7 +200,7 @@ function install({ functionsDir, dir, processKind }) {
         return context.run(site, () => original.apply(this, args));
       };
     };
-    for (const name of ["get", "stream", "explain", "explainStream"]) wrapEntry(Query.prototype, name);
+    for (const name of ["get", "stream", "explain", "explainStream", "onSnapshot"]) wrapEntry(Query.prototype, name);
     for (const name of ["get", "explain"]) wrapEntry(AggregateQuery.prototype, name);
     if (VectorQuery) for (const name of ["get", "explain"]) wrapEntry(VectorQuery.prototype, name);
     wrapEntry(Transaction.prototype, "get");
@@ -207,9 +208,10 @@ function install({ functionsDir, dir, processKind }) {
 
     const requestStream = Firestore.prototype.requestStream;
     Firestore.prototype.requestStream = function recordedRequestStream(method, bidirectional, request, requestTag) {
-      if (QUERY_METHODS.has(method)) {
+      const listenQuery = method === "listen" && request && request.addTarget && request.addTarget.query;
+      if (QUERY_METHODS.has(method) || listenQuery) {
         try {
-          const shape = shapeOfRequest(method, request);
+          const shape = listenQuery ? { ...shapeOfRequest("runQuery", listenQuery), listen: true } : shapeOfRequest(method, request);
           const site = context.getStore() || captureSite();
           const record = { kind: "query", process: processKind, site, ...shape };
           const key = JSON.stringify(record);

@@ -52,6 +52,8 @@ export interface QueryShape {
   orderBy: { field: string; direction: Direction }[];
   aggregations: string[];
   findNearest?: string;
+  /** A query listener (onSnapshot): it needs the same index as the query. */
+  listen?: boolean;
 }
 
 export interface IndexFieldConfig {
@@ -471,6 +473,7 @@ export function describeQuery(shape: QueryShape): string {
     ...where.map((f) => `.where(${describeFilter(f)})`),
     ...shape.orderBy.map((o) => `.orderBy(${o.field}${o.direction === "DESCENDING" ? " desc" : ""})`),
     ...shape.aggregations.map((a) => `.${a === "count" ? "count()" : a}`),
+    ...(shape.listen ? [".onSnapshot()"] : []),
   ];
   return parts.join("");
 }

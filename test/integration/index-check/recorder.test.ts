@@ -100,4 +100,26 @@ describe("query recorder", () => {
     });
     expect(issuerOf(r!.site)).toBe("test");
   });
+
+  it("records a query listener's target as a query", async () => {
+    const collectionId = `listened${Date.now()}`;
+    await new Promise<void>((resolve, reject) => {
+      const stop = db()
+        .collection(collectionId)
+        .where("state", "==", "ACTIVE")
+        .onSnapshot(
+          () => {
+            stop();
+            resolve();
+          },
+          reject,
+        );
+    });
+    expect(recorded().find((x) => x.collectionId === collectionId)).toMatchObject({
+      listen: true,
+      scope: "collection",
+      where: { field: "state", op: "EQUAL" },
+      site: { file: THIS_FILE },
+    });
+  });
 });
