@@ -13,9 +13,12 @@
  *   Each one is recorded there: database, collection or collection-group scope (or kindless), filters (field,
  *   operator, never values), orders and aggregations.
  * - Who issued it is read from the call stack at the public entry points (Query.get/stream/explain/onSnapshot,
- *   AggregateQuery.get/explain, Transaction.get, Firestore.recursiveDelete): the first frame outside node_modules is
- *   the code that ran the query. The request itself goes out asynchronously, so the entry point runs the
- *   original method inside an AsyncLocalStorage context that carries that frame to requestStream.
+ *   AggregateQuery.get/explain, Transaction.get): the first frame outside node_modules is the code that ran the
+ *   query. The request goes out asynchronously, so the site is carried to it by object: the query at the entry
+ *   point, then the request proto its toProto() builds. (No AsyncLocalStorage: it would slow every promise of the
+ *   suites down.) A request whose query never passed an entry point (the SDK's own retry with a cursor, the
+ *   queries recursiveDelete builds) falls back to the stack at requestStream, else it is recorded without a site
+ *   and checked as product code.
  * - Each process appends one JSON line per new (shape, issuing frame) to `<dir>/<process>-<pid>.jsonl`, synchronously,
  *   so a worker killed at shutdown loses nothing. A recording failure never breaks the query: it is written as an
  *   `error` line, which fails the check.
@@ -23,7 +26,6 @@
  * Plain CommonJS on purpose: the Functions emulator's workers load it with `node --require`, without a TypeScript
  * loader.
  */
-const { AsyncLocalStorage } = require("node:async_hooks");
 const { appendFileSync, mkdirSync } = require("node:fs");
 const { createRequire } = require("node:module");
 const { isAbsolute, join, relative, sep } = require("node:path");
@@ -185,26 +187,42 @@ function install({ functionsDir, dir, processKind }) {
     }
     if (typeof Firestore.prototype.requestStream !== "function") throw new Error("Firestore.prototype.requestStream is missing");
 
-    const context = new AsyncLocalStorage();
+    // Who issued a query is known at its public entry point, synchronously; the request is built (toProto) and
+    // sent (requestStream) later, after the client's start-up or the transaction's first read. Two weak maps carry
+    // the site across: query object -> site at the entry point, request proto -> site when the query builds it.
+    const querySites = new WeakMap();
+    const requestSites = new WeakMap();
     const seen = new Set();
-    const wrapEntry = (proto, name) => {
+    const remember = (query) => {
+      if (query === null || typeof query !== "object") return;
+      try {
+        querySites.set(query, captureSite());
+      } catch {
+        // attribution is best effort: the query is still recorded at requestStream
+      }
+    };
+    const wrapEntry = (proto, name, target) => {
       const original = proto[name];
       if (typeof original !== "function") return;
       proto[name] = function recordedEntry(...args) {
-        let site = null;
-        try {
-          site = captureSite() || context.getStore() || null;
-        } catch {
-          site = null;
-        }
-        return context.run(site, () => original.apply(this, args));
+        remember(target === "argument" ? args[0] : this);
+        return original.apply(this, args);
+      };
+    };
+    const wrapToProto = (proto) => {
+      const original = proto.toProto;
+      if (typeof original !== "function") return;
+      proto.toProto = function recordedToProto(...args) {
+        const request = original.apply(this, args);
+        if (request !== null && typeof request === "object" && querySites.has(this)) requestSites.set(request, querySites.get(this));
+        return request;
       };
     };
     for (const name of ["get", "stream", "explain", "explainStream", "onSnapshot"]) wrapEntry(Query.prototype, name);
     for (const name of ["get", "explain"]) wrapEntry(AggregateQuery.prototype, name);
     if (VectorQuery) for (const name of ["get", "explain"]) wrapEntry(VectorQuery.prototype, name);
-    wrapEntry(Transaction.prototype, "get");
-    wrapEntry(Firestore.prototype, "recursiveDelete");
+    wrapEntry(Transaction.prototype, "get", "argument");
+    for (const cls of [Query, AggregateQuery, VectorQuery]) if (cls) wrapToProto(cls.prototype);
 
     const requestStream = Firestore.prototype.requestStream;
     Firestore.prototype.requestStream = function recordedRequestStream(method, bidirectional, request, requestTag) {
@@ -212,7 +230,8 @@ function install({ functionsDir, dir, processKind }) {
       if (QUERY_METHODS.has(method) || listenQuery) {
         try {
           const shape = listenQuery ? { ...shapeOfRequest("runQuery", listenQuery), listen: true } : shapeOfRequest(method, request);
-          const site = context.getStore() || captureSite();
+          const known = requestSites.get(listenQuery || request);
+          const site = known !== undefined ? known : captureSite();
           const record = { kind: "query", process: processKind, site, ...shape };
           const key = JSON.stringify(record);
           if (!seen.has(key)) {
