@@ -193,8 +193,9 @@ function install({ functionsDir, dir, processKind }) {
     const querySites = new WeakMap();
     const requestSites = new WeakMap();
     const seen = new Set();
+    const isQuery = (x) => x instanceof Query || x instanceof AggregateQuery || (VectorQuery !== null && x instanceof VectorQuery);
     const remember = (query) => {
-      if (query === null || typeof query !== "object") return;
+      if (!isQuery(query)) return; // tx.get(documentRef) reads no query: no stack to take
       try {
         querySites.set(query, captureSite());
       } catch {
