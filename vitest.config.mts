@@ -33,7 +33,7 @@ export default defineConfig({
           name: "emulator",
           include: ["test/rules/**/*.test.ts", "test/integration/**/*.test.ts"],
           exclude: FUNCTIONS_SUITES,
-          setupFiles: ["test/helpers/require-emulators.ts"],
+          setupFiles: ["test/helpers/require-emulators.ts", "test/helpers/record-queries.ts"],
           ...emulatorDefaults,
         },
       },
@@ -41,7 +41,7 @@ export default defineConfig({
         test: {
           name: "functions",
           include: FUNCTIONS_SUITES,
-          setupFiles: ["test/helpers/require-emulators.ts", "test/helpers/require-functions.ts"],
+          setupFiles: ["test/helpers/require-emulators.ts", "test/helpers/require-functions.ts", "test/helpers/record-queries.ts"],
           ...emulatorDefaults,
         },
       },

@@ -2,13 +2,17 @@
 // The one emulator harness: finds a Firestore emulator jar (order from ENVIRONMENT.md), wraps the
 // gcloud jar when needed, and runs `firebase emulators:exec|start` on fixed 127.0.0.1 ports.
 //
-//   node scripts/emulators.mjs exec [--only firestore,auth] -- <command...>
+//   node scripts/emulators.mjs exec [--only firestore,auth] [--record-queries <label>] -- <command...>
 //   node scripts/emulators.mjs start
+//
+// --record-queries <label> records the shape of every query the code sends, in .query-log/<label>/ (cleared first),
+// for the index coverage check (scripts/index-check/): it sets RETENTION_QUERY_LOG for the vitest setup file and puts
+// scripts/index-check/preload.cjs in NODE_OPTIONS, which firebase-tools passes on to the Functions emulator's workers.
 //
 // EMULATOR_PORT_OFFSET=N shifts every port by N (writes firebase.port-N.json), so two developers or
 // helpers can run suites side by side on one machine. CI and the README use the fixed defaults.
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, writeFileSync, readFileSync, statSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -106,6 +110,17 @@ function configWithOffset(offset) {
   return file;
 }
 
+/** The environment that turns query recording on (see --record-queries above); clears the label's old log first. */
+function queryLogEnv(label) {
+  const dir = join(root, ".query-log", label);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const preload = join(root, "scripts", "index-check", "preload.cjs");
+  const nodeOptions = [process.env.NODE_OPTIONS, `--require ${JSON.stringify(preload)}`].filter(Boolean).join(" ");
+  process.stderr.write(`[emulators] recording query shapes in .query-log/${label}/\n`);
+  return { RETENTION_QUERY_LOG: dir, NODE_OPTIONS: nodeOptions };
+}
+
 function requireJava() {
   try {
     execFileSync("java", ["-version"], { stdio: "ignore" });
@@ -123,6 +138,13 @@ function main() {
   if (onlyIdx >= 0) {
     only = args[onlyIdx + 1];
     args.splice(onlyIdx, 2);
+  }
+  let recordQueries = null;
+  const recordIdx = args.indexOf("--record-queries");
+  if (recordIdx >= 0 && (recordIdx < args.indexOf("--") || args.indexOf("--") < 0)) {
+    recordQueries = args[recordIdx + 1];
+    if (!recordQueries || !/^[a-z0-9-]+$/.test(recordQueries)) fail("--record-queries needs a label (letters, digits, dashes)");
+    args.splice(recordIdx, 2);
   }
   const dash = args.indexOf("--");
   const command = dash >= 0 ? args.slice(dash + 1) : args;
@@ -150,6 +172,7 @@ function main() {
     GCLOUD_PROJECT: PROJECT,
     FUNCTIONS_EMULATOR_ORIGIN: `http://127.0.0.1:${em.functions.port}`,
     RETENTION_PROJECT_ID: PROJECT,
+    ...(recordQueries ? queryLogEnv(recordQueries) : {}),
   };
   process.stderr.write(`[emulators] Firestore jar: ${jar} (${statSync(jar).size} bytes); config ${configFile}\n`);
   const firebaseArgs =
