@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEMO_DOCS, DEMO_USERS } from "../../functions/src/demo/atlasmart";
-import { seedDemo } from "../../functions/src/infra/seed";
+import { seedDemo } from "../../functions/src/demo/seed";
 import { getAuth } from "firebase-admin/auth";
 import { adminApp, clearAuth, clearFirestore, db } from "../helpers/emulator";
 

@@ -1,13 +1,13 @@
 import { Timestamp } from "firebase-admin/firestore";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { archiveAfterRelease, archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetention, businessData, checkArchive, contentHash, isArchivePath } from "../../functions/src/domain/archive";
-import { holdClassForPath } from "../../functions/src/domain/holds";
-import { DAY_MS } from "../../functions/src/domain/policy";
+import { archiveAfterRelease, archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetention, businessData, checkArchive, contentHash, isArchivePath } from "../../functions/src/purge/rules/archive";
+import { holdClassForPath } from "../../functions/src/holds/rules";
+import { DAY_MS } from "../../functions/src/kernel/policy";
 import { policyV1 } from "../helpers/policy";
 
 const policy = policyV1();
-import { sourceHash, toPlain } from "../../functions/src/infra/archive-plain";
+import { sourceHash, toPlain } from "../../functions/src/purge/runner/archive-plain";
 
 describe("archive domain", () => {
   it("copies business data only, never the retention fields", () => {

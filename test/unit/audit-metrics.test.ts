@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { emitMetric, METRICS_LOG_NAME, setMetricsTransport } from "../../functions/src/infra/metrics";
-import { settings } from "../../functions/src/infra/settings";
+import { emitMetric, METRICS_LOG_NAME, setMetricsTransport } from "../../functions/src/platform/metrics";
+import { settings } from "../../functions/src/platform/settings";
 
 const project = settings.projectId();
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { ChainedEvidence } from "../../functions/src/domain/evidence";
-import { TtlDelayFold } from "../../functions/src/infra/report-data";
-import { fmtDuration, renderReport } from "../../functions/src/report/page";
-import { esc, histogram, horizontalBars } from "../../functions/src/report/svg";
-import type { ReportData } from "../../functions/src/report/types";
+import type { ChainedEvidence } from "../../functions/src/evidence/rules";
+import { TtlDelayFold } from "../../functions/src/audit/report/data";
+import { fmtDuration, renderReport } from "../../functions/src/audit/report/page";
+import { esc, histogram, horizontalBars } from "../../functions/src/audit/report/svg";
+import type { ReportData } from "../../functions/src/audit/report/types";
 
 const HOUR = 3_600_000;
 

@@ -15,8 +15,8 @@ import {
   type AuditContext,
   type AuditDoc,
   type ArchiveFacts,
-} from "../../functions/src/domain/audit";
-import { DAY_MS } from "../../functions/src/domain/policy";
+} from "../../functions/src/audit/rules";
+import { DAY_MS } from "../../functions/src/kernel/policy";
 import { policyV1 } from "../helpers/policy";
 
 const NOW = Date.parse("2027-03-01T00:00:00Z");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { backfillPhases, planBackfillFix, type BackfillDocFacts } from "../../functions/src/domain/backfill";
-import { DAY_MS } from "../../functions/src/domain/policy";
+import { backfillPhases, planBackfillFix, type BackfillDocFacts } from "../../functions/src/backfill/rules";
+import { DAY_MS } from "../../functions/src/kernel/policy";
 import { policyV1 } from "../helpers/policy";
 
 const policy = policyV1();

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { emulatorGate, settings } from "../../functions/src/infra/settings";
+import { emulatorGate, settings } from "../../functions/src/platform/settings";
 
 /** Everything an emulated run has (the CLI or a suite on the emulators, outside a function). */
 const EMULATED = {

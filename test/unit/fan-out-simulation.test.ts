@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { allChunks, chunkAt, needsFanOut, planPurgeBatches, stepAt, stepCount, type PurgeBatch } from "../../functions/src/domain/purge-batches";
-import { evaluateBrake, type BrakeLimits } from "../../functions/src/domain/purge-brake";
-import { documentDepth, parentDocumentPath } from "../../functions/src/domain/paths";
+import { allChunks, chunkAt, needsFanOut, planPurgeBatches, stepAt, stepCount, type PurgeBatch } from "../../functions/src/purge/rules/batches";
+import { evaluateBrake, type BrakeLimits } from "../../functions/src/purge/rules/brake";
+import { documentDepth, parentDocumentPath } from "../../functions/src/kernel/paths";
 
 /**
  * The fan-out logic at internet scale, with no writes: a tenant purge whose manifest holds 1,000,000 paths

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyse, compactJson, formatReport, issuerOf, type LabelledLog, type LogRecord, type QueryRecord } from "../../scripts/index-check/report";
 import { checkQuery, describeQuery, requirementOf, unusedIndexes, type IndexConfig, type QueryShape } from "../../scripts/index-check/rules";
-import { segments } from "../../functions/src/domain/paths";
-import { sweepTargets } from "../../functions/src/domain/purge-sweep";
+import { segments } from "../../functions/src/kernel/paths";
+import { sweepTargets } from "../../functions/src/purge/rules/sweep";
 import { policyV1, repoRoot } from "../helpers/policy";
 
 const q = (over: Partial<QueryShape>): QueryShape => ({
@@ -297,7 +297,7 @@ describe("the report", () => {
     {
       label: "emulator",
       badLines: [],
-      records: [install("vitest"), install("cli", 2), query("vitest", "functions/src/infra/holds.ts"), query("cli", "functions/lib/infra/audit-scan.js"), ...extra],
+      records: [install("vitest"), install("cli", 2), query("vitest", "functions/src/holds/service.ts"), query("cli", "functions/lib/infra/audit-scan.js"), ...extra],
     },
     { label: "functions", badLines: [], records: [install("functions-worker", 3), query("functions-worker", "functions/lib/infra/requests.js")] },
   ];
@@ -312,7 +312,7 @@ describe("the report", () => {
   it("fails when a required source never recorded, or recorded only test queries, or a recorder failed", () => {
     const onlyTests: LabelledLog[] = [
       { label: "emulator", badLines: [], records: [install("vitest"), install("cli", 2), query("vitest", "test/integration/x.test.ts"), query("cli", "functions/lib/cli/main.js")] },
-      { label: "functions", badLines: [], records: [query("vitest", "functions/src/infra/holds.ts")] },
+      { label: "functions", badLines: [], records: [query("vitest", "functions/src/holds/service.ts")] },
     ];
     const problems = analyse(onlyTests, {}).recordingProblems.join("\n");
     expect(problems).toContain("the in-process emulator suites recorded no query of the product's code");
@@ -326,7 +326,7 @@ describe("the report", () => {
     const r = analyse(
       healthy([
         query("vitest", "test/integration/helpers.ts", { scope: "collection-group", collectionId: "orders", where: eq("x") }),
-        query("vitest", "functions/src/infra/requests.ts", { scope: "collection-group", collectionId: "events", where: eq("deletionRequestId") }),
+        query("vitest", "functions/src/requests/service.ts", { scope: "collection-group", collectionId: "events", where: eq("deletionRequestId") }),
       ]),
       TTL_EVENTS,
     );
@@ -340,7 +340,7 @@ describe("the report", () => {
   });
 
   it("sorts issuers: product code, the CLI and unattributed calls count; test code does not", () => {
-    expect(issuerOf({ file: "functions/src/infra/requests.ts", line: 1, fn: "" })).toBe("functions");
+    expect(issuerOf({ file: "functions/src/requests/service.ts", line: 1, fn: "" })).toBe("functions");
     expect(issuerOf({ file: "functions/lib/infra/requests.js", line: 1, fn: "" })).toBe("functions");
     expect(issuerOf({ file: "bin/retention.js", line: 1, fn: "" })).toBe("cli");
     expect(issuerOf({ file: "test/helpers/emulator.ts", line: 1, fn: "" })).toBe("test");
@@ -434,11 +434,11 @@ describe("the recorder's request shapes and call sites", () => {
       frame("node:internal/process/task_queues"),
       frame(join(root, "node_modules", "@google-cloud", "firestore", "build", "src", "reference", "query.js"), "get"),
       frame(join(root, "scripts", "index-check", "recorder.cjs"), "recordedEntry"),
-      frame(`file://${join(root, "functions", "src", "infra", "holds.ts")}`, "activeHolds"),
+      frame(`file://${join(root, "functions", "src", "holds", "service.ts")}`, "activeHolds"),
       frame(join(root, "test", "integration", "x.test.ts")),
     ]);
     expect(frames.map((f) => [f.file, f.fn])).toEqual([
-      ["functions/src/infra/holds.ts", "activeHolds"],
+      ["functions/src/holds/service.ts", "activeHolds"],
       ["test/integration/x.test.ts", ""],
     ]);
   });

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { allChunks, chunkAt, needsFanOut, planPurgeBatches, stepAt, stepCount, type PurgeBatch } from "../../functions/src/domain/purge-batches";
-import { documentDepth, isSameOrUnder } from "../../functions/src/domain/paths";
+import { allChunks, chunkAt, needsFanOut, planPurgeBatches, stepAt, stepCount, type PurgeBatch } from "../../functions/src/purge/rules/batches";
+import { documentDepth, isSameOrUnder } from "../../functions/src/kernel/paths";
 
 /** Checks every ordering rule of a batch plan; returns the batch index of each path. */
 function checkPlan(batches: PurgeBatch[], input: { delete: string[]; external: string[]; mask: { path: string; fields: string[] }[] }, size: number): Map<string, number> {

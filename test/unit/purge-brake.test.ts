@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { chainEntry } from "../../functions/src/domain/evidence";
-import { admitUnits, brakeDecisionEvidence, brakeRunKey, evaluateBrake, unitBrakeKey, verifyDecisionBinding } from "../../functions/src/domain/purge-brake";
+import { chainEntry } from "../../functions/src/evidence/rules";
+import { admitUnits, brakeDecisionEvidence, brakeRunKey, evaluateBrake, unitBrakeKey, verifyDecisionBinding } from "../../functions/src/purge/rules/brake";
 
 const limits = { brakeMaxDocuments: 100, brakeMaxShareOfClass: 0.5, brakeMinClassSize: 50 };
 

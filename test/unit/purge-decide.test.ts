@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DAY_MS } from "../../functions/src/domain/policy";
+import { DAY_MS } from "../../functions/src/kernel/policy";
 import {
   decideExecute,
   decideMark,
@@ -7,8 +7,8 @@ import {
   keepAncestorsOf,
   stepsToPurgeEligible,
   type PurgeDocFacts,
-} from "../../functions/src/domain/purge-decide";
-import { sweepTargets } from "../../functions/src/domain/purge-sweep";
+} from "../../functions/src/purge/rules/decide";
+import { sweepTargets } from "../../functions/src/purge/rules/sweep";
 import { policyV1 } from "../helpers/policy";
 
 const NOW = Date.parse("2026-12-10T00:00:00Z");

@@ -1,8 +1,9 @@
 import { Timestamp } from "firebase-admin/firestore";
 import { describe, expect, it } from "vitest";
-import { FACT_FIELDS, factsOfData } from "../../functions/src/infra/purge-store";
+import { GOVERNED_FIELDS } from "../../functions/src/platform/governed-doc";
+import { factsOfData } from "../../functions/src/purge/store";
 
-/** The purge's transactions read documents through the FACT_FIELDS mask; the mask must not change a decision. */
+/** The purge's transactions read documents through the governed field mask; the mask must not change a decision. */
 describe("purge facts under the field mask", () => {
   const full = {
     retentionClass: "user-delete",
@@ -18,7 +19,7 @@ describe("purge facts under the field mask", () => {
     displayName: "Ada Lovelace",
     text: "business content the purge never needs",
   };
-  const masked = Object.fromEntries(Object.entries(full).filter(([k]) => FACT_FIELDS.includes(k)));
+  const masked = Object.fromEntries(Object.entries(full).filter(([k]) => (GOVERNED_FIELDS as readonly string[]).includes(k)));
 
   it("gives the same facts from the masked read as from the whole document", () => {
     expect(factsOfData("tenants/t-acme/users/u-1", masked)).toEqual(factsOfData("tenants/t-acme/users/u-1", full));

@@ -1,6 +1,6 @@
 import { Timestamp } from "firebase-admin/firestore";
 import { describe, expect, it } from "vitest";
-import { leaseState } from "../../functions/src/infra/lease";
+import { leaseState } from "../../functions/src/platform/lease";
 
 const NOW = 1_800_000_000_000;
 const lease = (owner: string, expiresAtMs: number) => ({ lease: { owner, expiresAt: Timestamp.fromMillis(expiresAtMs) } });

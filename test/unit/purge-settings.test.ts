@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_BATCH_SIZE, purgeSettings } from "../../functions/src/infra/purge-settings";
+import { MAX_BATCH_SIZE, purgeSettings } from "../../functions/src/purge/settings";
 
 const KEYS = ["RETENTION_PURGE_BATCH_SIZE", "RETENTION_PURGE_START_OPS_PER_SECOND", "RETENTION_PURGE_MAX_OPS_PER_SECOND"] as const;
 const saved = Object.fromEntries(KEYS.map((k) => [k, process.env[k]]));

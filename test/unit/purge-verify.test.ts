@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { emptyTally, MAX_HELD_LISTED, noteUnderHold, requestOutcome, verifyDeletePath, verifyMaskedPath, verifyRetainedPath } from "../../functions/src/domain/purge-verify";
+import { emptyTally, MAX_HELD_LISTED, noteUnderHold, requestOutcome, verifyDeletePath, verifyMaskedPath, verifyRetainedPath } from "../../functions/src/purge/rules/verify";
 
 const gone = { exists: false, presentFields: [], masked: false };
 const there = { exists: true, presentFields: [], masked: false };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { msUntilAllowed, RAMP_STEP_MS, rateInWindow } from "../../functions/src/domain/rate-ramp";
-import { RampLimiter } from "../../functions/src/infra/rate-limiter";
+import { msUntilAllowed, RAMP_STEP_MS, rateInWindow } from "../../functions/src/purge/rules/rate-ramp";
+import { RampLimiter } from "../../functions/src/purge/runner/rate-limiter";
 
 const ramp = { startOpsPerSecond: 500, maxOpsPerSecond: 10_000 };
 

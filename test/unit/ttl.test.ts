@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DAY_MS } from "../../functions/src/domain/policy";
-import { classifyTtlDelete, markerExpireAtMs, ttlDeletePlan, ttlEvidenceBody, ttlTriggerTargets } from "../../functions/src/domain/ttl";
+import { DAY_MS } from "../../functions/src/kernel/policy";
+import { classifyTtlDelete, markerExpireAtMs, ttlDeletePlan, ttlEvidenceBody, ttlTriggerTargets } from "../../functions/src/ttl/rules";
 import { policyV1 } from "../helpers/policy";
 
 const policy = policyV1();

@@ -1,5 +1,5 @@
 import type { ParseArgsConfig } from "node:util";
-import { emulatorGate } from "../infra/settings";
+import { emulatorGate } from "../platform/settings";
 import { UsageError, type Target } from "./target";
 
 export type OptionSpec = NonNullable<ParseArgsConfig["options"]>;

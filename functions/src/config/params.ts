@@ -5,7 +5,7 @@ import { defineBoolean, defineInt, defineString } from "firebase-functions/param
  * 14) still prompts for params without a dotenv value, so functions/.env.local mirrors these for the emulators.
  * Add a new param to both.
  * Params reach the runtime as environment variables, which is how infra code reads them lazily
- * (`infra/settings.ts`), so the CLI and tests use the same names.
+ * (`platform/settings.ts`), so the CLI and tests use the same names.
  */
 export const DATABASE_ID = defineString("RETENTION_DATABASE_ID", {
   default: "(default)",

@@ -4,10 +4,10 @@
  * verify again. Small pages make the walk cross page boundaries, where the carried link must hold.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { evidenceDocId, type EvidenceBody } from "../../../functions/src/domain/evidence";
-import { recordEvidence } from "../../../functions/src/infra/evidence-store";
-import { verifyEvidence } from "../../../functions/src/infra/evidence-verify";
-import { COLLECTIONS } from "../../../functions/src/infra/firestore";
+import { evidenceDocId, type EvidenceBody } from "../../../functions/src/evidence/rules";
+import { recordEvidence } from "../../../functions/src/evidence/store";
+import { verifyEvidence } from "../../../functions/src/evidence/verify";
+import { COLLECTIONS } from "../../../functions/src/platform/firestore";
 import { clearFirestore, db } from "../../helpers/emulator";
 
 const body = (i: number): EvidenceBody => ({

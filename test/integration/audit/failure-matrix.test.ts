@@ -5,11 +5,11 @@
 import { getAuth } from "firebase-admin/auth";
 import { FieldValue, Timestamp } from "firebase-admin/firestore";
 import { beforeEach, describe, expect, it } from "vitest";
-import { sha256Hex } from "../../../functions/src/domain/canonical";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { COLLECTIONS } from "../../../functions/src/infra/firestore";
-import { placeHold } from "../../../functions/src/infra/holds";
-import { openDeletionRequest } from "../../../functions/src/infra/requests";
+import { sha256Hex } from "../../../functions/src/kernel/canonical";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { COLLECTIONS } from "../../../functions/src/platform/firestore";
+import { placeHold } from "../../../functions/src/holds/service";
+import { openDeletionRequest } from "../../../functions/src/requests/service";
 import { adminApp, db } from "../../helpers/emulator";
 import { audit, expectClean, freshDemo, lines } from "./helpers";
 

@@ -4,8 +4,8 @@
  * Then every refusal, each writing nothing.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { writeGoverned } from "../../../functions/src/infra/governed-repo";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { writeGoverned } from "../../../functions/src/platform/governed-repo";
 import { call, db } from "../../helpers/emulator";
 import { callExpect, docData, expectRefused, freshDemo, readChain, snapshotDatabase, verifyStoredChain, type Tokens } from "./support";
 

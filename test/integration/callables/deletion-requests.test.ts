@@ -1,8 +1,8 @@
 import { getAuth } from "firebase-admin/auth";
 import { beforeEach, describe, expect, it } from "vitest";
-import { DAY_MS } from "../../../functions/src/domain/policy";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { handleAuthUserDeleted } from "../../../functions/src/entrypoints/auth/on-auth-user-deleted";
-import { toMs } from "../../../functions/src/infra/governed-doc";
+import { toMs } from "../../../functions/src/platform/governed-doc";
 import { adminApp, call, db, waitFor } from "../../helpers/emulator";
 import { callExpect, docData, evidenceActions, expectRefused, freshDemo, readChain, snapshotDatabase, verifyStoredChain, type Tokens } from "./support";
 

@@ -1,12 +1,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { discoverSubject, streamDescendants } from "../../../functions/src/infra/discovery";
+import { discoverSubject } from "../../../functions/src/plan/discovery";
+import { streamGovernedDescendants } from "../../../functions/src/platform/governed-doc";
 import { clearFirestore, db } from "../../helpers/emulator";
-import { seedDemo } from "../../../functions/src/infra/seed";
+import { seedDemo } from "../../../functions/src/demo/seed";
 import { drainTtlTriggers } from "./support";
 
 async function collect(root: string, pageSize: number): Promise<string[]> {
   const out: string[] = [];
-  for await (const d of streamDescendants(root, pageSize)) out.push(d.ref.path);
+  for await (const d of streamGovernedDescendants(root, pageSize)) out.push(d.ref.path);
   return out;
 }
 
@@ -47,7 +48,7 @@ describe("discovery", () => {
   });
 
   it("reads only retention fields, never business content", async () => {
-    for await (const d of streamDescendants("tenants/t-deep", 3)) expect(d.get("secret")).toBeUndefined();
+    for await (const d of streamGovernedDescendants("tenants/t-deep", 3)) expect(d.get("secret")).toBeUndefined();
   });
 
   it("discoverSubject walks doc, query, collection-group and recursive entries of the data map", async () => {

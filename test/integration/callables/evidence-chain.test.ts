@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { chainHeadRef } from "../../../functions/src/infra/evidence-store";
+import { chainHeadRef } from "../../../functions/src/evidence/store";
 import { db } from "../../helpers/emulator";
 import { callExpect, freshDemo, readChain, verifyStoredChain, type Tokens } from "./support";
 
@@ -58,7 +58,7 @@ describe("the evidence chain over a run of the callables", () => {
     expect((await verifyStoredChain()).findings.map((f) => f.problem)).toContain("HEAD_MISMATCH");
     await chainHeadRef().set(head!);
     // Recomputing an edited entry's own hash does not help: the next entry's prevHash no longer matches.
-    const { chainHash } = await import("../../../functions/src/domain/evidence");
+    const { chainHash } = await import("../../../functions/src/evidence/rules");
     const victim = entries[1]!;
     const { seq, prevHash, hash: _old, ...body } = victim.entry;
     const forged = { ...body, counts: { ...(body.counts ?? {}), forged: 1 } };

@@ -20,7 +20,7 @@ import { RequestAccountDeletionInput } from "../../../functions/src/entrypoints/
 import { RunRetentionJobInput } from "../../../functions/src/entrypoints/callable/run-retention-job";
 import { TransitionLifecycleInput } from "../../../functions/src/entrypoints/callable/transition-lifecycle";
 import { DEMO_DOCS } from "../../../functions/src/demo/atlasmart";
-import { LIFECYCLE_STATES } from "../../../functions/src/domain/lifecycle";
+import { LIFECYCLE_STATES } from "../../../functions/src/kernel/lifecycle";
 import { call, db } from "../../helpers/emulator";
 import { callExpect, docData, freshDemo, snapshotDatabase, type Tokens } from "./support";
 

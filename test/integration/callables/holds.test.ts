@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { toMs } from "../../../functions/src/infra/governed-doc";
-import { writeGoverned } from "../../../functions/src/infra/governed-repo";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { toMs } from "../../../functions/src/platform/governed-doc";
+import { writeGoverned } from "../../../functions/src/platform/governed-repo";
 import { call, db, waitFor } from "../../helpers/emulator";
 import { callExpect, docData, expectRefused, freshDemo, readChain, snapshotDatabase, verifyStoredChain, type Tokens } from "./support";
 

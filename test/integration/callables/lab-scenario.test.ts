@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { hashManifest, type RetainedItem } from "../../../functions/src/domain/plan";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { toMs } from "../../../functions/src/infra/governed-doc";
-import { writeGoverned } from "../../../functions/src/infra/governed-repo";
-import { readVisible } from "../../../functions/src/infra/product-reads";
+import { hashManifest, type RetainedItem } from "../../../functions/src/plan/rules";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { toMs } from "../../../functions/src/platform/governed-doc";
+import { writeGoverned } from "../../../functions/src/platform/governed-repo";
+import { readVisible } from "../../../functions/src/ttl/product-reads";
 import { call, db } from "../../helpers/emulator";
 import { callExpect, docData, expectRefused, freshDemo, readChain, verifyStoredChain, type Tokens } from "./support";
 

@@ -4,10 +4,10 @@
  */
 import type { DocumentReference, Firestore } from "firebase-admin/firestore";
 import { expect } from "vitest";
-import { verifyChain, type ChainedEvidence } from "../../../functions/src/domain/evidence";
-import { chainHeadRef } from "../../../functions/src/infra/evidence-store";
-import { policy } from "../../../functions/src/infra/registry";
-import { seedDemo } from "../../../functions/src/infra/seed";
+import { verifyChain, type ChainedEvidence } from "../../../functions/src/evidence/rules";
+import { chainHeadRef } from "../../../functions/src/evidence/store";
+import { policy } from "../../../functions/src/platform/registry";
+import { seedDemo } from "../../../functions/src/demo/seed";
 import { call, clearAuth, clearFirestore, db, idTokenFor, waitFor, type CallableResult } from "../../helpers/emulator";
 
 export const T0 = Date.now();

@@ -9,8 +9,8 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { activeHolds, activeHoldsCoveringInTx } from "../../../functions/src/infra/holds";
-import { classSizes } from "../../../functions/src/infra/purge-brake";
+import { activeHolds, activeHoldsCoveringInTx } from "../../../functions/src/holds/service";
+import { classSizes } from "../../../functions/src/purge/runner/brake";
 import { issuerOf, type LogRecord, type QueryRecord } from "../../../scripts/index-check/report";
 import { clearFirestore, db } from "../../helpers/emulator";
 import { repoRoot } from "../../helpers/policy";
@@ -64,7 +64,7 @@ describe("query recorder", () => {
       where: { field: "state", op: "EQUAL" },
       orderBy: [{ field: "__name__", direction: "ASCENDING" }],
       aggregations: [],
-      site: { file: "functions/src/infra/holds.ts" },
+      site: { file: "functions/src/holds/service.ts" },
     });
     expect(issuerOf(r!.site)).toBe("functions");
   });
@@ -72,7 +72,7 @@ describe("query recorder", () => {
   it("records count() aggregations as aggregations of the same query", async () => {
     await classSizes(["event-90d"]);
     const r = recorded().find((x) => x.site?.fn === "classSizes" && x.collectionId === "events");
-    expect(r).toMatchObject({ scope: "collection", where: null, aggregations: ["count"], site: { file: "functions/src/infra/purge-brake.ts" } });
+    expect(r).toMatchObject({ scope: "collection", where: null, aggregations: ["count"], site: { file: "functions/src/purge/runner/brake.ts" } });
   });
 
   it("records a query read inside a transaction, also after the transaction's first read", async () => {
@@ -84,7 +84,7 @@ describe("query recorder", () => {
     expect(r).toMatchObject({
       collectionId: "retentionHolds",
       where: { op: "AND", filters: [{ field: "state", op: "EQUAL" }, { field: "targetPath", op: "IN" }] },
-      site: { file: "functions/src/infra/holds.ts" },
+      site: { file: "functions/src/holds/service.ts" },
     });
   });
 

@@ -10,11 +10,11 @@ import { pathToFileURL } from "node:url";
 import { FieldValue, Timestamp } from "firebase-admin/firestore";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { recordEvidence } from "../../../functions/src/infra/evidence-store";
-import { COLLECTIONS } from "../../../functions/src/infra/firestore";
-import { placeHold } from "../../../functions/src/infra/holds";
-import { seedDemo } from "../../../functions/src/infra/seed";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { recordEvidence } from "../../../functions/src/evidence/store";
+import { COLLECTIONS } from "../../../functions/src/platform/firestore";
+import { placeHold } from "../../../functions/src/holds/service";
+import { seedDemo } from "../../../functions/src/demo/seed";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { repoRoot } from "../../helpers/policy";
 

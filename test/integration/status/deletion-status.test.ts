@@ -5,10 +5,10 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import { requestAccountDeletionHandler } from "../../../functions/src/entrypoints/callable/request-account-deletion";
-import { writeGoverned } from "../../../functions/src/infra/governed-repo";
-import { placeHold, releaseHoldById } from "../../../functions/src/infra/holds";
-import { seedDemo } from "../../../functions/src/infra/seed";
-import { statusSummaryRef } from "../../../functions/src/infra/status-summary";
+import { writeGoverned } from "../../../functions/src/platform/governed-repo";
+import { placeHold, releaseHoldById } from "../../../functions/src/holds/service";
+import { seedDemo } from "../../../functions/src/demo/seed";
+import { statusSummaryRef } from "../../../functions/src/requests/status";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 
 const ADA = { uid: "u-1001", tenantId: "t-acme", roles: [] };

@@ -5,11 +5,11 @@
  */
 import type { DocumentData } from "firebase-admin/firestore";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { COLLECTIONS, db } from "../../../functions/src/infra/firestore";
-import { setMetricsTransport } from "../../../functions/src/infra/metrics";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { COLLECTIONS, db } from "../../../functions/src/platform/firestore";
+import { setMetricsTransport } from "../../../functions/src/platform/metrics";
 import { JOBS } from "../../../functions/src/jobs/catalog";
-import { BACKFILL_JOB_DOC, runExpiryBackfill, type ExpiryBackfillOptions } from "../../../functions/src/jobs/expiry-backfill";
+import { BACKFILL_JOB_DOC, runExpiryBackfill, type ExpiryBackfillOptions } from "../../../functions/src/backfill/job";
 import { clearFirestore } from "../../helpers/emulator";
 import { captureMetrics, point } from "../../helpers/metrics";
 import { putGoverned } from "./fixtures";

@@ -5,11 +5,11 @@
  */
 import type { Timestamp } from "firebase-admin/firestore";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { ttlTriggerTargets } from "../../../functions/src/domain/ttl";
+import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import { handleTtlDeleted } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
-import { log } from "../../../functions/src/infra/logs";
-import { policy } from "../../../functions/src/infra/registry";
-import { setMetricsTransport } from "../../../functions/src/infra/metrics";
+import { log } from "../../../functions/src/platform/logs";
+import { policy } from "../../../functions/src/platform/registry";
+import { setMetricsTransport } from "../../../functions/src/platform/metrics";
 import { clearFirestore, db } from "../../helpers/emulator";
 import { captureMetrics, point } from "../../helpers/metrics";
 import { chainHeadSeq, deleteEvent, evidenceByPath, existing, markersByPath, putExpiredSession, putGoverned } from "./fixtures";

@@ -14,12 +14,12 @@ import {
   restoreOutcome,
   softDeleteOutcome,
   type SoftDeleteMarks,
-} from "../../../functions/src/domain/deletion-request";
-import { describePath, describeRetained, holdsDigest, summaryIsFresh } from "../../../functions/src/domain/deletion-status";
-import { DomainError } from "../../../functions/src/domain/errors";
-import { isHeld } from "../../../functions/src/domain/holds";
-import type { GovernedFields } from "../../../functions/src/domain/governed";
-import { DAY_MS, PolicyIndex } from "../../../functions/src/domain/policy";
+} from "../../../functions/src/requests/rules/requests";
+import { describePath, describeRetained, holdsDigest, summaryIsFresh } from "../../../functions/src/requests/rules/status";
+import { DomainError } from "../../../functions/src/kernel/errors";
+import { isHeld } from "../../../functions/src/kernel/held";
+import type { GovernedFields } from "../../../functions/src/kernel/governed";
+import { DAY_MS, PolicyIndex } from "../../../functions/src/kernel/policy";
 import { loadV1, policyV1 } from "../../helpers/policy";
 
 const policy = policyV1();
@@ -158,7 +158,7 @@ describe("softDeleteOutcome and restoreOutcome", () => {
     });
   });
   it("leaves held data, data already moved by this request, and data elsewhere in its lifecycle", () => {
-    // `held` is the one definition of "held" (domain/holds.ts#isHeld), decided by the caller with the hold records.
+    // `held` is the one definition of "held" (holds/rules.ts#isHeld), decided by the caller with the hold records.
     const flagged = doc({ legalHold: true, lifecycleState: "LEGAL_HOLD", holdIds: ["h"] });
     expect(softDeleteOutcome(flagged, NO_MARKS, "r1", isHeld({ path: "userDirectory/u", ...flagged }, []), T0)).toEqual({ kind: "held" });
     expect(softDeleteOutcome(doc(), NO_MARKS, "r1", isHeld({ path: "tenants/t/users/u", ...doc() }, [{ holdId: "h", targetPath: "tenants/t", reasonCode: "LITIGATION" }]), T0)).toEqual({ kind: "held" });

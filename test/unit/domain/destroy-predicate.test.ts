@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { evaluateDestroy, type DestroyInput } from "../../../functions/src/domain/destroy-predicate";
-import { DAY_MS } from "../../../functions/src/domain/policy";
+import { evaluateDestroy, type DestroyInput } from "../../../functions/src/kernel/destroy-predicate";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { policyV1 } from "../../helpers/policy";
 
 const NOW = Date.parse("2026-11-30T12:00:00Z");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chainEntry, evidenceDocId, verifyChain, type ChainedEvidence, type EvidenceBody } from "../../../functions/src/domain/evidence";
+import { chainEntry, evidenceDocId, verifyChain, type ChainedEvidence, type EvidenceBody } from "../../../functions/src/evidence/rules";
 
 const body = (i: number): EvidenceBody => ({
   action: "TTL_DELETE",

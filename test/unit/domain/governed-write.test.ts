@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../../../functions/src/domain/errors";
-import { prepareGovernedWrite } from "../../../functions/src/domain/governed-write";
-import { applyHold } from "../../../functions/src/domain/retention";
-import { DAY_MS } from "../../../functions/src/domain/policy";
+import { DomainError } from "../../../functions/src/kernel/errors";
+import { prepareGovernedWrite } from "../../../functions/src/kernel/governed-write";
+import { applyHold } from "../../../functions/src/kernel/retention";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { policyV1 } from "../../helpers/policy";
 
 const policy = policyV1();

@@ -1,13 +1,15 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { assertAdminMove, assertDestroyAuthorized, resolveJobClock } from "../../../functions/src/domain/admin-move";
-import { evaluateDestroy } from "../../../functions/src/domain/destroy-predicate";
-import { DomainError } from "../../../functions/src/domain/errors";
-import { assertHoldableClass, assertReleaseAllowed, classifyHoldTarget, heldBy, isHeld, PathDigest, requireHoldReason } from "../../../functions/src/domain/holds";
-import { ancestorDocuments } from "../../../functions/src/domain/paths";
-import { canTransition, LIFECYCLE_STATES } from "../../../functions/src/domain/lifecycle";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { sha256Hex } from "../../../functions/src/domain/canonical";
+import { resolveJobClock } from "../../../functions/src/kernel/job";
+import { assertAdminMove, assertDestroyAuthorized } from "../../../functions/src/lifecycle/rules";
+import { evaluateDestroy } from "../../../functions/src/kernel/destroy-predicate";
+import { DomainError } from "../../../functions/src/kernel/errors";
+import { assertHoldableClass, assertReleaseAllowed, classifyHoldTarget, PathDigest, requireHoldReason } from "../../../functions/src/holds/rules";
+import { heldBy, isHeld } from "../../../functions/src/kernel/held";
+import { ancestorDocuments } from "../../../functions/src/kernel/paths";
+import { canTransition, LIFECYCLE_STATES } from "../../../functions/src/kernel/lifecycle";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { sha256Hex } from "../../../functions/src/kernel/canonical";
 import { policyV1 } from "../../helpers/policy";
 
 const policy = policyV1();

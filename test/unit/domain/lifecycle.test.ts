@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../../../functions/src/domain/errors";
-import { assertTransition, canTransition, LIFECYCLE_STATES, type LifecycleState } from "../../../functions/src/domain/lifecycle";
+import { DomainError } from "../../../functions/src/kernel/errors";
+import { assertTransition, canTransition, LIFECYCLE_STATES, type LifecycleState } from "../../../functions/src/kernel/lifecycle";
 
 // The machine from PRODUCT.md, written out independently of the implementation's table.
 const EXPECTED: Record<LifecycleState, LifecycleState[]> = {

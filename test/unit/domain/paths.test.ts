@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { matchPattern, parentDocumentPath, patternMatchesSegments, segments } from "../../../functions/src/domain/paths";
+import { matchPattern, parentDocumentPath, patternMatchesSegments, segments } from "../../../functions/src/kernel/paths";
 
 /** The helpers' definitions, written the slow and obvious way: the fast paths must agree with them. */
 const reference = {

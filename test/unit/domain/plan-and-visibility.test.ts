@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { buildDeletionPlan, type DiscoveredDoc } from "../../../functions/src/domain/plan";
-import { isBusinessVisible } from "../../../functions/src/domain/visibility";
-import { DAY_MS } from "../../../functions/src/domain/policy";
+import { buildDeletionPlan, type DiscoveredDoc } from "../../../functions/src/plan/rules";
+import { isBusinessVisible } from "../../../functions/src/kernel/visibility";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { policyV1 } from "../../helpers/policy";
 
 const policy = policyV1();

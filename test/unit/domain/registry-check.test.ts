@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../../../functions/src/domain/canonical";
-import { checkRegistry, collectionsInRules, type LockEntry } from "../../../functions/src/domain/registry-check";
+import { sha256Hex } from "../../../functions/src/kernel/canonical";
+import { checkRegistry, collectionsInRules, type LockEntry } from "../../../functions/src/kernel/registry-check";
 import { demoCollectionIds } from "../../../functions/src/demo/atlasmart";
 import { repoRoot } from "../../helpers/policy";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { GovernedFields } from "../../../functions/src/domain/governed";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { applyHold, computeExpireAt, computeRetainUntil, isExpired, releaseHold } from "../../../functions/src/domain/retention";
+import type { GovernedFields } from "../../../functions/src/kernel/governed";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { applyHold, computeExpireAt, computeRetainUntil, isExpired, releaseHold } from "../../../functions/src/kernel/retention";
 import { policyV1 } from "../../helpers/policy";
 
 const policy = policyV1();

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { decideBrakeRun } from "../../infra/purge-brake";
-import { purgeSettings } from "../../infra/purge-settings";
+import { decideBrakeRun, purgeSettings } from "../../purge/index";
 import { callable, inputs, requireRole, type Caller } from "./shared";
 
 export const ApprovePurgeRunInput = z

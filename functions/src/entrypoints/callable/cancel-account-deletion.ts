@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { cancelDeletionRequest } from "../../infra/requests";
+import { cancelDeletionRequest } from "../../requests/index";
 import { callable, inputs, type Caller } from "./shared";
 
 export const CancelAccountDeletionInput = z.object({ requestId: inputs.id }).strict();

@@ -1,10 +1,9 @@
 import { z } from "zod";
-import { describeRetained } from "../../domain/deletion-status";
-import { permissionDenied } from "../../domain/errors";
-import { policy } from "../../infra/registry";
-import { readRequest } from "../../infra/requests";
-import { settings } from "../../infra/settings";
-import { currentStatusSummary } from "../../infra/status-summary";
+import { describeRetained } from "../../requests/rules/status";
+import { permissionDenied } from "../../kernel/errors";
+import { policy } from "../../platform/registry";
+import { readRequest, currentStatusSummary } from "../../requests/index";
+import { settings } from "../../platform/settings";
 import { callable, inputs, type Caller } from "./shared";
 
 export const GetDeletionStatusInput = z.object({ requestId: inputs.id }).strict();

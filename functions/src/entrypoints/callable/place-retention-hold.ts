@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { enqueueHoldApply } from "../../infra/hold-tasks";
-import { placeHold } from "../../infra/holds";
+import { enqueueHoldApply, placeHold } from "../../holds/index";
 import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
 
 export const PlaceRetentionHoldInput = z

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { recordEvidence } from "../../infra/evidence-store";
-import { planSubject } from "../../infra/planning";
-import { resolveTenantSubject, resolveUserSubject } from "../../infra/subjects";
+import { recordEvidence } from "../../evidence/index";
+import { planSubject } from "../../plan/index";
+import { resolveTenantSubject, resolveUserSubject } from "../../requests/index";
 import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
 
 export const PlanDeletionInput = z.union([z.object({ subjectUid: inputs.id }).strict(), z.object({ tenantId: inputs.id }).strict()]);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { releaseHoldById } from "../../infra/holds";
+import { releaseHoldById } from "../../holds/index";
 import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
 
 export const ReleaseRetentionHoldInput = z.object({ holdId: inputs.id, reason: inputs.text.min(1) }).strict();

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { permissionDenied } from "../../domain/errors";
-import { openDeletionRequest } from "../../infra/requests";
-import { writeStatusSummary } from "../../infra/status-summary";
+import { permissionDenied } from "../../kernel/errors";
+import { openDeletionRequest, writeStatusSummary } from "../../requests/index";
 import { actorOf, callable, inputs, type Caller } from "./shared";
 
 export const RequestAccountDeletionInput = z.object({ reason: inputs.text.optional() }).strict();

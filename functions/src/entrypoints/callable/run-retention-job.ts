@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { resolveJobClock } from "../../domain/admin-move";
-import { preconditionFailed } from "../../domain/errors";
-import { recordEvidence } from "../../infra/evidence-store";
-import { log } from "../../infra/logs";
-import { policy } from "../../infra/registry";
-import { settings } from "../../infra/settings";
-import { JOB_NAMES, JOBS, type JobSummary } from "../../jobs/catalog";
+import { preconditionFailed } from "../../kernel/errors";
+import { recordEvidence } from "../../evidence/index";
+import { log } from "../../platform/logs";
+import { policy } from "../../platform/registry";
+import { settings } from "../../platform/settings";
+import { JOBS } from "../../jobs/catalog";
+import { JOB_NAMES, resolveJobClock, type JobSummary } from "../../kernel/job";
 import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
 
 export const RunRetentionJobInput = z.object({ job: z.enum(JOB_NAMES), dryRun: z.boolean().optional(), asOf: inputs.isoTime.optional() }).strict();

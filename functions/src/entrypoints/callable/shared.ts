@@ -1,9 +1,9 @@
 import { HttpsError, onCall, type CallableOptions, type CallableRequest } from "firebase-functions/v2/https";
 import { z } from "zod";
-import { DomainError } from "../../domain/errors";
-import type { Actor } from "../../domain/evidence";
-import { log } from "../../infra/logs";
-import { settings } from "../../infra/settings";
+import { DomainError } from "../../kernel/errors";
+import type { Actor } from "../../evidence/rules";
+import { log } from "../../platform/logs";
+import { settings } from "../../platform/settings";
 
 export type Role = "compliance" | "retention-admin";
 

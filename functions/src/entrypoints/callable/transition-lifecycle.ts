@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { LIFECYCLE_STATES } from "../../domain/lifecycle";
-import { transitionDocument } from "../../infra/lifecycle-repo";
+import { LIFECYCLE_STATES } from "../../kernel/lifecycle";
+import { transitionDocument } from "../../lifecycle/index";
 import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
 
 export const TransitionLifecycleInput = z

@@ -2,11 +2,11 @@ import type { DocumentData } from "firebase-admin/firestore";
 import type { CloudFunction } from "firebase-functions/v2";
 import { onDocumentDeleted, type FirestoreEvent } from "firebase-functions/v2/firestore";
 import { DATABASE_ID } from "../../config/params";
-import { fillTemplate } from "../../domain/paths";
-import { ttlTriggerTargets, type TtlTriggerTarget } from "../../domain/ttl";
-import { emitMetric } from "../../infra/metrics";
-import { policy } from "../../infra/registry";
-import { processTtlDelete, type TtlDeleteOptions, type TtlDeleteResult } from "../../infra/ttl-delete";
+import { fillTemplate } from "../../kernel/paths";
+import { ttlTriggerTargets, type TtlTriggerTarget } from "../../ttl/rules";
+import { emitMetric } from "../../platform/metrics";
+import { policy } from "../../platform/registry";
+import { processTtlDelete, type TtlDeleteOptions, type TtlDeleteResult } from "../../ttl/index";
 
 /** Exported group name: functions deploy as `ttlDeleted-<collection>` (e.g. `ttlDeleted-sessions`). */
 export const TTL_TRIGGER_GROUP = "ttlDeleted";

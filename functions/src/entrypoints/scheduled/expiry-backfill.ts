@@ -1,7 +1,7 @@
 import { onSchedule } from "firebase-functions/v2/scheduler";
 import { BACKFILL_MAX_DOCS, BACKFILL_MAX_SECONDS, BACKFILL_SCHEDULE } from "../../config/params";
-import { log } from "../../infra/logs";
-import { runExpiryBackfill } from "../../jobs/expiry-backfill";
+import { log } from "../../platform/logs";
+import { runExpiryBackfill } from "../../backfill/index";
 
 /**
  * The nightly expiry backfill. Each run works through its budget and saves its cursor; the next run

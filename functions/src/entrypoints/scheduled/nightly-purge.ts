@@ -1,8 +1,8 @@
 import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
 import { PURGE_SCHEDULE, PURGE_TIMEZONE } from "../../config/params";
-import type { JobSummary } from "../../jobs/catalog";
-import { enqueueHoldApply } from "../../infra/hold-tasks";
-import { runNightlyPurge } from "../../jobs/nightly-purge";
+import type { JobSummary } from "../../kernel/job";
+import { enqueueHoldApply } from "../../holds/index";
+import { runNightlyPurge } from "../../purge/index";
 
 /**
  * The scheduled body, exported so tests (the emulator never fires schedules) call exactly what the

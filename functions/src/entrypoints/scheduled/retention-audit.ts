@@ -1,7 +1,7 @@
 import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
 import { AUDIT_SCHEDULE } from "../../config/params";
-import { runRetentionAudit } from "../../jobs/retention-audit";
-import type { JobSummary } from "../../jobs/catalog";
+import { runRetentionAudit } from "../../audit/index";
+import type { JobSummary } from "../../kernel/job";
 
 /**
  * The scheduled body, exported so tests (the emulator never fires schedules) call exactly what the

@@ -1,0 +1,2 @@
+export { EVIDENCE_TX, openEvidence, recordEvidence } from "./store";
+export { verifyEvidence } from "./verify";

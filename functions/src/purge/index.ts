@@ -1,0 +1,5 @@
+export { runNightlyPurge, runPurgeChunk } from "./job";
+export { decideBrakeRun } from "./runner/brake";
+export { takeFactsOf } from "./runner/unit";
+export { purgeSettings } from "./settings";
+export { checkpointFrom, checkpointRef, requestRef } from "./store";
