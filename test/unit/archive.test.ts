@@ -7,7 +7,7 @@ import { DAY_MS } from "../../functions/src/kernel/policy";
 import { policyV1 } from "../helpers/policy";
 
 const policy = policyV1();
-import { sourceHash, toPlain } from "../../functions/src/purge/runner/archive-plain";
+import { sourceHash, toPlain } from "../../functions/src/purge/runner/archive";
 
 describe("archive domain", () => {
   it("copies business data only, never the retention fields", () => {

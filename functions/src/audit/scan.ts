@@ -17,7 +17,7 @@ import {
   type FindingCode,
   type ParentFacts,
 } from "./rules";
-import { ActiveHoldRef } from "../kernel/held";
+import type { ActiveHoldRef } from "../kernel/held";
 import { parentDocumentPath, segments } from "../kernel/paths";
 import bundle from "../generated/registry.json";
 import { newStats, tallyDoc, tallyRequest, type AuditStats } from "./stats";

@@ -1,7 +1,7 @@
 import { EVIDENCE_TX, openEvidence } from "../evidence/index";
 import { FieldPath, type DocumentReference, type DocumentSnapshot, type Query, type QueryDocumentSnapshot, type Transaction } from "firebase-admin/firestore";
 import { backfillPhases, planBackfillFix, type BackfillDocFacts, type BackfillFix, type BackfillPhase } from "./rules";
-import { ActiveHoldRef } from "../kernel/held";
+import type { ActiveHoldRef } from "../kernel/held";
 import type { EvidenceBody } from "../evidence/rules";
 import { matchPattern, parentDocumentPath } from "../kernel/paths";
 import { COLLECTIONS, db } from "../platform/firestore";

@@ -1,5 +1,5 @@
 import type { DocumentReference, Transaction } from "firebase-admin/firestore";
-import { ActiveHoldRef } from "../kernel/held";
+import type { ActiveHoldRef } from "../kernel/held";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { toTimestamp } from "../platform/governed-doc";
 

@@ -2,3 +2,4 @@ export { HoldView, activeHoldsInTx, readFence, readFenceInTx } from "./fence";
 export { activeHolds, activeHoldsCoveringInTx, applyHoldFlags, holdFlaggingCursor, placeHold, releaseHoldById, resumeHoldApplications } from "./service";
 export type { ApplyHold } from "./service";
 export { enqueueHoldApply, enqueueHoldTask } from "./tasks";
+export type { HoldSnapshot } from "./fence";

@@ -1,3 +1,4 @@
+import type { PurgeUnit } from "./rules/unit";
 import { randomUUID } from "node:crypto";
 import { chunkAt, needsFanOut, stepCount } from "./rules/batches";
 import { sweepTargets } from "./rules/sweep";
@@ -8,11 +9,14 @@ import { applyBrake, dueDates, judgeBrake, type BrakeOutcome } from "./runner/br
 import { fire, type PurgeHook, type StepEnv } from "./runner/env";
 import { planRequestUnit, planSweepUnit, type UnitPlan } from "./runner/plan";
 import { purgeSettings } from "./settings";
-import { candidateRequestIds } from "./runner/sources";
-import { runSteps } from "./runner/steps";
+import { deleteStep } from "./runner/execute";
+import { finalizeStep } from "./runner/finalize";
+import { markStep } from "./runner/mark";
+import { maskStep } from "./runner/mask";
+import { runSteps, type Steps } from "./runner/step";
 import { checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "./store";
 import { enqueueChunk, type Enqueue, type PurgeChunkTask } from "./runner/tasks";
-import { blockUnit, chainOwner, handOver, leaseRequest, leaseSweep, RequestMovedOnError, startRound, subjectOf, type LeasedUnit } from "./runner/unit";
+import { blockUnit, candidateRequestIds, chainOwner, handOver, leaseRequest, leaseSweep, RequestMovedOnError, startRound, subjectOf, type LeasedUnit } from "./runner/unit";
 import { HoldView, readFence, applyHoldFlags, resumeHoldApplications, type ApplyHold } from "../holds/index";
 import { RampLimiter } from "./runner/rate-limiter";
 import { resumeCancellations } from "../requests/index";
@@ -73,9 +77,8 @@ export type UnitOutcome =
   | "NOTHING_TO_DO"
   | "FAILED";
 
-export interface UnitReport {
-  unitKey: string;
-  kind: "request" | "sweep";
+/** What a run did with a unit. */
+export interface UnitReport extends Pick<PurgeUnit, "unitKey" | "kind"> {
   outcome: UnitOutcome;
   reason?: string;
   counts?: Record<string, number>;
@@ -89,6 +92,9 @@ interface RunConfig {
 }
 
 const DEFAULT_BUDGET_MS = 480_000;
+
+/** The purge's steps: mark, delete and mask each run one batch through the step helper; finalize ends the round. */
+const STEPS: Steps = { mark: markStep, delete: deleteStep, mask: maskStep, finalize: finalizeStep };
 const PURGE_ACTOR = { type: "system", id: "nightlyPurge" } as const;
 
 function holderFor(opts: PurgeRunOptions): LeaseHolder {
@@ -139,7 +145,7 @@ async function drive(cp: UnitCheckpoint, cfg: RunConfig, env: StepEnv): Promise<
     });
     return "FANNED_OUT";
   }
-  return runSteps(cp.unitKey, cp.round, Number.POSITIVE_INFINITY, env);
+  return runSteps(cp.unitKey, cp.round, Number.POSITIVE_INFINITY, env, STEPS);
 }
 
 async function runFresh(unit: LeasedUnit, plan: UnitPlan, cfg: RunConfig, env: StepEnv): Promise<UnitReport> {
@@ -379,7 +385,7 @@ export async function runPurgeChunk(task: PurgeChunkTask, opts: ChunkOptions = {
   const range = chunkAt(Math.min(task.start, total - 1), total, cp.fanOut.stepsPerChunk);
   let result;
   try {
-    result = await runSteps(cp.unitKey, cp.round, range.end, env);
+    result = await runSteps(cp.unitKey, cp.round, range.end, env, STEPS);
   } catch (err) {
     if (err instanceof LeaseLostError) {
       log.warn("purge.lease.lost", { unitKey: task.unitKey, owner: holder.owner });

@@ -1,7 +1,7 @@
+import type { PurgeUnit, UnitKind } from "./rules/unit";
 import type { DocumentData, DocumentReference, DocumentSnapshot, Transaction } from "firebase-admin/firestore";
 import type { PurgeItem, PurgeBatchKind } from "./rules/batches";
 import type { PurgeClaim, PurgeDocFacts } from "./rules/decide";
-import type { Subject } from "../plan/rules";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { GOVERNED_FIELDS, readGoverned } from "../platform/governed-doc";
 
@@ -14,15 +14,11 @@ import { GOVERNED_FIELDS, readGoverned } from "../platform/governed-doc";
  * (unitKey = sweep-{collection}).
  */
 
-export type UnitKind = "request" | "sweep";
+export type { UnitKind };
 export type UnitPhase = "RUNNING" | "DONE" | "BLOCKED";
 
-export interface UnitCheckpoint {
-  unitKey: string;
-  kind: UnitKind;
-  requestId: string | null;
-  collection: string | null;
-  subject: Subject | null;
+/** A unit's checkpoint: the unit and the state of its current round. */
+export interface UnitCheckpoint extends PurgeUnit {
   round: number;
   phase: UnitPhase;
   manifestHash: string;
@@ -93,7 +89,7 @@ export function checkpointFrom(data: DocumentData | undefined): UnitCheckpoint |
     kind: data.kind === "request" ? "request" : "sweep",
     requestId: typeof data.requestId === "string" ? data.requestId : null,
     collection: typeof data.collection === "string" ? data.collection : null,
-    subject: (data.subject as Subject | undefined) ?? null,
+    subject: (data.subject as PurgeUnit["subject"] | undefined) ?? null,
     round: data.round,
     phase: data.phase === "DONE" ? "DONE" : data.phase === "BLOCKED" ? "BLOCKED" : "RUNNING",
     manifestHash: String(data.manifestHash ?? ""),

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { Timestamp, type DocumentReference } from "firebase-admin/firestore";
 import { archiveIdFor } from "../../../functions/src/purge/rules/archive";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
-import { sourceHash } from "../../../functions/src/purge/runner/archive-plain";
+import { sourceHash } from "../../../functions/src/purge/runner/archive";
 import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/service";

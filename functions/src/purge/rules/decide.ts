@@ -1,3 +1,4 @@
+import type { UnitRound } from "./unit";
 import { evaluateDestroy, type DestroyReason } from "../../kernel/destroy-predicate";
 import { heldBy, type ActiveHoldRef } from "../../kernel/held";
 import { assertTransition, isLifecycleState, type LifecycleState } from "../../kernel/lifecycle";
@@ -10,12 +11,8 @@ import type { PolicyIndex } from "../../kernel/policy";
  * document), and execution (the last check, in the same step that deletes).
  */
 
-/** A unit of purge work: one deletion request, or one collection's policy sweep. */
-export interface PurgeUnitRef {
-  unitKey: string;
-  /** Each fresh plan of a unit is a new round; claims from older rounds are stale. */
-  round: number;
-}
+/** The unit (and round) a decision is made for (rules/unit.ts). */
+export type PurgeUnitRef = UnitRound;
 
 /** A document's claim: the unit, round and policy version whose decision made it PURGE_ELIGIBLE. */
 export interface PurgeClaim {

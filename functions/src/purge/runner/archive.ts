@@ -1,17 +1,16 @@
+import { DocumentReference, FieldValue, GeoPoint, Timestamp, type DocumentData, type DocumentSnapshot, type Transaction } from "firebase-admin/firestore";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
-import { FieldValue, type DocumentReference, type DocumentSnapshot, type Transaction } from "firebase-admin/firestore";
-import { archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetention, businessData, type ArchiveEntry, type ArchiveProblem } from "../rules/archive";
-import { ActiveHoldRef } from "../../kernel/held";
+import { activeHoldsInTx } from "../../holds/index";
+import type { ActiveHoldRef } from "../../kernel/held";
 import { isSameOrUnder } from "../../kernel/paths";
-import { sourceHash, verifyArchiveSnapshot } from "./archive-plain";
 import { COLLECTIONS, db } from "../../platform/firestore";
 import { governedToFirestore, readGoverned, toTimestamp } from "../../platform/governed-doc";
 import { fenceLease, renewLeaseInTx } from "../../platform/lease";
 import { log } from "../../platform/logs";
-import { fire, purgeEvidence, type StepEnv } from "./env";
-import { activeHoldsInTx } from "../../holds/index";
-import type { UnitCheckpoint } from "../store";
 import { policy } from "../../platform/registry";
+import { archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetention, businessData, checkArchive, contentHash, type ArchiveEntry, type ArchiveProblem } from "../rules/archive";
+import type { UnitCheckpoint } from "../store";
+import { fire, purgeEvidence, type StepEnv } from "./env";
 
 /**
  * The archive workflow (Firestore target, `archives/{archiveId}`; the rules deny every client):
@@ -29,6 +28,7 @@ const ARCHIVE_SLICE = 100;
 
 export const archiveRef = (archiveId: string): DocumentReference => db().collection(COLLECTIONS.archives).doc(archiveId);
 
+/** The unit whose sources are archived, in the round about to start, with its lease. */
 export type ArchiveUnit = Pick<UnitCheckpoint, "unitKey" | "round" | "requestId" | "manifestHash" | "policyVersion"> & { leaseRef: DocumentReference };
 
 export type ArchiveResult =
@@ -176,4 +176,50 @@ export function holdArchiveInTx(tx: Transaction, archive: DocumentSnapshot, hold
     ...(holdId ? { holdIds: FieldValue.arrayUnion(holdId) } : {}),
     expireAt: FieldValue.delete(),
   });
+}
+
+
+/**
+ * A stable plain form of Firestore values, so the archive hash of a document is the same before and after
+ * the copy round-trips through Firestore: Timestamps keep their nanoseconds, references their path, bytes
+ * their content. Non-finite numbers get a tagged form because canonical JSON refuses them.
+ */
+export function toPlain(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "number") return Number.isFinite(value) ? value : { $number: String(value) };
+  if (typeof value !== "object") return value;
+  if (value instanceof Timestamp) return { $timestamp: `${value.seconds}.${String(value.nanoseconds).padStart(9, "0")}` };
+  if (value instanceof Date) return toPlain(Timestamp.fromDate(value));
+  if (value instanceof GeoPoint) return { $geopoint: [value.latitude, value.longitude] };
+  if (value instanceof DocumentReference) return { $ref: value.path };
+  if (value instanceof Uint8Array) return { $bytes: Buffer.from(value).toString("base64") };
+  if (Array.isArray(value)) return value.map(toPlain);
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, toPlain(v)]));
+}
+
+/** SHA-256 of a source document's business data (retention fields excluded), in plain form. */
+export function sourceHash(data: DocumentData): string {
+  return contentHash(toPlain(businessData(data)));
+}
+
+/** SHA-256 of an archive's stored copy, as read back now. */
+export function archivedDataHash(archive: DocumentData | undefined): string | null {
+  const copy = archive?.data as Record<string, unknown> | undefined;
+  return copy && typeof copy === "object" ? contentHash(toPlain(copy)) : null;
+}
+
+/** Read-back verification of one archive against its source (both as read now). */
+export function verifyArchiveSnapshot(source: DocumentSnapshot, archive: DocumentSnapshot): ArchiveProblem | null {
+  const src = source.data();
+  if (!src) return "SOURCE_CHANGED";
+  const a = archive.data();
+  return checkArchive(
+    { sourcePath: source.ref.path, sha256: sourceHash(src) },
+    {
+      exists: archive.exists,
+      sourcePath: typeof a?.sourcePath === "string" ? a.sourcePath : null,
+      recordedSha256: typeof a?.sha256 === "string" ? a.sha256 : null,
+      dataSha256: archivedDataHash(a),
+    },
+  );
 }

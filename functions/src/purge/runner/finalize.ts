@@ -17,7 +17,7 @@ import { adminApp, db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
 import { readFence } from "../../holds/index";
 import { log } from "../../platform/logs";
-import { fenceStep, writeCheckpoint } from "./fence";
+import { fenceStep, writeCheckpoint } from "./step";
 import { fire, purgeEvidence, type StepEnv } from "./env";
 import { compareNames, documentsInRange, existingAmong } from "./probe";
 import { batchFrom, batchRef, readAll, requestRef, retainedRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "../store";

@@ -1,7 +1,8 @@
+import { requestUnit, sweepUnit, type PurgeUnit } from "../rules/unit";
 import type { DocumentSnapshot } from "firebase-admin/firestore";
 import { hashCanonical } from "../../kernel/canonical";
 import { isOpenRequest } from "../../requests/rules/requests";
-import { ActiveHoldRef } from "../../kernel/held";
+import type { ActiveHoldRef } from "../../kernel/held";
 import { sortedUnique } from "../../kernel/paths";
 import type { Subject } from "../../plan/rules";
 import { evaluateForPurge, keepAncestorsOf, type BlockReason, type Evaluation, type PurgeDocFacts } from "../rules/decide";
@@ -10,16 +11,11 @@ import { streamGovernedDescendants, toTimestamp } from "../../platform/governed-
 import { db } from "../../platform/firestore";
 import { activeHolds } from "../../holds/index";
 import { planSubject } from "../../plan/index";
-import { factsOfData, readAll, requestRef, type RetainedRecord, type UnitKind } from "../store";
+import { factsOfData, readAll, requestRef, type RetainedRecord } from "../store";
 import { policy } from "../../platform/registry";
 
 /** A unit's manifest as the purge will execute it, after the destroy predicate has judged every path. */
-export interface UnitPlan {
-  unitKey: string;
-  kind: UnitKind;
-  requestId: string | null;
-  collection: string | null;
-  subject: Subject | null;
+export interface UnitPlan extends PurgeUnit {
   manifestHash: string;
   delete: string[];
   external: string[];
@@ -111,11 +107,7 @@ export async function planRequestUnit(requestId: string, subject: Subject, nowMs
   ];
   const deleteSet = new Set(kept.delete);
   return {
-    unitKey: requestId,
-    kind: "request",
-    requestId,
-    collection: null,
-    subject,
+    ...requestUnit(requestId, subject),
     manifestHash: plan.manifestHash,
     delete: kept.delete,
     external: plan.externalCopiesToReview.filter((p) => deleteSet.has(p)),
@@ -165,16 +157,12 @@ export async function planSweepUnit(target: SweepTarget, nowMs: number, limit: n
     })),
     ...kept.keptAncestors.map((p) => ({ path: p, action: "retain" as const, reasonCode: "RETAINED_DESCENDANT" })),
   ].sort((a, b) => (a.path < b.path ? -1 : 1));
-  const unitKey = `sweep-${target.collection}`;
+  const unit = sweepUnit(target.collection);
   const deleteSet = new Set(kept.delete);
   const pol = policy();
   return {
-    unitKey,
-    kind: "sweep",
-    requestId: null,
-    collection: target.collection,
-    subject: null,
-    manifestHash: hashCanonical({ unitKey, delete: [...kept.delete].sort(), retain, policyVersion: pol.version }),
+    ...unit,
+    manifestHash: hashCanonical({ unitKey: unit.unitKey, delete: [...kept.delete].sort(), retain, policyVersion: pol.version }),
     delete: kept.delete,
     external: [],
     mask: [],

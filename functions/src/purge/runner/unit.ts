@@ -1,10 +1,11 @@
+import { requestUnit, sweepUnit, type PurgeUnit } from "../rules/unit";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
-import { FieldValue, type DocumentData, type DocumentReference, type Transaction } from "firebase-admin/firestore";
+import { FieldPath, FieldValue, type DocumentData, type DocumentReference, type QueryDocumentSnapshot, type Transaction } from "firebase-admin/firestore";
 import { assertRequestMove, parseRequestState, purgeMayTake, type RequestState, type TakeFacts } from "../../requests/rules/requests";
 import { DomainError } from "../../kernel/errors";
 import { planPurgeBatches, type PurgeBatch } from "../rules/batches";
 import type { Subject } from "../../plan/rules";
-import { db } from "../../platform/firestore";
+import { COLLECTIONS, db } from "../../platform/firestore";
 import { toMs, toTimestamp } from "../../platform/governed-doc";
 import { fenceLease, leaseValue, releaseLeaseInTx, tryAcquireLease, type LeaseHolder } from "../../platform/lease";
 import { log } from "../../platform/logs";
@@ -19,16 +20,10 @@ import {
   requestRef,
   retainedRef,
   type UnitCheckpoint,
-  type UnitKind,
 } from "../store";
 
 /** A unit this runner holds the lease on, as it was when leased. */
-export interface LeasedUnit {
-  kind: UnitKind;
-  unitKey: string;
-  requestId: string | null;
-  collection: string | null;
-  subject: Subject | null;
+export interface LeasedUnit extends PurgeUnit {
   leaseRef: DocumentReference;
   /** The checkpoint of the unit's last round, if any. */
   previous: UnitCheckpoint | null;
@@ -86,11 +81,7 @@ export async function leaseRequest(requestId: string, holder: LeaseHolder, nowMs
   const previous = checkpointFrom((await checkpointRef(requestId).get()).data());
   log.info("purge.request.leased", { requestId, owner: holder.owner });
   return {
-    kind: "request",
-    unitKey: requestId,
-    requestId,
-    collection: null,
-    subject: subjectOf(data),
+    ...requestUnit(requestId, subjectOf(data)),
     leaseRef: ref,
     previous,
     resume: data.state === "PROCESSING" && previous?.phase === "RUNNING",
@@ -99,12 +90,12 @@ export async function leaseRequest(requestId: string, holder: LeaseHolder, nowMs
 
 /** Leases one collection's sweep (the lease lives on its checkpoint). */
 export async function leaseSweep(collection: string, holder: LeaseHolder): Promise<LeasedUnit | null> {
-  const unitKey = `sweep-${collection}`;
-  const ref = checkpointRef(unitKey);
+  const unit = sweepUnit(collection);
+  const ref = checkpointRef(unit.unitKey);
   const data = await tryAcquireLease(ref, holder, () => true);
   if (!data) return null;
   const previous = checkpointFrom(data);
-  return { kind: "sweep", unitKey, requestId: null, collection, subject: null, leaseRef: ref, previous, resume: previous?.phase === "RUNNING" };
+  return { ...unit, leaseRef: ref, previous, resume: previous?.phase === "RUNNING" };
 }
 
 function baseCheckpoint(
@@ -300,4 +291,38 @@ export async function handOver(cp: UnitCheckpoint, stepsPerChunk: number, env: S
     }
     return { generation };
   }, EVIDENCE_TX);
+}
+
+/** Requests read per page while looking for the ones a run may take. */
+const CANDIDATE_PAGE = 500;
+
+/** The request states a run may take (each subject to `purgeMayTake`). */
+const TAKEABLE = ["PENDING", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD"];
+
+/**
+ * Deletion requests a run may take (requests/rules/requests.ts#purgeMayTake), oldest grace end first. The state filter is a
+ * single-field query (no composite index); the rest is judged in memory over the few fields it selects.
+ */
+export async function candidateRequestIds(nowMs: number, limit: number, fenceGeneration: number): Promise<string[]> {
+  const found: { id: string; graceMs: number }[] = [];
+  let last: QueryDocumentSnapshot | undefined;
+  for (;;) {
+    let q = db()
+      .collection(COLLECTIONS.deletionRequests)
+      .where("state", "in", TAKEABLE)
+      .select("state", "graceEndsAt", "heldFenceGeneration")
+      .orderBy(FieldPath.documentId())
+      .limit(CANDIDATE_PAGE);
+    if (last) q = q.startAfter(last);
+    const snap = await q.get();
+    for (const d of snap.docs) {
+      if (purgeMayTake(takeFactsOf(d.data()), nowMs, fenceGeneration)) found.push({ id: d.id, graceMs: toMs(d.get("graceEndsAt")) ?? Number.POSITIVE_INFINITY });
+    }
+    if (snap.size < CANDIDATE_PAGE) break;
+    last = snap.docs[snap.docs.length - 1];
+  }
+  return found
+    .sort((a, b) => a.graceMs - b.graceMs || (a.id < b.id ? -1 : 1))
+    .slice(0, limit)
+    .map((f) => f.id);
 }
