@@ -1,32 +1,29 @@
+import { SETTINGS, type SettingKey, type SettingSpec, type SettingValue } from "../config/params";
 /**
  * Runtime settings, read lazily from the environment (Cloud Functions exposes params as env vars; the
  * CLI and tests set the same names). Nothing here runs at import time.
  */
-/** A positive integer setting from the environment, or its default; a malformed value fails loudly. */
-export function positiveIntFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
+/**
+ * A setting's value at run time: the environment variable its param defines (Cloud Functions sets params as
+ * environment variables; the CLI and tests set the same names), else its default, checked against its kind
+ * and bounds. A malformed value fails loudly. The one reader of every setting (config/params.ts#SETTINGS).
+ */
+export function setting<K extends SettingKey>(key: K): SettingValue<K> {
+  const s: SettingSpec = SETTINGS[key];
+  const raw = process.env[s.env];
+  if (raw === undefined || raw === "") return s.default as SettingValue<K>;
+  if (s.kind === "string") return raw as SettingValue<K>;
+  if (s.kind === "bool") {
+    if (raw === "true" || raw === "false") return (raw === "true") as SettingValue<K>;
+    throw new Error(`${s.env} must be true or false, got ${raw}`);
+  }
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return n;
-}
-
-/** A non-negative integer setting from the environment, or its default; a malformed value fails loudly. */
-export function nonNegativeIntFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${raw}`);
-  return n;
-}
-
-/** A boolean setting from the environment ("true"/"false"), or its default; anything else fails loudly. */
-export function booleanFromEnv(name: string, fallback: boolean): boolean {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (raw === "true") return true;
-  if (raw === "false") return false;
-  throw new Error(`${name} must be true or false, got ${raw}`);
+  const min = s.min ?? Number.NEGATIVE_INFINITY;
+  const max = s.max ?? Number.POSITIVE_INFINITY;
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${s.env} must be an integer${s.min !== undefined ? ` of at least ${s.min}` : ""}${s.max !== undefined ? ` and at most ${s.max}` : ""}, got ${raw}`);
+  }
+  return n as SettingValue<K>;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -68,14 +65,14 @@ export function emulatorGate(env: Env): { open: boolean; missing: string[] } {
 }
 
 export const settings = {
-  databaseId: (): string => process.env.RETENTION_DATABASE_ID || "(default)",
+  databaseId: (): string => setting("databaseId"),
   projectId: (): string => process.env.GCLOUD_PROJECT || process.env.GOOGLE_CLOUD_PROJECT || process.env.RETENTION_PROJECT_ID || "demo-atlasmart-firestore",
   /** The request/cancel cooldown's base (requests/rules/requests.ts#requestCooldownUntil); 0 turns it off. */
-  requestCooldownMs: (): number => nonNegativeIntFromEnv("RETENTION_REQUEST_COOLDOWN_MINUTES", 60) * 60_000,
+  requestCooldownMs: (): number => setting("requestCooldownMinutes") * 60_000,
   /** True only on the Firebase emulators, on every side the gate checks ({@link emulatorGate}): the gate for `asOf` time travel. */
   onEmulator: (): boolean => emulatorGate(process.env).open,
   /** App Check on the user-facing callables: on unless the deployment (or the emulators' .env.local) turns it off. */
-  enforceAppCheck: (): boolean => booleanFromEnv("RETENTION_ENFORCE_APP_CHECK", true),
+  enforceAppCheck: (): boolean => setting("enforceAppCheck"),
   /** How long getDeletionStatus may answer from its stored summary before planning the subject again. */
-  statusRefreshMs: (): number => positiveIntFromEnv("RETENTION_STATUS_REFRESH_MINUTES", 15) * 60_000,
+  statusRefreshMs: (): number => setting("statusRefreshMinutes") * 60_000,
 };
