@@ -131,23 +131,13 @@ const contenders = {
     const { runNightlyPurge, runPurgeChunk } = functionsLib("purge/job.js");
     const { approvePurgeRunHandler } = functionsLib("entrypoints/callable/approve-purge-run.js");
     const { adminApp } = functionsLib("platform/firestore.js");
-    const { Timestamp } = require("firebase-admin/firestore");
     const { getAuth } = require("firebase-admin/auth");
     const now = Date.now();
-    await firestore.doc("deletionRequests/bench-tenant").set({
-      requestId: "bench-tenant",
-      subjectType: "tenant",
-      tenantId: BENCH_TENANT,
-      state: "PENDING",
-      source: "staff",
-      requestedAt: Timestamp.fromMillis(now - 40 * 86_400_000),
-      graceEndsAt: Timestamp.fromMillis(now - 86_400_000),
-      dueAt: Timestamp.fromMillis(now + 20 * 86_400_000),
-      policyVersion: "v1",
-      timeline: [],
-      softDeleted: 0,
-    });
+    const { openDeletionRequest } = functionsLib("requests/index.js");
     const actor = { type: "system", id: "bench" };
+    // The tenant's closure, opened through the request service 40 days ago (its 30-day grace is over): the
+    // service soft-deletes the tree, untimed, as it would have done then.
+    await openDeletionRequest({ subject: { type: "tenant", tenantId: BENCH_TENANT }, source: "staff", actor: { type: "staff", id: "bench-officer" }, nowMs: now - 40 * 86_400_000 });
     // The dry run says whether the brake will trip; only then does a real run record the waiting set (and,
     // tripped, it archives, marks and deletes nothing), so the timed run below always does the whole purge.
     const dry = await runNightlyPurge({ nowMs: now, asOfMs: null, dryRun: true, sweep: false, actor });

@@ -1,4 +1,5 @@
 export { runNightlyPurge, runPurgeChunk } from "./job";
+export type { PurgeRunOptions, UnitReport } from "./job";
 export { decideBrakeRun } from "./runner/brake";
 export { takeFactsOf } from "./runner/unit";
 export { purgeSettings } from "./settings";

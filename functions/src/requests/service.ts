@@ -1,5 +1,5 @@
 import { EVIDENCE_TX, openEvidence } from "../evidence/index";
-import { FieldValue, type DocumentSnapshot } from "firebase-admin/firestore";
+import { FieldValue, type DocumentData, type DocumentSnapshot } from "firebase-admin/firestore";
 import { hashCanonical } from "../kernel/canonical";
 import {
   assertNoCooldown,
@@ -23,6 +23,7 @@ import type { Actor, EvidenceBody } from "../evidence/rules";
 import { isLifecycleState } from "../kernel/lifecycle";
 import { segments, sortedUnique } from "../kernel/paths";
 import { discoverSubject } from "../plan/index";
+import type { Subject } from "../plan/rules";
 import { pageGoverned, governedToFirestore, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { activeHolds } from "../holds/index";
@@ -36,12 +37,15 @@ const REQUEST_BATCH = 200;
 
 const requestsCol = () => db().collection(COLLECTIONS.deletionRequests);
 
+/** Every request of a subject: a user's by uid, a tenant's closures by tenant (equality filters only: no composite index). */
+const requestsOf = (subject: Subject) =>
+  subject.type === "user" ? requestsCol().where("uid", "==", subject.uid) : requestsCol().where("subjectType", "==", "tenant").where("tenantId", "==", subject.tenantId);
+
 export function requestToFirestore(r: DeletionRequest): Record<string, unknown> {
   return {
     requestId: r.requestId,
-    subjectType: r.subjectType,
-    uid: r.uid,
-    tenantId: r.tenantId,
+    ...subjectFields(r.subject),
+    requestedBy: r.requestedBy,
     state: r.state,
     source: r.source,
     ...(r.reason !== undefined ? { reason: r.reason } : {}),
@@ -57,14 +61,25 @@ export function requestToFirestore(r: DeletionRequest): Record<string, unknown> 
 
 const timelineToFirestore = (t: TimelineEntry) => ({ at: toTimestamp(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) });
 
+/** How a request stores its subject: `subjectType`, `tenantId`, and the `uid` of a user (queried by the backstop and the audit). */
+function subjectFields(subject: Subject): Record<string, string> {
+  return subject.type === "user" ? { subjectType: "user", uid: subject.uid, tenantId: subject.tenantId } : { subjectType: "tenant", tenantId: subject.tenantId };
+}
+
+/** The subject of a stored deletion request: a user (an account erasure), or a tenant (its closure). */
+export function subjectOfRequest(data: DocumentData): Subject {
+  const tenantId = String(data.tenantId ?? "");
+  return data.subjectType === "tenant" ? { type: "tenant", tenantId } : { type: "user", uid: String(data.uid ?? ""), tenantId };
+}
+
 export function requestFromFirestore(snap: DocumentSnapshot): DeletionRequest {
   const d = snap.data() ?? {};
   const timeline = Array.isArray(d.timeline) ? (d.timeline as Record<string, unknown>[]) : [];
+  const subject = subjectOfRequest(d);
   return {
     requestId: snap.id,
-    subjectType: "user",
-    uid: String(d.uid ?? ""),
-    tenantId: String(d.tenantId ?? ""),
+    subject,
+    requestedBy: typeof d.requestedBy === "string" ? d.requestedBy : subject.type === "user" ? subject.uid : "",
     state: parseRequestState(d.state),
     source: (d.source as RequestSource) ?? "user",
     ...(typeof d.reason === "string" ? { reason: d.reason } : {}),
@@ -90,8 +105,8 @@ export async function readRequest(requestId: string): Promise<DeletionRequest> {
 }
 
 export interface OpenRequestInput {
-  uid: string;
-  tenantId: string;
+  /** A user (their own account, or the Auth backstop's) or a tenant (its closure, opened by staff). */
+  subject: Subject;
   source: RequestSource;
   reason?: string;
   actor: Actor;
@@ -101,9 +116,9 @@ export interface OpenRequestInput {
 }
 
 /**
- * Opens a deletion request for a user, or returns the one that already covers them, then soft-deletes the
- * subject's data. The look-up of the uid's requests is a query inside the transaction that creates the new
- * one; Firestore transactions are serializable, so two concurrent calls cannot both create.
+ * Opens a deletion request for a subject (a user or a tenant), or returns the one that already covers it, then
+ * soft-deletes the subject's data. The look-up of the subject's requests is a query inside the transaction
+ * that creates the new one; Firestore transactions are serializable, so two concurrent calls cannot both create.
  * - a user's own call gets any open request back (OPEN_REQUEST_STATES); after a cancel, a new request waits
  *   out the request/cancel cooldown (REQUEST_COOLDOWN);
  * - the Auth backstop also treats a PURGED request as handled (the purge deletes the Auth account itself),
@@ -117,7 +132,7 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
   const ref = requestsCol().doc();
   for (;;) {
     const outcome = await db().runTransaction(async (tx) => {
-      const mine = (await tx.get(requestsCol().where("uid", "==", input.uid))).docs.map(requestFromFirestore);
+      const mine = (await tx.get(requestsOf(input.subject))).docs.map(requestFromFirestore);
       const existing = mine.filter((r) => states.includes(r.state)).sort((a, b) => a.requestedAtMs - b.requestedAtMs);
       if (existing.length > 0) return { kind: "existing", request: existing[0]!, created: false } as const;
       const cancelling = mine.find((r) => r.state === "CANCELLING");
@@ -128,7 +143,7 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
       }
       const evidence = await openEvidence(tx);
       const request = newDeletionRequest(
-        { requestId: ref.id, uid: input.uid, tenantId: input.tenantId, source: input.source, reason: input.reason, nowMs: input.nowMs },
+        { requestId: ref.id, subject: input.subject, requestedBy: input.actor.id, source: input.source, reason: input.reason, nowMs: input.nowMs },
         policy(),
       );
       tx.create(ref, { ...requestToFirestore(request), ...(input.eventId ? { sourceEventId: input.eventId } : {}) });
@@ -143,7 +158,8 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
         counts: { graceDays: Math.round((request.graceEndsAtMs - request.requestedAtMs) / 86_400_000) },
         // The user's own words are personal data: evidence keeps only a hash of them.
         detail: {
-          tenantId: request.tenantId,
+          tenantId: request.subject.tenantId,
+          subjectType: request.subject.type,
           graceEndsAt: new Date(request.graceEndsAtMs).toISOString(),
           dueAt: new Date(request.dueAtMs).toISOString(),
           ...(input.reason ? { reasonHash: hashCanonical({ reason: input.reason }) } : {}),
@@ -181,9 +197,9 @@ function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
 export async function softDeleteSubjectData(requestId: string, actor: Actor, nowMs: number): Promise<number> {
   const requestRef = requestsCol().doc(requestId);
   const request = requestFromFirestore(await requestRef.get());
-  const entries = new Map(policy().dataMap("user").map((e) => [e.id, e]));
+  const entries = new Map(policy().dataMap(request.subject.type).map((e) => [e.id, e]));
   const candidates: string[] = [];
-  for await (const d of discoverSubject({ type: "user", uid: request.uid, tenantId: request.tenantId })) {
+  for await (const d of discoverSubject(request.subject)) {
     const action = entries.get(d.entryId)?.action;
     if (action === "delete" || action === "mask") candidates.push(d.path);
   }

@@ -1,10 +1,10 @@
 import type { DocumentReference } from "firebase-admin/firestore";
-import { holdsDigest, summaryIsFresh, type StatusSummaryFacts } from "./rules/status";
+import { summaryIsFresh, type StatusSummaryFacts } from "./rules/status";
 import type { DeletionRequest } from "./rules/requests";
 import type { RetainedItem } from "../plan/rules";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { toMs, toTimestamp } from "../platform/governed-doc";
-import { activeHolds } from "../holds/index";
+import { readFence } from "../holds/index";
 import { log } from "../platform/logs";
 import { planSubject } from "../plan/index";
 import { policy } from "../platform/registry";
@@ -30,7 +30,7 @@ export interface StatusSummary extends StatusSummaryFacts {
   retainedOmitted: number;
 }
 
-type Subject = Pick<DeletionRequest, "requestId" | "uid" | "tenantId">;
+type Request = Pick<DeletionRequest, "requestId" | "subject">;
 
 function fromFirestore(data: Record<string, unknown> | undefined): StatusSummary | null {
   const plannedAtMs = toMs(data?.plannedAt);
@@ -38,20 +38,20 @@ function fromFirestore(data: Record<string, unknown> | undefined): StatusSummary
   return {
     plannedAtMs,
     policyVersion: typeof data.policyVersion === "string" ? data.policyVersion : "",
-    holdsDigest: typeof data.holdsDigest === "string" ? data.holdsDigest : "",
+    holdFence: typeof data.holdFence === "number" ? data.holdFence : -1,
     retained: data.retained as RetainedItem[],
     retainedOmitted: typeof data.retainedOmitted === "number" ? data.retainedOmitted : 0,
   };
 }
 
-/** Plans the subject now and stores the summary. `digest`: the active holds' digest, when already read. */
-export async function writeStatusSummary(request: Subject, nowMs: number, digest?: string): Promise<StatusSummary> {
+/** Plans the subject now and stores the summary. `fence`: the hold fence generation, when already read. */
+export async function writeStatusSummary(request: Request, nowMs: number, fence?: number): Promise<StatusSummary> {
   const pol = policy();
-  const [plan, holds] = await Promise.all([planSubject({ type: "user", uid: request.uid, tenantId: request.tenantId }, nowMs), digest ?? activeHolds().then(holdsDigest)]);
+  const [plan, holdFence] = await Promise.all([planSubject(request.subject, nowMs), fence ?? readFence()]);
   const summary: StatusSummary = {
     plannedAtMs: nowMs,
     policyVersion: pol.version,
-    holdsDigest: holds,
+    holdFence,
     retained: plan.retain.slice(0, SUMMARY_MAX_ITEMS),
     retainedOmitted: Math.max(0, plan.retain.length - SUMMARY_MAX_ITEMS),
   };
@@ -64,10 +64,9 @@ export async function writeStatusSummary(request: Subject, nowMs: number, digest
 }
 
 /** The summary a status call answers from: the stored one while fresh, else a new plan (stored). */
-export async function currentStatusSummary(request: Subject, nowMs: number, refreshMs: number): Promise<StatusSummary> {
-  const [snap, holds] = await Promise.all([statusSummaryRef(request.requestId).get(), activeHolds()]);
-  const digest = holdsDigest(holds);
+export async function currentStatusSummary(request: Request, nowMs: number, refreshMs: number): Promise<StatusSummary> {
+  const [snap, fence] = await Promise.all([statusSummaryRef(request.requestId).get(), readFence()]);
   const stored = fromFirestore(snap.data());
-  if (stored && summaryIsFresh(stored, { nowMs, policyVersion: policy().version, holdsDigest: digest, refreshMs })) return stored;
-  return writeStatusSummary(request, nowMs, digest);
+  if (stored && summaryIsFresh(stored, { nowMs, policyVersion: policy().version, holdFence: fence, refreshMs })) return stored;
+  return writeStatusSummary(request, nowMs, fence);
 }

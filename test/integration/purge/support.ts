@@ -109,7 +109,7 @@ export async function putCustomer(uid: string, opts: { tenantId?: string; messag
 
 /** Opens a deletion request through the real request code (which soft-deletes the subject's data). */
 export async function requestDeletion(uid: string, tenantId = "t-acme", nowMs = T0): Promise<string> {
-  const { request } = await openDeletionRequest({ uid, tenantId, source: "user", actor: { type: "user", id: uid }, nowMs });
+  const { request } = await openDeletionRequest({ subject: { type: "user", uid, tenantId }, source: "user", actor: { type: "user", id: uid }, nowMs });
   return request.requestId;
 }
 

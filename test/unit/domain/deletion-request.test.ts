@@ -11,11 +11,12 @@ import {
   parseRequestState,
   REQUEST_STATES,
   requestCooldownUntil,
+  requestOwner,
   restoreOutcome,
   softDeleteOutcome,
   type SoftDeleteMarks,
 } from "../../../functions/src/requests/rules/requests";
-import { describePath, describeRetained, holdsDigest, summaryIsFresh } from "../../../functions/src/requests/rules/status";
+import { describePath, describeRetained, summaryIsFresh } from "../../../functions/src/requests/rules/status";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { isHeld } from "../../../functions/src/kernel/held";
 import type { GovernedFields } from "../../../functions/src/kernel/governed";
@@ -54,12 +55,11 @@ function reasonOf(fn: () => unknown): string {
 
 describe("newDeletionRequest", () => {
   it("takes grace and due periods from the user-delete class and records the policy version", () => {
-    const r = newDeletionRequest({ requestId: "r1", uid: "u-1", tenantId: "t", source: "user", reason: "bye", nowMs: T0 }, policy);
+    const r = newDeletionRequest({ requestId: "r1", subject: { type: "user", uid: "u-1", tenantId: "t" }, requestedBy: "u-1", source: "user", reason: "bye", nowMs: T0 }, policy);
     expect(r).toEqual({
       requestId: "r1",
-      subjectType: "user",
-      uid: "u-1",
-      tenantId: "t",
+      subject: { type: "user", uid: "u-1", tenantId: "t" },
+      requestedBy: "u-1",
       state: "PENDING",
       source: "user",
       reason: "bye",
@@ -70,21 +70,29 @@ describe("newDeletionRequest", () => {
       timeline: [{ atMs: T0, event: "REQUESTED", detail: "source user" }],
       softDeleted: 0,
     });
-    expect(newDeletionRequest({ requestId: "r2", uid: "u", tenantId: "t", source: "auth-backstop", reason: "", nowMs: T0 }, policy).reason).toBeUndefined();
+    expect(newDeletionRequest({ requestId: "r2", subject: { type: "user", uid: "u", tenantId: "t" }, requestedBy: "authBackstop", source: "auth-backstop", reason: "", nowMs: T0 }, policy).reason).toBeUndefined();
   });
 
   it("follows a different registry's periods, and refuses a registry without the class's due date", () => {
     const reg = loadV1();
     const changed = new PolicyIndex({ ...reg, version: "v9", classes: reg.classes.map((c) => (c.id === "user-delete" ? { ...c, graceDays: 14, dueDays: 28 } : c)) });
-    const r = newDeletionRequest({ requestId: "r", uid: "u", tenantId: "t", source: "staff", nowMs: T0 }, changed);
+    const r = newDeletionRequest({ requestId: "r", subject: { type: "user", uid: "u", tenantId: "t" }, requestedBy: "c-1", source: "staff", nowMs: T0 }, changed);
     expect([r.graceEndsAtMs - T0, r.dueAtMs - T0, r.policyVersion]).toEqual([14 * DAY_MS, 28 * DAY_MS, "v9"]);
     const broken = new PolicyIndex({ ...reg, classes: reg.classes.map((c) => (c.id === "user-delete" ? { ...c, dueDays: undefined } : c)) });
-    expect(() => newDeletionRequest({ requestId: "r", uid: "u", tenantId: "t", source: "user", nowMs: T0 }, broken)).toThrow(/dueDays/);
+    expect(() => newDeletionRequest({ requestId: "r", subject: { type: "user", uid: "u", tenantId: "t" }, requestedBy: "u", source: "user", nowMs: T0 }, broken)).toThrow(/dueDays/);
+  });
+
+  it("a tenant's closure is the same model, with the tenant-account class's periods and its opener as owner", () => {
+    const r = newDeletionRequest({ requestId: "r3", subject: { type: "tenant", tenantId: "t-acme" }, requestedBy: "ra-3001", source: "staff", nowMs: T0 }, policy);
+    expect(r).toMatchObject({ subject: { type: "tenant", tenantId: "t-acme" }, requestedBy: "ra-3001", state: "PENDING", graceEndsAtMs: T0 + 30 * DAY_MS, dueAtMs: T0 + 60 * DAY_MS });
+    expect(requestOwner(r)).toBe("ra-3001");
+    expect(reasonOf(() => cancelDecision(r, "u-1", T0, false))).toBe("permission-denied/NOT_OWNER");
+    expect(cancelDecision(r, "ra-3001", T0, false)).toBe("cancel");
   });
 });
 
 describe("cancelDecision", () => {
-  const req = { uid: "u-1", state: "PENDING" as const, graceEndsAtMs: T0 + 7 * DAY_MS };
+  const req = { subject: { type: "user" as const, uid: "u-1", tenantId: "t" }, requestedBy: "u-1", state: "PENDING" as const, graceEndsAtMs: T0 + 7 * DAY_MS };
   it("lets the owner cancel a pending, unleased request before the grace ends", () => {
     expect(cancelDecision(req, "u-1", T0, false)).toBe("cancel");
     expect(cancelDecision(req, "u-1", T0 + 7 * DAY_MS - 1, false)).toBe("cancel");
@@ -211,8 +219,8 @@ describe("deletion status texts", () => {
 });
 
 describe("deletion status summary freshness", () => {
-  const now = { nowMs: 1_000_000, policyVersion: "v1", holdsDigest: holdsDigest([]), refreshMs: 15 * 60_000 };
-  const stored = { plannedAtMs: now.nowMs - 60_000, policyVersion: "v1", holdsDigest: now.holdsDigest };
+  const now = { nowMs: 1_000_000, policyVersion: "v1", holdFence: 4, refreshMs: 15 * 60_000 };
+  const stored = { plannedAtMs: now.nowMs - 60_000, policyVersion: "v1", holdFence: 4 };
   it("answers from the summary within the refresh interval while holds and policy are unchanged", () => {
     expect(summaryIsFresh(stored, now)).toBe(true);
     expect(summaryIsFresh(null, now)).toBe(false);
@@ -221,8 +229,7 @@ describe("deletion status summary freshness", () => {
     expect(summaryIsFresh({ ...stored, policyVersion: "v0" }, now)).toBe(false);
   });
   it("plans again as soon as a hold is placed or released", () => {
-    const h = { holdId: "h1", targetPath: "tenants/t/orders/o-1", reasonCode: "LITIGATION" };
-    expect(summaryIsFresh(stored, { ...now, holdsDigest: holdsDigest([h]) })).toBe(false);
-    expect(holdsDigest([h, { ...h, holdId: "h2" }])).toBe(holdsDigest([{ ...h, holdId: "h2" }, h]));
+    // Every placement and release moves the hold fence.
+    expect(summaryIsFresh(stored, { ...now, holdFence: 5 })).toBe(false);
   });
 });

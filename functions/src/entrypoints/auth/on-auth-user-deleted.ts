@@ -22,8 +22,7 @@ export async function handleAuthUserDeleted(
     return { requestId: null, created: false };
   }
   const { request, created } = await openDeletionRequest({
-    uid: user.uid,
-    tenantId,
+    subject: { type: "user", uid: user.uid, tenantId },
     source: "auth-backstop",
     actor: { type: "system", id: "authBackstop" },
     nowMs,

@@ -3,6 +3,7 @@ import { describeRetained } from "../../requests/rules/status";
 import { permissionDenied } from "../../kernel/errors";
 import { policy } from "../../platform/registry";
 import { readRequest, currentStatusSummary } from "../../requests/index";
+import { requestOwner } from "../../requests/rules/requests";
 import { settings } from "../../platform/settings";
 import { callable, inputs, type Caller } from "./shared";
 
@@ -28,7 +29,7 @@ export async function getDeletionStatusHandler(
 ) {
   const request = await readRequest(input.requestId);
   const staff = caller.roles.includes("compliance");
-  if (request.uid !== caller.uid && !staff) {
+  if (requestOwner(request) !== caller.uid && !staff) {
     throw permissionDenied("NOT_OWNER", "Only the subject or compliance staff may read this request.");
   }
   const summary = await currentStatusSummary(request, env.nowMs, env.refreshMs);

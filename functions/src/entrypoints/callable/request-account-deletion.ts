@@ -10,8 +10,7 @@ export async function requestAccountDeletionHandler(input: z.infer<typeof Reques
   if (!caller.tenantId) throw permissionDenied("NO_TENANT_CLAIM", "Only an app user with a tenant can request account deletion.");
   const nowMs = Date.now();
   const { request, created } = await openDeletionRequest({
-    uid: caller.uid,
-    tenantId: caller.tenantId,
+    subject: { type: "user", uid: caller.uid, tenantId: caller.tenantId },
     source: "user",
     reason: input.reason,
     actor: { ...actorOf(caller), type: "user" },

@@ -2,6 +2,7 @@ import { DomainError, permissionDenied, preconditionFailed } from "../../kernel/
 import type { GovernedFields } from "../../kernel/governed";
 import { assertTransition, isLifecycleState, type LifecycleState } from "../../kernel/lifecycle";
 import { DAY_MS, type PolicyIndex } from "../../kernel/policy";
+import type { Subject } from "../../plan/rules";
 
 export const REQUEST_STATES = ["PENDING", "CANCELLING", "CANCELLED", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD", "PURGED"] as const;
 export type RequestState = (typeof REQUEST_STATES)[number];
@@ -80,8 +81,12 @@ export function assertRequestMove(from: RequestState, to: RequestState): void {
   }
 }
 
-/** The retention class whose grace and due periods govern an account-deletion request. */
+/** The retention classes whose grace and due periods govern a user's erasure and a tenant's closure. */
 export const USER_DELETE_CLASS = "user-delete";
+export const TENANT_CLOSURE_CLASS = "tenant-account";
+
+/** Who owns a request, and may cancel it: the user it erases, or the staff member who opened a tenant's closure. */
+export const requestOwner = (req: Pick<DeletionRequest, "subject" | "requestedBy">): string => (req.subject.type === "user" ? req.subject.uid : req.requestedBy);
 
 export interface TimelineEntry {
   atMs: number;
@@ -89,12 +94,15 @@ export interface TimelineEntry {
   detail?: string;
 }
 
-/** `deletionRequests/{requestId}` in domain form (times as epoch ms). */
+/**
+ * `deletionRequests/{requestId}` in domain form (times as epoch ms). Its subject is a user (an account
+ * erasure) or a tenant (a tenant's closure): one model, one state machine, one purge path.
+ */
 export interface DeletionRequest {
   requestId: string;
-  subjectType: "user";
-  uid: string;
-  tenantId: string;
+  subject: Subject;
+  /** Who opened it: the user for their own account, the staff member for a tenant closure, or the system. */
+  requestedBy: string;
   state: RequestState;
   source: RequestSource;
   reason?: string;
@@ -109,24 +117,27 @@ export interface DeletionRequest {
   cancelledAtMs?: number;
 }
 
+/** The class whose grace and due periods govern a request: `user-delete` for a user, `tenant-account` for a tenant. */
+export const requestClassOf = (subject: Subject): string => (subject.type === "user" ? USER_DELETE_CLASS : TENANT_CLOSURE_CLASS);
+
 /**
- * A new account-deletion request. Grace and due periods come from the `user-delete` class, so a change of
- * policy (a new registry version) changes them for new requests only: the request records its version.
+ * A new deletion request. Grace and due periods come from the subject's class (`requestClassOf`), so a change
+ * of policy (a new registry version) changes them for new requests only: the request records its version.
  */
 export function newDeletionRequest(
-  args: { requestId: string; uid: string; tenantId: string; source: RequestSource; reason?: string; nowMs: number },
+  args: { requestId: string; subject: Subject; requestedBy: string; source: RequestSource; reason?: string; nowMs: number },
   policy: PolicyIndex,
 ): DeletionRequest {
-  const cls = policy.classById(USER_DELETE_CLASS);
+  const classId = requestClassOf(args.subject);
+  const cls = policy.classById(classId);
   if (!cls || cls.dueDays === undefined) {
-    throw new Error(`registry ${policy.version}: class ${USER_DELETE_CLASS} with dueDays is required for deletion requests`);
+    throw new Error(`registry ${policy.version}: class ${classId} with dueDays is required for deletion requests`);
   }
   const graceDays = cls.graceDays ?? 0;
   return {
     requestId: args.requestId,
-    subjectType: "user",
-    uid: args.uid,
-    tenantId: args.tenantId,
+    subject: args.subject,
+    requestedBy: args.requestedBy,
     state: "PENDING",
     source: args.source,
     ...(args.reason !== undefined && args.reason !== "" ? { reason: args.reason } : {}),
@@ -148,12 +159,12 @@ export function newDeletionRequest(
  * grace period is over (both failed-precondition).
  */
 export function cancelDecision(
-  req: Pick<DeletionRequest, "uid" | "state" | "graceEndsAtMs">,
+  req: Pick<DeletionRequest, "subject" | "requestedBy" | "state" | "graceEndsAtMs">,
   callerUid: string,
   nowMs: number,
   purgeLeaseLive: boolean,
 ): "cancel" | "resume" | "already-cancelled" {
-  if (req.uid !== callerUid) throw permissionDenied("NOT_OWNER", "Only the subject of a deletion request may cancel it.");
+  if (requestOwner(req) !== callerUid) throw permissionDenied("NOT_OWNER", "Only the owner of a deletion request may cancel it.");
   if (req.state === "CANCELLED") return "already-cancelled";
   if (req.state === "CANCELLING") return "resume";
   if (isGraceOver(req, nowMs)) {

@@ -1,4 +1,3 @@
-import { hashCanonical } from "../../kernel/canonical";
 import type { RetainedItem } from "../../plan/rules";
 import type { PolicyIndex } from "../../kernel/policy";
 import { segments } from "../../kernel/paths";
@@ -60,14 +59,8 @@ export function describeRetained(items: readonly RetainedItem[], policy: PolicyI
 export interface StatusSummaryFacts {
   plannedAtMs: number;
   policyVersion: string;
-  /** The digest of the active hold records when it was planned ({@link holdsDigest}). */
-  holdsDigest: string;
-}
-
-/** The digest of the active holds: any placement or release changes it. */
-export function holdsDigest(holds: readonly { holdId: string; targetPath: string; reasonCode: string }[]): string {
-  const sorted = [...holds].map((h) => [h.holdId, h.targetPath, h.reasonCode]).sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0));
-  return hashCanonical({ holds: sorted });
+  /** The hold fence's generation when it was planned: every hold placement and release moves it. */
+  holdFence: number;
 }
 
 /**
@@ -75,9 +68,9 @@ export function holdsDigest(holds: readonly { holdId: string; targetPath: string
  * `refreshMs`, and at once when the holds or the policy version changed (a hold placed or released changes
  * what is retained and why). A summary from the future (a clock moved back) is not trusted.
  */
-export function summaryIsFresh(summary: StatusSummaryFacts | null, now: { nowMs: number; policyVersion: string; holdsDigest: string; refreshMs: number }): boolean {
+export function summaryIsFresh(summary: StatusSummaryFacts | null, now: { nowMs: number; policyVersion: string; holdFence: number; refreshMs: number }): boolean {
   if (!summary) return false;
-  if (summary.policyVersion !== now.policyVersion || summary.holdsDigest !== now.holdsDigest) return false;
+  if (summary.policyVersion !== now.policyVersion || summary.holdFence !== now.holdFence) return false;
   const age = now.nowMs - summary.plannedAtMs;
   return age >= 0 && age < now.refreshMs;
 }
