@@ -7,7 +7,7 @@ import { defineConfig } from "vitest/config";
 // - "functions": suites that need the deployed functions (callables over HTTP, the real TTL triggers, the
 //   Cloud Tasks fan-out). They run against the full emulator set, on their own.
 const FUNCTIONS_SUITES = [
-  "test/integration/callables/**/*.test.ts",
+  "test/integration/entrypoints/callable/**/*.test.ts",
   "test/integration/ttl/trigger.test.ts",
   "test/integration/purge/functions-emulator.test.ts",
 ];
