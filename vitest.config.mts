@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-// Three kinds of test (STYLE.md): unit needs nothing; the emulator suites run under `scripts/emulators.mjs`,
+// Three kinds of test: unit needs nothing; the emulator suites run under `scripts/emulators.mjs`,
 // which fails loudly when an emulator cannot start. The emulator suites are split in two runs:
 // - "emulator": rules and integration suites that drive the code in-process, on Firestore + Auth only. No
 //   functions are loaded, so no delete trigger reacts to the data a suite writes or clears.

@@ -3,7 +3,7 @@ import { DomainError } from "./errors";
 export const LIFECYCLE_STATES = ["ACTIVE", "SOFT_DELETED", "ARCHIVED", "LEGAL_HOLD", "PURGE_ELIGIBLE", "PURGED"] as const;
 export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
 
-/** The lifecycle state machine from PRODUCT.md. Anything not listed is refused. */
+/** The lifecycle state machine (docs/OVERVIEW.md). Anything not listed is refused. */
 const ALLOWED: Readonly<Record<LifecycleState, readonly LifecycleState[]>> = {
   ACTIVE: ["SOFT_DELETED", "LEGAL_HOLD"],
   SOFT_DELETED: ["ACTIVE", "ARCHIVED", "LEGAL_HOLD", "PURGE_ELIGIBLE"],

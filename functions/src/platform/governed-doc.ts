@@ -1,5 +1,5 @@
 import { FieldPath, FieldValue, Timestamp, type DocumentData, type Query, type QueryDocumentSnapshot } from "firebase-admin/firestore";
-import type { GovernedFields } from "../kernel/governed";
+import { PROTECTED_FIELDS, type GovernedFields } from "../kernel/governed";
 import { isLifecycleState } from "../kernel/lifecycle";
 import { descendantsQuery } from "./kindless";
 
@@ -79,27 +79,12 @@ export function governedToFirestore(g: GovernedFields, mode: "merge" | "set" = "
 }
 
 /**
- * The one field mask for reading governed documents: the retention fields and the server's bookkeeping, never
- * business content. Discovery, planning, the purge's transactions, the audit and the backfill all read
- * through it, so a retention read never moves personal data into memory it has no use for.
+ * The one field mask for reading governed documents: the retention fields and the server's bookkeeping (the
+ * protected fields, kernel/governed.ts), never business content. Discovery, planning, the purge's
+ * transactions, the audit and the backfill all read through it, so a retention read never moves personal data
+ * into memory it has no use for.
  */
-export const GOVERNED_FIELDS = [
-  "retentionClass",
-  "lifecycleState",
-  "tenantId",
-  "policyVersion",
-  "createdAt",
-  "expireAt",
-  "retainUntil",
-  "legalHold",
-  "holdIds",
-  "preHold",
-  "softDeletedAt",
-  "preDeleteState",
-  "deletionRequestId",
-  // The purge's decision record (which unit claimed the document), so deciding needs no second read.
-  "purgeDecision",
-] as const;
+export const GOVERNED_FIELDS = PROTECTED_FIELDS;
 
 export const DEFAULT_PAGE_SIZE = 300;
 

@@ -6,7 +6,7 @@ import { governedToFirestore, readGovernedStrict } from "./governed-doc";
 import { policy } from "./registry";
 
 /**
- * The one write path for governed documents (PRODUCT.md "One write path"). Reads the current document and,
+ * The one write path for governed documents (docs/OVERVIEW.md, "Governed data"). Reads the current document and,
  * for inherited classes, its parent, asks the domain for the retention fields, and writes business data and
  * retention fields together in the caller's transaction. Reads happen first, as Firestore requires.
  */

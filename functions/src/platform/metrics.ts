@@ -3,7 +3,7 @@ import type { Writable } from "node:stream";
 import { settings } from "./settings";
 
 /**
- * Metrics as structured log entries (PRODUCT.md "Metrics"). Each call writes one JSON line through
+ * Metrics as structured log entries (docs/METRICS.md). Each call writes one JSON line through
  * `@google-cloud/logging`'s `logSync` to a dedicated log; Cloud Logging log-based metrics (docs/METRICS.md)
  * turn them into time series and alerts. Writing to stdout costs no network call, so a function can emit
  * metrics on its hot path without losing them when its CPU is throttled after the response.
@@ -11,7 +11,7 @@ import { settings } from "./settings";
 export const METRICS_LOG_NAME = "retention-metrics";
 
 /**
- * The metric names, one per PRODUCT.md metric. Business-expiry numbers (`business_expiry_*`, requests past
+ * The metric names, one per metric in docs/METRICS.md. Business-expiry numbers (`business_expiry_*`, requests past
  * due) and storage-cleanup numbers (`ttl_cleanup_lag_ms`, deletion counts) are separate metrics on purpose:
  * a late sweeper never hides a visibility failure, and the other way round.
  */

@@ -25,7 +25,7 @@ import { settings } from "../platform/settings";
 import type { JobOptions, JobSummary } from "../kernel/job";
 
 /**
- * The nightly purge (PRODUCT.md "Nightly purge"). One run:
+ * The nightly purge (docs/OVERVIEW.md, "Background work"). One run:
  * 1. leases its units: deletion requests whose grace is over (and PROCESSING ones to resume), and one
  *    policy sweep per collection whose class has a duration (purge/rules/sweep.ts);
  * 2. plans each fresh unit and judges every path with the destroy predicate; a request with a refused

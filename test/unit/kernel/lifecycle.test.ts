@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { assertTransition, canTransition, LIFECYCLE_STATES, type LifecycleState } from "../../../functions/src/kernel/lifecycle";
 
-// The machine from PRODUCT.md, written out independently of the implementation's table.
+// The machine from docs/OVERVIEW.md, written out independently of the implementation's table.
 const EXPECTED: Record<LifecycleState, LifecycleState[]> = {
   ACTIVE: ["SOFT_DELETED", "LEGAL_HOLD"],
   SOFT_DELETED: ["ACTIVE", "ARCHIVED", "LEGAL_HOLD", "PURGE_ELIGIBLE"],

@@ -171,7 +171,7 @@ describe("fan-out simulation over a 1,000,000-path manifest (no writes)", () => 
   });
 
   describe("the brake at this size, at the registry's configured thresholds", () => {
-    const registry = JSON.parse(readFileSync(join(__dirname, "../../policies/versions/v1.json"), "utf8")) as { purge: BrakeLimits };
+    const registry = JSON.parse(readFileSync(join(__dirname, "../../../policies/versions/v1.json"), "utf8")) as { purge: BrakeLimits };
     const limits = registry.purge;
     const deleteByClass = { orders: ORDERS, messages: ORDERS * MESSAGES_PER_ORDER, users: USERS, tenants: 1, directory: DIRECTORY, feeds: FEED_ITEMS };
     const sizes = { orders: 10_000_000, messages: 90_000_000, users: 5_000_000, tenants: 20_000, directory: 3_000_000, feeds: 2_000_000 };

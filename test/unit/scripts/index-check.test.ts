@@ -383,7 +383,7 @@ describe("the repository's firestore.indexes.json", () => {
 
 describe("the recorder's request shapes and call sites", () => {
   const load = createRequire(import.meta.url);
-  const recorder = load("../../scripts/index-check/recorder.cjs") as {
+  const recorder = load("../../../scripts/index-check/recorder.cjs") as {
     shapeOfRequest(method: string, request: unknown): QueryShape | null;
     framesOf(callSites: { getFileName(): string | null; getLineNumber(): number | null; getFunctionName(): string | null; getMethodName(): string | null }[]): { file: string; fn: string }[];
     REPO_ROOT: string;

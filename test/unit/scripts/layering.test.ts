@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
  * meant to catch: run over a small tree that breaks each rule once, beside files that follow them.
  */
 const require = createRequire(import.meta.url);
-const config = require("../../.dependency-cruiser.cjs") as { forbidden: unknown[] };
+const config = require("../../../.dependency-cruiser.cjs") as { forbidden: unknown[] };
 
 interface Violation {
   rule: { name: string };

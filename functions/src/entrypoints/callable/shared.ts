@@ -29,7 +29,7 @@ export function requireRole(caller: Caller, role: Role): void {
   }
 }
 
-/** Maps a domain error to its HttpsError (STYLE.md table); the machine code goes in details.reason. */
+/** Maps a domain error to its HttpsError (the table in docs/decisions/0012-requests-holds-callables.md); the machine code goes in details.reason. */
 export function toHttpsError(err: DomainError): HttpsError {
   return new HttpsError(err.kind, err.message, { reason: err.reason, ...err.details });
 }

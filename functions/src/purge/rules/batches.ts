@@ -4,7 +4,7 @@ import { childrenFirst, documentDepth } from "../../kernel/paths";
  * How a purge manifest is cut into batches and steps. Pure, so a simulation can check the ordering rules
  * at sizes no emulator test reaches.
  *
- * Ordering rules (PRODUCT.md "Purge"):
+ * Ordering rules (docs/OVERVIEW.md):
  * - children before parents: delete batches run deepest first, and a batch never mixes depths, so every
  *   document of a deeper level is settled before any document above it is touched;
  * - the subject's own tree first, then external copies (directories, feeds), then masking of retained

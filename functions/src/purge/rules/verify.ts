@@ -1,7 +1,7 @@
 import { isSameOrUnder } from "../../kernel/paths";
 
 /**
- * The last check of a purge (PRODUCT.md "Every copy counts"): every path of the manifest is gone, or still
+ * The last check of a purge (docs/OVERVIEW.md, "Every copy counts"): every path of the manifest is gone, or still
  * there with a documented reason. Pure; the caller feeds it what it read, one batch at a time, so a large
  * manifest is verified with bounded memory.
  */
