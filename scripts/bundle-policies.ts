@@ -5,6 +5,8 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { sha256Hex } from "../functions/src/kernel/canonical";
 import { checkRegistry, collectionsInRules, type LockEntry } from "../functions/src/kernel/registry-check";
+import { retentionFingerprints } from "../functions/src/kernel/policy";
+import { RegistrySchema } from "../functions/src/kernel/policy-schema";
 import { demoCollectionIds } from "../functions/src/demo/atlasmart";
 
 const root = resolve(import.meta.dirname, "..");
@@ -51,7 +53,10 @@ if (errors.length > 0 || !current) {
 if (!args.includes("--check")) {
   const outDir = join(root, "functions", "src", "generated");
   mkdirSync(outDir, { recursive: true });
-  const bundle = { current, published: lock.map(({ version, sha256 }) => ({ version, sha256 })) };
+  // Each published version's retention fingerprints, so the audit can tell a document stamped with an older
+  // version whose retention did not change (not stale) from one whose retention did.
+  const published = lock.map(({ version, sha256, file }) => ({ version, sha256, retention: retentionFingerprints(RegistrySchema.parse(JSON.parse(files.get(file)!))) }));
+  const bundle = { current, published };
   writeFileSync(join(outDir, "registry.json"), `${JSON.stringify(bundle, null, 2)}\n`);
 }
 console.log(`policy registry ok: current ${current.version}, ${lock.length} published version(s)`);

@@ -11,3 +11,11 @@ export function loadV1(): Registry {
 }
 
 export const policyV1 = (): PolicyIndex => new PolicyIndex(loadV1());
+
+/** A published registry version by name (`v1`, `v2`, ...), parsed the same way the build does. */
+export function loadVersion(version: string): Registry {
+  return RegistrySchema.parse(JSON.parse(readFileSync(join(repoRoot, "policies", "versions", `${version}.json`), "utf8")));
+}
+
+/** The v2 registry: a tenant's closure archives its finance records (data map action `archive`). */
+export const policyV2 = (): PolicyIndex => new PolicyIndex(loadVersion("v2"));

@@ -93,6 +93,12 @@ export interface AuditContext {
   policy: PolicyIndex;
   /** Published registry versions, oldest first; the last is the current one. */
   publishedVersions: readonly string[];
+  /**
+   * Each published version's retention fingerprints (kernel/policy.ts#retentionFingerprints), by version. A
+   * document stamped with an older version whose fingerprint for its collection equals the current one's is
+   * not stale. Absent: every older version is stale.
+   */
+  retentionByVersion?: ReadonlyMap<string, Readonly<Record<string, string>>>;
   activeHolds: readonly ActiveHoldRef[];
   nowMs: number;
   thresholds: AuditThresholds;
@@ -131,7 +137,7 @@ export function auditGovernedDoc(doc: AuditDoc, parent: ParentFacts | null, ctx:
 
   if (!isLifecycleState(doc.lifecycleState)) add("INVALID_LIFECYCLE_STATE", `lifecycleState ${JSON.stringify(doc.lifecycleState)} is not in the state machine`);
 
-  const stale = policyVersionProblem(doc.policyVersion, ctx.publishedVersions);
+  const stale = policyVersionProblem(doc.policyVersion, ctx.publishedVersions, (older) => sameRetention(ctx, older, rule?.pattern));
   if (stale) add("STALE_POLICY_VERSION", stale);
 
   if (parent && !parent.exists) add("ORPHANED_SUBCOLLECTION", `parent ${parentDocumentPath(doc.path) ?? "?"} does not exist`);
@@ -176,12 +182,23 @@ export function auditGovernedDoc(doc: AuditDoc, parent: ParentFacts | null, ctx:
   return out;
 }
 
-/** Why a stored policyVersion is stale, or null when it is the current published version. */
-export function policyVersionProblem(version: string | null, published: readonly string[]): string | null {
+/** Whether the registry gives `pattern` the same retention under `older` as under the current version. */
+function sameRetention(ctx: AuditContext, older: string, pattern: string | undefined): boolean {
+  const current = ctx.publishedVersions[ctx.publishedVersions.length - 1];
+  if (pattern === undefined || current === undefined || !ctx.retentionByVersion) return false;
+  const then = ctx.retentionByVersion.get(older)?.[pattern];
+  return then !== undefined && then === ctx.retentionByVersion.get(current)?.[pattern];
+}
+
+/**
+ * Why a stored policyVersion is stale, or null: it is the current published version, or an older one under
+ * which the document's retention is the same as now (`unchangedSince`), so there is nothing to re-evaluate.
+ */
+export function policyVersionProblem(version: string | null, published: readonly string[], unchangedSince: (version: string) => boolean = () => false): string | null {
   const current = published[published.length - 1];
   if (version === null || version === "") return "document has no policyVersion";
   if (!published.includes(version)) return `${version} is not a published registry version`;
-  if (current !== undefined && versionNumber(version) < versionNumber(current)) {
+  if (current !== undefined && versionNumber(version) < versionNumber(current) && !unchangedSince(version)) {
     return `retention was set under ${version}; the current version is ${current}: re-evaluate it`;
   }
   return null;

@@ -115,6 +115,7 @@ class AuditRun {
     this.ctx = {
       policy: policy(),
       publishedVersions: bundle.published.map((p) => p.version),
+      retentionByVersion: new Map(bundle.published.map((p) => [p.version, p.retention])),
       activeHolds: holds,
       nowMs: opts.nowMs,
       thresholds: opts.thresholds ?? DEFAULT_THRESHOLDS,

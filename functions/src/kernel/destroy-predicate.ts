@@ -30,14 +30,22 @@ export interface DestroyInput {
    * document is judged on its expiry and the workflow like any other.
    */
   currentDecision?: boolean;
+  /**
+   * The subject's data map keeps this document as a verified archive copy (its `archive` action): its archive
+   * must be verified (step 3), and then the workflow may delete the original whatever its class's
+   * deletability, because the archive copy keeps the record for the rest of its retention.
+   */
+  workflowArchives?: boolean;
 }
 
 /**
  * The destroy predicate. A document may be destroyed only when, in this order:
  * 1. no active hold covers it (flag or hold record)   otherwise LEGAL_HOLD
  * 2. its class is known                                otherwise UNKNOWN_POLICY
- * 3. its archive is verified, where the class needs one otherwise ARCHIVE_NOT_VERIFIED
- * 4. it has expired, the workflow authorises it, or it carries the current
+ * 3. its archive is verified, where the class or the
+ *    data map (workflowArchives) needs one             otherwise ARCHIVE_NOT_VERIFIED
+ * 4. it has expired, the workflow authorises it (a user-deletable class, or a
+ *    record the data map archives), or it carries the current
  *    decision of the purge round acting now            otherwise NOT_EXPIRED
  * Holds are checked first so that a held document is never reported as merely "not expired".
  */
@@ -50,10 +58,11 @@ export function evaluateDestroy(input: DestroyInput, policy: PolicyIndex, nowMs:
   }
   const cls = policy.classById(input.doc.retentionClass);
   if (!cls) return decide("UNKNOWN_POLICY");
-  if (cls.archive.required && !input.archiveVerified) return decide("ARCHIVE_NOT_VERIFIED");
+  const archives = input.workflowArchives === true;
+  if ((cls.archive.required || archives) && !input.archiveVerified) return decide("ARCHIVE_NOT_VERIFIED");
   const eligible =
     (input.currentDecision === true && input.doc.lifecycleState === "PURGE_ELIGIBLE") ||
     isExpired(input.doc, nowMs) ||
-    (input.workflowEligible && cls.userDeletable);
+    (input.workflowEligible && (cls.userDeletable || archives));
   return decide(eligible ? "AUTHORIZED_BY_POLICY" : "NOT_EXPIRED");
 }

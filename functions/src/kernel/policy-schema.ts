@@ -69,13 +69,17 @@ export const DataMapEntrySchema = z
     collection: z.string().optional(),
     collectionId: z.string().optional(),
     where: z.array(whereClause).default([]),
-    action: z.enum(["delete", "retain", "mask"]),
+    /**
+     * What erasure does to the document: delete it; retain it with a reason; mask named fields; or archive it
+     * (a verified archive copy keeps the record for the rest of its retention, then the original is deleted).
+     */
+    action: z.enum(["delete", "retain", "mask", "archive"]),
     /** Descendant subcollections go with the document. */
     recursive: z.boolean().default(false),
     /** A copy outside the subject's own tree (directories, feeds): listed for review. */
     external: z.boolean().default(false),
     maskFields: z.array(z.string().min(1)).optional(),
-    /** Why data is retained or masked instead of deleted; shown to the user. */
+    /** Why data is retained, masked or archived instead of deleted; shown to the user. */
     reason: z.string().optional(),
     reasonCode: SCREAMING.optional(),
   })

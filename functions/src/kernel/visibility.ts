@@ -11,3 +11,22 @@ export function isBusinessVisible(
   if (doc.lifecycleState !== "ACTIVE") return false;
   return doc.expireAtMs === null || doc.expireAtMs === undefined || doc.expireAtMs > nowMs;
 }
+
+/**
+ * The field on a tenant's document (`tenants/{tenantId}`) that records its closure, written when a second
+ * staff member approves it: `{ requestId, reason: "TENANT_CLOSURE", closedAt }`. Server-only (a protected field).
+ */
+export const TENANT_CLOSURE_FIELD = "closure";
+
+/** The soft-delete reason of a tenant's closure: on its evidence, its request and its tenant's document. */
+export const TENANT_CLOSURE_REASON = "TENANT_CLOSURE";
+
+/**
+ * Whether a tenant's data may be shown at all: its document exists and carries no closure. From the moment a
+ * closure is approved every document of the tenant is hidden, whatever its own state: a document a hold kept
+ * ACTIVE, or one a hold's release brings back, stays out of every product read. A tenant with no document
+ * (never created, or purged) shows nothing either. The security rules state the same rule (`tenantOpen`).
+ */
+export function isTenantOpen(tenant: { exists: boolean; closure?: unknown }): boolean {
+  return tenant.exists && (tenant.closure === undefined || tenant.closure === null);
+}

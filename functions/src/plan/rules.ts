@@ -3,6 +3,7 @@ import { heldBy, type ActiveHoldRef } from "../kernel/held";
 import type { GovernedFields } from "../kernel/governed";
 import { ancestorDocuments, sortedUnique } from "../kernel/paths";
 import type { PolicyIndex } from "../kernel/policy";
+import type { DataMapEntry } from "../kernel/policy-schema";
 import { isExpired } from "../kernel/retention";
 
 export type Subject = { type: "user"; uid: string; tenantId: string } | { type: "tenant"; tenantId: string };
@@ -31,9 +32,23 @@ export interface RetainedItem {
   deferredByHold?: "delete" | "mask";
 }
 
+/**
+ * A record the data map keeps as a verified archive copy (its `archive` action): the purge copies it to the
+ * archive, verifies the copy by hash, and only then deletes the original, so it is in `delete` too.
+ */
+export interface ArchivedItem {
+  path: string;
+  reasonCode: string;
+  reason: string;
+  /** When the record's own retention ends (ISO date), if known; the archive copy keeps it at least that long. */
+  until?: string;
+}
+
 export interface DeletionManifest {
   subject: Subject;
   delete: string[];
+  /** The delete paths that are archived first (a subset of `delete`). */
+  archive: ArchivedItem[];
   retain: RetainedItem[];
   externalCopiesToReview: string[];
   policyVersion: string;
@@ -43,12 +58,23 @@ export interface DeletionPlan extends DeletionManifest {
   manifestHash: string;
 }
 
-/** What the erasure does to a discovered document when no hold is in the way. */
-function withoutHold(action: "delete" | "retain" | "mask", doc: DiscoveredDoc["doc"], policy: PolicyIndex, nowMs: number): "delete" | "retain" | "mask" {
+/** What the erasure does to a discovered document when no hold is in the way (an archived record is deleted too). */
+function withoutHold(action: DataMapAction, doc: DiscoveredDoc["doc"], policy: PolicyIndex, nowMs: number): "delete" | "retain" | "mask" {
+  if (action === "archive") return "delete";
   if (action !== "delete") return action;
   const cls = policy.classById(doc.retentionClass);
   return cls && !cls.userDeletable && !isExpired(doc, nowMs) ? "retain" : "delete";
 }
+
+type DataMapAction = DataMapEntry["action"];
+
+/**
+ * When two data-map entries reach the same path, the stricter one decides: an entry that keeps the live record
+ * beats one that removes it (retain > mask > archive > delete), and a later entry replaces a `delete`.
+ */
+const ACTION_RANK: Readonly<Record<DataMapAction, number>> = { delete: 0, archive: 1, mask: 2, retain: 3 };
+
+const untilOf = (doc: DiscoveredDoc["doc"]): string | undefined => (doc.retainUntilMs !== null ? new Date(doc.retainUntilMs).toISOString().slice(0, 10) : undefined);
 
 /**
  * Builds the deletion manifest for a subject from the documents discovered through its data map. Pure and
@@ -60,6 +86,9 @@ function withoutHold(action: "delete" | "retain" | "mask", doc: DiscoveredDoc["d
  *   never orphans a retained child;
  * - data-map `retain`/`mask` entries (reason from the registry);
  * - documents whose class is not user-deletable and whose retention has not run out (reason: the class).
+ * Archived (data-map `archive` entries): deleted once a verified archive copy keeps the record, whatever the
+ * class's deletability; a record whose retention has already run out is simply deleted (an archive copy would
+ * keep it past its retention).
  */
 export function buildDeletionPlan(
   subject: Subject,
@@ -70,15 +99,16 @@ export function buildDeletionPlan(
 ): DeletionPlan {
   const entries = new Map(policy.dataMap(subject.type).map((e) => [e.id, e]));
   const retained = new Map<string, RetainedItem>();
+  const archived = new Map<string, ArchivedItem>();
   const toDelete = new Set<string>();
   const external = new Set<string>();
 
   const byPath = new Map<string, DiscoveredDoc>();
   for (const d of discovered) {
-    // A path reached by two entries keeps the stricter one: retain/mask beat delete.
     const prev = byPath.get(d.path);
-    const prevAction = prev ? entries.get(prev.entryId)?.action : undefined;
-    if (!prev || prevAction === "delete") byPath.set(d.path, d);
+    const prevRank = prev ? ACTION_RANK[entries.get(prev.entryId)?.action ?? "delete"] : -1;
+    const rank = ACTION_RANK[entries.get(d.entryId)?.action ?? "delete"];
+    if (prevRank <= 0 || rank > prevRank) byPath.set(d.path, d);
   }
 
   for (const d of [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : 1))) {
@@ -98,8 +128,15 @@ export function buildDeletionPlan(
       });
       continue;
     }
+    if (entry.action === "archive") {
+      toDelete.add(d.path);
+      if (isExpired(d.doc, nowMs)) continue;
+      const until = untilOf(d.doc);
+      archived.set(d.path, { path: d.path, reasonCode: entry.reasonCode ?? "POLICY_RETENTION", reason: entry.reason ?? "archived by policy", ...(until ? { until } : {}) });
+      continue;
+    }
     if (entry.action === "retain" || entry.action === "mask") {
-      const until = d.doc.retainUntilMs !== null ? new Date(d.doc.retainUntilMs).toISOString().slice(0, 10) : undefined;
+      const until = untilOf(d.doc);
       retained.set(d.path, {
         path: d.path,
         action: entry.action,
@@ -112,7 +149,7 @@ export function buildDeletionPlan(
     }
     const cls = policy.classById(d.doc.retentionClass);
     if (cls && !cls.userDeletable && !isExpired(d.doc, nowMs)) {
-      const until = d.doc.retainUntilMs !== null ? new Date(d.doc.retainUntilMs).toISOString().slice(0, 10) : undefined;
+      const until = untilOf(d.doc);
       retained.set(d.path, {
         path: d.path,
         action: "retain",
@@ -131,6 +168,7 @@ export function buildDeletionPlan(
   for (const path of [...toDelete]) {
     if (ancestorsOfRetained.has(path)) {
       toDelete.delete(path);
+      archived.delete(path);
       retained.set(path, {
         path,
         action: "retain",
@@ -143,6 +181,7 @@ export function buildDeletionPlan(
   const manifest: DeletionManifest = {
     subject,
     delete: sortedUnique(toDelete),
+    archive: [...archived.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
     retain: [...retained.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
     externalCopiesToReview: sortedUnique(external),
     policyVersion: policy.version,
@@ -150,8 +189,11 @@ export function buildDeletionPlan(
   return { ...manifest, manifestHash: hashManifest(manifest) };
 }
 
-/** SHA-256 of the canonical JSON of a manifest (without its hash). */
+/**
+ * SHA-256 of the canonical JSON of a manifest (without its hash). `archive` is hashed only when it lists
+ * something, so a manifest that archives nothing keeps the hash it had before archiving existed.
+ */
 export function hashManifest(manifest: DeletionManifest): string {
-  const { subject, delete: del, retain, externalCopiesToReview, policyVersion } = manifest;
-  return hashCanonical({ subject, delete: del, retain, externalCopiesToReview, policyVersion });
+  const { subject, delete: del, archive, retain, externalCopiesToReview, policyVersion } = manifest;
+  return hashCanonical({ subject, delete: del, ...(archive.length > 0 ? { archive } : {}), retain, externalCopiesToReview, policyVersion });
 }

@@ -12,6 +12,7 @@ import { log } from "../../../functions/src/platform/logs";
 import { METRICS_LOG_NAME, setMetricsTransport } from "../../../functions/src/platform/metrics";
 import { JOBS } from "../../../functions/src/jobs/catalog";
 import { db } from "../../helpers/emulator";
+import { policy } from "../../../functions/src/platform/registry";
 import { captureMetrics, point } from "../../helpers/metrics";
 import { freshDemo } from "./helpers";
 
@@ -34,7 +35,7 @@ describe("retentionAudit job", () => {
     expect(summary).toMatchObject({ job: "retentionAudit", ok: true, findings: 0, dryRun: false });
     const stored = await reports();
     expect(stored.map((d) => d.id)).toEqual(["audit-2026-12-01T03:30:00.000Z"]);
-    expect(stored[0]!.data()).toMatchObject({ kind: "retentionAudit", ok: true, totalFindings: 0, policyVersion: "v1" });
+    expect(stored[0]!.data()).toMatchObject({ kind: "retentionAudit", ok: true, totalFindings: 0, policyVersion: policy().version });
     expect(info).toHaveBeenCalledWith("audit.done", expect.objectContaining({ findings: 0 }));
     expect(error).not.toHaveBeenCalled();
 

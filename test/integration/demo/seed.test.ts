@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEMO_DOCS, DEMO_USERS } from "../../../functions/src/demo/atlasmart";
 import { seedDemo } from "../../../functions/src/demo/seed";
+import { policy } from "../../../functions/src/platform/registry";
 import { getAuth } from "firebase-admin/auth";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 
@@ -22,7 +23,7 @@ describe("seed-demo", () => {
     for (const d of DEMO_DOCS) {
       const data = afterFirst[d.path] as Record<string, unknown> | undefined;
       expect(data, d.path).toBeDefined();
-      expect(data).toMatchObject({ lifecycleState: "ACTIVE", tenantId: d.tenantId, policyVersion: "v1" });
+      expect(data).toMatchObject({ lifecycleState: "ACTIVE", tenantId: d.tenantId, policyVersion: policy().version });
       expect(typeof data?.retentionClass).toBe("string");
     }
     expect((afterFirst["sessions/s-1001"] as { expireAt?: unknown }).expireAt).toBeDefined();

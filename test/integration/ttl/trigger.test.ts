@@ -40,7 +40,7 @@ describe("TTL delete triggers (Functions emulator)", () => {
       paths: ["sessions/s-real-1"],
       counts: { childrenRemoved: 3, childrenKept: 0 },
       decision: { reason: "SWEEPER", retentionClass: "session-30d" },
-      policyVersion: "v1",
+      policyVersion: policy().version,
       actor: { type: "system", id: "ttlDeleted-sessions" },
     });
     expect(JSON.stringify(evidence[0])).not.toContain("u-1001");

@@ -16,8 +16,8 @@ import {
   type AuditDoc,
   type ArchiveFacts,
 } from "../../../functions/src/audit/rules";
-import { DAY_MS } from "../../../functions/src/kernel/policy";
-import { policyV1 } from "../../helpers/policy";
+import { DAY_MS, PolicyIndex, retentionFingerprints } from "../../../functions/src/kernel/policy";
+import { loadVersion, policyV1 } from "../../helpers/policy";
 
 const NOW = Date.parse("2027-03-01T00:00:00Z");
 const HOUR = 3_600_000;
@@ -132,6 +132,32 @@ describe("audit rules for governed documents", () => {
     expect(policyVersionProblem("v1", ["v1", "v2"])).toMatch(/current version is v2/);
     expect(policyVersionProblem("v2", ["v1", "v2"])).toBeNull();
     expect(policyVersionProblem("v10", ["v9", "v10"])).toBeNull();
+  });
+
+  it("STALE_POLICY_VERSION: not for an older version under which the document's retention is what it is now", () => {
+    const v1 = loadVersion("v1");
+    const v2 = loadVersion("v2");
+    // v2 changed the tenant data map and prose only: no collection's retention changed.
+    const fingerprints = new Map([
+      ["v1", retentionFingerprints(v1)],
+      ["v2", retentionFingerprints(v2)],
+    ]);
+    expect(fingerprints.get("v2")).toEqual(fingerprints.get("v1"));
+    const now = ctx({ policy: new PolicyIndex(v2), publishedVersions: ["v1", "v2"], retentionByVersion: fingerprints });
+    for (const path of ["activity/a", "tenants/t/orders/o", "events/e"]) {
+      expect(auditGovernedDoc(doc(path, { policyVersion: "v1" }), null, now).map((f) => f.code), path).toEqual([]);
+    }
+    // A version that changed a class's retention (events kept 120 days instead of 90) leaves that collection's
+    // older documents stale, and only them.
+    const v3 = { ...v2, version: "v3", classes: v2.classes.map((c) => (c.id === "event-90d" ? { ...c, durationDays: 120 } : c)) };
+    const later = ctx({ policy: new PolicyIndex(v3), publishedVersions: ["v1", "v2", "v3"], retentionByVersion: new Map([...fingerprints, ["v3", retentionFingerprints(v3)]]) });
+    expect(auditGovernedDoc(doc("events/e", { policyVersion: "v2" }), null, later).map((f) => f.code)).toEqual(["STALE_POLICY_VERSION"]);
+    expect(auditGovernedDoc(doc("activity/a", { policyVersion: "v1" }), null, later).map((f) => f.code)).toEqual([]);
+    // A change of prose alone keeps the fingerprint.
+    const reworded = { ...v2, classes: v2.classes.map((c) => ({ ...c, description: `${c.description} (reworded)`, recovery: "elsewhere" })) };
+    expect(retentionFingerprints(reworded)).toEqual(fingerprints.get("v2"));
+    // Without fingerprints, every older version is stale, as before.
+    expect(auditGovernedDoc(doc("activity/a", { policyVersion: "v1" }), null, ctx({ publishedVersions: ["v1", "v2"] })).map((f) => f.code)).toEqual(["STALE_POLICY_VERSION"]);
   });
 });
 

@@ -84,4 +84,16 @@ describe("destroy predicate", () => {
     const order = { retentionClass: "finance-7y", expireAtMs: null, retainUntilMs: NOW + 100 * DAY_MS, lifecycleState: "SOFT_DELETED" as const };
     expect(evaluateDestroy(input({ path: "tenants/t/orders/o", doc: order, workflowEligible: true }), policy, NOW).reason).toBe("NOT_EXPIRED");
   });
+
+  it("a record the data map archives (workflowArchives): the workflow deletes it, whatever its class's deletability, only once its archive is verified", () => {
+    const order = { path: "tenants/t-acme/orders/o-1", doc: { retentionClass: "finance-7y", lifecycleState: "SOFT_DELETED" as const, expireAtMs: null, retainUntilMs: NOW + 365 * DAY_MS } };
+    // Without the data map's archive, a finance record is not erasable on request before its retention ends.
+    expect(evaluateDestroy(input({ ...order, workflowEligible: true }), policy, NOW)).toMatchObject({ allowed: false, reason: "NOT_EXPIRED" });
+    expect(evaluateDestroy(input({ ...order, workflowEligible: true, workflowArchives: true }), policy, NOW)).toMatchObject({ allowed: false, reason: "ARCHIVE_NOT_VERIFIED" });
+    expect(evaluateDestroy(input({ ...order, workflowEligible: true, workflowArchives: true, archiveVerified: true }), policy, NOW)).toMatchObject({ allowed: true, reason: "AUTHORIZED_BY_POLICY" });
+    // The workflow's authority is still needed (a grace period not over is not enough), and holds still come first.
+    expect(evaluateDestroy(input({ ...order, workflowArchives: true, archiveVerified: true }), policy, NOW)).toMatchObject({ allowed: false, reason: "NOT_EXPIRED" });
+    expect(evaluateDestroy(input({ ...order, doc: { ...order.doc, legalHold: true }, workflowEligible: true, workflowArchives: true, archiveVerified: true }), policy, NOW)).toMatchObject({ reason: "LEGAL_HOLD" });
+  });
 });
+

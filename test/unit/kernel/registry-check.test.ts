@@ -7,6 +7,9 @@ import { demoCollectionIds } from "../../../functions/src/demo/atlasmart";
 import { repoRoot } from "../../helpers/policy";
 
 const v1Text = readFileSync(join(repoRoot, "policies", "versions", "v1.json"), "utf8");
+const v2Text = readFileSync(join(repoRoot, "policies", "versions", "v2.json"), "utf8");
+/** Every published version file, as the build reads them. */
+const published = (): Map<string, string> => new Map([["v1.json", v1Text], ["v2.json", v2Text]]);
 const lock = JSON.parse(readFileSync(join(repoRoot, "policies", "published.lock.json"), "utf8")) as LockEntry[];
 const rulesText = readFileSync(join(repoRoot, "firestore.rules"), "utf8");
 
@@ -20,20 +23,20 @@ function inUse(extra: string[] = []): Map<string, string> {
 
 describe("policy registry checks", () => {
   it("the repository's registry, lock, rules and demo schema pass", () => {
-    const r = checkRegistry({ files: new Map([["v1.json", v1Text]]), lock, collectionsInUse: inUse() });
+    const r = checkRegistry({ files: published(), lock, collectionsInUse: inUse() });
     expect(r.errors).toEqual([]);
-    expect(r.current?.version).toBe("v1");
+    expect(r.current?.version).toBe("v2");
   });
 
   it("an edited published version fails, even for a one-character change", () => {
     const edited = v1Text.replace('"durationDays": 30,', '"durationDays": 31,');
     expect(edited).not.toBe(v1Text);
-    const r = checkRegistry({ files: new Map([["v1.json", edited]]), lock, collectionsInUse: inUse() });
+    const r = checkRegistry({ files: new Map([...published(), ["v1.json", edited]]), lock, collectionsInUse: inUse() });
     expect(r.errors.join("\n")).toMatch(/published version v1 was edited/);
   });
 
   it("a whitespace-only edit of a published version also fails (the bytes are what was reviewed)", () => {
-    const r = checkRegistry({ files: new Map([["v1.json", `${v1Text} `]]), lock, collectionsInUse: inUse() });
+    const r = checkRegistry({ files: new Map([...published(), ["v1.json", `${v1Text} `]]), lock, collectionsInUse: inUse() });
     expect(r.errors.join("\n")).toMatch(/was edited/);
   });
 
@@ -43,17 +46,17 @@ describe("policy registry checks", () => {
   });
 
   it("an unpublished version file fails until it is published", () => {
-    const v2 = v1Text.replace('"version": "v1"', '"version": "v2"');
-    const r = checkRegistry({ files: new Map([["v1.json", v1Text], ["v2.json", v2]]), lock, collectionsInUse: inUse() });
-    expect(r.errors.join("\n")).toMatch(/v2.json: not published/);
-    const published = [...lock, { version: "v2", file: "v2.json", sha256: sha256Hex(v2) }];
-    const ok = checkRegistry({ files: new Map([["v1.json", v1Text], ["v2.json", v2]]), lock: published, collectionsInUse: inUse() });
+    const v3 = v2Text.replace('"version": "v2"', '"version": "v3"');
+    const r = checkRegistry({ files: new Map([...published(), ["v3.json", v3]]), lock, collectionsInUse: inUse() });
+    expect(r.errors.join("\n")).toMatch(/v3.json: not published/);
+    const withV3 = [...lock, { version: "v3", file: "v3.json", sha256: sha256Hex(v3) }];
+    const ok = checkRegistry({ files: new Map([...published(), ["v3.json", v3]]), lock: withV3, collectionsInUse: inUse() });
     expect(ok.errors).toEqual([]);
-    expect(ok.current?.version).toBe("v2");
+    expect(ok.current?.version).toBe("v3");
   });
 
   it("a collection used by the rules or the demo schema but in no class fails", () => {
-    const r = checkRegistry({ files: new Map([["v1.json", v1Text]]), lock, collectionsInUse: inUse(["wishlists"]) });
+    const r = checkRegistry({ files: published(), lock, collectionsInUse: inUse(["wishlists"]) });
     expect(r.errors).toContain("collection wishlists (used by test) is in no retention class");
   });
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { buildDeletionPlan, type DiscoveredDoc } from "../../../functions/src/plan/rules";
-import { isBusinessVisible } from "../../../functions/src/kernel/visibility";
+import { isBusinessVisible, isTenantOpen } from "../../../functions/src/kernel/visibility";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
-import { policyV1 } from "../../helpers/policy";
+import { hashCanonical } from "../../../functions/src/kernel/canonical";
+import { policyV1, policyV2 } from "../../helpers/policy";
 
 const policy = policyV1();
 const NOW = Date.parse("2026-11-30T00:00:00Z");
@@ -68,6 +69,60 @@ describe("deletion planner", () => {
   });
 });
 
+describe("a tenant's closure under v2: finance records are archived, the rest deleted", () => {
+  const v2 = policyV2();
+  const tenant = { type: "tenant" as const, tenantId: "t-acme" };
+  const order = (id: string, over: Partial<DiscoveredDoc["doc"]> = {}) => doc(`tenants/t-acme/orders/${id}`, "orders", { retentionClass: "finance-7y", retainUntilMs: NOW + 400 * DAY_MS, ...over });
+  const tree = [
+    doc("tenants/t-acme", "tenant-tree", { retentionClass: "tenant-account" }),
+    doc("tenants/t-acme/users/u-1", "tenant-tree"),
+    // The orders are reached twice: by the tree (delete) and by their own entry (archive); archive wins.
+    doc("tenants/t-acme/orders/o-1", "tenant-tree", { retentionClass: "finance-7y", retainUntilMs: NOW + 400 * DAY_MS }),
+    order("o-1"),
+    order("o-2"),
+    order("o-old", { retainUntilMs: NOW - DAY_MS }),
+    doc("tenants/t-acme/orders/o-1/messages/m-1", "tenant-tree"),
+    doc("auditRecords/ar-1", "audit-records", { retentionClass: "audit-7y", lifecycleState: "ACTIVE" }),
+  ];
+
+  it("deletes the whole tree, archives the orders still under retention first, and keeps the audit records", () => {
+    const p = buildDeletionPlan(tenant, tree, [], v2, NOW);
+    expect(p.delete).toEqual([
+      "tenants/t-acme",
+      "tenants/t-acme/orders/o-1",
+      "tenants/t-acme/orders/o-1/messages/m-1",
+      "tenants/t-acme/orders/o-2",
+      "tenants/t-acme/orders/o-old",
+      "tenants/t-acme/users/u-1",
+    ]);
+    // o-old's retention is over: an archive would keep it past its retention, so it is simply deleted.
+    const until = new Date(NOW + 400 * DAY_MS).toISOString().slice(0, 10);
+    expect(p.archive.map((a) => [a.path, a.reasonCode, a.until])).toEqual([
+      ["tenants/t-acme/orders/o-1", "FINANCE_RETENTION", until],
+      ["tenants/t-acme/orders/o-2", "FINANCE_RETENTION", until],
+    ]);
+    expect(p.archive[0]!.reason).toMatch(/verified archive copies/);
+    expect(p.retain.map((r) => [r.path, r.reasonCode])).toEqual([["auditRecords/ar-1", "AUDIT_RETENTION"]]);
+  });
+
+  it("a held order stays where it is (its erasure deferred), and so do the documents above it; nothing of it is archived", () => {
+    const p = buildDeletionPlan(tenant, tree, [{ holdId: "h-1", targetPath: "tenants/t-acme/orders/o-2", reasonCode: "LITIGATION" }], v2, NOW);
+    expect(p.archive.map((a) => a.path)).toEqual(["tenants/t-acme/orders/o-1"]);
+    expect(p.retain).toContainEqual(expect.objectContaining({ path: "tenants/t-acme/orders/o-2", reasonCode: "LITIGATION", holdId: "h-1", deferredByHold: "delete" }));
+    expect(p.retain).toContainEqual(expect.objectContaining({ path: "tenants/t-acme", reasonCode: "RETAINED_DESCENDANT" }));
+    expect(p.delete).not.toContain("tenants/t-acme");
+  });
+
+  it("under v1 (no archive action) the same tenant keeps its orders in place, and a manifest without archives hashes as before", () => {
+    const p = buildDeletionPlan(tenant, tree.filter((d) => d.entryId !== "orders"), [], policy, NOW);
+    expect(p.archive).toEqual([]);
+    expect(p.retain.map((r) => [r.path, r.reasonCode])).toContainEqual(["tenants/t-acme/orders/o-1", "POLICY_FINANCE_7Y"]);
+    const { manifestHash, ...manifest } = p;
+    const { archive: _none, ...withoutArchive } = manifest;
+    expect(manifestHash).toBe(hashCanonical(withoutArchive));
+  });
+});
+
 describe("business visibility", () => {
   it("only ACTIVE and not past expireAt is visible", () => {
     expect(isBusinessVisible({ lifecycleState: "ACTIVE", expireAtMs: null }, NOW)).toBe(true);
@@ -76,5 +131,14 @@ describe("business visibility", () => {
     for (const s of ["SOFT_DELETED", "ARCHIVED", "LEGAL_HOLD", "PURGE_ELIGIBLE", "PURGED", null]) {
       expect(isBusinessVisible({ lifecycleState: s, expireAtMs: null }, NOW)).toBe(false);
     }
+  });
+});
+
+describe("tenant visibility", () => {
+  it("a tenant's data shows only while its document exists and carries no closure", () => {
+    expect(isTenantOpen({ exists: true })).toBe(true);
+    expect(isTenantOpen({ exists: true, closure: null })).toBe(true);
+    expect(isTenantOpen({ exists: true, closure: { requestId: "r", reason: "TENANT_CLOSURE" } })).toBe(false);
+    expect(isTenantOpen({ exists: false })).toBe(false);
   });
 });

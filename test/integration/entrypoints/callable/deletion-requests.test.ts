@@ -1,6 +1,7 @@
 import { getAuth } from "firebase-admin/auth";
 import { beforeEach, describe, expect, it } from "vitest";
 import { DAY_MS } from "../../../../functions/src/kernel/policy";
+import { policy } from "../../../../functions/src/platform/registry";
 import { handleAuthUserDeleted } from "../../../../functions/src/entrypoints/auth/on-auth-user-deleted";
 import { toMs } from "../../../../functions/src/platform/governed-doc";
 import { adminApp, call, db, waitFor } from "../../../helpers/emulator";
@@ -58,7 +59,7 @@ describe("account deletion requests", () => {
       state: "PENDING",
       source: "user",
       reason: "Please forget me, Ada",
-      policyVersion: "v1",
+      policyVersion: policy().version,
       softDeleted: ADA_SOFT_DELETED.length,
     });
     const requestedAt = toMs(req.requestedAt)!;
@@ -82,7 +83,7 @@ describe("account deletion requests", () => {
     const { entries } = await readChain();
     const actions = entries.map((e) => e.entry.action);
     expect(actions).toEqual(["DELETION_REQUESTED", "SUBJECT_SOFT_DELETED"]);
-    expect(entries[0]!.entry).toMatchObject({ actor: { type: "user", id: "u-1001" }, requestId: opened.requestId, policyVersion: "v1" });
+    expect(entries[0]!.entry).toMatchObject({ actor: { type: "user", id: "u-1001" }, requestId: opened.requestId, policyVersion: policy().version });
     expect(entries[1]!.entry.paths).toEqual(ADA_SOFT_DELETED);
     const evidenceText = JSON.stringify(entries);
     for (const secret of ["forget me", "Ada Lovelace", "Analytical", "Where is my parcel"]) expect(evidenceText).not.toContain(secret);

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { DAY_MS } from "../../../../functions/src/kernel/policy";
+import { policy } from "../../../../functions/src/platform/registry";
 import { toMs } from "../../../../functions/src/platform/governed-doc";
 import { writeGoverned } from "../../../../functions/src/platform/governed-repo";
 import { call, db, waitFor } from "../../../helpers/emulator";
@@ -43,7 +44,7 @@ describe("retention holds", () => {
       state: "ACTIVE",
       placedBy: "c-2001",
       note: "matter 42",
-      policyVersion: "v1",
+      policyVersion: policy().version,
       affected: 1,
     });
     expect(toMs(record.placedAt)).not.toBeNull();

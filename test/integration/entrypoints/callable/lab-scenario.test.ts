@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { hashManifest, type RetainedItem } from "../../../../functions/src/plan/rules";
 import { DAY_MS } from "../../../../functions/src/kernel/policy";
+import { policy } from "../../../../functions/src/platform/registry";
 import { toMs } from "../../../../functions/src/platform/governed-doc";
 import { writeGoverned } from "../../../../functions/src/platform/governed-repo";
 import { readVisible } from "../../../../functions/src/ttl/product-reads";
@@ -75,7 +76,7 @@ describe("the lab scenario on the seeded demo", () => {
     expect(JSON.stringify(second)).toBe(JSON.stringify(first));
     const { manifestHash, ...manifest } = first;
     expect(manifestHash).toMatch(/^[0-9a-f]{64}$/);
-    expect(hashManifest({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, ...manifest })).toBe(manifestHash);
+    expect(hashManifest({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, archive: [], ...manifest })).toBe(manifestHash);
     const previews = (await readChain()).entries.filter((e) => e.entry.action === "PLAN_PREVIEWED").slice(-2);
     expect(previews.map((p) => p.entry.manifestHash)).toEqual([manifestHash, manifestHash]);
   });
@@ -104,7 +105,7 @@ describe("the lab scenario on the seeded demo", () => {
       to: "PURGE_ELIGIBLE",
     });
     const decided = await docData("events/e-expired");
-    expect(decided.purgeDecision).toMatchObject({ allowed: true, reason: "AUTHORIZED_BY_POLICY", policyVersion: "v1", retentionClass: "event-90d" });
+    expect(decided.purgeDecision).toMatchObject({ allowed: true, reason: "AUTHORIZED_BY_POLICY", policyVersion: policy().version, retentionClass: "event-90d" });
     const last = (await readChain()).entries.at(-1)?.entry;
     expect(last).toMatchObject({ action: "LIFECYCLE_TRANSITION", decision: { reason: "AUTHORIZED_BY_POLICY", from: "SOFT_DELETED", to: "PURGE_ELIGIBLE" }, paths: ["events/e-expired"] });
     // The one machine move into PURGED is the engine's alone.
