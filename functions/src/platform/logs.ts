@@ -7,6 +7,7 @@ import { logger } from "firebase-functions";
 export type LogEvent =
   | "callable.rejected"
   | "deletion.requested"
+  | "deletion.closure.approved"
   | "deletion.cancelled"
   | "deletion.cancel.resumed"
   | "deletion.backstop.opened"
@@ -40,6 +41,7 @@ export type LogEvent =
   | "purge.brake.decided"
   | "status.summary.planned"
   | "purge.auth.deleted"
+  | "purge.auth.tenant_accounts"
   | "purge.chunk.enqueued"
   | "purge.chunk.stale"
   | "purge.unit.blocked"

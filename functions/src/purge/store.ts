@@ -126,9 +126,14 @@ export function settledPaths(o: BatchOutcome): Set<string> {
 }
 
 export function claimFrom(data: DocumentData | undefined): PurgeClaim | null {
-  const d = data?.purgeDecision as { unitKey?: unknown; round?: unknown; policyVersion?: unknown } | undefined;
+  const d = data?.purgeDecision as { unitKey?: unknown; round?: unknown; policyVersion?: unknown; archiveId?: unknown } | undefined;
   if (!d || typeof d.unitKey !== "string" || typeof d.round !== "number") return null;
-  return { unitKey: d.unitKey, round: d.round, policyVersion: typeof d.policyVersion === "string" ? d.policyVersion : "" };
+  return {
+    unitKey: d.unitKey,
+    round: d.round,
+    policyVersion: typeof d.policyVersion === "string" ? d.policyVersion : "",
+    ...(typeof d.archiveId === "string" ? { archiveId: d.archiveId } : {}),
+  };
 }
 
 

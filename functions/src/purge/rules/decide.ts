@@ -19,6 +19,8 @@ export interface PurgeClaim {
   unitKey: string;
   round: number;
   policyVersion: string;
+  /** The verified archive the decision was made with (`purgeDecision.archiveId`): the delete re-verifies it. */
+  archiveId?: string | null;
 }
 
 /** Whether `claim` is the decision of `unit`'s current round under the current policy version. */
@@ -87,8 +89,10 @@ export function stepsToPurgeEligible(from: LifecycleState, archiveRequired: bool
  * Evaluation, before anything is written: holds first, then the destroy predicate. `archiveVerified`
  * "pending" means the archive step has not run yet: the document is judged as if its archive were
  * verified, and `needsArchive` says that the archive step must verify one before it may be marked.
+ * `planArchives`: the unit's plan keeps this document as an archive copy (the data map's `archive` action),
+ * so it needs a verified archive whatever its class says, and the workflow may then delete it.
  */
-export function evaluateForPurge(doc: PurgeDocFacts, ctx: DecideContext, archiveVerified: boolean | "pending", currentDecision = false): Evaluation {
+export function evaluateForPurge(doc: PurgeDocFacts, ctx: DecideContext, archiveVerified: boolean | "pending", currentDecision = false, planArchives = false): Evaluation {
   if (!doc.exists) return { path: doc.path, verdict: "gone" };
   const hold = holdOf(doc, ctx.holds);
   if (hold) return { path: doc.path, verdict: "held", ...hold };
@@ -101,6 +105,7 @@ export function evaluateForPurge(doc: PurgeDocFacts, ctx: DecideContext, archive
       archiveVerified: archiveVerified === "pending" ? true : archiveVerified,
       workflowEligible: ctx.workflowEligible,
       currentDecision,
+      workflowArchives: planArchives,
     },
     ctx.policy,
     ctx.nowMs,
@@ -108,7 +113,7 @@ export function evaluateForPurge(doc: PurgeDocFacts, ctx: DecideContext, archive
   if (decision.reason === "LEGAL_HOLD") return { path: doc.path, verdict: "held", holdId: null, reasonCode: "LEGAL_HOLD" };
   if (decision.reason !== "AUTHORIZED_BY_POLICY") return { path: doc.path, verdict: "blocked", reason: decision.reason };
   const cls = ctx.policy.classById(doc.retentionClass);
-  const needsArchive = cls?.archive.required === true;
+  const needsArchive = cls?.archive.required === true || planArchives;
   try {
     stepsToPurgeEligible(doc.lifecycleState, needsArchive);
   } catch {
@@ -126,6 +131,8 @@ export type MarkAction =
  * Marking: the decision is written on the document (PURGE_ELIGIBLE, `purgeDecision`) before any delete.
  * A document another unit has claimed, while that unit's round is still running, is left to it, so two
  * units (a request and a sweep, or two runners) never both delete and record the same path.
+ * `archiveVerified`: the batch carries a verified archive of the document, which the round's plan asked for
+ * (its class, or the data map's `archive` action); such a document passes through ARCHIVED.
  */
 export function decideMark(
   doc: PurgeDocFacts,
@@ -134,14 +141,14 @@ export function decideMark(
   archiveVerified: boolean,
   claimActive: (claim: PurgeClaim) => boolean,
 ): MarkAction {
-  const ev = evaluateForPurge(doc, ctx, archiveVerified);
+  const ev = evaluateForPurge(doc, ctx, archiveVerified, false, archiveVerified);
   if (ev.verdict === "gone") return { kind: "skip", why: "GONE" };
   if (ev.verdict === "held") return { kind: "skip", why: "HELD" };
   if (ev.verdict === "blocked") return { kind: "skip", why: "NOT_ALLOWED" };
   if (isCurrentDecision(doc.claim, unit, ctx.policy.version) && doc.lifecycleState === "PURGE_ELIGIBLE") return { kind: "already" };
   if (doc.claim && doc.claim.unitKey !== unit.unitKey && claimActive(doc.claim)) return { kind: "skip", why: "CLAIMED" };
   const from = doc.lifecycleState as LifecycleState;
-  return { kind: "mark", from, route: stepsToPurgeEligible(from, ctx.policy.classById(doc.retentionClass)?.archive.required === true) };
+  return { kind: "mark", from, route: stepsToPurgeEligible(from, ctx.policy.classById(doc.retentionClass)?.archive.required === true || archiveVerified) };
 }
 
 export type ExecOutcome =
@@ -155,7 +162,8 @@ export type ExecOutcome =
 /**
  * Execution, in the same step that deletes: holds are checked again (records read in this step), the
  * document must carry this unit's own decision, the predicate must still allow it (an archive re-verified
- * now), and no descendant may remain: a parent goes only once everything under it is confirmed gone.
+ * now: its class needs one, or the decision was made with one), and no descendant may remain: a parent goes
+ * only once everything under it is confirmed gone.
  */
 export function decideExecute(
   doc: PurgeDocFacts,
@@ -172,7 +180,7 @@ export function decideExecute(
     return { path, outcome: "blocked", reason: "NOT_DECIDED" };
   }
   if (doc.lifecycleState !== "PURGE_ELIGIBLE") return { path, outcome: "blocked", reason: "INVALID_STATE" };
-  const ev = evaluateForPurge(doc, ctx, opts.archiveVerified, true);
+  const ev = evaluateForPurge(doc, ctx, opts.archiveVerified, true, typeof doc.claim?.archiveId === "string");
   if (ev.verdict === "held") return { path, outcome: "held", holdId: ev.holdId, reasonCode: ev.reasonCode };
   if (ev.verdict === "blocked") return { path, outcome: "blocked", reason: ev.reason };
   if (ev.verdict === "gone") return { path, outcome: "gone" };

@@ -26,7 +26,9 @@ export type VerifyProblem =
   /** A retained or masked record is missing. */
   | "RETAINED_MISSING"
   /** A masked record still carries a field it should not. */
-  | "MASK_INCOMPLETE";
+  | "MASK_INCOMPLETE"
+  /** A record deleted after archiving has no archive copy any more, or one that no longer matches its hash. */
+  | "ARCHIVE_NOT_VERIFIED";
 
 export interface VerifyFinding {
   path: string;
@@ -42,6 +44,8 @@ export interface HeldPath {
 
 export interface VerifyTally {
   gone: number;
+  /** Deleted paths whose archive copy is present, verified and intact. */
+  archived: number;
   retained: number;
   masked: number;
   findings: VerifyFinding[];
@@ -53,7 +57,7 @@ export interface VerifyTally {
 /** Held paths a request lists on itself and in its evidence (the count stays exact beyond it). */
 export const MAX_HELD_LISTED = 100;
 
-export const emptyTally = (): VerifyTally => ({ gone: 0, retained: 0, masked: 0, findings: [], underHoldCount: 0, underHold: [] });
+export const emptyTally = (): VerifyTally => ({ gone: 0, archived: 0, retained: 0, masked: 0, findings: [], underHoldCount: 0, underHold: [] });
 
 /** Records a path that remains because of a hold. */
 export function noteUnderHold(tally: VerifyTally, held: HeldPath): void {
@@ -106,6 +110,27 @@ export function verifyDeletePath(
   }
   const problem: VerifyProblem = outcome === "claimed" ? "CLAIMED_ELSEWHERE" : outcome === "blocked" ? "BLOCKED" : "STILL_PRESENT";
   tally.findings.push({ path, problem });
+}
+
+/** An archive copy as read back at verification. */
+export interface ObservedArchive {
+  exists: boolean;
+  sourcePath: string | null;
+  verified: boolean;
+  /** The hash recorded on the copy, and the hash of its data as read now. */
+  recordedSha256: string | null;
+  dataSha256: string | null;
+}
+
+/**
+ * Checks the archive copy of a delete path that was archived first: once the original is gone, the copy is the
+ * record, so it must exist, name the path, be marked verified and still hash to what was recorded.
+ */
+export function verifyArchivedPath(path: string, sourceGone: boolean, archive: ObservedArchive, tally: VerifyTally): void {
+  if (!sourceGone) return;
+  const intact = archive.exists && archive.sourcePath === path && archive.verified && archive.recordedSha256 !== null && archive.recordedSha256 === archive.dataSha256;
+  if (intact) tally.archived++;
+  else tally.findings.push({ path, problem: "ARCHIVE_NOT_VERIFIED" });
 }
 
 /** Checks one retained record: it must still exist. One retained because of a hold (`hold`) is noted as such. */

@@ -5,6 +5,7 @@ import { assertRequestMove, parseRequestState } from "../../requests/rules/reque
 import {
   emptyTally,
   requestOutcome,
+  verifyArchivedPath,
   verifyDeletePath,
   verifyMaskedPath,
   verifyRetainedPath,
@@ -20,6 +21,8 @@ import { log } from "../../platform/logs";
 import { fenceStep, writeCheckpoint } from "./step";
 import { fire, purgeEvidence, type StepEnv } from "./env";
 import { compareNames, documentsInRange, existingAmong } from "./probe";
+import { archivedDataHash, archiveRef } from "./archive";
+import { deleteTenantAccounts } from "./tenant-accounts";
 import { batchFrom, batchRef, readAll, requestRef, retainedRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "../store";
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
@@ -52,8 +55,8 @@ function outcomeOf(b: BatchDoc): Map<string, RecordedOutcome> {
 
 /**
  * Re-checks the manifest against the data as it is now, one batch at a time: every delete path gone or
- * documented (stopped by a hold, kept above a retained descendant), every retained record present, every
- * masked record masked.
+ * documented (stopped by a hold, kept above a retained descendant), every path archived first still has its
+ * verified, intact archive copy, every retained record present, every masked record masked.
  */
 export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
   const tally = emptyTally();
@@ -85,6 +88,20 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
         const observed: ObservedDoc = { exists: existing.has(item.path), presentFields: [], masked: false };
         verifyDeletePath(item.path, observed, outcomes.get(item.path), retainedPaths, cp.kind === "request", tally, heldBy.get(item.path));
       }
+      const archived = b.items.filter((i) => b.archives[i.path] !== undefined);
+      const copies = await readAll(archived.map((i) => archiveRef(b.archives[i.path]!).path));
+      archived.forEach((i, k) => {
+        const a = copies[k]!;
+        const sourcePath: unknown = a.get("sourcePath");
+        const recorded: unknown = a.get("sha256");
+        verifyArchivedPath(i.path, !existing.has(i.path), {
+          exists: a.exists,
+          sourcePath: typeof sourcePath === "string" ? sourcePath : null,
+          verified: a.get("verified") === true,
+          recordedSha256: typeof recorded === "string" ? recorded : null,
+          dataSha256: archivedDataHash(a.data()),
+        }, tally);
+      });
       continue;
     }
     const snaps = await readAll(b.items.map((i) => i.path));
@@ -168,8 +185,8 @@ export async function finalizeStep(cp: UnitCheckpoint, step: number, env: StepEn
   const fenceGeneration = await readFence();
   const tally = await verifyUnit(cp);
   const end = requestOutcome(tally);
-  if (end !== "BLOCKED") await deleteAuthAccount(cp, step, env);
-  const counts = { gone: tally.gone, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
+  if (end !== "BLOCKED") await (cp.subject?.type === "tenant" ? deleteTenantAccounts(cp, step, env) : deleteAuthAccount(cp, step, env));
+  const counts = { gone: tally.gone, archived: tally.archived, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
   const phase = await db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, step);
     if (!now) return null;

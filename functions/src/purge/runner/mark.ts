@@ -39,6 +39,8 @@ export function markStep(cp: UnitCheckpoint, step: number, batchIndex: number, e
             round: cp.round,
             from: action.from,
             route: action.route,
+            // The verified archive this decision rests on: the delete re-verifies it, whatever the class says.
+            archiveId: batch.archives[f.path] ?? null,
           },
         });
         paths.push(f.path);

@@ -28,9 +28,10 @@ export interface UnitPlan extends PurgeUnit {
   deleteByClass: Record<string, number>;
 }
 
-function evaluateFacts(facts: readonly PurgeDocFacts[], holds: readonly ActiveHoldRef[], workflowEligible: boolean, nowMs: number): Evaluation[] {
+/** `planArchives`: paths the data map keeps as archive copies (`archive` entries), archived before they go. */
+function evaluateFacts(facts: readonly PurgeDocFacts[], holds: readonly ActiveHoldRef[], workflowEligible: boolean, nowMs: number, planArchives: ReadonlySet<string> = new Set()): Evaluation[] {
   const ctx = { holds, workflowEligible, policy: policy(), nowMs };
-  return facts.map((f) => evaluateForPurge(f, ctx, "pending"));
+  return facts.map((f) => evaluateForPurge(f, ctx, "pending", false, planArchives.has(f.path)));
 }
 
 /** A document as planning read it: its path and (retention) data, undefined when it does not exist. */
@@ -74,8 +75,8 @@ function recount(byPath: readonly Evaluation[], keep: ReadonlySet<string>): Reco
 }
 
 /**
- * A deletion request's unit: the subject's plan (planSubject: data map, holds, retain and mask entries),
- * then every delete path judged by the destroy predicate with the workflow's authority, on the retention
+ * A deletion request's unit: the subject's plan (planSubject: data map, holds, retain, mask and archive
+ * entries), then every delete path judged by the destroy predicate with the workflow's authority, on the retention
  * fields discovery read (the mark and execute steps read each document again inside their transactions).
  * A hold found now moves the path (and its ancestors) to retained; any other refusal blocks the request.
  */
@@ -88,6 +89,7 @@ export async function planRequestUnit(requestId: string, subject: Subject, nowMs
     holds,
     true,
     nowMs,
+    new Set(plan.archive.map((a) => a.path)),
   );
   seen.clear();
   const held = evals.filter((e): e is Extract<Evaluation, { verdict: "held" }> => e.verdict === "held");

@@ -134,3 +134,32 @@ describe("keepAncestorsOf and sweepTargets", () => {
     ]);
   });
 });
+
+describe("records the plan archives (the data map's archive action)", () => {
+  const order = (over: Partial<PurgeDocFacts> = {}) =>
+    doc({ path: "tenants/t-acme/orders/o-1", retentionClass: "finance-7y", retainUntilMs: NOW + 365 * DAY_MS, ...over });
+  const never = () => false;
+
+  it("evaluation: a finance record is deleted only when the plan archives it, and then needs its archive first", () => {
+    expect(evaluateForPurge(order(), ctx(), "pending")).toMatchObject({ verdict: "blocked", reason: "NOT_EXPIRED" });
+    expect(evaluateForPurge(order(), ctx(), "pending", false, true)).toEqual({ path: order().path, verdict: "delete", retentionClass: "finance-7y", needsArchive: true });
+    expect(evaluateForPurge(order(), ctx(), false, false, true)).toMatchObject({ verdict: "blocked", reason: "ARCHIVE_NOT_VERIFIED" });
+  });
+
+  it("marking: a record with a verified archive in its batch passes through ARCHIVED; without one it is not marked", () => {
+    expect(decideMark(order(), unit, ctx(), true, never)).toEqual({ kind: "mark", from: "SOFT_DELETED", route: ["ARCHIVED", "PURGE_ELIGIBLE"] });
+    expect(decideMark(order({ lifecycleState: "ACTIVE" }), unit, ctx(), true, never)).toEqual({ kind: "mark", from: "ACTIVE", route: ["SOFT_DELETED", "ARCHIVED", "PURGE_ELIGIBLE"] });
+    expect(decideMark(order(), unit, ctx(), false, never)).toEqual({ kind: "skip", why: "NOT_ALLOWED" });
+  });
+
+  it("execution: a decision made with an archive deletes only while that archive re-verifies, whatever the class says", () => {
+    const marked = order({ lifecycleState: "PURGE_ELIGIBLE", claim: { ...unit, archiveId: "arc-1" } });
+    const exec = (archiveVerified: boolean) => decideExecute(marked, unit, ctx(), { archiveVerified, descendantsRemain: false, claimActive: never });
+    expect(exec(true)).toEqual({ path: marked.path, outcome: "delete" });
+    expect(exec(false)).toEqual({ path: marked.path, outcome: "blocked", reason: "ARCHIVE_NOT_VERIFIED" });
+    // A user document decided without an archive is unaffected.
+    const plain = doc({ lifecycleState: "PURGE_ELIGIBLE", claim: { ...unit } });
+    expect(decideExecute(plain, unit, ctx(), { archiveVerified: false, descendantsRemain: false, claimActive: never })).toEqual({ path: plain.path, outcome: "delete" });
+  });
+});
+

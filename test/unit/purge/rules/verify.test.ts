@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { emptyTally, MAX_HELD_LISTED, noteUnderHold, requestOutcome, verifyDeletePath, verifyMaskedPath, verifyRetainedPath } from "../../../../functions/src/purge/rules/verify";
+import { emptyTally, MAX_HELD_LISTED, noteUnderHold, requestOutcome, verifyArchivedPath, verifyDeletePath, verifyMaskedPath, verifyRetainedPath } from "../../../../functions/src/purge/rules/verify";
 
 const gone = { exists: false, presentFields: [], masked: false };
 const there = { exists: true, presentFields: [], masked: false };
@@ -16,6 +16,7 @@ describe("manifest verification", () => {
     verifyMaskedPath("o/2", { exists: true, presentFields: ["customerName"], masked: false }, { path: "o/2", holdId: "h-1", reasonCode: "LITIGATION" }, t);
     expect(t).toEqual({
       gone: 1,
+      archived: 0,
       retained: 5,
       masked: 1,
       findings: [],
@@ -66,5 +67,20 @@ describe("manifest verification", () => {
     verifyDeletePath("a/2", there, "blocked", new Set(), false, t);
     verifyDeletePath("a/3", there, undefined, new Set(), false, t);
     expect(t.findings).toEqual([{ path: "a/3", problem: "STILL_PRESENT" }]);
+  });
+
+  it("a record deleted after archiving verifies only while its archive copy is there, verified and intact", () => {
+    const t = emptyTally();
+    const copy = { exists: true, sourcePath: "o/1", verified: true, recordedSha256: "a".repeat(64), dataSha256: "a".repeat(64) };
+    verifyArchivedPath("o/1", true, copy, t);
+    // The original still there (held, say): its copy is not the record yet, so it is not judged.
+    verifyArchivedPath("o/2", false, { ...copy, exists: false }, t);
+    verifyArchivedPath("o/3", true, { ...copy, exists: false }, t);
+    verifyArchivedPath("o/4", true, { ...copy, sourcePath: "o/4", dataSha256: "b".repeat(64) }, t);
+    verifyArchivedPath("o/5", true, { ...copy, sourcePath: "o/5", verified: false }, t);
+    verifyArchivedPath("o/6", true, copy, t);
+    expect(t.archived).toBe(1);
+    expect(t.findings).toEqual(["o/3", "o/4", "o/5", "o/6"].map((path) => ({ path, problem: "ARCHIVE_NOT_VERIFIED" })));
+    expect(requestOutcome(t)).toBe("BLOCKED");
   });
 });
