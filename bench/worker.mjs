@@ -133,11 +133,12 @@ const contenders = {
     const { adminApp } = functionsLib("platform/firestore.js");
     const { getAuth } = require("firebase-admin/auth");
     const now = Date.now();
-    const { openDeletionRequest } = functionsLib("requests/index.js");
+    const { openDeletionRequest, approveTenantClosure } = functionsLib("requests/index.js");
     const actor = { type: "system", id: "bench" };
-    // The tenant's closure, opened through the request service 40 days ago (its 30-day grace is over): the
-    // service soft-deletes the tree, untimed, as it would have done then.
-    await openDeletionRequest({ subject: { type: "tenant", tenantId: BENCH_TENANT }, source: "staff", actor: { type: "staff", id: "bench-officer" }, nowMs: now - 40 * 86_400_000 });
+    // The tenant's closure, opened through the request service and approved by a second officer 40 days ago
+    // (its 30-day grace is over): the approval soft-deletes the tree, untimed, as it would have done then.
+    const opened = await openDeletionRequest({ subject: { type: "tenant", tenantId: BENCH_TENANT }, source: "staff", actor: { type: "staff", id: "bench-officer" }, nowMs: now - 40 * 86_400_000 });
+    await approveTenantClosure(opened.request.requestId, { type: "staff", id: "bench-approver" }, now - 40 * 86_400_000);
     // The dry run says whether the brake will trip; only then does a real run record the waiting set (and,
     // tripped, it archives, marks and deletes nothing), so the timed run below always does the whole purge.
     const dry = await runNightlyPurge({ nowMs: now, asOfMs: null, dryRun: true, sweep: false, actor });

@@ -11,6 +11,9 @@ export { planDeletion } from "./entrypoints/callable/plan-deletion";
 export { transitionLifecycle } from "./entrypoints/callable/transition-lifecycle";
 export { runRetentionJob } from "./entrypoints/callable/run-retention-job";
 export { approvePurgeRun } from "./entrypoints/callable/approve-purge-run";
+export { requestTenantDeletion } from "./entrypoints/callable/request-tenant-deletion";
+export { approveTenantDeletion } from "./entrypoints/callable/approve-tenant-deletion";
+export { cancelTenantDeletion } from "./entrypoints/callable/cancel-tenant-deletion";
 export { onAuthUserDeleted } from "./entrypoints/auth/on-auth-user-deleted";
 // One delete trigger per TTL collection in the registry, as a function group: ttlDeleted-sessions, ttlDeleted-events.
 export { ttlDeleted } from "./entrypoints/firestore/ttl-deleted";

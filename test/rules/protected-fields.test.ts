@@ -5,6 +5,7 @@ import { assertFails, assertSucceeds } from "@firebase/rules-unit-testing";
 import { Timestamp, deleteField, doc, setDoc, updateDoc, type DocumentData } from "firebase/firestore";
 import { describe, expect, it } from "vitest";
 import { PROTECTED_FIELDS } from "../../functions/src/kernel/governed";
+import { policy } from "../../functions/src/platform/registry";
 import { IDENTITIES, RULES_FILE, ROLES, clientAs, governedDocs, readRaw, seed, useRulesEnv, type Role } from "../helpers/rules";
 
 type ProtectedField = (typeof PROTECTED_FIELDS)[number];
@@ -16,7 +17,7 @@ const FORGED: Readonly<Record<ProtectedField, unknown>> = {
   retentionClass: "session-30d",
   lifecycleState: "LEGAL_HOLD",
   tenantId: "t-other",
-  policyVersion: "v2",
+  policyVersion: "v1",
   createdAt: inDays(0),
   expireAt: inDays(3650),
   retainUntil: inDays(3650),
@@ -28,6 +29,7 @@ const FORGED: Readonly<Record<ProtectedField, unknown>> = {
   deletionRequestId: "dr-forged",
   purgeDecision: { reason: "AUTHORIZED_BY_POLICY" },
   maskedAt: inDays(0),
+  closure: { requestId: "dr-forged", reason: "TENANT_CLOSURE" },
 };
 
 const PROFILE = "tenants/t-acme/users/u-1001";
@@ -49,7 +51,7 @@ describe("a user updating their own profile", () => {
   it("owner | users | update displayName only | allow", async () => {
     await assertSucceeds(updateDoc(doc(owner(), PROFILE), { displayName: "Ada King" }));
     const after = await readRaw(env(), PROFILE);
-    expect(after).toMatchObject({ displayName: "Ada King", lifecycleState: "ACTIVE", retentionClass: "user-delete", policyVersion: "v1" });
+    expect(after).toMatchObject({ displayName: "Ada King", lifecycleState: "ACTIVE", retentionClass: "user-delete", policyVersion: policy().version });
   });
 
   it.each(PROTECTED_FIELDS.map((f) => [f]))("owner | users | update displayName and set %s | deny", async (field) => {

@@ -41,4 +41,6 @@ export const PROTECTED_FIELDS = [
   "deletionRequestId",
   "purgeDecision",
   "maskedAt",
+  // A tenant's closure (kernel/visibility.ts#TENANT_CLOSURE_FIELD), on the tenant's document.
+  "closure",
 ] as const;

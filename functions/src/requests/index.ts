@@ -1,3 +1,3 @@
-export { cancelDeletionRequest, openDeletionRequest, readRequest, resumeCancellations } from "./service";
+export { approveTenantClosure, cancelDeletionRequest, openDeletionRequest, readRequest, resumeCancellations } from "./service";
 export { currentStatusSummary, writeStatusSummary } from "./status";
 export { resolveTenantSubject, resolveUserSubject, tenantOfDeletedUser } from "./subjects";

@@ -2,15 +2,18 @@ import { EVIDENCE_TX, openEvidence } from "../evidence/index";
 import { FieldValue, type DocumentData, type DocumentSnapshot } from "firebase-admin/firestore";
 import { hashCanonical } from "../kernel/canonical";
 import {
+  approveDecision,
   assertNoCooldown,
   assertRequestMove,
   cancelDecision,
+  CLOSURE_HANDLES_USERS_STATES,
   HANDLED_REQUEST_STATES,
   newDeletionRequest,
   OPEN_REQUEST_STATES,
   parseRequestState,
   restoreOutcome,
   softDeleteOutcome,
+  type Canceller,
   type DeletionRequest,
   type RequestSource,
   type RequestState,
@@ -19,6 +22,7 @@ import {
 } from "./rules/requests";
 import { isHeld } from "../kernel/held";
 import { notFound } from "../kernel/errors";
+import { TENANT_CLOSURE_FIELD, TENANT_CLOSURE_REASON } from "../kernel/visibility";
 import type { Actor, EvidenceBody } from "../evidence/rules";
 import { isLifecycleState } from "../kernel/lifecycle";
 import { segments, sortedUnique } from "../kernel/paths";
@@ -50,8 +54,8 @@ export function requestToFirestore(r: DeletionRequest): Record<string, unknown> 
     source: r.source,
     ...(r.reason !== undefined ? { reason: r.reason } : {}),
     requestedAt: toTimestamp(r.requestedAtMs),
-    graceEndsAt: toTimestamp(r.graceEndsAtMs),
-    dueAt: toTimestamp(r.dueAtMs),
+    ...(r.graceEndsAtMs !== null ? { graceEndsAt: toTimestamp(r.graceEndsAtMs) } : {}),
+    ...(r.dueAtMs !== null ? { dueAt: toTimestamp(r.dueAtMs) } : {}),
     policyVersion: r.policyVersion,
     timeline: r.timeline.map(timelineToFirestore),
     softDeleted: r.softDeleted,
@@ -84,8 +88,8 @@ export function requestFromFirestore(snap: DocumentSnapshot): DeletionRequest {
     source: (d.source as RequestSource) ?? "user",
     ...(typeof d.reason === "string" ? { reason: d.reason } : {}),
     requestedAtMs: toMs(d.requestedAt) ?? 0,
-    graceEndsAtMs: toMs(d.graceEndsAt) ?? 0,
-    dueAtMs: toMs(d.dueAt) ?? 0,
+    graceEndsAtMs: toMs(d.graceEndsAt),
+    dueAtMs: toMs(d.dueAt),
     policyVersion: String(d.policyVersion ?? ""),
     timeline: timeline.map((t) => ({
       atMs: toMs(t.at) ?? 0,
@@ -95,8 +99,18 @@ export function requestFromFirestore(snap: DocumentSnapshot): DeletionRequest {
     softDeleted: typeof d.softDeleted === "number" ? d.softDeleted : 0,
     ...(typeof d.manifestHash === "string" ? { manifestHash: d.manifestHash } : {}),
     ...(toMs(d.cancelledAt) !== null ? { cancelledAtMs: toMs(d.cancelledAt) ?? 0 } : {}),
+    ...(typeof d.approvedBy === "string" ? { approvedBy: d.approvedBy } : {}),
+    ...(toMs(d.approvedAt) !== null ? { approvedAtMs: toMs(d.approvedAt) ?? 0 } : {}),
   };
 }
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** The tenant's document, where a closure is recorded (TENANT_CLOSURE_FIELD). */
+const tenantRef = (tenantId: string) => db().collection("tenants").doc(tenantId);
+
+/** Why a request soft-deletes: a tenant's closure, or a user's erasure. */
+const softDeleteReason = (req: Pick<DeletionRequest, "subject">): string => (req.subject.type === "tenant" ? TENANT_CLOSURE_REASON : "DELETION_REQUEST");
 
 export async function readRequest(requestId: string): Promise<DeletionRequest> {
   const snap = await requestsCol().doc(requestId).get();
@@ -117,11 +131,13 @@ export interface OpenRequestInput {
 
 /**
  * Opens a deletion request for a subject (a user or a tenant), or returns the one that already covers it, then
- * soft-deletes the subject's data. The look-up of the subject's requests is a query inside the transaction
+ * soft-deletes the subject's data. A tenant's closure opens AWAITING_APPROVAL and hides nothing until a second
+ * staff member approves it (`approveTenantClosure`). The look-up of the subject's requests is a query inside the transaction
  * that creates the new one; Firestore transactions are serializable, so two concurrent calls cannot both create.
  * - a user's own call gets any open request back (OPEN_REQUEST_STATES); after a cancel, a new request waits
  *   out the request/cancel cooldown (REQUEST_COOLDOWN);
- * - the Auth backstop also treats a PURGED request as handled (the purge deletes the Auth account itself),
+ * - the Auth backstop also treats a PURGED request as handled (the purge deletes the Auth account itself), and
+ *   so is a closure of the user's tenant that the purge has taken (it deletes its users' accounts); it
  *   is never held back by the cooldown, and first finishes a cancel still restoring the data (CANCELLING),
  *   so that the restore cannot undo the new request's soft delete.
  * Running it again is how an interrupted soft delete is completed.
@@ -135,6 +151,11 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
       const mine = (await tx.get(requestsOf(input.subject))).docs.map(requestFromFirestore);
       const existing = mine.filter((r) => states.includes(r.state)).sort((a, b) => a.requestedAtMs - b.requestedAtMs);
       if (existing.length > 0) return { kind: "existing", request: existing[0]!, created: false } as const;
+      if (backstop && input.subject.type === "user") {
+        const closures = (await tx.get(requestsOf({ type: "tenant", tenantId: input.subject.tenantId }))).docs.map(requestFromFirestore);
+        const closure = closures.find((r) => CLOSURE_HANDLES_USERS_STATES.includes(r.state));
+        if (closure) return { kind: "existing", request: closure, created: false } as const;
+      }
       const cancelling = mine.find((r) => r.state === "CANCELLING");
       if (cancelling && backstop) return { kind: "finish-cancel", requestId: cancelling.requestId } as const;
       if (!backstop && input.source === "user") {
@@ -150,18 +171,19 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
       evidence.append({
         action: backstop ? "BACKSTOP_REQUEST_OPENED" : "DELETION_REQUESTED",
         actor: input.actor,
-        decision: { reason: backstop ? "AUTH_ACCOUNT_DELETED" : "SUBJECT_REQUEST", source: input.source },
+        decision: { reason: backstop ? "AUTH_ACCOUNT_DELETED" : request.subject.type === "tenant" ? TENANT_CLOSURE_REASON : "SUBJECT_REQUEST", source: input.source },
         policyVersion: request.policyVersion,
         atMs: input.nowMs,
         requestId: request.requestId,
         eventId: input.eventId ?? null,
-        counts: { graceDays: Math.round((request.graceEndsAtMs - request.requestedAtMs) / 86_400_000) },
+        ...(request.graceEndsAtMs !== null ? { counts: { graceDays: Math.round((request.graceEndsAtMs - request.requestedAtMs) / 86_400_000) } } : {}),
         // The user's own words are personal data: evidence keeps only a hash of them.
         detail: {
           tenantId: request.subject.tenantId,
           subjectType: request.subject.type,
-          graceEndsAt: new Date(request.graceEndsAtMs).toISOString(),
-          dueAt: new Date(request.dueAtMs).toISOString(),
+          state: request.state,
+          graceEndsAt: isoOrNull(request.graceEndsAtMs),
+          dueAt: isoOrNull(request.dueAtMs),
           ...(input.reason ? { reasonHash: hashCanonical({ reason: input.reason }) } : {}),
         },
       });
@@ -180,6 +202,69 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
   }
 }
 
+/**
+ * A second staff member approves a tenant's closure (the two-person rule: `approveDecision`). One transaction
+ * moves the request AWAITING_APPROVAL -> PENDING with its grace and due periods starting now, records the
+ * closure on the tenant's document (TENANT_CLOSURE_FIELD, reason TENANT_CLOSURE) and writes
+ * TENANT_CLOSURE_APPROVED evidence: from that commit the security rules and the product's reads hide all of the
+ * tenant's data, whatever each document's own state. Then the tenant's data map is soft-deleted in batches
+ * (reason TENANT_CLOSURE). Nothing is deleted. Approving again, as the same approver, resumes an interrupted
+ * soft delete. Errors: REQUEST_NOT_FOUND (no such closure: a user's erasure is not one), TWO_PERSON_RULE,
+ * NOT_AWAITING_APPROVAL.
+ */
+export async function approveTenantClosure(requestId: string, approver: Actor, nowMs: number): Promise<{ request: DeletionRequest; approved: boolean }> {
+  const requestRef = requestsCol().doc(requestId);
+  const outcome = await db().runTransaction(async (tx) => {
+    const snap = await tx.get(requestRef);
+    const req = snap.exists ? requestFromFirestore(snap) : null;
+    if (!req || req.subject.type !== "tenant") throw notFound("REQUEST_NOT_FOUND", "No such tenant closure.");
+    const decision = approveDecision(req, approver.id, nowMs, policy());
+    if (decision.kind === "already-approved") return { request: req, approved: false };
+    assertRequestMove(req.state, "PENDING");
+    const tenant = await tx.get(tenantRef(req.subject.tenantId));
+    const evidence = await openEvidence(tx);
+    const approved: DeletionRequest = {
+      ...req,
+      state: "PENDING",
+      graceEndsAtMs: decision.graceEndsAtMs,
+      dueAtMs: decision.dueAtMs,
+      approvedBy: approver.id,
+      approvedAtMs: nowMs,
+      timeline: [...req.timeline, { atMs: nowMs, event: "APPROVED", detail: `grace until ${new Date(decision.graceEndsAtMs).toISOString()}` }],
+    };
+    tx.update(requestRef, {
+      state: "PENDING",
+      graceEndsAt: toTimestamp(decision.graceEndsAtMs),
+      dueAt: toTimestamp(decision.dueAtMs),
+      approvedBy: approver.id,
+      approvedAt: toTimestamp(nowMs),
+      timeline: approved.timeline.map(timelineToFirestore),
+    });
+    // A tenant without a document has nothing to mark: the rules and the product's reads show such a tenant nothing.
+    if (tenant.exists) tx.update(tenant.ref, { [TENANT_CLOSURE_FIELD]: { requestId, reason: TENANT_CLOSURE_REASON, closedAt: toTimestamp(nowMs) } });
+    evidence.append({
+      action: "TENANT_CLOSURE_APPROVED",
+      actor: approver,
+      decision: { reason: TENANT_CLOSURE_REASON, requestedBy: req.requestedBy },
+      policyVersion: policy().version,
+      atMs: nowMs,
+      requestId,
+      counts: { graceDays: Math.round((decision.graceEndsAtMs - nowMs) / 86_400_000) },
+      detail: {
+        tenantId: req.subject.tenantId,
+        graceEndsAt: new Date(decision.graceEndsAtMs).toISOString(),
+        dueAt: new Date(decision.dueAtMs).toISOString(),
+        tenantDocument: tenant.exists,
+      },
+    });
+    return { request: approved, approved: true };
+  }, EVIDENCE_TX);
+  if (outcome.approved) log.info("deletion.closure.approved", { requestId });
+  if (outcome.request.state !== "PENDING") return outcome;
+  const moved = await softDeleteSubjectData(requestId, approver, nowMs);
+  return { ...outcome, request: { ...outcome.request, softDeleted: outcome.request.softDeleted + moved } };
+}
+
 function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
   const pre = data?.preDeleteState;
   return {
@@ -190,9 +275,10 @@ function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
 }
 
 /**
- * Moves every `delete` and `mask` document in the subject's data map to SOFT_DELETED, in batches of one
- * transaction each (re-reading the request, so a request cancelled or taken by the purge meanwhile stops
- * the pass). Each batch carries its own evidence with the paths it moved. Returns how many moved.
+ * Moves every `delete`, `mask` and `archive` document in the subject's data map to SOFT_DELETED, in batches of
+ * one transaction each (re-reading the request, so a request cancelled or taken by the purge meanwhile stops
+ * the pass). Each batch carries its own evidence with the paths it moved, and the reason (TENANT_CLOSURE for
+ * a tenant's closure). Returns how many moved.
  */
 export async function softDeleteSubjectData(requestId: string, actor: Actor, nowMs: number): Promise<number> {
   const requestRef = requestsCol().doc(requestId);
@@ -201,7 +287,7 @@ export async function softDeleteSubjectData(requestId: string, actor: Actor, now
   const candidates: string[] = [];
   for await (const d of discoverSubject(request.subject)) {
     const action = entries.get(d.entryId)?.action;
-    if (action === "delete" || action === "mask") candidates.push(d.path);
+    if (action === "delete" || action === "mask" || action === "archive") candidates.push(d.path);
   }
   const holds = await activeHolds();
   const paths = sortedUnique(candidates);
@@ -254,7 +340,7 @@ function requestEvidence(
   return {
     action,
     actor,
-    decision: { reason: action === "DELETION_CANCELLED" || action === "DELETION_CANCEL_REQUESTED" ? "SUBJECT_CANCELLED" : "DELETION_REQUEST", state: req.state },
+    decision: { reason: action === "DELETION_CANCELLED" || action === "DELETION_CANCEL_REQUESTED" ? "SUBJECT_CANCELLED" : softDeleteReason(req), state: req.state },
     policyVersion: policy().version,
     atMs: nowMs,
     requestId: req.requestId,
@@ -264,6 +350,8 @@ function requestEvidence(
 }
 
 export interface CancelOptions {
+  /** Why staff cancelled a tenant's closure: kept on the request, hashed in evidence. */
+  reason?: string;
   /** Documents per restore transaction. */
   restoreBatchSize?: number;
   /** Fault-injection seam for tests: runs before each restore batch; throwing stops the cancel there, as a crash would. */
@@ -276,30 +364,41 @@ export interface CancelOptions {
  * Then every document carrying the request id (found by a collection-group query per governed collection,
  * whatever the data map says now) returns to its state before the request. Only when nothing is left to
  * restore does the request become CANCELLED, with DELETION_CANCELLED evidence: CANCELLED always means the data
- * is back. An interrupted restore leaves the request CANCELLING, which the purge never takes; calling cancel
- * again, or the next nightly run (`resumeCancellations`), finishes it.
+ * is back (for a tenant's closure, the closure leaves the tenant's document in that same transaction). An
+ * interrupted restore leaves the request CANCELLING, which the purge never takes; calling cancel again, or the
+ * next nightly run (`resumeCancellations`), finishes it. A closure still awaiting its approval is withdrawn at
+ * once (AWAITING_APPROVAL -> CANCELLED): nothing was hidden. Who may cancel: `mayCancel`.
  */
-export async function cancelDeletionRequest(requestId: string, callerUid: string, actor: Actor, nowMs: number, opts: CancelOptions = {}): Promise<{ restored: number }> {
+export async function cancelDeletionRequest(requestId: string, caller: Canceller, actor: Actor, nowMs: number, opts: CancelOptions = {}): Promise<{ restored: number }> {
   const requestRef = requestsCol().doc(requestId);
+  const cancelNote = opts.reason ? { cancelReason: opts.reason } : {};
   const started = await db().runTransaction(async (tx) => {
     const snap = await tx.get(requestRef);
     if (!snap.exists) throw notFound("REQUEST_NOT_FOUND", "No such deletion request.");
     const req = requestFromFirestore(snap);
     // Leases run on the wall clock, like the purge's own (platform/lease.ts).
     const leaseLive = leaseState(snap.data(), "", Date.now()) === "taken";
-    const decision = cancelDecision(req, callerUid, nowMs, leaseLive);
-    if (decision !== "cancel") return decision;
-    assertRequestMove(req.state, "CANCELLING");
+    const decision = cancelDecision(req, caller, nowMs, leaseLive);
+    if (decision === "resume" || decision === "already-cancelled") return decision;
+    const to = decision === "withdraw" ? "CANCELLED" : "CANCELLING";
+    assertRequestMove(req.state, to);
     const evidence = await openEvidence(tx);
     tx.update(requestRef, {
-      state: "CANCELLING",
+      state: to,
       cancelledAt: toTimestamp(nowMs),
-      timeline: [...req.timeline, { atMs: nowMs, event: "CANCEL_REQUESTED" }].map(timelineToFirestore),
+      ...cancelNote,
+      timeline: [...req.timeline, { atMs: nowMs, event: decision === "withdraw" ? "WITHDRAWN" : "CANCEL_REQUESTED" }].map(timelineToFirestore),
     });
-    evidence.append(requestEvidence("DELETION_CANCEL_REQUESTED", { ...req, state: "CANCELLING" }, actor, nowMs, undefined, { softDeleted: req.softDeleted }));
-    return "started" as const;
+    const body = requestEvidence(to === "CANCELLED" ? "DELETION_CANCELLED" : "DELETION_CANCEL_REQUESTED", { ...req, state: to }, actor, nowMs, undefined, { softDeleted: req.softDeleted });
+    // Staff's own words stay on the request; evidence keeps a hash of them.
+    evidence.append(opts.reason ? { ...body, detail: { reasonHash: hashCanonical({ reason: opts.reason }) } } : body);
+    return decision === "withdraw" ? ("withdrawn" as const) : ("started" as const);
   }, EVIDENCE_TX);
   if (started === "already-cancelled") return { restored: 0 };
+  if (started === "withdrawn") {
+    log.info("deletion.cancelled", { requestId, restored: 0 });
+    return { restored: 0 };
+  }
   if (started === "resume") log.info("deletion.cancel.resumed", { requestId });
   return finishCancel(requestId, actor, nowMs, opts);
 }
@@ -330,7 +429,12 @@ async function finishCancel(requestId: string, actor: Actor, nowMs: number, opts
     const req = requestFromFirestore(snap);
     if (req.state !== "CANCELLING") return false;
     assertRequestMove(req.state, "CANCELLED");
+    // A tenant's closure is lifted with the CANCELLED state: the tenant's data is readable again from this commit.
+    const tenant = req.subject.type === "tenant" ? await tx.get(tenantRef(req.subject.tenantId)) : null;
     const evidence = await openEvidence(tx);
+    if (tenant?.exists && (tenant.get(`${TENANT_CLOSURE_FIELD}.requestId`) as unknown) === requestId) {
+      tx.update(tenant.ref, { [TENANT_CLOSURE_FIELD]: FieldValue.delete() });
+    }
     tx.update(requestRef, { state: "CANCELLED", timeline: [...req.timeline, { atMs: nowMs, event: "CANCELLED" }].map(timelineToFirestore) });
     evidence.append(requestEvidence("DELETION_CANCELLED", { ...req, state: "CANCELLED" }, actor, nowMs, undefined, { softDeleted: req.softDeleted, restored }));
     return true;

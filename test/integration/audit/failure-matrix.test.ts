@@ -125,11 +125,12 @@ describe("retention audit: failure-injection matrix", () => {
     const { request } = await openDeletionRequest({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, source: "user", actor: { type: "user", id: "u-1001" }, nowMs: Date.now() });
     await expectClean();
     const path = `${COLLECTIONS.deletionRequests}/${request.requestId}`;
-    const r = await audit(request.dueAtMs + DAY_MS);
+    const dueAtMs = request.dueAtMs ?? Number.NaN;
+    const r = await audit(dueAtMs + DAY_MS);
     expect(r.byCode.OVERDUE_REQUEST).toBe(1);
     expect(r.findings.filter((f) => f.code === "OVERDUE_REQUEST").map((f) => f.path)).toEqual([path]);
     expect(r.stats.requests.overdue).toBe(1);
-    await expectClean(request.dueAtMs - DAY_MS);
+    await expectClean(dueAtMs - DAY_MS);
   });
 
   it("a document stamped by an unpublished policy version: STALE_POLICY_VERSION", async () => {

@@ -57,7 +57,7 @@ describe("a deletion request moves only from the state its writer read", () => {
         hook: async (ctx: PurgeHookContext) => {
           if (ctx.point !== "afterLease" || refused) return;
           // The user's clock is still inside the grace period; the run's is past it.
-          refused = await refusal(() => cancelDeletionRequest(requestId, "u-91", user("u-91"), T0 + DAY_MS));
+          refused = await refusal(() => cancelDeletionRequest(requestId, { uid: "u-91", retentionAdmin: false }, user("u-91"), T0 + DAY_MS));
         },
       }),
     );
@@ -85,7 +85,7 @@ describe("a deletion request moves only from the state its writer read", () => {
         hook: async (ctx: PurgeHookContext) => {
           if (ctx.point !== "afterLease" || cancelled) return;
           await new Promise((r) => setTimeout(r, 20));
-          await cancelDeletionRequest(requestId, "u-92", user("u-92"), T0 + DAY_MS);
+          await cancelDeletionRequest(requestId, { uid: "u-92", retentionAdmin: false }, user("u-92"), T0 + DAY_MS);
           cancelled = true;
         },
       }),
@@ -107,7 +107,7 @@ describe("a deletion request moves only from the state its writer read", () => {
     const soft = [...(await allGovernedPaths())].filter((p) => p !== "tenants/t-acme");
     let batches = 0;
     await expect(
-      cancelDeletionRequest(requestId, "u-93", user("u-93"), T0 + DAY_MS, {
+      cancelDeletionRequest(requestId, { uid: "u-93", retentionAdmin: false }, user("u-93"), T0 + DAY_MS, {
         restoreBatchSize: 2,
         beforeRestoreBatch: () => {
           if (++batches === 2) throw new Error("injected crash in the middle of the restore");

@@ -6,6 +6,7 @@
 import type { RulesTestEnvironment } from "@firebase/rules-unit-testing";
 import { assertFails, assertSucceeds } from "@firebase/rules-unit-testing";
 import { Timestamp, collection, doc, getDoc, getDocs, query, where } from "firebase/firestore";
+import { FieldValue } from "firebase-admin/firestore";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
@@ -24,6 +25,8 @@ describe("business visibility of expired data", () => {
   beforeAll(async () => {
     await clearFirestore();
     env = await startRulesEnv();
+    // The sessions' tenant: its data shows only while its document exists and carries no closure.
+    await putGoverned(`tenants/${TENANT}`, { name: "Acme" }, { createdAtMs: now - DAY_MS });
     await putGoverned("sessions/s-live", { uid: OWNER.uid }, { createdAtMs: now - DAY_MS, expireAtMs: now + 29 * DAY_MS });
     await putGoverned("sessions/s-expired", { uid: OWNER.uid }, { createdAtMs: now - 31 * DAY_MS, expireAtMs: now - DAY_MS });
     await putGoverned("sessions/s-soft", { uid: OWNER.uid }, { createdAtMs: now - DAY_MS, expireAtMs: now + 29 * DAY_MS, lifecycleState: "SOFT_DELETED" });
@@ -53,6 +56,19 @@ describe("business visibility of expired data", () => {
     // The same session was valid the moment before it expired: expiry, not deletion, is what counts.
     const expiredAt = ((await db().doc("sessions/s-expired").get()).get("expireAt") as { toMillis(): number }).toMillis();
     expect(await getSessionIfValid("s-expired", expiredAt - 1)).not.toBeNull();
+  });
+
+  it("a closed tenant's live session, and everything else of it, is out of the product read path", async () => {
+    const tenant = db().doc(`tenants/${TENANT}`);
+    await tenant.update({ closure: { requestId: "dr-x", reason: "TENANT_CLOSURE" } });
+    try {
+      await expect(requireValidSession("s-live", now)).rejects.toMatchObject({ reason: "TENANT_CLOSED", kind: "failed-precondition" });
+      expect(await getVisible("sessions/s-live", now)).toBeNull();
+      expect(await readVisible(db().collection("sessions").where("uid", "==", OWNER.uid), now)).toEqual([]);
+    } finally {
+      await tenant.update({ closure: FieldValue.delete() });
+    }
+    expect((await getVisible("sessions/s-live", now))?.id).toBe("s-live");
   });
 
   it("a client cannot read the expired session, and its own query returns only the live one", async () => {

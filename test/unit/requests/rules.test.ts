@@ -1,14 +1,19 @@
 import { describe, expect, it } from "vitest";
 import {
+  approveDecision,
   assertNoCooldown,
   assertRequestMove,
   canMoveRequest,
   cancelDecision,
+  ERASURE_OWED_STATES,
   HANDLED_REQUEST_STATES,
   isOpenRequest,
+  mayCancel,
+  needsApproval,
   newDeletionRequest,
   OPEN_REQUEST_STATES,
   parseRequestState,
+  purgeMayTake,
   REQUEST_STATES,
   requestCooldownUntil,
   requestOwner,
@@ -77,40 +82,80 @@ describe("newDeletionRequest", () => {
     const reg = loadV1();
     const changed = new PolicyIndex({ ...reg, version: "v9", classes: reg.classes.map((c) => (c.id === "user-delete" ? { ...c, graceDays: 14, dueDays: 28 } : c)) });
     const r = newDeletionRequest({ requestId: "r", subject: { type: "user", uid: "u", tenantId: "t" }, requestedBy: "c-1", source: "staff", nowMs: T0 }, changed);
-    expect([r.graceEndsAtMs - T0, r.dueAtMs - T0, r.policyVersion]).toEqual([14 * DAY_MS, 28 * DAY_MS, "v9"]);
+    expect([(r.graceEndsAtMs ?? 0) - T0, (r.dueAtMs ?? 0) - T0, r.policyVersion]).toEqual([14 * DAY_MS, 28 * DAY_MS, "v9"]);
     const broken = new PolicyIndex({ ...reg, classes: reg.classes.map((c) => (c.id === "user-delete" ? { ...c, dueDays: undefined } : c)) });
     expect(() => newDeletionRequest({ requestId: "r", subject: { type: "user", uid: "u", tenantId: "t" }, requestedBy: "u", source: "user", nowMs: T0 }, broken)).toThrow(/dueDays/);
   });
 
-  it("a tenant's closure is the same model, with the tenant-account class's periods and its opener as owner", () => {
+  it("a tenant's closure is the same model: it opens awaiting a second staff member's approval, with no periods yet", () => {
     const r = newDeletionRequest({ requestId: "r3", subject: { type: "tenant", tenantId: "t-acme" }, requestedBy: "ra-3001", source: "staff", nowMs: T0 }, policy);
-    expect(r).toMatchObject({ subject: { type: "tenant", tenantId: "t-acme" }, requestedBy: "ra-3001", state: "PENDING", graceEndsAtMs: T0 + 30 * DAY_MS, dueAtMs: T0 + 60 * DAY_MS });
+    expect(r).toMatchObject({ subject: { type: "tenant", tenantId: "t-acme" }, requestedBy: "ra-3001", state: "AWAITING_APPROVAL", graceEndsAtMs: null, dueAtMs: null });
+    expect(needsApproval(r.subject)).toBe(true);
+    expect(needsApproval({ type: "user", uid: "u", tenantId: "t" })).toBe(false);
     expect(requestOwner(r)).toBe("ra-3001");
-    expect(reasonOf(() => cancelDecision(r, "u-1", T0, false))).toBe("permission-denied/NOT_OWNER");
-    expect(cancelDecision(r, "ra-3001", T0, false)).toBe("cancel");
+    // Nothing takes it: not the purge, and not an open grace clock.
+    expect(purgeMayTake({ state: r.state, graceEndsAtMs: r.graceEndsAtMs, heldFenceGeneration: null }, T0 + 365 * DAY_MS, 0)).toBe(false);
+  });
+});
+
+describe("approveDecision: the two-person rule of a tenant's closure", () => {
+  const closure = { subject: { type: "tenant" as const, tenantId: "t-acme" }, requestedBy: "r-3001", state: "AWAITING_APPROVAL" as const };
+  it("a second staff member approves: the tenant-account class's grace (30 days) and due (60 days) periods start then", () => {
+    expect(approveDecision(closure, "c-2001", T0, policy)).toEqual({ kind: "approve", graceEndsAtMs: T0 + 30 * DAY_MS, dueAtMs: T0 + 60 * DAY_MS });
+  });
+  it("the requester can never approve, whatever the state", () => {
+    for (const state of ["AWAITING_APPROVAL", "PENDING", "CANCELLED"] as const) {
+      expect(reasonOf(() => approveDecision({ ...closure, state, approvedBy: "c-2001" }, "r-3001", T0, policy))).toBe("permission-denied/TWO_PERSON_RULE");
+    }
+  });
+  it("approving again as the same approver is idempotent; anything else that is not awaiting approval is refused", () => {
+    expect(approveDecision({ ...closure, state: "PENDING", approvedBy: "c-2001" }, "c-2001", T0, policy)).toEqual({ kind: "already-approved" });
+    expect(approveDecision({ ...closure, state: "PROCESSING", approvedBy: "c-2001" }, "c-2001", T0, policy)).toEqual({ kind: "already-approved" });
+    expect(reasonOf(() => approveDecision({ ...closure, state: "PENDING", approvedBy: "c-2001" }, "c-2002", T0, policy))).toBe("failed-precondition/NOT_AWAITING_APPROVAL");
+    expect(reasonOf(() => approveDecision({ ...closure, state: "CANCELLED" }, "c-2002", T0, policy))).toBe("failed-precondition/NOT_AWAITING_APPROVAL");
+  });
+});
+
+describe("who may cancel", () => {
+  const closure = { subject: { type: "tenant" as const, tenantId: "t-acme" }, requestedBy: "r-3001", state: "PENDING" as const, graceEndsAtMs: T0 + 30 * DAY_MS };
+  it("a tenant's closure: any retention-admin, not only its requester; nobody else", () => {
+    expect(mayCancel(closure, { uid: "r-3001", retentionAdmin: true })).toBe(true);
+    expect(mayCancel(closure, { uid: "r-3002", retentionAdmin: true })).toBe(true);
+    expect(mayCancel(closure, { uid: "r-3001", retentionAdmin: false })).toBe(false);
+    expect(reasonOf(() => cancelDecision(closure, { uid: "u-1", retentionAdmin: false }, T0, false))).toBe("permission-denied/NOT_OWNER");
+    expect(cancelDecision(closure, { uid: "r-3002", retentionAdmin: true }, T0, false)).toBe("cancel");
+    expect(reasonOf(() => cancelDecision(closure, { uid: "r-3002", retentionAdmin: true }, T0 + 30 * DAY_MS, false))).toBe("failed-precondition/GRACE_EXPIRED");
+  });
+  it("a closure awaiting approval is withdrawn (nothing was hidden), at any time", () => {
+    expect(cancelDecision({ ...closure, state: "AWAITING_APPROVAL", graceEndsAtMs: null }, { uid: "r-3001", retentionAdmin: true }, T0 + 365 * DAY_MS, false)).toBe("withdraw");
+  });
+  it("a user's erasure: only the user, whatever the caller's role", () => {
+    const mine = { subject: { type: "user" as const, uid: "u-1", tenantId: "t" }, requestedBy: "u-1" };
+    expect(mayCancel(mine, { uid: "u-1", retentionAdmin: false })).toBe(true);
+    expect(mayCancel(mine, { uid: "r-3001", retentionAdmin: true })).toBe(false);
   });
 });
 
 describe("cancelDecision", () => {
   const req = { subject: { type: "user" as const, uid: "u-1", tenantId: "t" }, requestedBy: "u-1", state: "PENDING" as const, graceEndsAtMs: T0 + 7 * DAY_MS };
   it("lets the owner cancel a pending, unleased request before the grace ends", () => {
-    expect(cancelDecision(req, "u-1", T0, false)).toBe("cancel");
-    expect(cancelDecision(req, "u-1", T0 + 7 * DAY_MS - 1, false)).toBe("cancel");
+    expect(cancelDecision(req, { uid: "u-1", retentionAdmin: false }, T0, false)).toBe("cancel");
+    expect(cancelDecision(req, { uid: "u-1", retentionAdmin: false }, T0 + 7 * DAY_MS - 1, false)).toBe("cancel");
   });
   it("is idempotent: a cancelled request reports so, and one still restoring resumes", () => {
-    expect(cancelDecision({ ...req, state: "CANCELLED" }, "u-1", T0 + 30 * DAY_MS, false)).toBe("already-cancelled");
-    expect(cancelDecision({ ...req, state: "CANCELLING" }, "u-1", T0 + 30 * DAY_MS, true)).toBe("resume");
+    expect(cancelDecision({ ...req, state: "CANCELLED" }, { uid: "u-1", retentionAdmin: false }, T0 + 30 * DAY_MS, false)).toBe("already-cancelled");
+    expect(cancelDecision({ ...req, state: "CANCELLING" }, { uid: "u-1", retentionAdmin: false }, T0 + 30 * DAY_MS, true)).toBe("resume");
   });
   it("refuses another user, a request the purge has taken, and an expired grace, with stable codes", () => {
-    expect(reasonOf(() => cancelDecision(req, "u-2", T0, false))).toBe("permission-denied/NOT_OWNER");
-    expect(reasonOf(() => cancelDecision({ ...req, state: "CANCELLED" }, "u-2", T0, false))).toBe("permission-denied/NOT_OWNER");
+    expect(reasonOf(() => cancelDecision(req, { uid: "u-2", retentionAdmin: false }, T0, false))).toBe("permission-denied/NOT_OWNER");
+    expect(reasonOf(() => cancelDecision({ ...req, state: "CANCELLED" }, { uid: "u-2", retentionAdmin: false }, T0, false))).toBe("permission-denied/NOT_OWNER");
     // The purge holds the lease, or has started a round: the cancel loses, even inside the caller's grace.
-    expect(reasonOf(() => cancelDecision(req, "u-1", T0, true))).toBe("failed-precondition/ALREADY_PROCESSING");
+    expect(reasonOf(() => cancelDecision(req, { uid: "u-1", retentionAdmin: false }, T0, true))).toBe("failed-precondition/ALREADY_PROCESSING");
     for (const state of ["PROCESSING", "PURGED", "BLOCKED", "RETAINED_UNDER_HOLD"] as const) {
-      expect(reasonOf(() => cancelDecision({ ...req, state }, "u-1", T0, false))).toBe("failed-precondition/ALREADY_PROCESSING");
-      expect(reasonOf(() => cancelDecision({ ...req, state }, "u-1", T0 + 7 * DAY_MS, false))).toBe("failed-precondition/GRACE_EXPIRED");
+      expect(reasonOf(() => cancelDecision({ ...req, state }, { uid: "u-1", retentionAdmin: false }, T0, false))).toBe("failed-precondition/ALREADY_PROCESSING");
+      expect(reasonOf(() => cancelDecision({ ...req, state }, { uid: "u-1", retentionAdmin: false }, T0 + 7 * DAY_MS, false))).toBe("failed-precondition/GRACE_EXPIRED");
     }
-    expect(reasonOf(() => cancelDecision(req, "u-1", T0 + 7 * DAY_MS, false))).toBe("failed-precondition/GRACE_EXPIRED");
+    expect(reasonOf(() => cancelDecision(req, { uid: "u-1", retentionAdmin: false }, T0 + 7 * DAY_MS, false))).toBe("failed-precondition/GRACE_EXPIRED");
   });
 });
 
@@ -121,6 +166,11 @@ describe("the request state machine", () => {
     expect(canMoveRequest("CANCELLING", "CANCELLED")).toBe(true);
     expect(canMoveRequest("PROCESSING", "RETAINED_UNDER_HOLD")).toBe(true);
     expect(canMoveRequest("RETAINED_UNDER_HOLD", "PROCESSING")).toBe(true);
+    // A closure is approved (PENDING) or withdrawn (CANCELLED); nothing else leaves AWAITING_APPROVAL, and nothing returns to it.
+    expect(canMoveRequest("AWAITING_APPROVAL", "PENDING")).toBe(true);
+    expect(canMoveRequest("AWAITING_APPROVAL", "CANCELLED")).toBe(true);
+    for (const to of ["CANCELLING", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD", "PURGED"] as const) expect(canMoveRequest("AWAITING_APPROVAL", to)).toBe(false);
+    for (const from of REQUEST_STATES) expect(canMoveRequest(from, "AWAITING_APPROVAL")).toBe(false);
     // A cancel and the purge cannot both win.
     expect(canMoveRequest("CANCELLING", "PROCESSING")).toBe(false);
     expect(canMoveRequest("CANCELLED", "PROCESSING")).toBe(false);
@@ -131,8 +181,10 @@ describe("the request state machine", () => {
     }
     expect(reasonOf(() => assertRequestMove("CANCELLED", "PROCESSING"))).toBe("failed-precondition/REQUEST_STATE_CHANGED");
   });
-  it("names the open states once: in progress, including retained under a hold", () => {
-    expect([...OPEN_REQUEST_STATES].sort()).toEqual(["BLOCKED", "PENDING", "PROCESSING", "RETAINED_UNDER_HOLD"]);
+  it("names the open states once: in progress, including awaiting approval and retained under a hold", () => {
+    expect([...OPEN_REQUEST_STATES].sort()).toEqual(["AWAITING_APPROVAL", "BLOCKED", "PENDING", "PROCESSING", "RETAINED_UNDER_HOLD"]);
+    // No due date while awaiting approval: the periods start when a closure is approved.
+    expect(ERASURE_OWED_STATES).not.toContain("AWAITING_APPROVAL");
     expect(isOpenRequest("CANCELLING")).toBe(false);
     expect(isOpenRequest("PURGED")).toBe(false);
     expect(HANDLED_REQUEST_STATES).toContain("PURGED");

@@ -6,7 +6,7 @@ export const CancelAccountDeletionInput = z.object({ requestId: inputs.id }).str
 
 /** The request's owner cancels before the grace period ends; everything the request soft-deleted comes back. */
 export async function cancelAccountDeletionHandler(input: z.infer<typeof CancelAccountDeletionInput>, caller: Caller) {
-  await cancelDeletionRequest(input.requestId, caller.uid, { type: "user", id: caller.uid }, Date.now());
+  await cancelDeletionRequest(input.requestId, { uid: caller.uid, retentionAdmin: false }, { type: "user", id: caller.uid }, Date.now());
   return { requestId: input.requestId, state: "CANCELLED" as const };
 }
 

@@ -10,6 +10,8 @@ import { callable, inputs, type Caller } from "./shared";
 export const GetDeletionStatusInput = z.object({ requestId: inputs.id }).strict();
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** A request's grace and due dates: null while a tenant's closure awaits its approval. */
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 export interface StatusEnv {
   nowMs: number;
@@ -36,8 +38,8 @@ export async function getDeletionStatusHandler(
   return {
     requestId: request.requestId,
     state: request.state,
-    graceEndsAt: iso(request.graceEndsAtMs),
-    dueAt: iso(request.dueAtMs),
+    graceEndsAt: isoOrNull(request.graceEndsAtMs),
+    dueAt: isoOrNull(request.dueAtMs),
     timeline: request.timeline.map((t) => ({ at: iso(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) })),
     retained: describeRetained(summary.retained, policy(), staff ? "staff" : "subject"),
     ...(summary.retainedOmitted > 0 ? { retainedOmitted: summary.retainedOmitted } : {}),

@@ -18,7 +18,7 @@ export async function requestAccountDeletionHandler(input: z.infer<typeof Reques
   });
   // The request's status summary starts with it, so the subject's status calls plan nothing for a while.
   if (created) await writeStatusSummary(request, nowMs);
-  return { requestId: request.requestId, state: request.state, graceEndsAt: new Date(request.graceEndsAtMs).toISOString() };
+  return { requestId: request.requestId, state: request.state, graceEndsAt: request.graceEndsAtMs === null ? null : new Date(request.graceEndsAtMs).toISOString() };
 }
 
 /** User-facing: App Check is required where enforcement is on. */

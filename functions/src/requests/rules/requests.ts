@@ -4,22 +4,24 @@ import { assertTransition, isLifecycleState, type LifecycleState } from "../../k
 import { DAY_MS, type PolicyIndex } from "../../kernel/policy";
 import type { Subject } from "../../plan/rules";
 
-export const REQUEST_STATES = ["PENDING", "CANCELLING", "CANCELLED", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD", "PURGED"] as const;
+export const REQUEST_STATES = ["AWAITING_APPROVAL", "PENDING", "CANCELLING", "CANCELLED", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD", "PURGED"] as const;
 export type RequestState = (typeof REQUEST_STATES)[number];
 export type RequestSource = "user" | "auth-backstop" | "staff";
 
 /**
- * A request is open while the subject's erasure is in progress: waiting for its grace period (PENDING), under
- * way (PROCESSING), stopped for an operator (BLOCKED), or done except for data under a hold
- * (RETAINED_UNDER_HOLD). While a request is open its subject gets this same request back, the data it
- * soft-deleted is its own (never a policy sweep's), and its uid's leftovers are not orphans.
+ * A request is open while the subject's erasure is in progress: waiting for a second staff member's approval
+ * (AWAITING_APPROVAL, a tenant's closure only), waiting for its grace period (PENDING), under way (PROCESSING),
+ * stopped for an operator (BLOCKED), or done except for data under a hold (RETAINED_UNDER_HOLD). While a
+ * request is open its subject gets this same request back, the data it soft-deleted is its own (never a policy
+ * sweep's), and its uid's leftovers are not orphans.
  */
-export const OPEN_REQUEST_STATES: readonly RequestState[] = ["PENDING", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD"];
+export const OPEN_REQUEST_STATES: readonly RequestState[] = ["AWAITING_APPROVAL", "PENDING", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD"];
 /** Whether a request in `state` is open (see OPEN_REQUEST_STATES). */
 export const isOpenRequest = (state: unknown): boolean => (OPEN_REQUEST_STATES as readonly unknown[]).includes(state);
 /**
  * States in which erasure is owed and not yet carried out, so the request's due date applies (a request
- * retained under a hold has erased all the law lets it erase: what remains is kept for a legal obligation).
+ * retained under a hold has erased all the law lets it erase: what remains is kept for a legal obligation;
+ * a closure awaiting approval has no due date yet: its periods start when it is approved).
  */
 export const ERASURE_OWED_STATES: readonly RequestState[] = ["PENDING", "PROCESSING", "BLOCKED"];
 /**
@@ -27,10 +29,18 @@ export const ERASURE_OWED_STATES: readonly RequestState[] = ["PENDING", "PROCESS
  * deletes the Auth account itself, so its own delete event must not open a second request.
  */
 export const HANDLED_REQUEST_STATES: readonly RequestState[] = [...OPEN_REQUEST_STATES, "PURGED"];
+/**
+ * A tenant's closure in these states has been taken by the purge (it can no longer be cancelled): it erases
+ * the data of every user of the tenant and deletes their Auth accounts, so the Auth backstop treats the
+ * deletion of such a user's account as handled by it.
+ */
+export const CLOSURE_HANDLES_USERS_STATES: readonly RequestState[] = ["PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD", "PURGED"];
 
 /**
  * The request state machine. Every writer reads the state in the same transaction as its write and moves
  * only along these edges, so a cancel and the purge can never both win:
+ *   AWAITING_APPROVAL    -> PENDING (a second staff member approves a tenant's closure: the data is hidden and
+ *                           the grace period starts), CANCELLED (withdrawn before approval: nothing was hidden)
  *   PENDING              -> CANCELLING (the owner cancels in grace), PROCESSING (a purge round starts),
  *                           BLOCKED (the plan is refused before anything happens)
  *   CANCELLING           -> CANCELLED (the restore is complete)
@@ -40,6 +50,7 @@ export const HANDLED_REQUEST_STATES: readonly RequestState[] = [...OPEN_REQUEST_
  *   CANCELLED, PURGED    -> (terminal)
  */
 const REQUEST_MOVES: Readonly<Record<RequestState, readonly RequestState[]>> = {
+  AWAITING_APPROVAL: ["PENDING", "CANCELLED"],
   PENDING: ["CANCELLING", "PROCESSING", "BLOCKED"],
   CANCELLING: ["CANCELLED"],
   PROCESSING: ["PURGED", "RETAINED_UNDER_HOLD", "BLOCKED"],
@@ -85,7 +96,10 @@ export function assertRequestMove(from: RequestState, to: RequestState): void {
 export const USER_DELETE_CLASS = "user-delete";
 export const TENANT_CLOSURE_CLASS = "tenant-account";
 
-/** Who owns a request, and may cancel it: the user it erases, or the staff member who opened a tenant's closure. */
+/**
+ * Who owns a request: the user it erases, or the staff member who opened a tenant's closure (who may read its
+ * status; any retention-admin may cancel a closure, see `cancelDecision`).
+ */
 export const requestOwner = (req: Pick<DeletionRequest, "subject" | "requestedBy">): string => (req.subject.type === "user" ? req.subject.uid : req.requestedBy);
 
 export interface TimelineEntry {
@@ -107,14 +121,32 @@ export interface DeletionRequest {
   source: RequestSource;
   reason?: string;
   requestedAtMs: number;
-  graceEndsAtMs: number;
-  dueAtMs: number;
+  /** When the grace period ends; null while a tenant's closure awaits its approval (the period starts then). */
+  graceEndsAtMs: number | null;
+  /** When the erasure is due; null while awaiting approval. */
+  dueAtMs: number | null;
   policyVersion: string;
   timeline: TimelineEntry[];
   softDeleted: number;
   manifestHash?: string;
   /** When the owner asked to cancel (the request/cancel cooldown counts from here). */
   cancelledAtMs?: number;
+  /** A tenant's closure: the second staff member who approved it, and when. */
+  approvedBy?: string;
+  approvedAtMs?: number;
+}
+
+/** A tenant's closure needs a second staff member's approval before anything is hidden; a user's erasure does not. */
+export const needsApproval = (subject: Subject): boolean => subject.type === "tenant";
+
+/** The grace and due periods of a request starting at `startMs` (its opening, or a closure's approval). */
+export function requestPeriods(subject: Subject, startMs: number, policy: PolicyIndex): { graceEndsAtMs: number; dueAtMs: number } {
+  const classId = requestClassOf(subject);
+  const cls = policy.classById(classId);
+  if (!cls || cls.dueDays === undefined) {
+    throw new Error(`registry ${policy.version}: class ${classId} with dueDays is required for deletion requests`);
+  }
+  return { graceEndsAtMs: startMs + (cls.graceDays ?? 0) * DAY_MS, dueAtMs: startMs + cls.dueDays * DAY_MS };
 }
 
 /** The class whose grace and due periods govern a request: `user-delete` for a user, `tenant-account` for a tenant. */
@@ -123,53 +155,69 @@ export const requestClassOf = (subject: Subject): string => (subject.type === "u
 /**
  * A new deletion request. Grace and due periods come from the subject's class (`requestClassOf`), so a change
  * of policy (a new registry version) changes them for new requests only: the request records its version.
+ * A tenant's closure opens AWAITING_APPROVAL, with no periods yet: they start when a second staff member
+ * approves it (`approveDecision`).
  */
 export function newDeletionRequest(
   args: { requestId: string; subject: Subject; requestedBy: string; source: RequestSource; reason?: string; nowMs: number },
   policy: PolicyIndex,
 ): DeletionRequest {
-  const classId = requestClassOf(args.subject);
-  const cls = policy.classById(classId);
-  if (!cls || cls.dueDays === undefined) {
-    throw new Error(`registry ${policy.version}: class ${classId} with dueDays is required for deletion requests`);
-  }
-  const graceDays = cls.graceDays ?? 0;
+  const periods = requestPeriods(args.subject, args.nowMs, policy);
+  const awaiting = needsApproval(args.subject);
   return {
     requestId: args.requestId,
     subject: args.subject,
     requestedBy: args.requestedBy,
-    state: "PENDING",
+    state: awaiting ? "AWAITING_APPROVAL" : "PENDING",
     source: args.source,
     ...(args.reason !== undefined && args.reason !== "" ? { reason: args.reason } : {}),
     requestedAtMs: args.nowMs,
-    graceEndsAtMs: args.nowMs + graceDays * DAY_MS,
-    dueAtMs: args.nowMs + cls.dueDays * DAY_MS,
+    graceEndsAtMs: awaiting ? null : periods.graceEndsAtMs,
+    dueAtMs: awaiting ? null : periods.dueAtMs,
     policyVersion: policy.version,
     timeline: [{ atMs: args.nowMs, event: "REQUESTED", detail: `source ${args.source}` }],
     softDeleted: 0,
   };
 }
 
+/** Who asks to cancel: their uid, and whether they hold the retention-admin role. */
+export interface Canceller {
+  uid: string;
+  retentionAdmin: boolean;
+}
+
 /**
- * Whether the owner may cancel now, read in the same transaction that writes the outcome. Cancelling is
+ * Who may cancel: a user's erasure only by that user; a tenant's closure by any retention-admin (the role that
+ * opens closures: a cancel destroys nothing, so one person suffices, and the opener may be away).
+ */
+export function mayCancel(req: Pick<DeletionRequest, "subject" | "requestedBy">, caller: Canceller): boolean {
+  return req.subject.type === "tenant" ? caller.retentionAdmin : requestOwner(req) === caller.uid;
+}
+
+/**
+ * Whether the caller may cancel now, read in the same transaction that writes the outcome. Cancelling is
  * idempotent: a request already CANCELLED reports "already-cancelled", and one CANCELLING (its restore was
- * interrupted) reports "resume", so a retried call finishes the restore instead of failing.
- * Errors: NOT_OWNER (permission-denied); ALREADY_PROCESSING when the purge has taken the request (its lease is
- * live, or a round started) while the caller's clock is still inside the grace period; GRACE_EXPIRED once the
- * grace period is over (both failed-precondition).
+ * interrupted) reports "resume", so a retried call finishes the restore instead of failing. A closure still
+ * awaiting its approval is "withdraw"n: nothing was hidden, so there is nothing to restore.
+ * Errors: NOT_OWNER (permission-denied: see `mayCancel`); ALREADY_PROCESSING when the purge has taken the
+ * request (its lease is live, or a round started) while the caller's clock is still inside the grace period;
+ * GRACE_EXPIRED once the grace period is over (both failed-precondition).
  */
 export function cancelDecision(
   req: Pick<DeletionRequest, "subject" | "requestedBy" | "state" | "graceEndsAtMs">,
-  callerUid: string,
+  caller: Canceller,
   nowMs: number,
   purgeLeaseLive: boolean,
-): "cancel" | "resume" | "already-cancelled" {
-  if (requestOwner(req) !== callerUid) throw permissionDenied("NOT_OWNER", "Only the owner of a deletion request may cancel it.");
+): "cancel" | "resume" | "already-cancelled" | "withdraw" {
+  if (!mayCancel(req, caller)) {
+    throw permissionDenied("NOT_OWNER", req.subject.type === "tenant" ? "Only a retention-admin may cancel a tenant's closure." : "Only the owner of a deletion request may cancel it.");
+  }
   if (req.state === "CANCELLED") return "already-cancelled";
   if (req.state === "CANCELLING") return "resume";
+  if (req.state === "AWAITING_APPROVAL") return "withdraw";
   if (isGraceOver(req, nowMs)) {
     throw preconditionFailed("GRACE_EXPIRED", "The grace period is over; the request can no longer be cancelled.", {
-      graceEndsAt: new Date(req.graceEndsAtMs).toISOString(),
+      graceEndsAt: new Date(req.graceEndsAtMs ?? 0).toISOString(),
       state: req.state,
     });
   }
@@ -177,6 +225,27 @@ export function cancelDecision(
     throw preconditionFailed("ALREADY_PROCESSING", "The erasure has already started and can no longer be cancelled.", { state: req.state });
   }
   return "cancel";
+}
+
+/**
+ * What approving a tenant's closure does, read in the transaction that writes it. The two-person rule: the
+ * staff member who opened the closure can never approve it (TWO_PERSON_RULE, permission-denied). A closure
+ * awaiting approval is approved: its grace and due periods start now. Approving again, by the same approver,
+ * is idempotent ("already-approved": the caller resumes the soft delete); anything else is
+ * NOT_AWAITING_APPROVAL (failed-precondition: approved by someone else, withdrawn or cancelled).
+ */
+export function approveDecision(
+  req: Pick<DeletionRequest, "subject" | "requestedBy" | "state" | "approvedBy">,
+  approverUid: string,
+  nowMs: number,
+  policy: PolicyIndex,
+): { kind: "approve"; graceEndsAtMs: number; dueAtMs: number } | { kind: "already-approved" } {
+  if (req.requestedBy === approverUid) {
+    throw permissionDenied("TWO_PERSON_RULE", "A tenant's closure needs a second person: the staff member who requested it cannot approve it.");
+  }
+  if (req.state === "AWAITING_APPROVAL") return { kind: "approve", ...requestPeriods(req.subject, nowMs, policy) };
+  if (req.approvedBy === approverUid) return { kind: "already-approved" };
+  throw preconditionFailed("NOT_AWAITING_APPROVAL", "This closure is not awaiting approval.", { state: req.state });
 }
 
 /** A cancellation of a subject's earlier request, for the request/cancel cooldown. */

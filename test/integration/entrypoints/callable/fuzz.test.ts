@@ -19,6 +19,9 @@ import { ReleaseRetentionHoldInput } from "../../../../functions/src/entrypoints
 import { RequestAccountDeletionInput } from "../../../../functions/src/entrypoints/callable/request-account-deletion";
 import { RunRetentionJobInput } from "../../../../functions/src/entrypoints/callable/run-retention-job";
 import { TransitionLifecycleInput } from "../../../../functions/src/entrypoints/callable/transition-lifecycle";
+import { RequestTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/request-tenant-deletion";
+import { ApproveTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/approve-tenant-deletion";
+import { CancelTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/cancel-tenant-deletion";
 import { DEMO_DOCS } from "../../../../functions/src/demo/atlasmart";
 import { LIFECYCLE_STATES } from "../../../../functions/src/kernel/lifecycle";
 import { call, db } from "../../../helpers/emulator";
@@ -86,7 +89,7 @@ const docPaths = DEMO_DOCS.map((d) => d.path);
 
 const hex32 = fc.string({ unit: fc.constantFrom(..."0123456789abcdef".split("")), minLength: 32, maxLength: 32 });
 
-function specs(ctx: { benRequestId: string; financeHoldId: string; waitingRunKey: string; usedRunKey: string; tokens: Tokens }): Spec[] {
+function specs(ctx: { benRequestId: string; closureRequestId: string; financeHoldId: string; waitingRunKey: string; usedRunKey: string; tokens: Tokens }): Spec[] {
   const activeGoverned = docPaths.filter((p) => !p.startsWith("tenants/t-acme/users/u-1002") && !p.includes("u-1002") && !p.startsWith("sessions/s-1002") && p !== "activity/a-002");
   return [
     {
@@ -232,6 +235,49 @@ function specs(ctx: { benRequestId: string; financeHoldId: string; waitingRunKey
       documented: ["PERMISSION_DENIED/NOT_RETENTION_ADMIN", "NOT_FOUND/BRAKE_RUN_NOT_FOUND", "FAILED_PRECONDITION/BRAKE_RUN_USED"],
     },
     {
+      name: "requestTenantDeletion",
+      schema: RequestTenantDeletionInput,
+      base: () => ({ tenantId: "t-acme", reason: "fuzz" }),
+      privileged: "rita",
+      unprivileged: "clara",
+      refusals: () =>
+        fc.oneof(
+          fuzzId.map((tenantId) => ({ payload: { tenantId, reason: "r" }, token: "rita" as const })),
+          fc.constantFrom<TokenRole>("ada", "ben", "clara", "dev", "stranger").map((token) => ({ payload: { tenantId: "t-acme", reason: "r" }, token })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_RETENTION_ADMIN", "NOT_FOUND/SUBJECT_NOT_FOUND"],
+    },
+    {
+      name: "approveTenantDeletion",
+      schema: ApproveTenantDeletionInput,
+      base: () => ({ requestId: ctx.closureRequestId }),
+      privileged: "clara",
+      unprivileged: "ada",
+      refusals: () =>
+        fc.oneof(
+          fuzzId.map((requestId) => ({ payload: { requestId }, token: "clara" as const })),
+          // A user's erasure is no closure; the requester may never approve; app users and strangers hold no staff role.
+          fc.constant({ payload: { requestId: ctx.benRequestId }, token: "dev" as const }),
+          fc.constant({ payload: { requestId: ctx.closureRequestId }, token: "rita" as const }),
+          fc.constantFrom<TokenRole>("ada", "ben", "stranger").map((token) => ({ payload: { requestId: ctx.closureRequestId }, token })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_STAFF", "NOT_FOUND/REQUEST_NOT_FOUND", "PERMISSION_DENIED/TWO_PERSON_RULE"],
+    },
+    {
+      name: "cancelTenantDeletion",
+      schema: CancelTenantDeletionInput,
+      base: () => ({ requestId: ctx.closureRequestId, reason: "fuzz" }),
+      privileged: "rita",
+      unprivileged: "clara",
+      refusals: () =>
+        fc.oneof(
+          fuzzId.map((requestId) => ({ payload: { requestId, reason: "r" }, token: "rita" as const })),
+          fc.constant({ payload: { requestId: ctx.benRequestId, reason: "r" }, token: "rita" as const }),
+          fc.constantFrom<TokenRole>("ada", "ben", "clara", "dev", "stranger").map((token) => ({ payload: { requestId: ctx.closureRequestId, reason: "r" }, token })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_RETENTION_ADMIN", "NOT_FOUND/REQUEST_NOT_FOUND"],
+    },
+    {
       name: "runRetentionJob",
       schema: RunRetentionJobInput,
       base: () => ({ job: "retentionAudit", dryRun: true, asOf: "2030-01-01T00:00:00Z" }),
@@ -270,6 +316,9 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
   beforeAll(async () => {
     tokens = await freshDemo();
     const { requestId } = await callExpect<{ requestId: string }>("requestAccountDeletion", {}, tokens.ben);
+    // A tenant's closure awaiting its approval: the target of approve and cancel payloads (nothing hidden yet).
+    const closure = await callExpect<{ requestId: string; state: string }>("requestTenantDeletion", { tenantId: "t-acme", reason: "fuzz target" }, tokens.rita);
+    expect(closure.state).toBe("AWAITING_APPROVAL");
     const { holdId } = await callExpect<{ holdId: string }>(
       "placeRetentionHold",
       { targetPath: "tenants/t-acme/orders/o-1002", reasonCode: "FINANCE_RETENTION", releaseAfter: "2031-01-01T00:00:00Z" },
@@ -285,7 +334,7 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
     ] as const) {
       await db().doc(`retentionJobs/brake-${runKey}`).set({ runKey, state, units: ["sweep-events"], wouldDelete: 40, decision: null });
     }
-    all = specs({ benRequestId: requestId, financeHoldId: holdId, waitingRunKey, usedRunKey, tokens });
+    all = specs({ benRequestId: requestId, closureRequestId: closure.requestId, financeHoldId: holdId, waitingRunKey, usedRunKey, tokens });
   }, 120_000);
 
   const names = [
@@ -298,6 +347,9 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
     "transitionLifecycle",
     "runRetentionJob",
     "approvePurgeRun",
+    "requestTenantDeletion",
+    "approveTenantDeletion",
+    "cancelTenantDeletion",
   ];
   for (const [index, name] of names.entries()) {
     it(`${name}: only invalid-argument or documented refusals, and nothing written`, async () => {

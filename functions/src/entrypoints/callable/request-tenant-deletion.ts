@@ -1,0 +1,25 @@
+import { z } from "zod";
+import { openDeletionRequest, resolveTenantSubject } from "../../requests/index";
+import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+
+export const RequestTenantDeletionInput = z.object({ tenantId: inputs.id, reason: inputs.text.min(1) }).strict();
+
+/**
+ * A retention-admin asks for a tenant's closure. The request waits for a second staff member's approval
+ * (approveTenantDeletion) and hides nothing until then. Idempotent: while a closure of the tenant is open, the
+ * same request is returned, whoever asks.
+ */
+export async function requestTenantDeletionHandler(input: z.infer<typeof RequestTenantDeletionInput>, caller: Caller) {
+  requireRole(caller, "retention-admin");
+  const subject = await resolveTenantSubject(input.tenantId);
+  const { request, created } = await openDeletionRequest({ subject, source: "staff", reason: input.reason, actor: actorOf(caller), nowMs: Date.now() });
+  return {
+    requestId: request.requestId,
+    state: request.state,
+    requestedBy: request.requestedBy,
+    created,
+    graceEndsAt: request.graceEndsAtMs === null ? null : new Date(request.graceEndsAtMs).toISOString(),
+  };
+}
+
+export const requestTenantDeletion = callable("requestTenantDeletion", RequestTenantDeletionInput, requestTenantDeletionHandler);
