@@ -6,7 +6,7 @@
  * - no import cycles.
  * `test/unit/layering.test.ts` runs these rules over a tree that breaks each of them and checks they catch it.
  */
-const WINGS = "requests|holds|lifecycle|plan|ttl|backfill|audit|evidence|purge";
+const WINGS = "requests|holds|lifecycle|plan|ttl|backfill|audit|evidence|purge|export";
 const SRC = "^functions/src/";
 const PURE = `${SRC}(kernel/|(${WINGS})/rules(\\.ts$|/))`;
 

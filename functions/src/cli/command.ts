@@ -24,8 +24,11 @@ export interface Command {
   options: OptionSpec;
   /** Names of positional arguments, in order; more are refused. */
   positionals: readonly string[];
-  /** Whether the command reads or writes Firestore (the CLI probes the connection first). */
-  needsFirestore: boolean;
+  /**
+   * Whether the command reads or writes Firestore (the CLI resolves its target and probes the connection
+   * first), or, for a command with an offline mode, a function of its options that says so.
+   */
+  needsFirestore: boolean | ((values: OptionValues) => boolean);
   /** Checks the arguments before any connection is made, so a usage error never waits on the network. */
   validate?(ctx: CommandContext): void;
   run(ctx: CommandContext): Promise<number>;

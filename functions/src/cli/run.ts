@@ -4,7 +4,7 @@ import { setMetricsTransport } from "../platform/metrics";
 import { EXIT, stringOpt, type Command, type OptionSpec } from "./command";
 import { COMMANDS } from "./commands";
 import { writeErr, writeJson, writeOut } from "./output";
-import { closeConnections, ConnectionError, connectTimeoutMs, probeFirestore, resolveTarget, UsageError } from "./target";
+import { closeConnections, ConnectionError, connectTimeoutMs, OFFLINE_TARGET, probeFirestore, resolveTarget, UsageError } from "./target";
 
 const GLOBAL_OPTIONS: OptionSpec = {
   json: { type: "boolean" },
@@ -83,10 +83,12 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   // Metric points are for the deployed jobs; an operator's ad-hoc run must not feed the alerting series.
   setMetricsTransport(null);
   try {
-    const target = resolveTarget({ project: stringOpt(values, "project"), database: stringOpt(values, "database") });
+    const online = typeof cmd.needsFirestore === "function" ? cmd.needsFirestore(values) : cmd.needsFirestore;
+    // An offline run (export --verify) needs no target, so none is required of the operator.
+    const target = online ? resolveTarget({ project: stringOpt(values, "project"), database: stringOpt(values, "database") }) : OFFLINE_TARGET;
     const ctx = { values, positionals, json, target };
     cmd.validate?.(ctx);
-    if (cmd.needsFirestore) await probeFirestore(target, connectTimeoutMs());
+    if (online) await probeFirestore(target, connectTimeoutMs());
     return await cmd.run(ctx);
   } catch (err) {
     return fail(cmd, json, err);

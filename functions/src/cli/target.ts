@@ -56,6 +56,9 @@ export function resolveTarget(opts: { project?: string; database?: string }): Ta
   };
 }
 
+/** The target of a command run that touches no database (`export --verify`). */
+export const OFFLINE_TARGET: Target = { emulator: null, authEmulator: null, projectId: "(none)", databaseId: "(none)" };
+
 export function describeTarget(t: Target): string {
   const where = t.emulator ? `emulator ${t.emulator}` : "Application Default Credentials";
   return `project ${t.projectId}, database ${t.databaseId}, via ${where}`;

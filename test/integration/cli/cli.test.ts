@@ -5,8 +5,9 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
+import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
-import { userInfo } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { FieldValue } from "firebase-admin/firestore";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -61,7 +62,7 @@ describe("npx retention", () => {
   it("--help lists every command and the exit codes; each command has its own --help", async () => {
     const r = await npxRetention(["--help"]);
     expect(r.code).toBe(0);
-    for (const c of ["seed-demo", "audit", "verify-evidence", "plan", "run", "report"]) expect(r.stdout).toContain(`  ${c} `);
+    for (const c of ["seed-demo", "audit", "verify-evidence", "plan", "run", "report", "export"]) expect(r.stdout).toContain(`  ${c} `);
     expect(r.stdout).toContain("0 all good, 1 findings or a failed verification, 2 usage or connection error");
     const a = await retention(["audit", "--help"]);
     expect(a.code).toBe(0);
@@ -207,4 +208,57 @@ describe("npx retention", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("is not an identity");
   });
+
+  it("export writes the tenant's data with its manifest; export --verify checks it offline, exits 1 on a changed file and 2 on usage errors", async () => {
+    await clearFirestore();
+    expect((await retention(["seed-demo"])).code).toBe(0);
+    const dir = await mkdtemp(join(tmpdir(), "retention-export-"));
+    try {
+      const out = join(dir, "t-acme");
+      const written = await npxRetention(["export", "--tenant", "t-acme", "--out", out, "--json"]);
+      expect(written.code, written.stderr).toBe(0);
+      const m = json<{ dir: string; tenantId: string; documents: number; files: { file: string; documents: number; sha256: string }[]; sha256: string }>(written);
+      expect(m).toMatchObject({ dir: out, tenantId: "t-acme", documents: 18 });
+      expect(m.files.find((f) => f.file === "tenants.orders.jsonl")).toMatchObject({ documents: 2 });
+      expect(m.sha256).toMatch(/^[0-9a-f]{64}$/);
+      // The manifest on disk is the one printed; the verification needs no Firestore and no target at all.
+      expect(JSON.parse(await readFile(join(out, "manifest.json"), "utf8"))).toMatchObject({ sha256: m.sha256 });
+      const offline = { ...process.env };
+      delete offline.FIRESTORE_EMULATOR_HOST;
+      delete offline.GCLOUD_PROJECT;
+      delete offline.GOOGLE_CLOUD_PROJECT;
+      const ok = await retention(["export", "--verify", out], offline);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stdout).toContain("OK: the export verifies");
+      // The same data exports to the same bytes.
+      const again = await retention(["export", "--tenant", "t-acme", "--out", join(dir, "again"), "--json"]);
+      expect(json<{ sha256: string }>(again).sha256).toBe(m.sha256);
+
+      await appendFile(join(out, "activity.jsonl"), "{}\n");
+      const bad = await retention(["export", "--verify", out, "--json"], offline);
+      expect(bad.code).toBe(1);
+      expect(json(bad)).toMatchObject({ ok: false, findings: [{ problem: "FILE_CHANGED", file: "activity.jsonl" }] });
+
+      const unreachable = { ...process.env, FIRESTORE_EMULATOR_HOST: `127.0.0.1:${await closedPort()}` };
+      for (const args of [["export"], ["export", "--tenant", "t-acme"], ["export", "--out", dir], ["export", "--tenant", "t/acme", "--out", dir], ["export", "--verify", out, "--tenant", "t-acme"]]) {
+        const r = await retention(args, unreachable);
+        expect(r.code, `retention ${args.join(" ")}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).not.toContain("Cannot reach Firestore");
+      }
+      const notEmpty = await retention(["export", "--tenant", "t-acme", "--out", out, "--json"]);
+      expect(notEmpty.code).toBe(2);
+      expect(json(notEmpty)).toMatchObject({ ok: false, error: { kind: "EXPORT_DIR_NOT_EMPTY" } });
+      const unknown = await retention(["export", "--tenant", "t-nowhere", "--out", join(dir, "nowhere"), "--json"]);
+      expect(unknown.code).toBe(2);
+      expect(json(unknown)).toMatchObject({ ok: false, error: { kind: "SUBJECT_NOT_FOUND" } });
+      const missing = await retention(["export", "--verify", join(dir, "no-such-dir")], offline);
+      expect(missing.code).toBe(2);
+      const help = await retention(["export", "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain("--verify <dir>");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
+

@@ -1,0 +1,2 @@
+export { exportTenant, verifyExportDir, type ExportVerification } from "./tenant";
+export type { ExportFinding, ExportManifest } from "./rules";

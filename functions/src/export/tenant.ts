@@ -1,0 +1,147 @@
+import { createHash, type Hash } from "node:crypto";
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { DocumentReference, GeoPoint, Timestamp, type DocumentData } from "firebase-admin/firestore";
+import { canonicalJson } from "../kernel/canonical";
+import { DomainError } from "../kernel/errors";
+import { discoverSubject } from "../plan/index";
+import { businessData } from "../purge/rules/archive";
+import { db } from "../platform/firestore";
+import { policy } from "../platform/registry";
+import { buildManifest, exportFileFor, ExportManifestSchema, MANIFEST_FILE, verifyExport, type ExportFile, type ExportFinding, type ExportManifest, type ObservedFile } from "./rules";
+
+/** Documents read per getAll while exporting. */
+const READ_SLICE = 300;
+
+/**
+ * A Firestore value as plain JSON for the customer: Timestamps as ISO-8601 to the nanosecond, references by
+ * path, bytes in base64, each tagged so its type is not lost; numbers JSON cannot hold are tagged too.
+ */
+export function exportValue(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "number") return Number.isFinite(value) ? value : { $number: String(value) };
+  if (typeof value !== "object") return value;
+  if (value instanceof Timestamp) {
+    const whole = new Date(value.seconds * 1000).toISOString().slice(0, 19);
+    return { $timestamp: `${whole}.${String(value.nanoseconds).padStart(9, "0")}Z` };
+  }
+  if (value instanceof Date) return exportValue(Timestamp.fromDate(value));
+  if (value instanceof GeoPoint) return { $geopoint: [value.latitude, value.longitude] };
+  if (value instanceof DocumentReference) return { $ref: value.path };
+  if (value instanceof Uint8Array) return { $bytes: Buffer.from(value).toString("base64") };
+  if (Array.isArray(value)) return value.map(exportValue);
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, exportValue(v)]));
+}
+
+/** One line of an export file: the document's path and its business data, in canonical JSON. */
+export const exportLine = (path: string, data: DocumentData): string => `${canonicalJson({ path, data: exportValue(businessData(data)) })}\n`;
+
+interface OpenFile {
+  collection: string;
+  stream: WriteStream;
+  hash: Hash;
+  bytes: number;
+  documents: number;
+}
+
+async function write(f: OpenFile, line: string): Promise<void> {
+  const buf = Buffer.from(line, "utf8");
+  f.hash.update(buf);
+  f.bytes += buf.length;
+  f.documents++;
+  if (!f.stream.write(buf)) await new Promise<void>((resolve) => f.stream.once("drain", resolve));
+}
+
+async function assertEmptyDir(dir: string): Promise<void> {
+  const entries = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return [];
+    throw err;
+  });
+  if (entries.length > 0) throw new DomainError("failed-precondition", "EXPORT_DIR_NOT_EMPTY", `${dir} is not empty: export into a new directory.`);
+}
+
+/**
+ * Exports a tenant's data (its data map, walked as planning walks it: the tenant's tree, its external copies,
+ * its sessions, events and audit records) into `outDir`: one JSON Lines file per collection and
+ * `manifest.json` with each file's SHA-256, size and document count and the SHA-256 of the whole set.
+ * Read-only on Firestore; streams, so memory holds one slice of documents and the set of paths seen.
+ */
+export async function exportTenant(args: { tenantId: string; outDir: string; nowMs: number }): Promise<ExportManifest> {
+  await assertEmptyDir(args.outDir);
+  await mkdir(args.outDir, { recursive: true });
+  const pol = policy();
+  const files = new Map<string, OpenFile>();
+  const seen = new Set<string>();
+  let pending: string[] = [];
+  const flush = async () => {
+    const snaps = pending.length > 0 ? await db().getAll(...pending.map((p) => db().doc(p))) : [];
+    pending = [];
+    for (const s of snaps) {
+      if (!s.exists) continue;
+      const { file, collection } = exportFileFor(s.ref.path, pol);
+      let f = files.get(file);
+      if (!f) {
+        f = { collection, stream: createWriteStream(join(args.outDir, file)), hash: createHash("sha256"), bytes: 0, documents: 0 };
+        files.set(file, f);
+      }
+      await write(f, exportLine(s.ref.path, s.data() ?? {}));
+    }
+  };
+  for await (const d of discoverSubject({ type: "tenant", tenantId: args.tenantId })) {
+    if (seen.has(d.path)) continue;
+    seen.add(d.path);
+    pending.push(d.path);
+    if (pending.length >= READ_SLICE) await flush();
+  }
+  await flush();
+  const written: ExportFile[] = [];
+  for (const [file, f] of files) {
+    await new Promise<void>((resolve, reject) => f.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    written.push({ file, collection: f.collection, documents: f.documents, bytes: f.bytes, sha256: f.hash.digest("hex") });
+  }
+  const manifest = buildManifest({ tenantId: args.tenantId, exportedAtMs: args.nowMs, policyVersion: pol.version, files: written });
+  await writeFile(join(args.outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  return manifest;
+}
+
+/** A file's SHA-256, size and line count, streamed. */
+async function observe(dir: string, file: string): Promise<ObservedFile> {
+  const hash = createHash("sha256");
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of createReadStream(join(dir, file)) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    bytes += chunk.length;
+    for (const b of chunk) if (b === 0x0a) lines++;
+  }
+  return { file, bytes, lines, sha256: hash.digest("hex") };
+}
+
+export interface ExportVerification {
+  ok: boolean;
+  dir: string;
+  manifest: ExportManifest | null;
+  findings: ExportFinding[];
+}
+
+/**
+ * Verifies an export directory: its manifest parses, every file it lists hashes to its recorded SHA-256 (with
+ * its size and document count), no unlisted export file lies beside them, and the set hash matches. No
+ * Firestore access. A directory that does not exist is a usage error (EXPORT_DIR_NOT_FOUND).
+ */
+export async function verifyExportDir(dir: string): Promise<ExportVerification> {
+  const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
+  if (!isDir) throw new DomainError("not-found", "EXPORT_DIR_NOT_FOUND", `${dir} is not a directory.`);
+  let manifest: ExportManifest | null = null;
+  try {
+    manifest = ExportManifestSchema.parse(JSON.parse(await readFile(join(dir, MANIFEST_FILE), "utf8")));
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "manifest.json is missing" : "manifest.json is not a valid export manifest";
+    return { ok: false, dir, manifest: null, findings: [{ problem: "MANIFEST_INVALID", file: MANIFEST_FILE, detail: why }] };
+  }
+  const observed: ObservedFile[] = [];
+  for (const n of (await readdir(dir)).filter((name) => name.endsWith(".jsonl")).sort()) observed.push(await observe(dir, n));
+  const findings = verifyExport(manifest, observed);
+  return { ok: findings.length === 0, dir, manifest, findings };
+}
