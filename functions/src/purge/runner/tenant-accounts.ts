@@ -7,8 +7,9 @@ import { toTimestamp } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
 import { accountsToDelete, membershipOf, membershipPatterns, uidKeyedPatterns, uidOfPath, type Membership } from "../rules/accounts";
-import { batchFrom, batchRef, requestRef, retainedRef, type RetainedRecord, type UnitCheckpoint } from "../store";
+import { requestRef, type UnitCheckpoint } from "../store";
 import { fenceStep } from "./step";
+import { roundBatches, roundRetained } from "./verify";
 import { purgeEvidence, type StepEnv } from "./env";
 
 /** Firestore's `in` takes at most 30 values; Auth's getUsers at most 100 identifiers, deleteUsers 1,000 uids. */
@@ -25,10 +26,8 @@ async function tenantUids(cp: UnitCheckpoint, tenantId: string): Promise<Set<str
     const uid = uidOfPath(path, patterns, tenantId);
     if (uid) uids.add(uid);
   };
-  for (let i = 0; i < cp.batchCount; i++) for (const item of batchFrom(await batchRef(cp.unitKey, cp.round, i).get()).items) offer(item.path);
-  for (let i = 0; i < cp.retainedChunks; i++) {
-    for (const r of ((await retainedRef(cp.unitKey, cp.round, i).get()).get("items") as RetainedRecord[] | undefined) ?? []) offer(r.path);
-  }
+  for await (const b of roundBatches(cp)) for (const item of b.items) offer(item.path);
+  for await (const r of roundRetained(cp)) offer(r.path);
   return uids;
 }
 
