@@ -23,6 +23,7 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
   });
   return {
     delete: plan.delete,
+    archive: plan.archive,
     retain: plan.retain,
     externalCopiesToReview: plan.externalCopiesToReview,
     policyVersion: plan.policyVersion,

@@ -87,20 +87,28 @@ describe("planDeletion", () => {
     t = await freshDemo();
   });
 
-  it("plans a tenant: the tree, nested data and external copies, with retained records and their reasons; evidence has the manifest hash", async () => {
-    const plan = await callExpect<{ delete: string[]; retain: { path: string; reasonCode: string }[]; externalCopiesToReview: string[]; policyVersion: string; manifestHash: string }>(
+  it("plans a tenant: the tree, nested data and external copies, the finance records archived first, retained records and their reasons; evidence has the manifest hash", async () => {
+    const plan = await callExpect<{
+      delete: string[];
+      archive: { path: string; reasonCode: string }[];
+      retain: { path: string; reasonCode: string }[];
+      externalCopiesToReview: string[];
+      policyVersion: string;
+      manifestHash: string;
+    }>(
       "planDeletion",
       { tenantId: "t-acme" },
       t.dev,
     );
     expect(plan.delete).toContain("tenants/t-acme/orders/o-1001/messages/m-002");
     expect(plan.delete).toContain("sessions/s-1002/tokens/tk-1002");
-    expect(plan.retain.map((r) => [r.path, r.reasonCode])).toEqual([
-      ["auditRecords/ar-001", "AUDIT_RETENTION"],
-      ["tenants/t-acme", "RETAINED_DESCENDANT"],
-      ["tenants/t-acme/orders/o-1001", "POLICY_FINANCE_7Y"],
-      ["tenants/t-acme/orders/o-1002", "POLICY_FINANCE_7Y"],
+    // The tenant's orders are kept as verified archive copies, then deleted with the rest of the tree.
+    expect(plan.delete).toEqual(expect.arrayContaining(["tenants/t-acme", "tenants/t-acme/orders/o-1001", "tenants/t-acme/orders/o-1002"]));
+    expect(plan.archive.map((a) => [a.path, a.reasonCode])).toEqual([
+      ["tenants/t-acme/orders/o-1001", "FINANCE_RETENTION"],
+      ["tenants/t-acme/orders/o-1002", "FINANCE_RETENTION"],
     ]);
+    expect(plan.retain.map((r) => [r.path, r.reasonCode])).toEqual([["auditRecords/ar-001", "AUDIT_RETENTION"]]);
     expect(plan.externalCopiesToReview).toEqual(["activity/a-001", "activity/a-002", "userDirectory/u-1001", "userDirectory/u-1002"]);
     const last = (await readChain()).entries.at(-1)!.entry;
     expect(last).toMatchObject({ action: "PLAN_PREVIEWED", manifestHash: plan.manifestHash, actor: { type: "staff", id: "c-2002" } });
