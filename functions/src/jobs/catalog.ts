@@ -1,7 +1,8 @@
 import type { Actor } from "../domain/evidence";
+import { JOB_NAMES } from "../contract/admin";
 
-/** The jobs an operator can run on demand (runRetentionJob, `retention run`) as well as on a schedule. */
-export const JOB_NAMES = ["nightlyPurge", "retentionAudit", "expiryBackfill"] as const;
+/** The jobs an operator can run on demand (runRetentionJob, `retention run`) as well as on a schedule: the contract's list. */
+export { JOB_NAMES };
 export type JobName = (typeof JOB_NAMES)[number];
 
 export interface JobOptions {

@@ -159,7 +159,8 @@ describe("account deletion requests", () => {
       expectRefused(await call("getDeletionStatus", { requestId: opened.requestId }, t.rita), "PERMISSION_DENIED", "NOT_OWNER");
       expectRefused(await call("getDeletionStatus", { requestId: "no-such-request" }, t.clara), "NOT_FOUND", "REQUEST_NOT_FOUND");
       expectRefused(await call("getDeletionStatus", { requestId: "a/b" }, t.ada), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
-      expectRefused(await call("getDeletionStatus", {}, t.ada), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
+      expectRefused(await call("getDeletionStatus", { requestId: "" }, t.ada), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
+      expectRefused(await call("getDeletionStatus", { requestId: opened.requestId, extra: 1 }, t.ada), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
     });
   });
 

@@ -1,15 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
+import type { z } from "zod";
+import { RunRetentionJobInput } from "../../contract/admin";
 import { resolveJobClock } from "../../domain/admin-move";
 import { preconditionFailed } from "../../domain/errors";
 import { recordEvidence } from "../../infra/evidence-store";
 import { log } from "../../infra/logs";
 import { policy } from "../../infra/registry";
 import { settings } from "../../infra/settings";
-import { JOB_NAMES, JOBS, type JobSummary } from "../../jobs/catalog";
-import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+import { JOBS, type JobSummary } from "../../jobs/catalog";
+import { actorOf, callable, requireRole, type Caller } from "./shared";
 
-export const RunRetentionJobInput = z.object({ job: z.enum(JOB_NAMES), dryRun: z.boolean().optional(), asOf: inputs.isoTime.optional() }).strict();
+export { RunRetentionJobInput };
 
 export interface RunJobEnv {
   jobs: typeof JOBS;
