@@ -3,7 +3,10 @@
 // gcloud jar when needed, and runs `firebase emulators:exec|start` on fixed 127.0.0.1 ports.
 //
 //   node scripts/emulators.mjs exec [--only firestore,auth] [--record-queries <label>] -- <command...>
-//   node scripts/emulators.mjs start
+//   node scripts/emulators.mjs start      (also Pub/Sub, for the schedules, and Hosting, serving console/dist)
+//
+// With Hosting among the emulators, exec sets CONSOLE_ORIGIN to the console's URL, and the config the CLI gets is a
+// copy of firebase.json whose Content-Security-Policy also lets the page reach the Auth emulator (emulatorCsp).
 //
 // --record-queries <label> records the shape of every query the code sends, in .query-log/<label>/ (cleared first),
 // for the index coverage check (scripts/index-check/): it sets RETENTION_QUERY_LOG for the vitest setup file and puts
