@@ -1,4 +1,5 @@
 import { refusalReason } from "@atlasmart/retention-client";
+import { useEffect, useState } from "react";
 
 /** A date-time for people, in UTC (compliance works across time zones; evidence is in UTC). */
 export function when(iso: string | null | undefined): string {
@@ -22,4 +23,14 @@ export function problem(err: unknown): string {
   const reason = refusalReason(err);
   const message = err instanceof Error ? err.message : String(err);
   return reason ? `${reason}: ${message}` : message;
+}
+
+/** The current time, refreshed every `everyMs`: countdowns keep counting while a view stays open. */
+export function useNow(everyMs: number = 60_000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(t);
+  }, [everyMs]);
+  return now;
 }

@@ -205,7 +205,10 @@ describe("the compliance console in a browser", () => {
     await evidence.getByRole("row").filter({ hasText: "PURGE_BATCH" }).first().waitFor();
     expect(await evidence.getByRole("row").filter({ hasText: "PURGE_BRAKE_APPROVED" }).count()).toBeGreaterThan(0);
     expect(await evidence.getByRole("row").filter({ hasText: "PURGE_BRAKE_DECIDED" }).filter({ hasText: "staff r-3001" }).count()).toBe(1);
-    expect(await clara.getByTestId("summary").textContent()).toContain("PURGE_BATCH by the system (nightlyPurge)");
+    const summary = await clara.getByTestId("summary").textContent();
+    expect(summary).toContain("PURGE_BATCH by the system (nightlyPurge)");
+    expect(summary).toContain("allowed by: ");
+    expect(summary).toMatch(/PURGE_BRAKE_APPROVED by the system \(nightlyPurge\): RETENTION_ADMIN_APPROVED, policy v1, approved by r-3001/);
     await checkA11y(clara, "evidence");
     await shot(clara, "08-evidence");
     const [csv] = await Promise.all([clara.waitForEvent("download"), clara.getByRole("button", { name: "Export CSV" }).click()]);

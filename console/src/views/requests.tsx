@@ -3,13 +3,13 @@ import { useInfiniteQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import type { ColumnDef } from "@tanstack/react-table";
 import { useState } from "react";
-import { countdown, problem, when } from "../format";
+import { countdown, problem, useNow, when } from "../format";
 import { useSession } from "../session";
 import { DataTable } from "../table";
 
 type Item = CallableOutput<"listDeletionRequests">["items"][number];
 
-const columns: ColumnDef<Item, unknown>[] = [
+const columnsAt = (nowMs: number): ColumnDef<Item, unknown>[] => [
   {
     header: "Request",
     accessorKey: "requestId",
@@ -29,7 +29,7 @@ const columns: ColumnDef<Item, unknown>[] = [
       <span>
         {when(c.row.original.dueAt)}
         <br />
-        <span className={c.row.original.overdue ? "badge danger" : "muted"}>{c.row.original.overdue ? `Overdue: ${countdown(c.row.original.dueAt)}` : countdown(c.row.original.dueAt)}</span>
+        <span className={c.row.original.overdue ? "badge danger" : "muted"}>{c.row.original.overdue ? `Overdue: ${countdown(c.row.original.dueAt, nowMs)}` : countdown(c.row.original.dueAt, nowMs)}</span>
       </span>
     ),
   },
@@ -48,6 +48,8 @@ const columns: ColumnDef<Item, unknown>[] = [
 /** Deletion requests by state, the due date counting down, overdue ones flagged; paged. */
 export function RequestsView() {
   const { fb } = useSession();
+  const nowMs = useNow();
+  const columns = columnsAt(nowMs);
   const [state, setState] = useState<string>("");
   const [overdueOnly, setOverdueOnly] = useState(false);
   const q = useInfiniteQuery({

@@ -42,7 +42,7 @@ export const ExplainDeletionOutput = z.object({
   query: z.object({ kind: z.enum(["path", "request", "subject"]), value: z.string() }),
   entries: z.array(EvidenceEntryView),
   nextCursor: z.string().nullable(),
-  /** One sentence per finding: what was deleted or kept, by whom, under which reason. */
+  /** One sentence per entry: what was done, by whom, under which reason; then ("allowed by: ...") who allowed it. */
   summary: z.array(z.string()),
   verification: z.object({
     mode: z.enum(["entries", "chain"]),

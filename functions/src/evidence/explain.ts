@@ -207,7 +207,8 @@ export async function explainEvidence(q: ExplainQuery, opts: ExplainOptions = {}
     query: q,
     entries: [...matches.map((e) => view(e, "match", q, checked.ok.has(e.seq))), ...context.map((e) => view(e, "context", q, checked.ok.has(e.seq)))],
     nextCursor: page.more && last ? encodeCursor(list, [last.id]) : null,
-    summary: matches.map(describeEntry),
+    // What happened, then who allowed it (the request, the run, the brake approval and the approver's decision).
+    summary: [...matches.map(describeEntry), ...context.map((e) => `allowed by: ${describeEntry(e)}`)],
     verification: { mode: opts.verify ?? "entries", ok: problems.length === 0, checked: chainChecked, headSeq, problems },
   };
 }

@@ -188,6 +188,7 @@ describe("console callables", () => {
     // About a path, other paths an entry names are not shown.
     for (const e of byPath.entries) for (const p of e.paths) expect(p).toBe("userDirectory/u-1001");
     expect(byPath.summary.some((s) => s.includes("PURGE_BATCH by the system (nightlyPurge)"))).toBe(true);
+    expect(byPath.summary.some((s) => s.startsWith("allowed by: ") && s.includes("DELETION_REQUESTED by user u-1001"))).toBe(true);
     expect(byPath.verification).toMatchObject({ mode: "entries", ok: true, problems: [] });
 
     const byRequest = await ok("explainDeletion", { requestId: opened.requestId }, t.clara);
