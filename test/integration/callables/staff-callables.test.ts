@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
 import { runRetentionJobHandler } from "../../../functions/src/entrypoints/callable/run-retention-job";
 import { JOB_NAMES, JOBS, type JobOptions, type JobRunner } from "../../../functions/src/jobs/catalog";
-import { call, db } from "../../helpers/emulator";
+import { call, db, waitFor } from "../../helpers/emulator";
 import { callExpect, docData, expectRefused, freshDemo, readChain, snapshotDatabase, type Tokens } from "./support";
 
 async function expectNothingWritten(action: () => Promise<void>): Promise<void> {
@@ -70,7 +70,10 @@ describe("transitionLifecycle", () => {
   });
 
   it("a subtree hold record blocks moves of documents under it, even without the flag (created after the hold)", async () => {
-    await callExpect("placeRetentionHold", { targetPath: "tenants/t-acme", reasonCode: "LITIGATION" }, t.clara);
+    const { holdId } = await callExpect<{ holdId: string }>("placeRetentionHold", { targetPath: "tenants/t-acme", reasonCode: "LITIGATION" }, t.clara);
+    // The applyRetentionHold task flags the subtree in the background: let it finish, so that it cannot write
+    // during the no-write check below. The document created afterwards carries no flag; the record still covers it.
+    await waitFor(async () => (await docData(`retentionHolds/${holdId}`)).applied === true, "the subtree hold's flags", 30_000);
     await db().doc("tenants/t-acme/orders/o-new").set({ ...(await docData(O1)), legalHold: false, holdIds: [], lifecycleState: "ACTIVE" });
     await expectNothingWritten(async () => {
       expectRefused(await call("transitionLifecycle", { path: "tenants/t-acme/orders/o-new", to: "SOFT_DELETED", reason: "r" }, t.rita), "FAILED_PRECONDITION", "LEGAL_HOLD");
