@@ -268,6 +268,7 @@ async function seedWhenReady(em, env) {
    npx retention verify-evidence            # check the deletionAudits hash chain
    npx retention run nightlyPurge --as-of 2027-01-15T00:00:00Z --dry-run
    npx retention report --out report.html   # the dashboard, one self-contained page
+   npx retention requests list              # deletion requests, most urgent first (holds list, explain <path>, approve)
  Callables (e.g. requestAccountDeletion) are at ${fn}/<name>; see README.md.
 ────────────────────────────────────────────────────────────────────────────
 `);
