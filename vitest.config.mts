@@ -1,13 +1,13 @@
 import { defineConfig } from "vitest/config";
 
-// Three kinds of test (STYLE.md): unit needs nothing; the emulator suites run under `scripts/emulators.mjs`,
+// Three kinds of test: unit needs nothing; the emulator suites run under `scripts/emulators.mjs`,
 // which fails loudly when an emulator cannot start. The emulator suites are split in two runs:
 // - "emulator": rules and integration suites that drive the code in-process, on Firestore + Auth only. No
 //   functions are loaded, so no delete trigger reacts to the data a suite writes or clears.
 // - "functions": suites that need the deployed functions (callables over HTTP, the real TTL triggers, the
 //   Cloud Tasks fan-out). They run against the full emulator set, on their own.
 const FUNCTIONS_SUITES = [
-  "test/integration/callables/**/*.test.ts",
+  "test/integration/entrypoints/callable/**/*.test.ts",
   "test/integration/ttl/trigger.test.ts",
   "test/integration/purge/functions-emulator.test.ts",
 ];

@@ -4,10 +4,10 @@ import { functionsLib, BENCH_TENANT, BENCH_USER, MESSAGES_PER_ORDER, treeSize } 
 
 const orders = Number(process.argv[2]);
 if (!Number.isInteger(orders) || orders < 1) throw new Error("usage: generate.mjs <orders>");
-const { db } = functionsLib("infra/firestore.js");
-const { policy } = functionsLib("infra/registry.js");
-const { governedToFirestore } = functionsLib("infra/governed-doc.js");
-const { computeExpireAt, computeRetainUntil } = functionsLib("domain/retention.js");
+const { db } = functionsLib("platform/firestore.js");
+const { policy } = functionsLib("platform/registry.js");
+const { governedToFirestore } = functionsLib("platform/governed-doc.js");
+const { computeExpireAt, computeRetainUntil } = functionsLib("kernel/retention.js");
 
 const pol = policy();
 const createdAtMs = Date.now() - 9 * 365 * 86_400_000; // older than every retention period in v1

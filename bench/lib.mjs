@@ -22,18 +22,29 @@ export function resetCounts() {
   for (const k of Object.keys(counts)) counts[k] = 0;
 }
 
-/** Counts billed operations: documents returned by reads (min 1 per query), writes and deletes in commits. */
+let counting = false;
+
+/**
+ * Counts billed operations: documents returned by reads (min 1 per query), writes and deletes in commits that
+ * succeeded (a transaction retried after contention is counted once, for the attempt that committed). Shared by
+ * the bench and the tests that count a handler's cost from the wire instead of trusting its own arithmetic.
+ * Installs once per process.
+ */
 export function countOperations() {
+  if (counting) return;
+  counting = true;
   const origRequest = Firestore.prototype.request;
   Firestore.prototype.request = function (methodName, request, ...rest) {
     counts.rpcs++;
-    if (methodName === "commit" || methodName === "batchWrite") {
+    const result = origRequest.call(this, methodName, request, ...rest);
+    if (methodName !== "commit" && methodName !== "batchWrite") return result;
+    return Promise.resolve(result).then((response) => {
       for (const w of request.writes ?? []) {
         if (w.delete) counts.deletes++;
         else counts.writes++;
       }
-    }
-    return origRequest.call(this, methodName, request, ...rest);
+      return response;
+    });
   };
   const origStream = Firestore.prototype.requestStream;
   Firestore.prototype.requestStream = async function (methodName, bidi, request, ...rest) {

@@ -6,8 +6,8 @@ import { BENCH_TENANT, counts, countOperations, functionsLib, resetCounts } from
 
 const samples = Number(process.argv[2] ?? 20);
 countOperations();
-const { db } = functionsLib("infra/firestore.js");
-const { processTtlDelete } = functionsLib("infra/ttl-delete.js");
+const { db } = functionsLib("platform/firestore.js");
+const { processTtlDelete } = functionsLib("ttl/delete.js");
 const firestore = db();
 
 async function cost(paths, childCollections) {

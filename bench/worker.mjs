@@ -7,7 +7,7 @@ const require = createRequire(import.meta.url);
 const [contender, expectedDocsRaw] = process.argv.slice(2);
 const expectedDocs = Number(expectedDocsRaw);
 countOperations();
-const { db } = functionsLib("infra/firestore.js");
+const { db } = functionsLib("platform/firestore.js");
 const firestore = db();
 const tenantRef = firestore.doc(`tenants/${BENCH_TENANT}`);
 
@@ -64,7 +64,7 @@ const contenders = {
    * small unrelated collection (the hold re-check's shape), and a by-name read of 450 documents.
    */
   async queryCost() {
-    const { descendantsQuery } = functionsLib("infra/kindless.js");
+    const { descendantsQuery } = functionsLib("platform/kindless.js");
     const { FieldPath } = require("firebase-admin/firestore");
     const median = async (fn) => {
       const ms = [];
@@ -114,7 +114,7 @@ const contenders = {
   },
   /** Our retention audit over the whole database (the tree is all there is). */
   async audit() {
-    const { runRetentionAudit } = functionsLib("jobs/retention-audit.js");
+    const { runRetentionAudit } = functionsLib("audit/job.js");
     const summary = await runRetentionAudit({ nowMs: Date.now(), asOfMs: null, dryRun: true, actor: { type: "system", id: "bench" } });
     return { docs: Number(summary.documents), findings: summary.findings };
   },
@@ -128,26 +128,16 @@ const contenders = {
    * one chunk after another (as Cloud Tasks would, without its dispatch latency).
    */
   async purge() {
-    const { runNightlyPurge, runPurgeChunk } = functionsLib("jobs/nightly-purge.js");
+    const { runNightlyPurge, runPurgeChunk } = functionsLib("purge/job.js");
     const { approvePurgeRunHandler } = functionsLib("entrypoints/callable/approve-purge-run.js");
-    const { adminApp } = functionsLib("infra/firestore.js");
-    const { Timestamp } = require("firebase-admin/firestore");
+    const { adminApp } = functionsLib("platform/firestore.js");
     const { getAuth } = require("firebase-admin/auth");
     const now = Date.now();
-    await firestore.doc("deletionRequests/bench-tenant").set({
-      requestId: "bench-tenant",
-      subjectType: "tenant",
-      tenantId: BENCH_TENANT,
-      state: "PENDING",
-      source: "staff",
-      requestedAt: Timestamp.fromMillis(now - 40 * 86_400_000),
-      graceEndsAt: Timestamp.fromMillis(now - 86_400_000),
-      dueAt: Timestamp.fromMillis(now + 20 * 86_400_000),
-      policyVersion: "v1",
-      timeline: [],
-      softDeleted: 0,
-    });
+    const { openDeletionRequest } = functionsLib("requests/index.js");
     const actor = { type: "system", id: "bench" };
+    // The tenant's closure, opened through the request service 40 days ago (its 30-day grace is over): the
+    // service soft-deletes the tree, untimed, as it would have done then.
+    await openDeletionRequest({ subject: { type: "tenant", tenantId: BENCH_TENANT }, source: "staff", actor: { type: "staff", id: "bench-officer" }, nowMs: now - 40 * 86_400_000 });
     // The dry run says whether the brake will trip; only then does a real run record the waiting set (and,
     // tripped, it archives, marks and deletes nothing), so the timed run below always does the whole purge.
     const dry = await runNightlyPurge({ nowMs: now, asOfMs: null, dryRun: true, sweep: false, actor });

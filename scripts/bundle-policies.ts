@@ -3,8 +3,8 @@
 // records a new version's hash in the lock file (a published version may never change afterwards).
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { sha256Hex } from "../functions/src/domain/canonical";
-import { checkRegistry, collectionsInRules, type LockEntry } from "../functions/src/domain/registry-check";
+import { sha256Hex } from "../functions/src/kernel/canonical";
+import { checkRegistry, collectionsInRules, type LockEntry } from "../functions/src/kernel/registry-check";
 import { demoCollectionIds } from "../functions/src/demo/atlasmart";
 
 const root = resolve(import.meta.dirname, "..");

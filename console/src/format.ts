@@ -1,4 +1,4 @@
-import { refusalReason } from "@atlasmart/retention-client";
+import { refusalReason, type CallableOutput } from "@atlasmart/retention-client";
 import { useEffect, useState } from "react";
 
 /** A date-time for people, in UTC (compliance works across time zones; evidence is in UTC). */
@@ -16,6 +16,11 @@ export function countdown(iso: string, nowMs: number = Date.now()): string {
   const hours = Math.floor((abs % 86_400_000) / 3_600_000);
   const span = days > 0 ? `${days} d ${hours} h` : `${hours} h`;
   return ms >= 0 ? `due in ${span}` : `${span} overdue`;
+}
+
+/** Whose data a deletion request erases, for people: a user (in their tenant) or a whole tenant. */
+export function subjectLabel(s: CallableOutput<"listDeletionRequests">["items"][number]["subject"]): string {
+  return s.type === "user" ? `${s.uid} (tenant ${s.tenantId})` : `tenant ${s.tenantId}`;
 }
 
 /** What a failed call says to a person: the refusal's code and message. */

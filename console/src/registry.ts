@@ -1,5 +1,5 @@
-import { PolicyIndex } from "../../functions/src/domain/policy";
-import { RegistrySchema } from "../../functions/src/domain/policy-schema";
+import { PolicyIndex } from "../../functions/src/kernel/policy";
+import { RegistrySchema } from "../../functions/src/kernel/policy-schema";
 import bundle from "../../functions/src/generated/registry.json";
 
 /** The registry version the functions were built with (the same build bundles it into both). */

@@ -17,9 +17,9 @@ import { connectFunctionsEmulator, getFunctions } from "firebase/functions";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_PASSWORD } from "../../functions/src/demo/atlasmart";
-import { DAY_MS } from "../../functions/src/domain/policy";
-import { writeGoverned } from "../../functions/src/infra/governed-repo";
-import { seedDemo } from "../../functions/src/infra/seed";
+import { DAY_MS } from "../../functions/src/kernel/policy";
+import { writeGoverned } from "../../functions/src/platform/governed-repo";
+import { seedDemo } from "../../functions/src/demo/seed";
 import { clearAuth, clearFirestore, db, PROJECT_ID } from "../helpers/emulator";
 import { repoRoot } from "../helpers/policy";
 
@@ -123,10 +123,12 @@ describe("the compliance console in a browser", () => {
     await row.waitFor();
     expect(await row.textContent()).toContain("PENDING");
     expect(await row.textContent()).toMatch(/due in/);
+    expect(await row.textContent()).toContain("u-1001 (tenant t-acme)");
     await checkA11y(clara, "requests");
     await shot(clara, "02-requests");
     await row.getByRole("link", { name: requestId }).click();
     await clara.getByTestId("timeline").getByText("REQUESTED").waitFor();
+    expect(await clara.getByTestId("request-facts").textContent()).toContain("u-1001 (tenant t-acme), opened by u-1001 via user");
     const plan = clara.getByTestId("plan");
     await plan.waitFor();
     expect(await plan.getByRole("row").filter({ hasText: "orders" }).textContent()).toContain("FINANCE_RETENTION");

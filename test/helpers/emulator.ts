@@ -3,7 +3,7 @@
  * invocation over HTTP exactly as a client SDK would (POST {data}, Bearer ID token).
  */
 import { getAuth } from "firebase-admin/auth";
-import { adminApp, db } from "../../functions/src/infra/firestore";
+import { adminApp, db } from "../../functions/src/platform/firestore";
 
 export const PROJECT_ID = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
 export const REGION = "us-central1";

@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { setMetricsTransport } from "../../functions/src/infra/metrics";
+import { setMetricsTransport } from "../../functions/src/platform/metrics";
 
 export interface MetricLine {
   metric?: string;

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PolicyIndex } from "../../functions/src/domain/policy";
-import { RegistrySchema, type Registry } from "../../functions/src/domain/policy-schema";
+import { PolicyIndex } from "../../functions/src/kernel/policy";
+import { RegistrySchema, type Registry } from "../../functions/src/kernel/policy-schema";
 
 export const repoRoot = join(import.meta.dirname, "..", "..");
 

@@ -9,9 +9,9 @@ import { initializeTestEnvironment, type RulesTestEnvironment } from "@firebase/
 import { Timestamp, doc, getDoc, writeBatch, type DocumentData, type Firestore } from "firebase/firestore";
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { DEMO_DOCS, type DemoDoc } from "../../functions/src/demo/atlasmart";
-import { DAY_MS } from "../../functions/src/domain/policy";
-import { computeExpireAt, computeRetainUntil } from "../../functions/src/domain/retention";
-import { policy } from "../../functions/src/infra/registry";
+import { DAY_MS } from "../../functions/src/kernel/policy";
+import { computeExpireAt, computeRetainUntil } from "../../functions/src/kernel/retention";
+import { policy } from "../../functions/src/platform/registry";
 
 export const RULES_PROJECT_ID = "demo-atlasmart-firestore";
 export const RULES_FILE = resolve(import.meta.dirname, "..", "..", "firestore.rules");

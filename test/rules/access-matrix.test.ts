@@ -4,8 +4,8 @@ import { readFileSync } from "node:fs";
 import { assertFails, assertSucceeds } from "@firebase/rules-unit-testing";
 import { deleteDoc, doc, getDoc, setDoc, updateDoc, type DocumentData, type DocumentSnapshot } from "firebase/firestore";
 import { describe, expect, it } from "vitest";
-import { collectionsInRules } from "../../functions/src/domain/registry-check";
-import { policy } from "../../functions/src/infra/registry";
+import { collectionsInRules } from "../../functions/src/kernel/registry-check";
+import { policy } from "../../functions/src/platform/registry";
 import { IDENTITIES, RULES_FILE, ROLES, clientAs, governedDocs, readRaw, useRulesEnv } from "../helpers/rules";
 
 type Op = "get" | "create" | "update" | "delete";

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { assertFails, assertSucceeds } from "@firebase/rules-unit-testing";
 import { Timestamp, deleteField, doc, setDoc, updateDoc, type DocumentData } from "firebase/firestore";
 import { describe, expect, it } from "vitest";
-import { PROTECTED_FIELDS } from "../../functions/src/domain/governed";
+import { PROTECTED_FIELDS } from "../../functions/src/kernel/governed";
 import { IDENTITIES, RULES_FILE, ROLES, clientAs, governedDocs, readRaw, seed, useRulesEnv, type Role } from "../helpers/rules";
 
 type ProtectedField = (typeof PROTECTED_FIELDS)[number];
@@ -33,7 +33,7 @@ const FORGED: Readonly<Record<ProtectedField, unknown>> = {
 const PROFILE = "tenants/t-acme/users/u-1001";
 
 describe("the rules mirror PROTECTED_FIELDS", () => {
-  it("protectedFields() in firestore.rules lists exactly domain/governed.ts PROTECTED_FIELDS", () => {
+  it("protectedFields() in firestore.rules lists exactly kernel/governed.ts PROTECTED_FIELDS", () => {
     const rules = readFileSync(RULES_FILE, "utf8");
     const body = /function protectedFields\(\)\s*\{\s*return\s*\[([^\]]*)\]/.exec(rules)?.[1];
     expect(body, "firestore.rules defines protectedFields()").toBeDefined();

@@ -1,11 +1,11 @@
 // Clients read only business-visible data: ACTIVE and not past expireAt (isVisible in firestore.rules, which
-// mirrors functions/src/domain/visibility.ts). Each reader below can read its document while it is ACTIVE
+// mirrors functions/src/kernel/visibility.ts). Each reader below can read its document while it is ACTIVE
 // and unexpired, and cannot once it is soft-deleted, held, archived, purge-eligible or expired, even though
 // the document still exists.
 import { assertFails, assertSucceeds } from "@firebase/rules-unit-testing";
 import { Timestamp, deleteField, doc, getDoc, type DocumentData } from "firebase/firestore";
 import { describe, expect, it } from "vitest";
-import { isBusinessVisible } from "../../functions/src/domain/visibility";
+import { isBusinessVisible } from "../../functions/src/kernel/visibility";
 import { IDENTITIES, clientAs, readRaw, seed, useRulesEnv, type Role } from "../helpers/rules";
 
 const MINUTE_MS = 60_000;

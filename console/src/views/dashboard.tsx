@@ -1,9 +1,9 @@
 import { useQuery } from "@tanstack/react-query";
-import { dueTimeline, histogram, horizontalBars } from "../../../functions/src/report/svg";
+import { dueTimeline, histogram, horizontalBars } from "../../../functions/src/audit/report/svg";
 import { problem, when } from "../format";
 import { useSession } from "../session";
 
-/** An SVG chart drawn by the report's own chart functions (functions/src/report/svg.ts): escaped, no scripts. */
+/** An SVG chart drawn by the report's own chart functions (functions/src/audit/report/svg.ts): escaped, no scripts. */
 function Chart({ svg, testId }: { svg: string; testId: string }) {
   return <div className="chart" data-testid={testId} dangerouslySetInnerHTML={{ __html: svg }} />;
 }

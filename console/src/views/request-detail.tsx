@@ -1,7 +1,7 @@
 import { refusalReason, type CallableOutput } from "@atlasmart/retention-client";
 import { useQuery } from "@tanstack/react-query";
 import { Link, useParams } from "@tanstack/react-router";
-import { countdown, problem, when } from "../format";
+import { countdown, problem, subjectLabel, when } from "../format";
 import { useSession } from "../session";
 
 type Plan = CallableOutput<"planDeletion">;
@@ -42,8 +42,10 @@ export function RequestDetailView() {
   const { requestId } = useParams({ from: "/requests/$requestId" });
   const { fb } = useSession();
   const status = useQuery({ queryKey: ["status", requestId], queryFn: () => fb.client.getDeletionStatus({ requestId }) });
-  const uid = status.data?.staff?.uid;
-  const plan = useQuery({ queryKey: ["plan", uid], enabled: uid !== undefined, queryFn: () => fb.client.planDeletion({ subjectUid: uid! }) });
+  const subject = status.data?.staff?.subject;
+  // A user's erasure is planned by uid, a tenant's closure by tenant.
+  const planInput = subject === undefined ? undefined : subject.type === "user" ? { subjectUid: subject.uid } : { tenantId: subject.tenantId };
+  const plan = useQuery({ queryKey: ["plan", planInput], enabled: planInput !== undefined, queryFn: () => fb.client.planDeletion(planInput!) });
   const s = status.data;
   return (
     <section>
@@ -66,7 +68,7 @@ export function RequestDetailView() {
             </dd>
             <dt>Subject</dt>
             <dd>
-              {s.staff?.uid} (tenant {s.staff?.tenantId}, via {s.staff?.source})
+              {s.staff && `${subjectLabel(s.staff.subject)}, opened by ${s.staff.requestedBy} via ${s.staff.source}`}
             </dd>
             <dt>Grace period ends</dt>
             <dd>{when(s.graceEndsAt)}</dd>
@@ -112,7 +114,7 @@ export function RequestDetailView() {
         </>
       )}
       <h2>Plan preview</h2>
-      {plan.isPending && uid !== undefined && <p className="loading">Planning…</p>}
+      {plan.isPending && planInput !== undefined && <p className="loading">Planning…</p>}
       {plan.isError && (
         <p className={refusalReason(plan.error) === "SUBJECT_NOT_FOUND" ? "empty" : "error"} role="status">
           {refusalReason(plan.error) === "SUBJECT_NOT_FOUND" ? "The subject's data is gone: nothing is left to plan." : problem(plan.error)}

@@ -3,7 +3,7 @@ import { useInfiniteQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import type { ColumnDef } from "@tanstack/react-table";
 import { useState } from "react";
-import { countdown, problem, useNow, when } from "../format";
+import { countdown, problem, subjectLabel, useNow, when } from "../format";
 import { useSession } from "../session";
 import { DataTable } from "../table";
 
@@ -20,7 +20,7 @@ const columnsAt = (nowMs: number): ColumnDef<Item, unknown>[] => [
     ),
   },
   { header: "State", accessorKey: "state", cell: (c) => <span className={`state state-${c.row.original.state}`}>{c.row.original.state}</span> },
-  { header: "Subject", accessorKey: "uid" },
+  { header: "Subject", id: "subject", accessorFn: (r) => subjectLabel(r.subject) },
   { header: "Requested", accessorKey: "requestedAt", cell: (c) => when(c.row.original.requestedAt) },
   {
     header: "Due",

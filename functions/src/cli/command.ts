@@ -1,5 +1,5 @@
 import type { ParseArgsConfig } from "node:util";
-import { emulatorGate } from "../infra/settings";
+import { emulatorGate } from "../platform/settings";
 import { UsageError, type Target } from "./target";
 
 export type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
@@ -12,7 +12,7 @@ export interface CommandContext {
   target: Target;
 }
 
-/** Exit codes (PRODUCT.md): 0 all good, 1 findings or a failed verification, 2 usage or connection error. */
+/** Exit codes: 0 all good, 1 findings or a failed verification, 2 usage or connection error. */
 export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
 
 export interface Command {

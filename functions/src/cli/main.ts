@@ -1,7 +1,7 @@
 /**
  * The `retention` operator CLI (bin/retention.js requires this file, which runs at once). Commands live in
  * `commands/`; every one prints a table by default and JSON with --json, and ends with the exit codes
- * from PRODUCT.md: 0 all good, 1 findings or a failed verification, 2 usage or connection error.
+ * 0 all good, 1 findings or a failed verification, 2 usage or connection error.
  *
  * Command output is the only thing on stdout. Library and job logs (firebase-functions' logger writes
  * through console.info/log) go to stderr: the console is redirected before any of those modules load,

@@ -1,6 +1,6 @@
 import { userInfo } from "node:os";
 import { applicationDefault } from "firebase-admin/app";
-import type { Actor } from "../domain/evidence";
+import type { Actor } from "../evidence/rules";
 import { stringOpt, type OptionValues } from "./command";
 import { ConnectionError, UsageError, type Target } from "./target";
 

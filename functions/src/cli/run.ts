@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
-import { DomainError } from "../domain/errors";
-import { setMetricsTransport } from "../infra/metrics";
+import { DomainError } from "../kernel/errors";
+import { setMetricsTransport } from "../platform/metrics";
 import { EXIT, stringOpt, type Command, type OptionSpec } from "./command";
 import { COMMANDS } from "./commands";
 import { writeErr, writeJson, writeOut } from "./output";

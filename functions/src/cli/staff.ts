@@ -1,7 +1,7 @@
 import { getAuth } from "firebase-admin/auth";
-import { permissionDenied } from "../domain/errors";
-import type { Actor } from "../domain/evidence";
-import { adminApp } from "../infra/firestore";
+import { permissionDenied } from "../kernel/errors";
+import type { Actor } from "../kernel/actor";
+import { adminApp } from "../platform/firestore";
 import type { OptionValues } from "./command";
 import { operatorOf } from "./operator";
 import { UsageError, type Target } from "./target";

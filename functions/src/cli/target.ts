@@ -1,6 +1,6 @@
 import { deleteApp, getApps } from "firebase-admin/app";
-import { COLLECTIONS, db } from "../infra/firestore";
-import { settings } from "../infra/settings";
+import { COLLECTIONS, db } from "../platform/firestore";
+import { settings } from "../platform/settings";
 
 /** A problem with how the CLI was called, or with reaching its target: exit code 2. */
 export class UsageError extends Error {
@@ -32,7 +32,7 @@ export interface Target {
  * through Application Default Credentials. A real project must be named (--project or
  * GOOGLE_CLOUD_PROJECT/GCLOUD_PROJECT): the demo default must never silently become a real target.
  * The choice goes into the environment before anything opens a connection, because the Admin SDK and
- * `infra/settings.ts` read it lazily from there.
+ * `platform/settings.ts` read it lazily from there.
  */
 export function resolveTarget(opts: { project?: string; database?: string }): Target {
   const emulator = process.env.FIRESTORE_EMULATOR_HOST || null;

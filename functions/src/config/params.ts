@@ -1,73 +1,70 @@
-import { defineBoolean, defineInt, defineString } from "firebase-functions/params";
+import { defineBoolean, defineInt, defineString, type Param } from "firebase-functions/params";
 
 /**
- * Every deploy-time setting, in one place. Each has a default for deploys; the Functions emulator (firebase-tools
- * 14) still prompts for params without a dotenv value, so functions/.env.local mirrors these for the emulators.
- * Add a new param to both.
- * Params reach the runtime as environment variables, which is how infra code reads them lazily
- * (`infra/settings.ts`), so the CLI and tests use the same names.
+ * Every setting of the service, defined once. Each is a deploy-time param (below) with a default; Cloud
+ * Functions hands params to the runtime as environment variables, and `platform/settings.ts#setting` reads
+ * them back by the same names, lazily, with these defaults and bounds, for the functions, the CLI and the
+ * tests alike. `functions/.env.local` (the values the Functions emulator needs, since firebase-tools 14
+ * prompts for every param without one) is rendered from this table by `npm run settings:env`, and a test
+ * keeps the file and the table equal.
  */
-export const DATABASE_ID = defineString("RETENTION_DATABASE_ID", {
-  default: "(default)",
-  description: "Firestore database id the control plane governs (named databases are supported).",
-});
-export const PURGE_SCHEDULE = defineString("RETENTION_PURGE_SCHEDULE", { default: "0 2 * * *", description: "Cron for nightlyPurge." });
-export const PURGE_TIMEZONE = defineString("RETENTION_PURGE_TIMEZONE", { default: "Etc/UTC", description: "Time zone of the purge schedule." });
-export const AUDIT_SCHEDULE = defineString("RETENTION_AUDIT_SCHEDULE", { default: "30 3 * * *", description: "Cron for retentionAudit." });
-export const BACKFILL_SCHEDULE = defineString("RETENTION_BACKFILL_SCHEDULE", { default: "0 4 * * *", description: "Cron for expiryBackfill." });
-export const BACKFILL_MAX_DOCS = defineInt("RETENTION_BACKFILL_MAX_DOCS", {
-  default: 20_000,
-  description: "Documents one scheduled expiryBackfill run scans before it saves its cursor and stops.",
-});
-export const BACKFILL_MAX_SECONDS = defineInt("RETENTION_BACKFILL_MAX_SECONDS", {
-  default: 480,
-  description: "Seconds one scheduled expiryBackfill run may start pages for (the function times out at 540).",
-});
-export const PURGE_START_OPS_PER_SECOND = defineInt("RETENTION_PURGE_START_OPS_PER_SECOND", {
-  default: 500,
-  description: "Delete rate a purge invocation starts at; it rises 1.5x every 5 minutes (Firestore's 500/50/5 guidance).",
-});
-export const PURGE_MAX_OPS_PER_SECOND = defineInt("RETENTION_PURGE_MAX_OPS_PER_SECOND", {
-  default: 10_000,
-  description: "Delete rate ceiling for the purge's ramp (BulkWriter's default ceiling).",
-});
-export const PURGE_BATCH_SIZE = defineInt("RETENTION_PURGE_BATCH_SIZE", {
-  default: 450,
-  description: "Documents per purge batch (at most 490): one mark and one decision transaction, one throttled BulkWriter flush, one evidence entry.",
-});
-export const PURGE_FANOUT_THRESHOLD = defineInt("RETENTION_PURGE_FANOUT_THRESHOLD", {
-  default: 5000,
-  description: "A purge unit with more manifest paths than this runs as a chain of purgeChunk tasks.",
-});
-export const PURGE_CHUNK_STEPS = defineInt("RETENTION_PURGE_CHUNK_STEPS", {
-  default: 40,
-  description: "Purge steps (mark or execute one batch) per purgeChunk task invocation.",
-});
-export const PURGE_LEASE_SECONDS = defineInt("RETENTION_PURGE_LEASE_SECONDS", {
-  default: 600,
-  description: "How long a purge lease lasts without renewal (every step renews it); a crashed run's work resumes after it.",
-});
-export const PURGE_SWEEP_LIMIT = defineInt("RETENTION_PURGE_SWEEP_LIMIT", {
-  default: 2000,
-  description: "Expired documents the policy sweep takes per collection and run.",
-});
-export const PURGE_MAX_REQUESTS = defineInt("RETENTION_PURGE_MAX_REQUESTS", {
-  default: 200,
-  description: "Deletion requests one nightlyPurge run takes on.",
-});
-export const REQUEST_COOLDOWN_MINUTES = defineInt("RETENTION_REQUEST_COOLDOWN_MINUTES", {
-  default: 60,
-  description: "After a cancel, a new deletion request from the same user waits this long, doubled for each further cancel in 30 days (up to 7 days); 0 turns it off.",
-});
-export const PURGE_BRAKE_APPROVAL_HOURS = defineInt("RETENTION_BRAKE_APPROVAL_HOURS", {
-  default: 24,
-  description: "Hours a retention-admin's approval of a tripped mass-deletion brake (approvePurgeRun) stays usable.",
-});
-export const STATUS_REFRESH_MINUTES = defineInt("RETENTION_STATUS_REFRESH_MINUTES", {
-  default: 15,
-  description: "getDeletionStatus plans the subject again at most this often (and whenever holds change).",
-});
-export const ENFORCE_APP_CHECK = defineBoolean("RETENTION_ENFORCE_APP_CHECK", {
-  default: true,
-  description: "Refuse the user-facing callables (requestAccountDeletion, cancelAccountDeletion, getDeletionStatus) without a valid App Check token.",
-});
+export interface SettingSpec {
+  env: string;
+  kind: "string" | "int" | "bool";
+  default: string | number | boolean;
+  /** Bounds of an int setting (a value outside them fails loudly when read). */
+  min?: number;
+  max?: number;
+  /** The value the emulators run with, when it differs from the default. */
+  emulator?: string | number | boolean;
+  description: string;
+}
+
+export const SETTINGS = {
+  databaseId: { env: "RETENTION_DATABASE_ID", kind: "string", default: "(default)", description: "Firestore database id the control plane governs (named databases are supported)." },
+  purgeSchedule: { env: "RETENTION_PURGE_SCHEDULE", kind: "string", default: "0 2 * * *", description: "Cron for nightlyPurge." },
+  purgeTimezone: { env: "RETENTION_PURGE_TIMEZONE", kind: "string", default: "Etc/UTC", description: "Time zone of the purge schedule." },
+  auditSchedule: { env: "RETENTION_AUDIT_SCHEDULE", kind: "string", default: "30 3 * * *", description: "Cron for retentionAudit." },
+  backfillSchedule: { env: "RETENTION_BACKFILL_SCHEDULE", kind: "string", default: "0 4 * * *", description: "Cron for expiryBackfill." },
+  backfillMaxDocs: { env: "RETENTION_BACKFILL_MAX_DOCS", kind: "int", default: 20_000, min: 1, description: "Documents one scheduled expiryBackfill run scans before it saves its cursor and stops." },
+  backfillMaxSeconds: { env: "RETENTION_BACKFILL_MAX_SECONDS", kind: "int", default: 480, min: 1, description: "Seconds one scheduled expiryBackfill run may start pages for (the function times out at 540)." },
+  purgeStartOpsPerSecond: { env: "RETENTION_PURGE_START_OPS_PER_SECOND", kind: "int", default: 500, min: 1, description: "Delete rate a purge invocation starts at; it rises 1.5x every 5 minutes (Firestore's 500/50/5 guidance)." },
+  purgeMaxOpsPerSecond: { env: "RETENTION_PURGE_MAX_OPS_PER_SECOND", kind: "int", default: 10_000, min: 1, description: "Delete rate ceiling of the purge's ramp." },
+  purgeBatchSize: { env: "RETENTION_PURGE_BATCH_SIZE", kind: "int", default: 450, min: 1, max: 490, description: "Documents per purge batch (at most 490: a commit takes 500 writes, and a batch's transaction writes each document plus a few control records)." },
+  purgeFanoutThreshold: { env: "RETENTION_PURGE_FANOUT_THRESHOLD", kind: "int", default: 5000, min: 1, description: "A purge unit with more manifest paths than this runs as a chain of purgeChunk tasks." },
+  purgeChunkSteps: { env: "RETENTION_PURGE_CHUNK_STEPS", kind: "int", default: 40, min: 1, description: "Purge steps (mark or execute one batch) per purgeChunk task invocation." },
+  purgeLeaseSeconds: { env: "RETENTION_PURGE_LEASE_SECONDS", kind: "int", default: 600, min: 1, description: "How long a purge lease lasts without renewal (every step renews it); a crashed run's work resumes after it." },
+  purgeSweepLimit: { env: "RETENTION_PURGE_SWEEP_LIMIT", kind: "int", default: 2000, min: 1, description: "Expired documents the policy sweep takes per collection and run." },
+  purgeMaxRequests: { env: "RETENTION_PURGE_MAX_REQUESTS", kind: "int", default: 200, min: 1, description: "Deletion requests one nightlyPurge run takes on." },
+  requestCooldownMinutes: { env: "RETENTION_REQUEST_COOLDOWN_MINUTES", kind: "int", default: 60, min: 0, description: "After a cancel, a new deletion request from the same user waits this long, doubled for each further cancel in 30 days (up to 7 days); 0 turns it off." },
+  purgeBrakeApprovalHours: { env: "RETENTION_BRAKE_APPROVAL_HOURS", kind: "int", default: 24, min: 1, description: "Hours a retention-admin's approval of a tripped mass-deletion brake (approvePurgeRun) stays usable." },
+  statusRefreshMinutes: { env: "RETENTION_STATUS_REFRESH_MINUTES", kind: "int", default: 15, min: 1, description: "getDeletionStatus plans the subject again at most this often (and whenever holds change)." },
+  enforceAppCheck: { env: "RETENTION_ENFORCE_APP_CHECK", kind: "bool", default: true, emulator: false, description: "Refuse the user-facing callables (requestAccountDeletion, cancelAccountDeletion, getDeletionStatus) without a valid App Check token." },
+} as const satisfies Record<string, SettingSpec>;
+
+export type SettingKey = keyof typeof SETTINGS;
+export type SettingValue<K extends SettingKey> = (typeof SETTINGS)[K]["kind"] extends "int" ? number : (typeof SETTINGS)[K]["kind"] extends "bool" ? boolean : string;
+
+function declare<K extends SettingKey>(key: K): Param<SettingValue<K>> {
+  const s: SettingSpec = SETTINGS[key];
+  const opts = { default: s.default, description: s.description };
+  if (s.kind === "int") return defineInt(s.env, opts as { default: number; description: string }) as unknown as Param<SettingValue<K>>;
+  if (s.kind === "bool") return defineBoolean(s.env, opts as { default: boolean; description: string }) as unknown as Param<SettingValue<K>>;
+  return defineString(s.env, opts as { default: string; description: string }) as unknown as Param<SettingValue<K>>;
+}
+
+/** The deploy-time params, one per setting (firebase-tools finds them when it loads the functions). */
+export const PARAMS = Object.fromEntries(Object.keys(SETTINGS).map((k) => [k, declare(k as SettingKey)])) as unknown as { [K in SettingKey]: Param<SettingValue<K>> };
+
+/** What `functions/.env.local` must say: every setting, with its emulator value where it has one. */
+export function renderEnvLocal(): string {
+  const lines = [
+    "# Generated from functions/src/config/params.ts by `npm run settings:env`: do not edit by hand.",
+    "# The Functions emulator reads this file (never a deploy); without a value per param it stops at a prompt.",
+  ];
+  for (const s of Object.values(SETTINGS) as SettingSpec[]) {
+    const v = s.emulator ?? s.default;
+    lines.push(`${s.env}=${typeof v === "string" && /[\s()*]/.test(v) ? JSON.stringify(v) : String(v)}`);
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { LIFECYCLE_STATES } from "../domain/lifecycle";
+import { JOB_NAMES } from "../kernel/job";
+import { LIFECYCLE_STATES } from "../kernel/lifecycle";
 import { inputs, isoString } from "./inputs";
 
 /** The jobs an operator can run on demand (runRetentionJob, `retention run`) as well as on a schedule. */
-export const JOB_NAMES = ["nightlyPurge", "retentionAudit", "expiryBackfill"] as const;
+export { JOB_NAMES };
 
 export const PlanDeletionInput = z.union([z.object({ subjectUid: inputs.id }).strict(), z.object({ tenantId: inputs.id }).strict()]);
 export const PlanRetainItem = z.object({

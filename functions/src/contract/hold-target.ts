@@ -1,5 +1,5 @@
-import { isDocumentPath, matchPattern } from "../domain/paths";
-import type { PolicyIndex } from "../domain/policy";
+import { isDocumentPath, matchPattern } from "../kernel/paths";
+import type { PolicyIndex } from "../kernel/policy";
 
 export type HoldTargetVerdict =
   | { ok: true; targetType: "document" | "subtree"; retentionClass: string | null }
@@ -10,7 +10,7 @@ export type HoldTargetVerdict =
  * check the path before it is submitted: a tenant (`tenants/{tenantId}`) is held as a subtree; any other
  * document must be governed (or an archive copy) and of a class that allows holds. Whether the document
  * exists is the server's to say (TARGET_NOT_FOUND). A unit test keeps this equal to the server's checks
- * (domain/holds.ts: classifyHoldTarget, holdClassForPath, assertHoldableClass).
+ * (holds/rules.ts: classifyHoldTarget, holdClassForPath, assertHoldableClass).
  */
 export function holdTargetVerdict(policy: PolicyIndex, path: string): HoldTargetVerdict {
   if (!isDocumentPath(path)) return { ok: false, reason: "INVALID_TARGET_PATH", message: "A document path: collection/id pairs." };

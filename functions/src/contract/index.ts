@@ -1,7 +1,8 @@
 /**
  * The callable contract: every callable's zod input and output schemas, who may call it and how it refuses.
- * Pure (zod and the pure domain only, no Firebase imports), so the functions, the typed client
- * (packages/client) and the console share one source, and docs/CALLABLES.md is generated from it.
+ * Pure (zod and the pure kernel only, no Firebase or Node imports; .dependency-cruiser.cjs enforces it), so the
+ * functions, the typed client (packages/client) and the console share one source, and docs/CALLABLES.md is
+ * generated from it.
  */
 export * from "./inputs";
 export * from "./requests";

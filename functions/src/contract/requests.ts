@@ -1,10 +1,16 @@
 import { z } from "zod";
-import { REQUEST_STATES } from "../domain/deletion-request";
+import { REQUEST_STATES } from "../kernel/request-states";
 import { inputs, isoString } from "./inputs";
 
 export { REQUEST_STATES };
 
 export const RequestState = z.enum(REQUEST_STATES);
+
+/** Whose data a request erases: a user (an account erasure) or a tenant (its closure). */
+export const RequestSubject = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("user"), uid: z.string(), tenantId: z.string() }),
+  z.object({ type: z.literal("tenant"), tenantId: z.string() }),
+]);
 
 export const RequestAccountDeletionInput = z.object({ reason: inputs.text.optional() }).strict();
 export const RequestAccountDeletionOutput = z.object({ requestId: z.string(), state: RequestState, graceEndsAt: isoString });
@@ -23,11 +29,11 @@ export const GetDeletionStatusOutput = z.object({
   timeline: z.array(z.object({ at: isoString, event: z.string(), detail: z.string().optional() })),
   retained: z.array(RetainedStatusItem),
   retainedOmitted: z.number().optional(),
-  /** Staff only: whose request it is, and why it is blocked or what a hold retains. */
+  /** Staff only: whose request it is (its subject, and who opened it), and why it is blocked or what a hold retains. */
   staff: z
     .object({
-      uid: z.string(),
-      tenantId: z.string(),
+      subject: RequestSubject,
+      requestedBy: z.string(),
       source: z.string(),
       blockedReason: z.string().nullable(),
       retainedUnderHold: z.object({ count: z.number(), holds: z.array(z.object({ holdId: z.string().nullable(), reasonCode: z.string() })) }).nullable(),
@@ -47,8 +53,9 @@ export const ListDeletionRequestsInput = z
 export const DeletionRequestListItem = z.object({
   requestId: z.string(),
   state: RequestState,
-  uid: z.string(),
-  tenantId: z.string(),
+  subject: RequestSubject,
+  /** Who opened it: the user for their own account, the staff member for a tenant's closure, or the system. */
+  requestedBy: z.string(),
   source: z.string(),
   requestedAt: isoString,
   graceEndsAt: isoString,

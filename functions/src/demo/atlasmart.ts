@@ -1,5 +1,5 @@
 /**
- * The AtlasMart demo: fixed ids (PRODUCT.md) that scenarios, tests and `npm start` rely on.
+ * The AtlasMart demo: fixed ids (docs/OVERVIEW.md) that scenarios, tests and `npm start` rely on.
  * Business fields only; retention fields are applied by the governed write helper when seeding.
  * `ageDays` places a document's retention anchor in the past, relative to the first seed.
  */

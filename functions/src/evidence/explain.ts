@@ -1,9 +1,9 @@
 import { FieldPath, type DocumentSnapshot, type Query } from "firebase-admin/firestore";
-import { chainHash, evidenceDocId, GENESIS_HASH, type ChainedEvidence } from "../domain/evidence";
-import { chainHeadRef } from "../infra/evidence-store";
-import { verifyEvidence } from "../infra/evidence-verify";
-import { COLLECTIONS, db } from "../infra/firestore";
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
+import { COLLECTIONS, db } from "../platform/firestore";
+import { chainHash, evidenceDocId, GENESIS_HASH, type ChainedEvidence } from "./rules";
+import { chainHeadRef } from "./store";
+import { verifyEvidence } from "./verify";
 
 /**
  * "Why was this deleted, and who allowed it?": the one place that reads the evidence about a document path,

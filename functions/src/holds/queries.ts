@@ -1,11 +1,11 @@
 import { FieldPath, Timestamp, type Query } from "firebase-admin/firestore";
-import { DomainError } from "../domain/errors";
-import { assertReleaseAllowed, type HoldState } from "../domain/holds";
-import { COLLECTIONS, db } from "../infra/firestore";
-import { toMs } from "../infra/governed-doc";
-import { holdFromFirestore } from "../infra/holds";
-import { policy } from "../infra/registry";
+import { DomainError } from "../kernel/errors";
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
+import { COLLECTIONS, db } from "../platform/firestore";
+import { toMs } from "../platform/governed-doc";
+import { policy } from "../platform/registry";
+import { assertReleaseAllowed, type HoldState } from "./rules";
+import { holdFromFirestore } from "./service";
 
 export interface ListHoldsQuery {
   state?: HoldState;

@@ -1,4 +1,4 @@
-import { DomainError } from "../domain/errors";
+import { DomainError } from "./errors";
 
 /** Page sizes of the list callables: a default, and the most one call reads. */
 export const DEFAULT_PAGE_SIZE = 25;

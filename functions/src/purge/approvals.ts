@@ -1,8 +1,8 @@
 import { FieldPath, Timestamp, type DocumentSnapshot } from "firebase-admin/firestore";
-import { COLLECTIONS, db } from "../infra/firestore";
-import { toMs } from "../infra/governed-doc";
-import type { BrakeRecordState } from "../infra/purge-brake";
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
+import { COLLECTIONS, db } from "../platform/firestore";
+import { toMs } from "../platform/governed-doc";
+import type { BrakeRecordState } from "./runner/brake";
 
 /** The brake records an approver has to look at: not yet used (waiting, denied, or approved and unused). */
 export const UNDECIDED_OR_OPEN: readonly BrakeRecordState[] = ["WAITING", "DENIED", "APPROVED"];

@@ -1,17 +1,17 @@
 import { FieldPath, Timestamp, type DocumentSnapshot, type Query } from "firebase-admin/firestore";
-import { ERASURE_OWED_STATES, parseRequestState, type DeletionRequest, type RequestState } from "../domain/deletion-request";
-import { notFound } from "../domain/errors";
-import { COLLECTIONS, db } from "../infra/firestore";
-import { toMs } from "../infra/governed-doc";
-import { requestFromFirestore } from "../infra/requests";
+import { notFound } from "../kernel/errors";
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
+import { COLLECTIONS, db } from "../platform/firestore";
+import { toMs } from "../platform/governed-doc";
+import { ERASURE_OWED_STATES, parseRequestState, type DeletionRequest, type RequestState } from "./rules/requests";
+import { requestFromFirestore, subjectOfRequest } from "./service";
 
 const requestsCol = () => db().collection(COLLECTIONS.deletionRequests);
 const iso = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString());
 
 /**
- * A request by id, or the subject's most recent one (by the time it was made) for a subject who lost its
- * id: one query on (uid, requestedAt desc). REQUEST_NOT_FOUND when there is none.
+ * A request by id, or a user's most recent request about themself (by the time it was made) for a user who lost
+ * its id: one query on (uid, requestedAt desc). REQUEST_NOT_FOUND when there is none.
  */
 export async function findRequest(by: { requestId: string } | { latestOf: string }): Promise<{ request: DeletionRequest; snap: DocumentSnapshot }> {
   let snap: DocumentSnapshot | undefined;
@@ -24,13 +24,19 @@ export async function findRequest(by: { requestId: string } | { latestOf: string
   return { request: requestFromFirestore(snap), snap };
 }
 
-/** What staff see of a request besides its timeline: whose it is, and why it is blocked or retained. */
+/**
+ * What staff see of a request besides its timeline: whose it is (its subject, a user or a tenant, and who opened
+ * it), and why it is blocked or retained.
+ */
 export function staffFacts(snap: DocumentSnapshot) {
   const held = snap.get("retainedUnderHold") as { count?: unknown; holds?: unknown } | undefined;
   const holds = Array.isArray(held?.holds) ? (held.holds as { holdId?: unknown; reasonCode?: unknown }[]) : [];
+  const subject = subjectOfRequest(snap.data() ?? {});
+  const requestedBy = snap.get("requestedBy") as unknown;
   return {
-    uid: String(snap.get("uid") ?? ""),
-    tenantId: String(snap.get("tenantId") ?? ""),
+    subject,
+    // A request from before `requestedBy` was stored was a user's own (or the backstop's for them).
+    requestedBy: typeof requestedBy === "string" ? requestedBy : subject.type === "user" ? subject.uid : "",
     source: String(snap.get("source") ?? "user"),
     blockedReason: typeof snap.get("blockedReason") === "string" ? (snap.get("blockedReason") as string) : null,
     retainedUnderHold: held
@@ -51,7 +57,7 @@ export interface ListRequestsQuery {
 }
 
 /** The fields a list item needs: never the subject's own words (`reason`) or the timeline. */
-const LIST_FIELDS = ["uid", "tenantId", "state", "source", "requestedAt", "graceEndsAt", "dueAt", "softDeleted", "blockedReason", "retainedUnderHold.count"];
+const LIST_FIELDS = ["subjectType", "uid", "tenantId", "requestedBy", "state", "source", "requestedAt", "graceEndsAt", "dueAt", "softDeleted", "blockedReason", "retainedUnderHold.count"];
 
 /**
  * Deletion requests, most urgent first (due date, then id), a page at a time. Filters: one state, or only the
@@ -83,8 +89,8 @@ export async function listRequests(q: ListRequestsQuery) {
     return {
       requestId: d.id,
       state,
-      uid: facts.uid,
-      tenantId: facts.tenantId,
+      subject: facts.subject,
+      requestedBy: facts.requestedBy,
       source: facts.source,
       requestedAt: iso(toMs(d.get("requestedAt"))),
       graceEndsAt: iso(toMs(d.get("graceEndsAt"))),

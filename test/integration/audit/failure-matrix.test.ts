@@ -5,11 +5,11 @@
 import { getAuth } from "firebase-admin/auth";
 import { FieldValue, Timestamp } from "firebase-admin/firestore";
 import { beforeEach, describe, expect, it } from "vitest";
-import { sha256Hex } from "../../../functions/src/domain/canonical";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { COLLECTIONS } from "../../../functions/src/infra/firestore";
-import { placeHold } from "../../../functions/src/infra/holds";
-import { openDeletionRequest } from "../../../functions/src/infra/requests";
+import { sha256Hex } from "../../../functions/src/kernel/canonical";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { COLLECTIONS } from "../../../functions/src/platform/firestore";
+import { placeHold } from "../../../functions/src/holds/service";
+import { openDeletionRequest } from "../../../functions/src/requests/service";
 import { adminApp, db } from "../../helpers/emulator";
 import { audit, expectClean, freshDemo, lines } from "./helpers";
 
@@ -116,13 +116,13 @@ describe("retention audit: failure-injection matrix", () => {
     const r = await audit();
     expect(lines(r.findings)).toEqual(["ORPHANED_SUBJECT tenants/t-acme/users/u-1002", "ORPHANED_SUBJECT userDirectory/u-1002"]);
     // The repair the Auth backstop makes: a deletion request opens and soft-deletes the subject's data.
-    const { request } = await openDeletionRequest({ uid: "u-1002", tenantId: "t-acme", source: "auth-backstop", actor: { type: "system", id: "test-backstop" }, nowMs: Date.now() });
+    const { request } = await openDeletionRequest({ subject: { type: "user", uid: "u-1002", tenantId: "t-acme" }, source: "auth-backstop", actor: { type: "system", id: "test-backstop" }, nowMs: Date.now() });
     expect(request.state).toBe("PENDING");
     await expectClean();
   });
 
   it("an unfinished deletion request past its due date: OVERDUE_REQUEST", async () => {
-    const { request } = await openDeletionRequest({ uid: "u-1001", tenantId: "t-acme", source: "user", actor: { type: "user", id: "u-1001" }, nowMs: Date.now() });
+    const { request } = await openDeletionRequest({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, source: "user", actor: { type: "user", id: "u-1001" }, nowMs: Date.now() });
     await expectClean();
     const path = `${COLLECTIONS.deletionRequests}/${request.requestId}`;
     const r = await audit(request.dueAtMs + DAY_MS);

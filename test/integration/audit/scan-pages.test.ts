@@ -4,7 +4,7 @@
  * collection-group queries alike.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { pages } from "../../../functions/src/infra/audit-scan";
+import { pages } from "../../../functions/src/platform/streams";
 import { clearFirestore, db } from "../../helpers/emulator";
 
 const ids = Array.from({ length: 12 }, (_, i) => `d-${String(i).padStart(2, "0")}`);

@@ -6,10 +6,10 @@
 import { FieldValue } from "firebase-admin/firestore";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { auditOnSchedule } from "../../../functions/src/entrypoints/scheduled/retention-audit";
-import { COLLECTIONS } from "../../../functions/src/infra/firestore";
-import { placeHold } from "../../../functions/src/infra/holds";
-import { log } from "../../../functions/src/infra/logs";
-import { METRICS_LOG_NAME, setMetricsTransport } from "../../../functions/src/infra/metrics";
+import { COLLECTIONS } from "../../../functions/src/platform/firestore";
+import { placeHold } from "../../../functions/src/holds/service";
+import { log } from "../../../functions/src/platform/logs";
+import { METRICS_LOG_NAME, setMetricsTransport } from "../../../functions/src/platform/metrics";
 import { JOBS } from "../../../functions/src/jobs/catalog";
 import { db } from "../../helpers/emulator";
 import { captureMetrics, point } from "../../helpers/metrics";

@@ -10,10 +10,10 @@ import { userInfo } from "node:os";
 import { join } from "node:path";
 import { FieldValue } from "firebase-admin/firestore";
 import { beforeAll, describe, expect, it } from "vitest";
-import { evidenceDocId } from "../../../functions/src/domain/evidence";
-import { recordEvidence } from "../../../functions/src/infra/evidence-store";
-import { COLLECTIONS } from "../../../functions/src/infra/firestore";
-import { planSubject } from "../../../functions/src/infra/planning";
+import { evidenceDocId } from "../../../functions/src/evidence/rules";
+import { recordEvidence } from "../../../functions/src/evidence/store";
+import { COLLECTIONS } from "../../../functions/src/platform/firestore";
+import { planSubject } from "../../../functions/src/plan/planning";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { repoRoot } from "../../helpers/policy";
 

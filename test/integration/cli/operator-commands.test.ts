@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { Timestamp } from "firebase-admin/firestore";
 import { beforeAll, describe, expect, it } from "vitest";
-import { openDeletionRequest } from "../../../functions/src/infra/requests";
+import { openDeletionRequest } from "../../../functions/src/requests/index";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { repoRoot } from "../../helpers/policy";
 
@@ -102,9 +102,9 @@ describe("operator commands: holds, requests, explain, approve", () => {
   });
 
   it("requests list and show: most urgent first, overdue flagged, the staff view of one request", async () => {
-    const { request } = await openDeletionRequest({ uid: "u-1001", tenantId: "t-acme", source: "user", actor: { type: "user", id: "u-1001" }, nowMs: Date.now() });
-    const list = json<{ items: { requestId: string; uid: string; overdue: boolean }[] }>(await retention(["requests", "list", "--json"]));
-    expect(list.items).toEqual([expect.objectContaining({ requestId: request.requestId, uid: "u-1001", overdue: false })]);
+    const { request } = await openDeletionRequest({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, source: "user", actor: { type: "user", id: "u-1001" }, nowMs: Date.now() });
+    const list = json<{ items: { requestId: string; subject: { type: string; uid?: string }; overdue: boolean }[] }>(await retention(["requests", "list", "--json"]));
+    expect(list.items).toEqual([expect.objectContaining({ requestId: request.requestId, subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, overdue: false })]);
     expect(json<{ items: unknown[] }>(await retention(["requests", "list", "--overdue", "--json"])).items).toEqual([]);
     await db().doc(`deletionRequests/${request.requestId}`).update({ dueAt: Timestamp.fromMillis(Date.now() - 1000) });
     const overdue = await retention(["requests", "list", "--overdue"]);
@@ -113,11 +113,13 @@ describe("operator commands: holds, requests, explain, approve", () => {
 
     const shown = await retention(["requests", "show", request.requestId, "--json"]);
     expect(shown.code, shown.stderr).toBe(0);
-    const s = json<{ state: string; timeline: { event: string }[]; staff: { uid: string }; retained: { reasonCode: string }[] }>(shown);
-    expect(s).toMatchObject({ state: "PENDING", staff: { uid: "u-1001" } });
+    const s = json<{ state: string; timeline: { event: string }[]; staff: { subject: { uid?: string } }; retained: { reasonCode: string }[] }>(shown);
+    expect(s).toMatchObject({ state: "PENDING", staff: { subject: { type: "user", uid: "u-1001" } } });
     expect(s.timeline.map((e) => e.event)).toContain("REQUESTED");
     expect(s.retained.map((r) => r.reasonCode)).toContain("FINANCE_RETENTION");
-    expect((await retention(["requests", "show", request.requestId])).stdout).toContain("SOFT_DELETED");
+    const text = (await retention(["requests", "show", request.requestId])).stdout;
+    expect(text).toContain("SOFT_DELETED");
+    expect(text).toContain("user u-1001 (tenant t-acme), opened by u-1001");
     const missing = await retention(["requests", "show", "no-such-request", "--json"]);
     expect(missing.code).toBe(2);
     expect(json(missing)).toMatchObject({ ok: false, error: { kind: "REQUEST_NOT_FOUND" } });

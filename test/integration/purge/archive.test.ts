@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { Timestamp, type DocumentReference } from "firebase-admin/firestore";
-import { archiveIdFor } from "../../../functions/src/domain/archive";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { sourceHash } from "../../../functions/src/infra/archive-plain";
-import type { PurgeHookContext } from "../../../functions/src/infra/purge-env";
-import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
-import { placeHold, releaseHoldById } from "../../../functions/src/infra/holds";
+import { archiveIdFor } from "../../../functions/src/purge/rules/archive";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { sourceHash } from "../../../functions/src/purge/runner/archive";
+import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
+import { placeHold, releaseHoldById } from "../../../functions/src/holds/service";
 import { db } from "../../helpers/emulator";
 import { allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, hold, pathCounts, putGoverned, reset, runOptions, T0 } from "./support";
 

@@ -2,9 +2,9 @@ import { getAuth } from "firebase-admin/auth";
 import { logger } from "firebase-functions";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { approvePurgeRunHandler } from "../../../functions/src/entrypoints/callable/approve-purge-run";
-import { evidenceDocId } from "../../../functions/src/domain/evidence";
-import { policy } from "../../../functions/src/infra/registry";
-import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import { evidenceDocId } from "../../../functions/src/evidence/rules";
+import { policy } from "../../../functions/src/platform/registry";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { adminApp, db } from "../../helpers/emulator";
 import { AFTER_GRACE, allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, putCustomer, putGoverned, requestDeletion, reset, runOptions, T0 } from "./support";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { db, waitFor } from "../../helpers/emulator";
 import {
   allGovernedPaths,

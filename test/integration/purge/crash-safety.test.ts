@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { PurgeHookContext } from "../../../functions/src/infra/purge-env";
-import { runNightlyPurge } from "../../../functions/src/jobs/nightly-purge";
+import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
+import { runNightlyPurge } from "../../../functions/src/purge/job";
 import { db } from "../../helpers/emulator";
 import {
   allGovernedPaths,

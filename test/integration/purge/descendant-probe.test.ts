@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { descendantsRemainBatch, descendantsRemainOne, documentsInRange, existingAmong } from "../../../functions/src/infra/purge-probe";
+import { descendantsRemainBatch, descendantsRemainOne, documentsInRange, existingAmong } from "../../../functions/src/purge/runner/probe";
 import { db } from "../../helpers/emulator";
 import { reset } from "./support";
 

@@ -1,11 +1,11 @@
 import { getAuth } from "firebase-admin/auth";
 import { beforeAll, describe, expect, it } from "vitest";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { isBusinessVisible } from "../../../functions/src/domain/visibility";
-import { readGoverned } from "../../../functions/src/infra/governed-doc";
-import { seedDemo } from "../../../functions/src/infra/seed";
-import { scanRetention } from "../../../functions/src/infra/audit-scan";
-import { runNightlyPurge } from "../../../functions/src/jobs/nightly-purge";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { isBusinessVisible } from "../../../functions/src/kernel/visibility";
+import { readGoverned } from "../../../functions/src/platform/governed-doc";
+import { seedDemo } from "../../../functions/src/demo/seed";
+import { scanRetention } from "../../../functions/src/audit/scan";
+import { runNightlyPurge } from "../../../functions/src/purge/job";
 import { adminApp, db } from "../../helpers/emulator";
 import {
   AFTER_GRACE,

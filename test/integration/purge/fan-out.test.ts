@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { PurgeChunkTask } from "../../../functions/src/infra/purge-tasks";
-import { runNightlyPurge, runPurgeChunk, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import type { PurgeChunkTask } from "../../../functions/src/purge/runner/tasks";
+import { runNightlyPurge, runPurgeChunk, type UnitReport } from "../../../functions/src/purge/job";
 import { db } from "../../helpers/emulator";
 import { allGovernedPaths, expectChainVerifies, expectDeletionsExplained, InjectedCrash, putCustomer, requestDeletion, reset, runOptions } from "./support";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applyHoldFlags, placeHold } from "../../../functions/src/infra/holds";
-import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import { applyHoldFlags, placeHold } from "../../../functions/src/holds/service";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { db } from "../../helpers/emulator";
 import { allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, expectHoldsFenced, putCustomer, requestDeletion, reset, runOptions, T0 } from "./support";
 

@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../../../functions/src/domain/errors";
-import type { PurgeHookContext, PurgeHookPoint } from "../../../functions/src/infra/purge-env";
-import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import { DomainError } from "../../../functions/src/kernel/errors";
+import type { PurgeHookContext, PurgeHookPoint } from "../../../functions/src/purge/runner/env";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { db, waitFor } from "../../helpers/emulator";
 import {
   allGovernedPaths,

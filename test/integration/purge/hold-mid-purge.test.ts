@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import type { PurgeHookContext } from "../../../functions/src/infra/purge-env";
-import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { db } from "../../helpers/emulator";
 import { allGovernedPaths, expectChainVerifies, expectDeletionsExplained, hold, pathCounts, putCustomer, requestDeletion, reset, runOptions } from "./support";
 

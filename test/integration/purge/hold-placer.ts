@@ -4,9 +4,9 @@
  * JSON line with the outcome of each placement.
  * Usage: tsx hold-placer.ts '{"targets": ["path", ...], "delaysMs": [ms, ...]}'
  */
-import { DomainError } from "../../../functions/src/domain/errors";
-import { db } from "../../../functions/src/infra/firestore";
-import { placeHold } from "../../../functions/src/infra/holds";
+import { DomainError } from "../../../functions/src/kernel/errors";
+import { db } from "../../../functions/src/platform/firestore";
+import { placeHold } from "../../../functions/src/holds/service";
 
 interface Args {
   targets: string[];

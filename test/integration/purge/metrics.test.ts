@@ -3,9 +3,9 @@
  * up to what the evidence says was deleted, and a run "as of" another time (a fictional now) emits nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { setMetricsTransport } from "../../../functions/src/infra/metrics";
-import { policy } from "../../../functions/src/infra/registry";
-import { runNightlyPurge } from "../../../functions/src/jobs/nightly-purge";
+import { setMetricsTransport } from "../../../functions/src/platform/metrics";
+import { policy } from "../../../functions/src/platform/registry";
+import { runNightlyPurge } from "../../../functions/src/purge/job";
 import { captureMetrics, point } from "../../helpers/metrics";
 import { expectChainVerifies, putCustomer, requestDeletion, reset, runOptions } from "./support";
 

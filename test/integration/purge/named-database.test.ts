@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { allGovernedPaths, expectChainVerifies, expectDeletionsExplained, hold, putCustomer, putSession, requestDeletion, runOptions } from "./support";
 

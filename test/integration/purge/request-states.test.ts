@@ -1,13 +1,13 @@
 import { getAuth } from "firebase-admin/auth";
 import { Timestamp } from "firebase-admin/firestore";
 import { beforeEach, describe, expect, it } from "vitest";
-import { DomainError } from "../../../functions/src/domain/errors";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { scanRetention } from "../../../functions/src/infra/audit-scan";
-import { releaseHoldById } from "../../../functions/src/infra/holds";
-import type { PurgeHookContext } from "../../../functions/src/infra/purge-env";
-import { cancelDeletionRequest } from "../../../functions/src/infra/requests";
-import { runNightlyPurge, type UnitReport } from "../../../functions/src/jobs/nightly-purge";
+import { DomainError } from "../../../functions/src/kernel/errors";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { scanRetention } from "../../../functions/src/audit/scan";
+import { releaseHoldById } from "../../../functions/src/holds/service";
+import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
+import { cancelDeletionRequest } from "../../../functions/src/requests/service";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { adminApp, db } from "../../helpers/emulator";
 import {
   AFTER_GRACE,

@@ -5,16 +5,16 @@
  */
 import { FieldPath, type DocumentReference } from "firebase-admin/firestore";
 import { expect } from "vitest";
-import { verifyChain, type ChainedEvidence } from "../../../functions/src/domain/evidence";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { computeExpireAt, computeRetainUntil } from "../../../functions/src/domain/retention";
-import { chainHeadRef } from "../../../functions/src/infra/evidence-store";
-import { governedToFirestore } from "../../../functions/src/infra/governed-doc";
-import { placeHold } from "../../../functions/src/infra/holds";
-import { settings } from "../../../functions/src/infra/settings";
-import { policy } from "../../../functions/src/infra/registry";
-import { openDeletionRequest } from "../../../functions/src/infra/requests";
-import type { PurgeRunOptions } from "../../../functions/src/jobs/nightly-purge";
+import { verifyChain, type ChainedEvidence } from "../../../functions/src/evidence/rules";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { computeExpireAt, computeRetainUntil } from "../../../functions/src/kernel/retention";
+import { chainHeadRef } from "../../../functions/src/evidence/store";
+import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
+import { placeHold } from "../../../functions/src/holds/service";
+import { settings } from "../../../functions/src/platform/settings";
+import { policy } from "../../../functions/src/platform/registry";
+import { openDeletionRequest } from "../../../functions/src/requests/service";
+import type { PurgeRunOptions } from "../../../functions/src/purge/job";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 
 /**
@@ -109,7 +109,7 @@ export async function putCustomer(uid: string, opts: { tenantId?: string; messag
 
 /** Opens a deletion request through the real request code (which soft-deletes the subject's data). */
 export async function requestDeletion(uid: string, tenantId = "t-acme", nowMs = T0): Promise<string> {
-  const { request } = await openDeletionRequest({ uid, tenantId, source: "user", actor: { type: "user", id: uid }, nowMs });
+  const { request } = await openDeletionRequest({ subject: { type: "user", uid, tenantId }, source: "user", actor: { type: "user", id: uid }, nowMs });
   return request.requestId;
 }
 

@@ -3,11 +3,11 @@
  * an expired session or a held event with a stray TTL value), and evidence/marker lookups by path.
  */
 import type { DocumentData, DocumentSnapshot } from "firebase-admin/firestore";
-import type { GovernedFields } from "../../../functions/src/domain/governed";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { COLLECTIONS, db } from "../../../functions/src/infra/firestore";
-import { governedToFirestore } from "../../../functions/src/infra/governed-doc";
-import { policy } from "../../../functions/src/infra/registry";
+import type { GovernedFields } from "../../../functions/src/kernel/governed";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { COLLECTIONS, db } from "../../../functions/src/platform/firestore";
+import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
+import { policy } from "../../../functions/src/platform/registry";
 
 export const TENANT = "t-acme";
 

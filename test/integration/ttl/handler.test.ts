@@ -3,13 +3,14 @@
  * and with faults injected. These tests run against a named database that no trigger listens on, so the
  * real triggers (registered on the governed default database) cannot act on the same deletes.
  */
+import { countOperations, counts, resetCounts } from "../../../bench/lib.mjs";
 import type { Timestamp } from "firebase-admin/firestore";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { ttlTriggerTargets } from "../../../functions/src/domain/ttl";
+import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import { handleTtlDeleted } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
-import { log } from "../../../functions/src/infra/logs";
-import { policy } from "../../../functions/src/infra/registry";
-import { setMetricsTransport } from "../../../functions/src/infra/metrics";
+import { log } from "../../../functions/src/platform/logs";
+import { policy } from "../../../functions/src/platform/registry";
+import { setMetricsTransport } from "../../../functions/src/platform/metrics";
 import { clearFirestore, db } from "../../helpers/emulator";
 import { captureMetrics, point } from "../../helpers/metrics";
 import { chainHeadSeq, deleteEvent, evidenceByPath, existing, markersByPath, putExpiredSession, putGoverned } from "./fixtures";
@@ -197,19 +198,33 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
     expect((await evidenceByPath("sessions/s-again"))[0]).toMatchObject({ detail: { parentRecreated: true } });
   });
 
-  it("measures the writes of each kind of TTL delete", async () => {
+  it("measures the writes of each kind of TTL delete, from the commits on the wire", async () => {
+    // The same counter the bench uses: writes and deletes of the commits that succeeded, as Firestore bills them.
+    countOperations();
+    const committed = async (work: () => Promise<unknown>): Promise<number> => {
+      resetCounts();
+      await work();
+      return counts.writes + counts.deletes;
+    };
     await putGoverned("events/e-w", { type: "X" }, { expireAtMs: Date.now() - 1000 });
-    const ev = await handleTtlDeleted(events, await sweep("events/e-w", "evt-w-1", { eventId: "e-w" }));
+    const evSweep = await sweep("events/e-w", "evt-w-1", { eventId: "e-w" });
+    const ev = await committed(() => handleTtlDeleted(events, evSweep));
     await putExpiredSession("s-w1", 1);
-    const s1 = await handleTtlDeleted(sessions, await sweep("sessions/s-w1", "evt-w-2", { sessionId: "s-w1" }));
+    const s1Sweep = await sweep("sessions/s-w1", "evt-w-2", { sessionId: "s-w1" });
+    const s1 = await committed(() => handleTtlDeleted(sessions, s1Sweep));
     await putExpiredSession("s-w0", 0);
-    const s0 = await handleTtlDeleted(sessions, await sweep("sessions/s-w0", "evt-w-3", { sessionId: "s-w0" }));
+    const s0Sweep = await sweep("sessions/s-w0", "evt-w-3", { sessionId: "s-w0" });
+    const s0 = await committed(() => handleTtlDeleted(sessions, s0Sweep));
+    // A redelivery commits nothing.
+    const again = await committed(() => handleTtlDeleted(events, evSweep));
     // The head moved once per processed delete: each wrote exactly one evidence entry.
     expect(await chainHeadSeq()).toBe(3);
-    expect({ event: ev.writes, sessionWithOneToken: s1.writes, sessionWithoutTokens: s0.writes }).toEqual({
+    // N children deleted + the marker + the evidence entry + the chain head: N + 3.
+    expect({ event: ev, sessionWithOneToken: s1, sessionWithoutTokens: s0, redelivery: again }).toEqual({
       event: 3,
       sessionWithOneToken: 4,
       sessionWithoutTokens: 3,
+      redelivery: 0,
     });
   });
 });

@@ -3,10 +3,10 @@
  * stands in for the sweeper with a plain delete of an expired document, which fires the same trigger.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { DAY_MS } from "../../../functions/src/domain/policy";
-import { ttlTriggerTargets } from "../../../functions/src/domain/ttl";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import { handleTtlDeleted } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
-import { policy } from "../../../functions/src/infra/registry";
+import { policy } from "../../../functions/src/platform/registry";
 import { clearFirestore, db, waitFor } from "../../helpers/emulator";
 import { chainHeadSeq, deleteEvent, evidenceByPath, existing, markersByPath, putExpiredSession, putGoverned } from "./fixtures";
 

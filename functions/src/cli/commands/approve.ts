@@ -1,6 +1,5 @@
 import { ApprovePurgeRunInput } from "../../contract/admin";
-import { decideBrakeRun } from "../../infra/purge-brake";
-import { purgeSettings } from "../../infra/purge-settings";
+import { decideBrakeRun, purgeSettings } from "../../purge/index";
 import { EXIT, stringOpt, type Command, type CommandContext } from "../command";
 import { keyValues, writeJson, writeOut } from "../output";
 import { parseInput, staffOperator } from "../staff";

@@ -1,5 +1,4 @@
-import { DEFAULT_AUDIT_PAGE_SIZE, scanRetention, type AuditResult } from "../../infra/audit-scan";
-import { nonZero } from "../../jobs/retention-audit";
+import { DEFAULT_AUDIT_PAGE_SIZE, scanRetention, type AuditResult, nonZero } from "../../audit/index";
 import { asOfOption, EXIT, positiveIntOpt, type Command, type OptionValues } from "../command";
 import { keyValues, progressLine, table, writeJson, writeOut } from "../output";
 import { UsageError, type Target } from "../target";
@@ -12,7 +11,7 @@ export const auditCommand: Command = {
 findings as path, code and detail. Writes nothing (the scheduled run is the one that stores a report).
 Codes: UNKNOWN_CLASS, CLASS_MISMATCH, INVALID_LIFECYCLE_STATE, MISSING_TTL, INVALID_TTL, HOLD_WITH_TTL,
 TTL_OVERDUE, SOFT_DELETE_QUERY_LEAK, EXPIRED_BUT_VISIBLE, ORPHANED_SUBCOLLECTION, ARCHIVE_UNVERIFIED,
-ORPHANED_SUBJECT, STALE_POLICY_VERSION, OVERDUE_REQUEST (definitions in functions/src/domain/audit.ts).
+ORPHANED_SUBJECT, STALE_POLICY_VERSION, OVERDUE_REQUEST (definitions in functions/src/audit/rules.ts).
 
 Options:
   --as-of <iso>        audit as though it were that time (emulators only)

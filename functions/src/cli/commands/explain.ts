@@ -1,5 +1,5 @@
 import { ExplainDeletionInput } from "../../contract/evidence";
-import { explainEvidence, type ExplainQuery } from "../../evidence/explain";
+import { explainEvidence, type ExplainQuery } from "../../evidence/index";
 import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { parseInput } from "../staff";

@@ -1,6 +1,5 @@
 import { ListRetentionHoldsInput, PlaceRetentionHoldInput, ReleaseRetentionHoldInput } from "../../contract/holds";
-import { listHolds } from "../../holds/queries";
-import { applyHoldNow, placeHold, releaseHoldById } from "../../infra/holds";
+import { applyHoldNow, listHolds, placeHold, releaseHoldById } from "../../holds/index";
 import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { parseInput, staffOperator } from "../staff";

@@ -1,5 +1,5 @@
-import type { Subject } from "../../domain/plan";
-import { planSubject } from "../../infra/planning";
+import type { Subject } from "../../plan/rules";
+import { planSubject } from "../../plan/index";
 import { asOfOption, EXIT, stringOpt, type Command } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { UsageError } from "../target";

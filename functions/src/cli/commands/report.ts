@@ -1,7 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { collectReportData } from "../../infra/report-data";
-import { renderReport } from "../../report/page";
+import { collectReportData, renderReport } from "../../audit/index";
 import { asOfOption, EXIT, stringOpt, type Command, type OptionValues } from "../command";
 import { requireAuthTarget } from "./audit";
 import { keyValues, progressLine, writeJson, writeOut } from "../output";

@@ -1,9 +1,9 @@
 import { GetDeletionStatusInput, ListDeletionRequestsInput } from "../../contract/requests";
-import { describeRetained } from "../../domain/deletion-status";
-import { policy } from "../../infra/registry";
-import { settings } from "../../infra/settings";
-import { currentStatusSummary } from "../../infra/status-summary";
-import { findRequest, listRequests, staffFacts } from "../../requests/queries";
+import { currentStatusSummary, findRequest, listRequests, staffFacts } from "../../requests/index";
+import { describeRetained } from "../../requests/rules/status";
+import type { Subject } from "../../plan/rules";
+import { policy } from "../../platform/registry";
+import { settings } from "../../platform/settings";
 import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { parseInput } from "../staff";
@@ -42,7 +42,7 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
           [
             table(
               ["REQUEST", "STATE", "SUBJECT", "TENANT", "REQUESTED", "DUE", "FLAGS"],
-              page.items.map((r) => [r.requestId, r.state, r.uid, r.tenantId, r.requestedAt, r.dueAt, [r.overdue ? "OVERDUE" : "", r.blockedReason ?? "", r.retainedUnderHold !== null ? `${r.retainedUnderHold} under hold` : ""].filter(Boolean).join(", ") || "-"]),
+              page.items.map((r) => [r.requestId, r.state, r.subject.type === "user" ? r.subject.uid : "(tenant)", r.subject.tenantId, r.requestedAt, r.dueAt, [r.overdue ? "OVERDUE" : "", r.blockedReason ?? "", r.retainedUnderHold !== null ? `${r.retainedUnderHold} under hold` : ""].filter(Boolean).join(", ") || "-"]),
             ),
             ...(page.nextCursor ? ["", `more: --cursor ${page.nextCursor}`] : []),
           ].join("\n"),
@@ -72,7 +72,7 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
         keyValues([
           ["request", shown.requestId],
           ["state", shown.state],
-          ["subject", `${shown.staff.uid} (tenant ${shown.staff.tenantId}, source ${shown.staff.source})`],
+          ["subject", `${subjectText(shown.staff.subject)}, opened by ${shown.staff.requestedBy} (source ${shown.staff.source})`],
           ["grace ends", shown.graceEndsAt],
           ["due", shown.dueAt],
           ["blocked", shown.staff.blockedReason],
@@ -86,6 +86,8 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
     return EXIT.ok;
   },
 };
+
+const subjectText = (s: Subject): string => (s.type === "user" ? `user ${s.uid} (tenant ${s.tenantId})` : `tenant ${s.tenantId}`);
 
 type RequestsInput = { action: "list"; list: ReturnType<typeof ListDeletionRequestsInput.parse> } | { action: "show"; requestId: string };
 

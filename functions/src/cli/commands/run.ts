@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { resolveJobClock } from "../../domain/admin-move";
-import { recordEvidence } from "../../infra/evidence-store";
-import { policy } from "../../infra/registry";
-import { settings } from "../../infra/settings";
-import { JOB_NAMES, JOBS, type JobName, type JobSummary } from "../../jobs/catalog";
+import { recordEvidence } from "../../evidence/index";
+import { policy } from "../../platform/registry";
+import { settings } from "../../platform/settings";
+import { JOBS } from "../../jobs/catalog";
+import { JOB_NAMES, resolveJobClock, type JobName, type JobSummary } from "../../kernel/job";
 import { asOfOption, EXIT, type Command } from "../command";
 import { keyValues, writeJson, writeOut } from "../output";
 import { operatorOf } from "../operator";

@@ -1,4 +1,4 @@
-import { seedDemo } from "../../infra/seed";
+import { seedDemo } from "../../demo/seed";
 import { EXIT, type Command } from "../command";
 import { keyValues, writeJson, writeOut } from "../output";
 import { UsageError } from "../target";

@@ -1,4 +1,4 @@
-import { verifyEvidence } from "../../infra/evidence-verify";
+import { verifyEvidence } from "../../evidence/index";
 import { EXIT, positiveIntOpt, type Command } from "../command";
 import { keyValues, progressLine, table, writeJson, writeOut } from "../output";
 

@@ -1,8 +1,7 @@
 import * as functionsV1 from "firebase-functions/v1";
-import { log } from "../../infra/logs";
-import { emitMetric } from "../../infra/metrics";
-import { openDeletionRequest } from "../../infra/requests";
-import { tenantOfDeletedUser } from "../../infra/subjects";
+import { log } from "../../platform/logs";
+import { emitMetric } from "../../platform/metrics";
+import { openDeletionRequest, tenantOfDeletedUser } from "../../requests/index";
 
 /**
  * The backstop for an Auth account deleted outside the workflow (console, Admin SDK): a deletion request
@@ -23,8 +22,7 @@ export async function handleAuthUserDeleted(
     return { requestId: null, created: false };
   }
   const { request, created } = await openDeletionRequest({
-    uid: user.uid,
-    tenantId,
+    subject: { type: "user", uid: user.uid, tenantId },
     source: "auth-backstop",
     actor: { type: "system", id: "authBackstop" },
     nowMs,

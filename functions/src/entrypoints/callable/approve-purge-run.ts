@@ -1,7 +1,6 @@
 import type { z } from "zod";
 import { ApprovePurgeRunInput } from "../../contract/admin";
-import { decideBrakeRun } from "../../infra/purge-brake";
-import { purgeSettings } from "../../infra/purge-settings";
+import { decideBrakeRun, purgeSettings } from "../../purge/index";
 import { callable, requireRole, type Caller } from "./shared";
 
 export { ApprovePurgeRunInput };

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { CancelAccountDeletionInput } from "../../contract/requests";
-import { cancelDeletionRequest } from "../../infra/requests";
+import { cancelDeletionRequest } from "../../requests/index";
 import { callable, type Caller } from "./shared";
 
 export { CancelAccountDeletionInput };

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ExplainDeletionInput } from "../../contract/evidence";
-import { explainEvidence, type ExplainQuery } from "../../evidence/explain";
+import { explainEvidence, type ExplainQuery } from "../../evidence/index";
 import { callable, requireRole, type Caller } from "./shared";
 
 export { ExplainDeletionInput };

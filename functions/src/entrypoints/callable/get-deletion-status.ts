@@ -1,11 +1,11 @@
 import type { z } from "zod";
 import { GetDeletionStatusInput } from "../../contract/requests";
-import { describeRetained } from "../../domain/deletion-status";
-import { permissionDenied } from "../../domain/errors";
-import { policy } from "../../infra/registry";
-import { settings } from "../../infra/settings";
-import { currentStatusSummary } from "../../infra/status-summary";
-import { findRequest, staffFacts } from "../../requests/queries";
+import { describeRetained } from "../../requests/rules/status";
+import { permissionDenied } from "../../kernel/errors";
+import { policy } from "../../platform/registry";
+import { currentStatusSummary, findRequest, staffFacts } from "../../requests/index";
+import { requestOwner } from "../../requests/rules/requests";
+import { settings } from "../../platform/settings";
 import { callable, type Caller } from "./shared";
 
 export { GetDeletionStatusInput };
@@ -30,7 +30,7 @@ export async function getDeletionStatusHandler(
 ) {
   const { request, snap } = await findRequest(input.requestId !== undefined ? { requestId: input.requestId } : { latestOf: caller.uid });
   const staff = caller.roles.includes("compliance");
-  if (request.uid !== caller.uid && !staff) {
+  if (requestOwner(request) !== caller.uid && !staff) {
     throw permissionDenied("NOT_OWNER", "Only the subject or compliance staff may read this request.");
   }
   const summary = await currentStatusSummary(request, env.nowMs, env.refreshMs);

@@ -1,14 +1,14 @@
 import type { z } from "zod";
 import { GetRetentionReportInput, type GetRetentionReportOutput } from "../../contract/report";
-import { collectReportData } from "../../infra/report-data";
-import { settings } from "../../infra/settings";
+import { collectReportData } from "../../audit/index";
+import { settings } from "../../platform/settings";
 import { callable, requireRole, type Caller } from "./shared";
 
 export { GetRetentionReportInput };
 
 /**
  * The dashboard's data, live, for compliance: the read-only retention audit and the evidence-chain walk that
- * `retention report` draws (infra/report-data.ts). Nothing is written.
+ * `retention report` draws (audit/report/data.ts). Nothing is written.
  */
 export async function getRetentionReportHandler(input: z.infer<typeof GetRetentionReportInput>, caller: Caller): Promise<z.infer<typeof GetRetentionReportOutput>> {
   requireRole(caller, "compliance");

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ListBrakeRunsInput } from "../../contract/admin";
-import { listBrakeRuns } from "../../purge/approvals";
+import { listBrakeRuns } from "../../purge/index";
 import { callable, requireRole, type Caller } from "./shared";
 
 export { ListBrakeRunsInput };

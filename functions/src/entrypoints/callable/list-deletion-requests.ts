@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ListDeletionRequestsInput } from "../../contract/requests";
-import { listRequests } from "../../requests/queries";
+import { listRequests } from "../../requests/index";
 import { callable, requireRole, type Caller } from "./shared";
 
 export { ListDeletionRequestsInput };

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ListRetentionHoldsInput } from "../../contract/holds";
-import { listHolds } from "../../holds/queries";
+import { listHolds } from "../../holds/index";
 import { callable, requireRole, type Caller } from "./shared";
 
 export { ListRetentionHoldsInput };

@@ -1,7 +1,6 @@
 import type { z } from "zod";
 import { PlaceRetentionHoldInput } from "../../contract/holds";
-import { enqueueHoldApply } from "../../infra/hold-tasks";
-import { placeHold } from "../../infra/holds";
+import { enqueueHoldApply, placeHold } from "../../holds/index";
 import { actorOf, callable, requireRole, type Caller } from "./shared";
 
 export { PlaceRetentionHoldInput };

@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import { PlanDeletionInput } from "../../contract/admin";
-import { recordEvidence } from "../../infra/evidence-store";
-import { planSubject } from "../../infra/planning";
-import { resolveTenantSubject, resolveUserSubject } from "../../infra/subjects";
+import { recordEvidence } from "../../evidence/index";
+import { planSubject } from "../../plan/index";
+import { resolveTenantSubject, resolveUserSubject } from "../../requests/index";
 import { actorOf, callable, requireRole, type Caller } from "./shared";
 
 export { PlanDeletionInput };

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ReleaseRetentionHoldInput } from "../../contract/holds";
-import { releaseHoldById } from "../../infra/holds";
+import { releaseHoldById } from "../../holds/index";
 import { actorOf, callable, requireRole, type Caller } from "./shared";
 
 export { ReleaseRetentionHoldInput };

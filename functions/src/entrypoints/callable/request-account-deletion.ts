@@ -1,8 +1,7 @@
 import type { z } from "zod";
 import { RequestAccountDeletionInput } from "../../contract/requests";
-import { permissionDenied } from "../../domain/errors";
-import { openDeletionRequest } from "../../infra/requests";
-import { writeStatusSummary } from "../../infra/status-summary";
+import { permissionDenied } from "../../kernel/errors";
+import { openDeletionRequest, writeStatusSummary } from "../../requests/index";
 import { actorOf, callable, type Caller } from "./shared";
 
 export { RequestAccountDeletionInput };
@@ -12,8 +11,7 @@ export async function requestAccountDeletionHandler(input: z.infer<typeof Reques
   if (!caller.tenantId) throw permissionDenied("NO_TENANT_CLAIM", "Only an app user with a tenant can request account deletion.");
   const nowMs = Date.now();
   const { request, created } = await openDeletionRequest({
-    uid: caller.uid,
-    tenantId: caller.tenantId,
+    subject: { type: "user", uid: caller.uid, tenantId: caller.tenantId },
     source: "user",
     reason: input.reason,
     actor: { ...actorOf(caller), type: "user" },

@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { RunRetentionJobInput } from "../../contract/admin";
-import { resolveJobClock } from "../../domain/admin-move";
-import { preconditionFailed } from "../../domain/errors";
-import { recordEvidence } from "../../infra/evidence-store";
-import { log } from "../../infra/logs";
-import { policy } from "../../infra/registry";
-import { settings } from "../../infra/settings";
-import { JOBS, type JobSummary } from "../../jobs/catalog";
+import { preconditionFailed } from "../../kernel/errors";
+import { recordEvidence } from "../../evidence/index";
+import { log } from "../../platform/logs";
+import { policy } from "../../platform/registry";
+import { settings } from "../../platform/settings";
+import { JOBS } from "../../jobs/catalog";
+import { resolveJobClock, type JobSummary } from "../../kernel/job";
 import { actorOf, callable, requireRole, type Caller } from "./shared";
 
 export { RunRetentionJobInput };

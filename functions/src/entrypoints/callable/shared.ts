@@ -1,9 +1,9 @@
 import { HttpsError, onCall, type CallableOptions, type CallableRequest } from "firebase-functions/v2/https";
 import { z } from "zod";
-import { DomainError } from "../../domain/errors";
-import type { Actor } from "../../domain/evidence";
-import { log } from "../../infra/logs";
-import { settings } from "../../infra/settings";
+import { DomainError } from "../../kernel/errors";
+import type { Actor } from "../../evidence/rules";
+import { log } from "../../platform/logs";
+import { settings } from "../../platform/settings";
 
 export type Role = "compliance" | "retention-admin";
 
@@ -29,7 +29,7 @@ export function requireRole(caller: Caller, role: Role): void {
   }
 }
 
-/** Maps a domain error to its HttpsError (STYLE.md table); the machine code goes in details.reason. */
+/** Maps a domain error to its HttpsError (the table in docs/decisions/0012-requests-holds-callables.md); the machine code goes in details.reason. */
 export function toHttpsError(err: DomainError): HttpsError {
   return new HttpsError(err.kind, err.message, { reason: err.reason, ...err.details });
 }

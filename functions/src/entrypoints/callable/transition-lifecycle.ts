@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { TransitionLifecycleInput } from "../../contract/admin";
-import { transitionDocument } from "../../infra/lifecycle-repo";
+import { transitionDocument } from "../../lifecycle/index";
 import { actorOf, callable, requireRole, type Caller } from "./shared";
 
 export { TransitionLifecycleInput };

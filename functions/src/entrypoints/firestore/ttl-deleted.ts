@@ -1,12 +1,12 @@
 import type { DocumentData } from "firebase-admin/firestore";
 import type { CloudFunction } from "firebase-functions/v2";
 import { onDocumentDeleted, type FirestoreEvent } from "firebase-functions/v2/firestore";
-import { DATABASE_ID } from "../../config/params";
-import { fillTemplate } from "../../domain/paths";
-import { ttlTriggerTargets, type TtlTriggerTarget } from "../../domain/ttl";
-import { emitMetric } from "../../infra/metrics";
-import { policy } from "../../infra/registry";
-import { processTtlDelete, type TtlDeleteOptions, type TtlDeleteResult } from "../../infra/ttl-delete";
+import { PARAMS } from "../../config/params";
+import { fillTemplate } from "../../kernel/paths";
+import { ttlTriggerTargets, type TtlTriggerTarget } from "../../ttl/rules";
+import { emitMetric } from "../../platform/metrics";
+import { policy } from "../../platform/registry";
+import { processTtlDelete, type TtlDeleteOptions, type TtlDeleteResult } from "../../ttl/index";
 
 /** Exported group name: functions deploy as `ttlDeleted-<collection>` (e.g. `ttlDeleted-sessions`). */
 export const TTL_TRIGGER_GROUP = "ttlDeleted";
@@ -57,7 +57,7 @@ type DeleteTrigger = CloudFunction<FirestoreEvent<unknown>>;
 export function ttlDeletedTriggers(): Record<string, DeleteTrigger> {
   const triggers: Record<string, DeleteTrigger> = {};
   for (const target of ttlTriggerTargets(policy())) {
-    triggers[target.name] = onDocumentDeleted({ document: target.pattern, database: DATABASE_ID, retry: true }, async (event) => {
+    triggers[target.name] = onDocumentDeleted({ document: target.pattern, database: PARAMS.databaseId, retry: true }, async (event) => {
       await handleTtlDeleted(target, event);
     }) as DeleteTrigger;
   }

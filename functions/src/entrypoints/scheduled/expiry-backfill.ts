@@ -1,7 +1,8 @@
 import { onSchedule } from "firebase-functions/v2/scheduler";
-import { BACKFILL_MAX_DOCS, BACKFILL_MAX_SECONDS, BACKFILL_SCHEDULE } from "../../config/params";
-import { log } from "../../infra/logs";
-import { runExpiryBackfill } from "../../jobs/expiry-backfill";
+import { PARAMS } from "../../config/params";
+import { setting } from "../../platform/settings";
+import { log } from "../../platform/logs";
+import { runExpiryBackfill } from "../../backfill/index";
 
 /**
  * The nightly expiry backfill. Each run works through its budget and saves its cursor; the next run
@@ -12,7 +13,7 @@ export const expiryBackfill = onSchedule(
   {
     // The SDK types `schedule` as a string, but it serialises params like any other option, and the CLI
     // resolves them at deploy: the cron stays a deploy-time setting.
-    schedule: BACKFILL_SCHEDULE as unknown as string,
+    schedule: PARAMS.backfillSchedule as unknown as string,
     timeoutSeconds: 540,
     retryCount: 1,
   },
@@ -24,15 +25,10 @@ export const expiryBackfill = onSchedule(
       dryRun: false,
       actor: { type: "system", id: "expiryBackfill" },
       correlationId: `schedule:${event.scheduleTime}`,
-      maxDocs: positive(BACKFILL_MAX_DOCS.value(), "RETENTION_BACKFILL_MAX_DOCS"),
-      maxSeconds: positive(BACKFILL_MAX_SECONDS.value(), "RETENTION_BACKFILL_MAX_SECONDS"),
+      // Bounded below by 1 in the settings table: an unset or zero budget would make every run a silent no-op.
+      maxDocs: setting("backfillMaxDocs"),
+      maxSeconds: setting("backfillMaxSeconds"),
     });
     log.info("job.done", { job: "expiryBackfill", done: summary.done === true, scanned: Number(summary.scanned) });
   },
 );
-
-/** An unset or zero budget would make every run a silent no-op: refuse it loudly instead. */
-function positive(value: number, name: string): number {
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got ${value}`);
-  return value;
-}

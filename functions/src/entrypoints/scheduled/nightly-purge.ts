@@ -1,8 +1,8 @@
 import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
-import { PURGE_SCHEDULE, PURGE_TIMEZONE } from "../../config/params";
-import type { JobSummary } from "../../jobs/catalog";
-import { enqueueHoldApply } from "../../infra/hold-tasks";
-import { runNightlyPurge } from "../../jobs/nightly-purge";
+import { PARAMS } from "../../config/params";
+import type { JobSummary } from "../../kernel/job";
+import { enqueueHoldApply } from "../../holds/index";
+import { runNightlyPurge } from "../../purge/index";
 
 /**
  * The scheduled body, exported so tests (the emulator never fires schedules) call exactly what the
@@ -22,8 +22,8 @@ export function purgeOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, now
 export const nightlyPurge = onSchedule(
   {
     // The CLI resolves param expressions in schedules at deploy; the SDK's type only names string.
-    schedule: PURGE_SCHEDULE as unknown as string,
-    timeZone: PURGE_TIMEZONE,
+    schedule: PARAMS.purgeSchedule as unknown as string,
+    timeZone: PARAMS.purgeTimezone,
     timeoutSeconds: 540,
     // Planning holds a unit's manifest in memory, about 0.8 KB per document (docs/SCALE.md); at 2 GiB the
     // heap plans subjects of several hundred thousand documents. Execution (here and in purgeChunk) is flat.

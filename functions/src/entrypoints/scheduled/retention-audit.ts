@@ -1,7 +1,7 @@
 import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
-import { AUDIT_SCHEDULE } from "../../config/params";
-import { runRetentionAudit } from "../../jobs/retention-audit";
-import type { JobSummary } from "../../jobs/catalog";
+import { PARAMS } from "../../config/params";
+import { runRetentionAudit } from "../../audit/index";
+import type { JobSummary } from "../../kernel/job";
 
 /**
  * The scheduled body, exported so tests (the emulator never fires schedules) call exactly what the
@@ -21,7 +21,7 @@ export function auditOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, now
 export const retentionAudit = onSchedule(
   {
     // The CLI resolves param expressions in schedules at deploy; the SDK's type only names string.
-    schedule: AUDIT_SCHEDULE as unknown as string,
+    schedule: PARAMS.auditSchedule as unknown as string,
     timeoutSeconds: 540,
     memory: "512MiB",
     retryCount: 1,

@@ -1,12 +1,11 @@
 import { onTaskDispatched } from "firebase-functions/v2/tasks";
 import { z } from "zod";
-import { enqueueHoldTask } from "../../infra/hold-tasks";
-import { applyHoldFlags, holdFlaggingCursor } from "../../infra/holds";
+import { enqueueHoldTask, applyHoldFlags, holdFlaggingCursor } from "../../holds/index";
 
 const ApplyHoldTask = z.object({ holdId: z.string().min(1).max(128), after: z.string().max(1024).nullable() }).strict();
 
 /**
- * Sets a subtree hold's flags in the background (infra/holds.ts#applyHoldFlags): the hold's record protected
+ * Sets a subtree hold's flags in the background (holds/service.ts#applyHoldFlags): the hold's record protected
  * the whole subtree from the moment it was placed; this only flags its documents and clears their TTL
  * values. A slice that runs out of time enqueues the next one from the saved cursor; a failure throws, so
  * Cloud Tasks retries, and the retry resumes from the cursor.

@@ -1,6 +1,6 @@
 import { onTaskDispatched } from "firebase-functions/v2/tasks";
 import { z } from "zod";
-import { runPurgeChunk } from "../../jobs/nightly-purge";
+import { runPurgeChunk } from "../../purge/index";
 
 const PurgeChunkTask = z
   .object({
@@ -15,7 +15,7 @@ const PurgeChunkTask = z
   .strict();
 
 /**
- * One chunk of a large purge (see jobs/nightly-purge.ts#runPurgeChunk). Chunks of a unit run one after
+ * One chunk of a large purge (see purge/job.ts#runPurgeChunk). Chunks of a unit run one after
  * another, so the queue's rate limits bound how many units purge at once. A malformed payload or any
  * failure throws: Cloud Tasks retries with backoff, and the retry resumes from the checkpoint.
  */

@@ -1,0 +1,5 @@
+export { nonZero, runRetentionAudit } from "./job";
+export { collectReportData } from "./report/data";
+export { renderReport } from "./report/page";
+export { DEFAULT_AUDIT_PAGE_SIZE, scanRetention } from "./scan";
+export type { AuditResult } from "./scan";

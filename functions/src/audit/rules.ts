@@ -1,0 +1,313 @@
+import { ERASURE_OWED_STATES } from "../requests/rules/requests";
+import { coveringHold, isHeld, type ActiveHoldRef } from "../kernel/held";
+import { isLifecycleState } from "../kernel/lifecycle";
+import { parentDocumentPath } from "../kernel/paths";
+import type { PolicyIndex } from "../kernel/policy";
+import { isExpired } from "../kernel/retention";
+import { isBusinessVisible } from "../kernel/visibility";
+
+/**
+ * The retention audit's finding rules. Pure: infrastructure reads the documents and their context (parent,
+ * holds, Auth, archives) and these functions say what is wrong. Every code has one precise definition, written
+ * next to it, so that a finding can be reproduced by hand and a test can inject exactly one fault.
+ */
+export const FINDING_CODES = [
+  /** The document names no class, a class the registry does not know, or lies on a path no rule governs. */
+  "UNKNOWN_CLASS",
+  /** The document names a known class other than the one the registry assigns to its path. */
+  "CLASS_MISMATCH",
+  /** `lifecycleState` is missing or outside the state machine. */
+  "INVALID_LIFECYCLE_STATE",
+  /** A `ttl`-class document that is not held carries no `expireAt` (for inherited classes: while its parent has one). */
+  "MISSING_TTL",
+  /** `expireAt` is not a Timestamp (TTL ignores it), sits on a non-ttl class, or lets a child outlive its parent. */
+  "INVALID_TTL",
+  /** A held document (flag, LEGAL_HOLD state, hold ids or an active hold record covering it) carries `expireAt`. */
+  "HOLD_WITH_TTL",
+  /** A TTL value passed longer ago than the TTL cleanup SLA and the document still exists (cleanup lag, not visibility). */
+  "TTL_OVERDUE",
+  /** The document carries soft-delete marks (`softDeletedAt` or `deletionRequestId`) yet is business-visible. */
+  "SOFT_DELETE_QUERY_LEAK",
+  /** A workflow-class document is ACTIVE and unheld although its business end (`retainUntil`) passed longer ago than the workflow lag. */
+  "EXPIRED_BUT_VISIBLE",
+  /** A document in a subcollection whose parent document does not exist. */
+  "ORPHANED_SUBCOLLECTION",
+  /** An archive entry without a valid sha256 or verifiedAt, or an ARCHIVED archive-class document without a verified archive. */
+  "ARCHIVE_UNVERIFIED",
+  /** Unheld data keyed by a uid whose Auth account is gone and whose erasure is not in progress. */
+  "ORPHANED_SUBJECT",
+  /** `policyVersion` is missing, not a published version, or older than the current version. */
+  "STALE_POLICY_VERSION",
+  /** A deletion request that still owes erasure (PENDING, PROCESSING, BLOCKED) is past its `dueAt`. */
+  "OVERDUE_REQUEST",
+  /**
+   * An unheld PURGE_ELIGIBLE document that no purge will act on: the round that marked it is not running, the
+   * request that owns it will not be taken again, and its own retention has not run out (so no sweep takes it).
+   */
+  "STALE_PURGE_ELIGIBLE",
+] as const;
+export type FindingCode = (typeof FINDING_CODES)[number];
+
+export interface Finding {
+  path: string;
+  code: FindingCode;
+  detail: string;
+}
+
+/** A governed document as the audit sees it: fields as stored, converted to ms, nothing guessed. */
+export interface AuditDoc {
+  path: string;
+  retentionClass: string | null;
+  lifecycleState: string | null;
+  policyVersion: string | null;
+  /** The TTL field: null when absent; "invalid" when present but not a Timestamp. */
+  expireAt: number | null | "invalid";
+  retainUntilMs: number | null;
+  legalHold: boolean;
+  holdIds: readonly string[];
+  softDeletedAtMs: number | null;
+  /** `softDeletedAt` or `deletionRequestId` is set: a soft delete touched this document and was not undone. */
+  hasSoftDeleteMark: boolean;
+  /** The purge unit whose decision made the document PURGE_ELIGIBLE (`purgeDecision.unitKey`), if any. */
+  claimUnitKey: string | null;
+  /** The deletion request that soft-deleted the document (`deletionRequestId`), if any. */
+  deletionRequestId: string | null;
+}
+
+/** What the audit knows about a subcollection document's parent. */
+export interface ParentFacts {
+  exists: boolean;
+  expireAtMs: number | null;
+}
+
+export interface AuditThresholds {
+  /** Firestore TTL deletes "typically within 24 hours"; past this lag the cleanup is overdue. */
+  ttlCleanupSlaMs: number;
+  /** The nightly purge acts within a day; past this lag a workflow document's business end is overdue. */
+  workflowLagMs: number;
+}
+
+export const DEFAULT_THRESHOLDS: AuditThresholds = { ttlCleanupSlaMs: 72 * 3_600_000, workflowLagMs: 48 * 3_600_000 };
+
+export interface AuditContext {
+  policy: PolicyIndex;
+  /** Published registry versions, oldest first; the last is the current one. */
+  publishedVersions: readonly string[];
+  activeHolds: readonly ActiveHoldRef[];
+  nowMs: number;
+  thresholds: AuditThresholds;
+}
+
+export { isHeld };
+
+const hours = (ms: number): string => `${Math.floor(ms / 3_600_000)}h`;
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** "v12" -> 12; anything else -> NaN (never ordered). */
+function versionNumber(v: string): number {
+  const m = /^v([0-9]+)$/.exec(v);
+  return m ? Number(m[1]) : Number.NaN;
+}
+
+/**
+ * The findings for one governed document. `parent` is given for documents in subcollections (null for
+ * top-level documents). The class the checks apply is the registry's class for the path, falling back to
+ * the document's own when the path is ungoverned, because policy (not the payload) decides retention.
+ */
+export function auditGovernedDoc(doc: AuditDoc, parent: ParentFacts | null, ctx: AuditContext): Finding[] {
+  const out: Finding[] = [];
+  const add = (code: FindingCode, detail: string) => out.push({ path: doc.path, code, detail });
+  const { policy, nowMs } = ctx;
+
+  const rule = policy.ruleForPath(doc.path);
+  const declared = policy.classById(doc.retentionClass);
+  if (!rule) add("UNKNOWN_CLASS", `path matches no collection in registry ${policy.version}`);
+  if (doc.retentionClass === null) add("UNKNOWN_CLASS", "document has no retentionClass");
+  else if (!declared) add("UNKNOWN_CLASS", `class "${doc.retentionClass}" is not in registry ${policy.version}`);
+  if (rule && declared && declared.id !== rule.retentionClass) {
+    add("CLASS_MISMATCH", `document says ${declared.id}, registry assigns ${rule.retentionClass}`);
+  }
+  const cls = (rule ? policy.classById(rule.retentionClass) : undefined) ?? declared;
+
+  if (!isLifecycleState(doc.lifecycleState)) add("INVALID_LIFECYCLE_STATE", `lifecycleState ${JSON.stringify(doc.lifecycleState)} is not in the state machine`);
+
+  const stale = policyVersionProblem(doc.policyVersion, ctx.publishedVersions);
+  if (stale) add("STALE_POLICY_VERSION", stale);
+
+  if (parent && !parent.exists) add("ORPHANED_SUBCOLLECTION", `parent ${parentDocumentPath(doc.path) ?? "?"} does not exist`);
+
+  const held = isHeld(doc, ctx.activeHolds);
+  const ttlMs = typeof doc.expireAt === "number" ? doc.expireAt : null;
+  if (doc.expireAt !== null && held) {
+    add("HOLD_WITH_TTL", "held document carries expireAt: TTL cannot be stopped by a hold once it fires");
+  } else if (doc.expireAt === "invalid") {
+    add("INVALID_TTL", "expireAt is not a Timestamp, so TTL ignores it");
+  } else if (cls && cls.mechanism !== "ttl" && ttlMs !== null) {
+    add("INVALID_TTL", `class ${cls.id} (${cls.mechanism}) must not carry expireAt: TTL would bypass the workflow`);
+  }
+
+  if (cls?.mechanism === "ttl" && !held) {
+    if (doc.expireAt === null) {
+      if (!cls.inheritsParentExpiry) add("MISSING_TTL", `class ${cls.id} is TTL-managed but the document has no expireAt`);
+      else if (parent?.exists && parent.expireAtMs !== null) add("MISSING_TTL", `parent expires ${iso(parent.expireAtMs)}; the child carries no expireAt`);
+    }
+    if (cls.inheritsParentExpiry && ttlMs !== null && parent?.exists && parent.expireAtMs !== null && ttlMs > parent.expireAtMs) {
+      add("INVALID_TTL", `child expires ${iso(ttlMs)}, after its parent (${iso(parent.expireAtMs)}): it would outlive it`);
+    }
+    if (ttlMs !== null && nowMs - ttlMs > ctx.thresholds.ttlCleanupSlaMs) {
+      add("TTL_OVERDUE", `expired ${hours(nowMs - ttlMs)} ago; TTL cleanup SLA is ${hours(ctx.thresholds.ttlCleanupSlaMs)}`);
+    }
+  }
+
+  if (doc.hasSoftDeleteMark && isBusinessVisible({ lifecycleState: doc.lifecycleState, expireAtMs: ttlMs }, nowMs)) {
+    add("SOFT_DELETE_QUERY_LEAK", "soft-delete marks are set but the document is ACTIVE, so every read path still returns it");
+  }
+
+  if (
+    cls &&
+    cls.mechanism !== "ttl" &&
+    doc.lifecycleState === "ACTIVE" &&
+    !held &&
+    doc.retainUntilMs !== null &&
+    nowMs - doc.retainUntilMs > ctx.thresholds.workflowLagMs
+  ) {
+    add("EXPIRED_BUT_VISIBLE", `business end ${iso(doc.retainUntilMs)} passed ${hours(nowMs - doc.retainUntilMs)} ago and the document is still ACTIVE`);
+  }
+  return out;
+}
+
+/** Why a stored policyVersion is stale, or null when it is the current published version. */
+export function policyVersionProblem(version: string | null, published: readonly string[]): string | null {
+  const current = published[published.length - 1];
+  if (version === null || version === "") return "document has no policyVersion";
+  if (!published.includes(version)) return `${version} is not a published registry version`;
+  if (current !== undefined && versionNumber(version) < versionNumber(current)) {
+    return `retention was set under ${version}; the current version is ${current}: re-evaluate it`;
+  }
+  return null;
+}
+
+/** An `archives` entry as the audit sees it. */
+export interface ArchiveFacts {
+  path: string;
+  /** The archived document's path (`sourcePath`); holds on it cover its copies too. */
+  sourcePath: string | null;
+  sha256: unknown;
+  /** When the copy was read back and its hash compared. */
+  verifiedAtMs: number | null;
+  /** The workflow's verification flag, when it records one. */
+  verified: boolean | null;
+  legalHold: boolean;
+  holdIds: readonly string[];
+  hasExpireAt: boolean;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+type Verification = Pick<ArchiveFacts, "sha256" | "verifiedAtMs" | "verified">;
+
+/**
+ * An archive is verified only when it records a well-formed SHA-256 and the workflow's read-back succeeded:
+ * a `verifiedAt` time or `verified: true`, and never `verified: false`.
+ */
+export function isArchiveVerified(a: Verification): boolean {
+  return typeof a.sha256 === "string" && SHA256_HEX.test(a.sha256) && a.verified !== false && (a.verified === true || a.verifiedAtMs !== null);
+}
+
+/** An archive entry: it must be verified, and a copy of held data carries no TTL value either (every copy counts). */
+export function auditArchiveEntry(a: ArchiveFacts, holds: readonly ActiveHoldRef[]): Finding[] {
+  const out: Finding[] = [];
+  if (!isArchiveVerified(a)) {
+    const why = typeof a.sha256 !== "string" || !SHA256_HEX.test(a.sha256) ? "no valid sha256" : "no successful read-back verification";
+    out.push({ path: a.path, code: "ARCHIVE_UNVERIFIED", detail: `archive entry has ${why}` });
+  }
+  // A copy is held by its own marks, or by a hold covering the document it copies.
+  const held = isHeld({ path: a.path, legalHold: a.legalHold, lifecycleState: null, holdIds: a.holdIds }, holds) || (a.sourcePath !== null && coveringHold(a.sourcePath, holds) !== undefined);
+  if (held && a.hasExpireAt) out.push({ path: a.path, code: "HOLD_WITH_TTL", detail: "archive of held data carries expireAt" });
+  return out;
+}
+
+/** An ARCHIVED document of a class that requires an archive, checked against the archive entries found for it. */
+export function auditArchivedDoc(path: string, archives: readonly Verification[]): Finding[] {
+  if (archives.some(isArchiveVerified)) return [];
+  const detail = archives.length === 0 ? "ARCHIVED, but no archive entry names it" : "ARCHIVED, but none of its archive entries is verified";
+  return [{ path, code: "ARCHIVE_UNVERIFIED", detail }];
+}
+
+/** Whether an ARCHIVED document needs the archive check (its class requires an archive). */
+export function needsArchiveCheck(doc: Pick<AuditDoc, "path" | "lifecycleState">, policy: PolicyIndex): boolean {
+  return doc.lifecycleState === "ARCHIVED" && policy.classForPath(doc.path)?.archive.required === true;
+}
+
+/** Request states in which erasure is owed and not yet done: the due date applies (one definition, in the request's domain). */
+export const UNFINISHED_REQUEST_STATES = ERASURE_OWED_STATES;
+
+export interface RequestFacts {
+  path: string;
+  state: string | null;
+  dueAtMs: number | null;
+}
+
+/** OVERDUE_REQUEST: an unfinished request past its due date (GDPR counts BLOCKED time too). */
+export function auditDeletionRequest(r: RequestFacts, nowMs: number): Finding[] {
+  if (!(UNFINISHED_REQUEST_STATES as readonly (string | null)[]).includes(r.state) || r.dueAtMs === null || r.dueAtMs >= nowMs) return [];
+  const days = Math.floor((nowMs - r.dueAtMs) / 86_400_000);
+  return [{ path: r.path, code: "OVERDUE_REQUEST", detail: `${r.state} request was due ${iso(r.dueAtMs)} (${days}d overdue)` }];
+}
+
+/** ORPHANED_SUBJECT: the uid-keyed documents of a subject whose Auth account is gone and whose erasure is not under way. */
+export function auditSubject(s: { uid: string; paths: readonly string[]; authExists: boolean; erasureUnderWay: boolean }): Finding[] {
+  if (s.authExists || s.erasureUnderWay) return [];
+  return s.paths.map((path) => ({
+    path,
+    code: "ORPHANED_SUBJECT" as const,
+    detail: "data of a uid with no Auth account and no deletion request in progress",
+  }));
+}
+
+/** Soft-delete age buckets for the histogram metric and the dashboard (upper bounds in days; the last is open). */
+export const SOFT_DELETE_AGE_BUCKETS = [
+  { label: "<1d", maxDays: 1 },
+  { label: "1-7d", maxDays: 7 },
+  { label: "7-30d", maxDays: 30 },
+  { label: "30-90d", maxDays: 90 },
+  { label: ">90d", maxDays: Number.POSITIVE_INFINITY },
+] as const;
+
+export function softDeleteAgeBucket(ageMs: number): string {
+  const days = ageMs / 86_400_000;
+  return SOFT_DELETE_AGE_BUCKETS.find((b) => days < b.maxDays)?.label ?? ">90d";
+}
+
+/** What the audit learns about the owners of a PURGE_ELIGIBLE document (read after the scan, by id). */
+export interface PurgeOwnerFacts {
+  /** The unit named by the document's claim has a RUNNING round. */
+  claimRoundRunning: boolean;
+  /** A deletion request owns the document (by claim or soft-delete mark) and a run will take it again. */
+  ownerWillResume: boolean;
+}
+
+/**
+ * STALE_PURGE_ELIGIBLE for an unheld PURGE_ELIGIBLE document: a mark is not a standing authorisation, so one
+ * that no purge will act on is reported. A running round, a request that will be taken again, or retention
+ * that has run out (the policy sweep takes it) each explain it.
+ */
+export function auditPurgeEligible(doc: AuditDoc, owners: PurgeOwnerFacts, nowMs: number): Finding[] {
+  if (owners.claimRoundRunning || owners.ownerWillResume) return [];
+  if (isExpired({ expireAtMs: typeof doc.expireAt === "number" ? doc.expireAt : null, retainUntilMs: doc.retainUntilMs }, nowMs)) return [];
+  const by = doc.claimUnitKey ? `unit ${doc.claimUnitKey}, whose round is over` : "no purge unit";
+  return [{ path: doc.path, code: "STALE_PURGE_ELIGIBLE", detail: `PURGE_ELIGIBLE by ${by}; nothing will act on it and its retention has not run out` }];
+}
+
+/** Whether the audit must look into a document's purge owners (an unheld PURGE_ELIGIBLE document). */
+export const needsPurgeOwnerCheck = (doc: AuditDoc, held: boolean): boolean => doc.lifecycleState === "PURGE_ELIGIBLE" && !held;
+
+/**
+ * A deletion candidate: unheld data the purge or TTL will remove once it runs, that is data already
+ * PURGE_ELIGIBLE or SOFT_DELETED, or whose retention has run out.
+ */
+export function isDeletionCandidate(doc: AuditDoc, held: boolean, nowMs: number): boolean {
+  if (held) return false;
+  if (doc.lifecycleState === "PURGE_ELIGIBLE" || doc.lifecycleState === "SOFT_DELETED") return true;
+  return isExpired({ expireAtMs: typeof doc.expireAt === "number" ? doc.expireAt : null, retainUntilMs: doc.retainUntilMs }, nowMs);
+}

@@ -1,0 +1,318 @@
+import { type DocumentData, type QueryDocumentSnapshot } from "firebase-admin/firestore";
+import {
+  auditArchiveEntry,
+  auditArchivedDoc,
+  auditDeletionRequest,
+  auditGovernedDoc,
+  DEFAULT_THRESHOLDS,
+  FINDING_CODES,
+  isHeld,
+  needsArchiveCheck,
+  needsPurgeOwnerCheck,
+  UNFINISHED_REQUEST_STATES,
+  type AuditContext,
+  type AuditDoc,
+  type AuditThresholds,
+  type Finding,
+  type FindingCode,
+  type ParentFacts,
+} from "./rules";
+import type { ActiveHoldRef } from "../kernel/held";
+import { parentDocumentPath, segments } from "../kernel/paths";
+import bundle from "../generated/registry.json";
+import { newStats, tallyDoc, tallyRequest, type AuditStats } from "./stats";
+import { pages } from "../platform/streams";
+import { PurgeOwnerChecker } from "./purge-owners";
+import { SubjectChecker } from "./subjects";
+import { COLLECTIONS, db } from "../platform/firestore";
+import { GOVERNED_FIELDS, toMs } from "../platform/governed-doc";
+import { activeHolds } from "../holds/index";
+import { policy } from "../platform/registry";
+
+export { DUE_BUCKETS, type AuditStats, type ClassStats, type UrgentRequest } from "./stats";
+
+
+const VERIFICATION_FIELDS = ["sha256", "verifiedAt", "verified"] as const;
+const ARCHIVE_FIELDS = ["sourcePath", ...VERIFICATION_FIELDS, "legalHold", "holdIds", "expireAt"] as const;
+
+/** Documents judged per chunk: with `select()` about 1 KB each, and one batched parent read per chunk. */
+export const DEFAULT_AUDIT_PAGE_SIZE = 1_000;
+
+/**
+ * Collection groups scanned at once. Each costs a stream start-up, which dominates small collections; a few
+ * in parallel hide it, and memory stays at (chunk in hand + chunk streaming in) per scan.
+ */
+export const DEFAULT_AUDIT_CONCURRENCY = 3;
+
+
+export interface ScanProgress {
+  phase: string;
+  scanned: number;
+}
+
+export interface ScanOptions {
+  nowMs: number;
+  pageSize?: number;
+  concurrency?: number;
+  /** Findings kept in memory (counts stay exact beyond it). */
+  maxFindings?: number;
+  thresholds?: AuditThresholds;
+  /** Skip the Auth lookups (ORPHANED_SUBJECT), e.g. where no Auth endpoint is reachable. */
+  skipSubjects?: boolean;
+  onProgress?: (p: ScanProgress) => void;
+}
+
+export interface AuditResult {
+  ok: boolean;
+  nowMs: number;
+  policyVersion: string;
+  /** Sorted by path, then code; the first `maxFindings` found when `truncated`. */
+  findings: Finding[];
+  totalFindings: number;
+  truncated: boolean;
+  byCode: Record<FindingCode, number>;
+  stats: AuditStats;
+  durationMs: number;
+}
+
+/**
+ * The retention audit's read side: streams every governed collection group, the archives and the unfinished
+ * deletion requests in chunks ordered by document id, and hands each document to the pure rules in
+ * `audit/rules.ts`. Memory is bounded by the chunk size times the concurrency, the Auth batch, the active
+ * hold records and `maxFindings`, never by the size of the data. Read-only.
+ */
+export async function scanRetention(opts: ScanOptions): Promise<AuditResult> {
+  const started = Date.now();
+  const run = new AuditRun(opts, await activeHolds());
+  await Promise.all([
+    run.topLevelCollections(),
+    inPool(opts.concurrency ?? DEFAULT_AUDIT_CONCURRENCY, governedCollectionIds(), (id) => run.governedGroup(id)).then(async () => {
+      await run.subjects.flush();
+      await run.purgeEligible.flush();
+    }),
+    run.archives(),
+    run.requests(),
+  ]);
+  return run.result(Date.now() - started);
+}
+
+/** One audit run's state: the context the rules need, the findings (capped) and the counts. */
+class AuditRun {
+  readonly ctx: AuditContext;
+  readonly subjects: SubjectChecker;
+  readonly purgeEligible: PurgeOwnerChecker;
+  private readonly findings: Finding[] = [];
+  private readonly byCode = Object.fromEntries(FINDING_CODES.map((c) => [c, 0])) as Record<FindingCode, number>;
+  private total = 0;
+  private readonly stats: AuditStats;
+  private readonly pageSize: number;
+  private readonly maxFindings: number;
+
+  constructor(
+    private readonly opts: ScanOptions,
+    private readonly holds: ActiveHoldRef[],
+  ) {
+    this.ctx = {
+      policy: policy(),
+      publishedVersions: bundle.published.map((p) => p.version),
+      activeHolds: holds,
+      nowMs: opts.nowMs,
+      thresholds: opts.thresholds ?? DEFAULT_THRESHOLDS,
+    };
+    this.stats = newStats(holds.length);
+    this.pageSize = opts.pageSize ?? DEFAULT_AUDIT_PAGE_SIZE;
+    this.maxFindings = opts.maxFindings ?? 5_000;
+    this.subjects = new SubjectChecker(opts.skipSubjects === true, (fs) => this.report(fs));
+    this.purgeEligible = new PurgeOwnerChecker(opts.nowMs, (fs) => this.report(fs));
+  }
+
+  report(fs: readonly Finding[]): void {
+    for (const f of fs) {
+      this.total++;
+      this.byCode[f.code]++;
+      if (this.findings.length < this.maxFindings) this.findings.push(f);
+    }
+  }
+
+  private progress(phase: string, scanned: number): void {
+    this.opts.onProgress?.({ phase, scanned });
+  }
+
+  /** Top-level collections the registry does not know: data nobody governs. */
+  async topLevelCollections(): Promise<void> {
+    const known = this.ctx.policy.knownCollectionIds();
+    const cols = await db().listCollections();
+    this.report(
+      cols.filter((c) => !known.has(c.id)).map((c) => ({ path: c.id, code: "UNKNOWN_CLASS" as const, detail: "top-level collection is in no retention class" })),
+    );
+  }
+
+  /**
+   * One governed collection group. One chunk is held while the next streams in, so a chunk's parent read
+   * overlaps the arrival of the next one.
+   */
+  async governedGroup(collectionId: string): Promise<void> {
+    let scanned = 0;
+    let inHand: { page: QueryDocumentSnapshot[]; parents: Promise<Map<string, ParentFacts>> } | null = null;
+    for await (const page of pages(db().collectionGroup(collectionId).select(...GOVERNED_FIELDS), this.pageSize)) {
+      const parents = parentFacts(page);
+      // Handled here so a failure waits for its turn below instead of surfacing as an unhandled rejection.
+      parents.catch(() => undefined);
+      if (inHand) await this.judge(inHand.page, await inHand.parents);
+      inHand = { page, parents };
+      scanned += page.length;
+      this.progress(collectionId, scanned);
+    }
+    if (inHand) await this.judge(inHand.page, await inHand.parents);
+  }
+
+  private async judge(page: readonly QueryDocumentSnapshot[], parents: Map<string, ParentFacts>): Promise<void> {
+    const pol = this.ctx.policy;
+    for (const snap of page) {
+      const doc = toAuditDoc(snap.ref.path, snap.data());
+      const parentPath = parentDocumentPath(doc.path);
+      const parent = parentPath ? (parents.get(parentPath) ?? { exists: false, expireAtMs: null }) : null;
+      this.report(auditGovernedDoc(doc, parent, this.ctx));
+      if (needsArchiveCheck(doc, pol)) this.report(auditArchivedDoc(doc.path, await archivesFor(doc.path)));
+      const held = isHeld(doc, this.holds);
+      if (needsPurgeOwnerCheck(doc, held)) await this.purgeEligible.offer(doc);
+      tallyDoc(this.stats, pol.classForPath(doc.path)?.id ?? doc.retentionClass ?? "(unknown)", doc, held, this.opts.nowMs);
+      if (!held) await this.subjects.offer(doc.path);
+    }
+  }
+
+  /** Archive entries: verified, and a copy of held data carries no TTL value. */
+  async archives(): Promise<void> {
+    let scanned = 0;
+    for await (const page of pages(db().collection(COLLECTIONS.archives).select(...ARCHIVE_FIELDS), this.pageSize)) {
+      for (const snap of page) {
+        const data = snap.data();
+        const fs = auditArchiveEntry(
+          {
+            path: snap.ref.path,
+            sourcePath: stringOrNull(data.sourcePath),
+            ...verificationOf(data),
+            legalHold: data.legalHold === true,
+            holdIds: stringArray(data.holdIds),
+            hasExpireAt: (data.expireAt ?? null) !== null,
+          },
+          this.holds,
+        );
+        this.stats.archives.entries++;
+        if (fs.some((f) => f.code === "ARCHIVE_UNVERIFIED")) this.stats.archives.unverified++;
+        this.report(fs);
+      }
+      scanned += page.length;
+      this.progress(COLLECTIONS.archives, scanned);
+    }
+  }
+
+  /** Unfinished deletion requests: past due or not, and how close to due. */
+  async requests(): Promise<void> {
+    const unfinished = db()
+      .collection(COLLECTIONS.deletionRequests)
+      .where("state", "in", [...UNFINISHED_REQUEST_STATES])
+      .select("state", "dueAt", "requestedAt");
+    for await (const page of pages(unfinished, this.pageSize)) {
+      for (const snap of page) {
+        const r = { path: snap.ref.path, state: stringOrNull(snap.get("state")), dueAtMs: toMs(snap.get("dueAt")), requestedAtMs: toMs(snap.get("requestedAt")) };
+        const fs = auditDeletionRequest(r, this.opts.nowMs);
+        this.report(fs);
+        tallyRequest(this.stats, r, fs.length > 0, this.opts.nowMs);
+      }
+      this.progress(COLLECTIONS.deletionRequests, this.stats.requests.unfinished);
+    }
+  }
+
+  result(durationMs: number): AuditResult {
+    this.stats.subjectsChecked = this.subjects.checked;
+    // Scans run concurrently; sorting makes the listing independent of which one finished first.
+    const findings = [...this.findings].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+    return {
+      ok: this.total === 0,
+      nowMs: this.opts.nowMs,
+      policyVersion: this.ctx.policy.version,
+      findings,
+      totalFindings: this.total,
+      truncated: this.total > findings.length,
+      byCode: this.byCode,
+      stats: this.stats,
+      durationMs,
+    };
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` in flight. */
+async function inPool<T>(limit: number, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+}
+
+/** One collection id per governed pattern's last collection: a collection-group query covers every parent. */
+export function governedCollectionIds(): string[] {
+  const ids = policy().registry.collections.map((r) => segments(r.pattern).at(-2)!);
+  return [...new Set(ids)].sort();
+}
+
+
+function stringOrNull(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
+}
+
+function stringArray(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+}
+
+export function toAuditDoc(path: string, data: DocumentData): AuditDoc {
+  const rawTtl: unknown = data.expireAt;
+  const ttlMs = toMs(rawTtl);
+  return {
+    path,
+    retentionClass: stringOrNull(data.retentionClass),
+    lifecycleState: stringOrNull(data.lifecycleState),
+    policyVersion: stringOrNull(data.policyVersion),
+    expireAt: rawTtl === undefined || rawTtl === null ? null : (ttlMs ?? "invalid"),
+    retainUntilMs: toMs(data.retainUntil),
+    legalHold: data.legalHold === true,
+    holdIds: stringArray(data.holdIds),
+    softDeletedAtMs: toMs(data.softDeletedAt),
+    hasSoftDeleteMark: (data.softDeletedAt ?? null) !== null || (data.deletionRequestId ?? null) !== null,
+    claimUnitKey: stringOrNull((data.purgeDecision as { unitKey?: unknown } | undefined)?.unitKey),
+    deletionRequestId: stringOrNull(data.deletionRequestId),
+  };
+}
+
+/** Existence and expiry of the parents of a chunk's subcollection documents, fetched in one batched read. */
+async function parentFacts(page: readonly QueryDocumentSnapshot[]): Promise<Map<string, ParentFacts>> {
+  const paths = [...new Set(page.map((s) => parentDocumentPath(s.ref.path)).filter((p): p is string => p !== null))];
+  const out = new Map<string, ParentFacts>();
+  if (paths.length === 0) return out;
+  const snaps = await db().getAll(...paths.map((p) => db().doc(p)), { fieldMask: ["expireAt"] });
+  for (const s of snaps) out.set(s.ref.path, { exists: s.exists, expireAtMs: s.exists ? toMs(s.get("expireAt")) : null });
+  return out;
+}
+
+function verificationOf(data: DocumentData): { sha256: unknown; verifiedAtMs: number | null; verified: boolean | null } {
+  return {
+    sha256: data.sha256 as unknown,
+    verifiedAtMs: toMs(data.verifiedAt),
+    verified: typeof data.verified === "boolean" ? data.verified : null,
+  };
+}
+
+/** Archive entries that name a source document (`archives.sourcePath`), for the ARCHIVED-document check. */
+async function archivesFor(path: string): Promise<ReturnType<typeof verificationOf>[]> {
+  const snap = await db()
+    .collection(COLLECTIONS.archives)
+    .where("sourcePath", "==", path)
+    .select(...VERIFICATION_FIELDS)
+    .limit(10)
+    .get();
+  return snap.docs.map((d) => verificationOf(d.data()));
+}

@@ -1,0 +1,1 @@
+export { runExpiryBackfill } from "./job";

@@ -1,0 +1,72 @@
+import type { DocumentReference, Transaction } from "firebase-admin/firestore";
+import type { ActiveHoldRef } from "../kernel/held";
+import { COLLECTIONS, db } from "../platform/firestore";
+import { toTimestamp } from "../platform/governed-doc";
+
+/**
+ * The hold fence (docs/HOLD-FENCE.md): one document, `retentionJobs/hold-fence`, whose `generation` moves in
+ * the same transaction as every change to the set of active holds (a placement or a release). Every
+ * transaction that destroys governed data (a purge batch's deletes, a mask, a TTL trigger's child deletes, a
+ * backfill's orphan deletes) reads it and decides on the hold records of that same generation. Firestore
+ * serialises a transaction that read the fence against one that writes it, so a destructive transaction
+ * either commits before a hold is placed (the data was gone before the hold existed) or sees the new
+ * generation and decides again with the new hold in view. It is written only when a person places or
+ * releases a hold, so it is never a write hotspot; reading it costs one document read per transaction.
+ */
+export const HOLD_FENCE_DOC = "hold-fence";
+
+export const holdFenceRef = (): DocumentReference => db().collection(COLLECTIONS.retentionJobs).doc(HOLD_FENCE_DOC);
+
+/** The current fence generation, read inside the caller's transaction (0 before the first hold). */
+export async function readFenceInTx(tx: Transaction): Promise<number> {
+  const snap = await tx.get(holdFenceRef());
+  const g = snap.get("generation") as unknown;
+  return typeof g === "number" ? g : 0;
+}
+
+/** The current fence generation, outside a transaction (a hint for scheduling, never for a decision). */
+export async function readFence(): Promise<number> {
+  const g = (await holdFenceRef().get()).get("generation") as unknown;
+  return typeof g === "number" ? g : 0;
+}
+
+/**
+ * Moves the fence on in the caller's transaction, which must have read it with `readFenceInTx` (`current`).
+ * Returns the new generation, which the hold's evidence records.
+ */
+export function advanceFenceInTx(tx: Transaction, current: number, nowMs: number, cause: { holdId: string; change: "PLACED" | "RELEASED" }): number {
+  const next = current + 1;
+  tx.set(holdFenceRef(), { generation: next, changedAt: toTimestamp(nowMs), lastChange: cause });
+  return next;
+}
+
+/** Active hold records read inside a transaction, ordered by id (every active hold: the purge's re-check). */
+export async function activeHoldsInTx(tx: Transaction): Promise<ActiveHoldRef[]> {
+  const snap = await tx.get(db().collection(COLLECTIONS.retentionHolds).where("state", "==", "ACTIVE"));
+  return snap.docs
+    .map((d) => ({ holdId: d.id, targetPath: String(d.get("targetPath")), reasonCode: String(d.get("reasonCode")) }))
+    .sort((a, b) => (a.holdId < b.holdId ? -1 : a.holdId > b.holdId ? 1 : 0));
+}
+
+/** The active holds as of one fence generation. */
+export interface HoldSnapshot {
+  generation: number;
+  holds: readonly ActiveHoldRef[];
+}
+
+/**
+ * The active holds seen through the fence, for one invocation. Each call reads the fence generation in the
+ * caller's transaction; the hold records are read again only when the generation moved since the last call
+ * (every placement and release moves it), so a batch pays one read for its hold check while nothing changes.
+ */
+export class HoldView {
+  private cached: HoldSnapshot | null = null;
+
+  async inTx(tx: Transaction): Promise<HoldSnapshot> {
+    const generation = await readFenceInTx(tx);
+    if (this.cached?.generation === generation) return this.cached;
+    const holds = await activeHoldsInTx(tx);
+    this.cached = { generation, holds };
+    return this.cached;
+  }
+}

@@ -1,0 +1,113 @@
+import { createHash } from "node:crypto";
+import { ARCHIVES_COLLECTION, isArchivePath } from "../purge/rules/archive";
+import { DomainError, permissionDenied, preconditionFailed } from "../kernel/errors";
+import { isDocumentPath, matchPattern } from "../kernel/paths";
+import type { PolicyIndex } from "../kernel/policy";
+import type { HoldReason, RetentionClass } from "../kernel/policy-schema";
+
+export type HoldTargetType = "document" | "subtree";
+
+export type HoldState = "ACTIVE" | "RELEASED";
+
+/** `retentionHolds/{holdId}` in domain form (times as epoch ms). */
+export interface HoldRecord {
+  holdId: string;
+  targetPath: string;
+  targetType: HoldTargetType;
+  tenantId: string;
+  reasonCode: string;
+  state: HoldState;
+  placedBy: string;
+  placedAtMs: number;
+  releaseAfterMs: number | null;
+  note?: string;
+  policyVersion: string;
+  affected: number;
+  releasedBy?: string;
+  releasedAtMs?: number;
+  releaseReason?: string;
+}
+
+/** The subtree a hold may target as a whole: a tenant and everything under it. */
+export const SUBTREE_PATTERN = "tenants/{tenantId}";
+
+/**
+ * A hold targets one document, or a tenant subtree (`tenants/{tenantId}`: the tenant document and every
+ * descendant, including documents created after the hold, because holds are matched by path prefix).
+ */
+export function classifyHoldTarget(path: string): { targetType: HoldTargetType; tenantId: string | null } {
+  if (!isDocumentPath(path)) throw new DomainError("invalid-argument", "INVALID_TARGET_PATH", "targetPath must be a document path.");
+  const subtree = matchPattern(SUBTREE_PATTERN, path);
+  return subtree ? { targetType: "subtree", tenantId: subtree.tenantId ?? null } : { targetType: "document", tenantId: null };
+}
+
+/** The registry's entry for a hold reason code; unknown codes are bad input (nothing is written). */
+export function requireHoldReason(policy: PolicyIndex, code: string): HoldReason {
+  const reason = policy.holdReason(code);
+  if (!reason) throw new DomainError("invalid-argument", "UNKNOWN_REASON_CODE", `Hold reason code ${code} is not in registry ${policy.version}.`);
+  return reason;
+}
+
+/**
+ * The class that decides whether a document may be held: the registry's class for a governed path, or, for an
+ * archive copy (`archives/{id}`), the class the registry gives the archives collection. Any other path is not
+ * governed and cannot be held.
+ */
+export function holdClassForPath(policy: PolicyIndex, path: string): RetentionClass | undefined {
+  return policy.classForPath(path) ?? (isArchivePath(path) ? policy.controlPlaneClass(ARCHIVES_COLLECTION) : undefined);
+}
+
+/** Classes with holdBehaviour "deny" (sessions) are never held: their expiry is a business fact. */
+export function assertHoldableClass(cls: RetentionClass): void {
+  if (cls.holdBehaviour !== "allow") {
+    throw preconditionFailed("HOLD_NOT_ALLOWED_FOR_CLASS", `Class ${cls.id} does not allow holds.`, { retentionClass: cls.id });
+  }
+}
+
+/**
+ * Whether `releaserUid` may release `hold` at `nowMs`. Reason codes are looked up in the current registry;
+ * a code that is no longer there gets the strictest treatment (two people, no early release).
+ * - TWO_PERSON_RULE (permission-denied): the placer releasing a two-person hold;
+ * - RELEASE_BEFORE_RELEASE_AFTER (failed-precondition): before releaseAfter, unless the code allows it;
+ * - HOLD_NOT_ACTIVE (failed-precondition): already released.
+ */
+export function assertReleaseAllowed(
+  hold: Pick<HoldRecord, "state" | "placedBy" | "releaseAfterMs" | "reasonCode">,
+  reason: HoldReason | undefined,
+  releaserUid: string,
+  nowMs: number,
+): void {
+  if (hold.state !== "ACTIVE") throw preconditionFailed("HOLD_NOT_ACTIVE", "The hold is already released.");
+  const twoPerson = reason?.twoPersonRelease ?? true;
+  if (twoPerson && hold.placedBy === releaserUid) {
+    throw permissionDenied("TWO_PERSON_RULE", `Reason ${hold.reasonCode} needs a second person: the placer cannot release it.`);
+  }
+  const early = reason?.earlyReleaseAllowed ?? false;
+  if (hold.releaseAfterMs !== null && nowMs < hold.releaseAfterMs && !early) {
+    throw preconditionFailed("RELEASE_BEFORE_RELEASE_AFTER", `Reason ${hold.reasonCode} does not allow release before releaseAfter.`, {
+      releaseAfter: new Date(hold.releaseAfterMs).toISOString(),
+    });
+  }
+}
+
+/**
+ * A digest of the paths a hold action touched, for evidence: SHA-256 over the paths, one per line, in the
+ * order given. Callers feed paths in a deterministic order (the walk is ordered by collection and id).
+ */
+export class PathDigest {
+  private readonly hash = createHash("sha256");
+  private n = 0;
+
+  add(path: string): void {
+    this.hash.update(`${path}\n`, "utf8");
+    this.n++;
+  }
+
+  get count(): number {
+    return this.n;
+  }
+
+  hex(): string {
+    return this.hash.copy().digest("hex");
+  }
+}

@@ -1,0 +1,30 @@
+import { getFunctions } from "firebase-admin/functions";
+import { hashCanonical } from "../kernel/canonical";
+import { adminApp } from "../platform/firestore";
+import type { ApplyHold } from "./service";
+import { log } from "../platform/logs";
+
+/** The payload of one `applyRetentionHold` task: which hold, and from which cursor (for the task id). */
+export interface ApplyHoldTask {
+  holdId: string;
+  /** The flagging cursor when the task was enqueued (null: from the start). */
+  after: string | null;
+}
+
+/**
+ * Enqueues a subtree hold's flagging on the `applyRetentionHold` queue. The task id derives from the hold and
+ * its cursor, so an enqueue that is retried does not start the same slice twice. A duplicate id means it is
+ * already queued: that is the goal.
+ */
+export async function enqueueHoldTask(task: ApplyHoldTask): Promise<void> {
+  try {
+    await getFunctions(adminApp()).taskQueue<ApplyHoldTask>("applyRetentionHold").enqueue(task, { id: `ah-${hashCanonical(task).slice(0, 40)}` });
+  } catch (err) {
+    if ((err as { code?: string }).code === "functions/task-already-exists") return;
+    throw err;
+  }
+  log.info("hold.apply.enqueued", { holdId: task.holdId });
+}
+
+/** Hands a subtree hold's flagging to the task queue (the callable returns at once; the record already protects). */
+export const enqueueHoldApply: ApplyHold = (holdId) => enqueueHoldTask({ holdId, after: null });

@@ -1,0 +1,1 @@
+export { transitionDocument } from "./service";

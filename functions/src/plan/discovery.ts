@@ -1,0 +1,72 @@
+import type { Query } from "firebase-admin/firestore";
+import { isLifecycleState } from "../kernel/lifecycle";
+import { fillTemplate } from "../kernel/paths";
+import type { DiscoveredDoc, Subject } from "./rules";
+import type { DataMapEntry } from "../kernel/policy-schema";
+import { db } from "../platform/firestore";
+import { DEFAULT_PAGE_SIZE, pageGoverned, readGoverned, streamGovernedDescendants } from "../platform/governed-doc";
+import { policy } from "../platform/registry";
+
+export function discoveredFrom(snap: DiscoveredSnapshot["snap"], entryId: string): DiscoveredDoc {
+  const g = readGoverned(snap.data());
+  return {
+    path: snap.ref.path,
+    entryId,
+    doc: {
+      retentionClass: g?.retentionClass ?? null,
+      // The planner decides on class, hold and expiry; the purge re-reads each document before it acts.
+      lifecycleState: g && isLifecycleState(g.lifecycleState) ? g.lifecycleState : "ACTIVE",
+      legalHold: g?.legalHold ?? false,
+      expireAtMs: g?.expireAtMs ?? null,
+      retainUntilMs: g?.retainUntilMs ?? null,
+    },
+  };
+}
+
+export function subjectVars(subject: Subject): Record<string, string> {
+  return subject.type === "user" ? { uid: subject.uid, tenantId: subject.tenantId } : { tenantId: subject.tenantId };
+}
+
+/** The query a `query` or `collectionGroup` data-map entry stands for, with its foreign keys filled in. */
+function entryQuery(entry: DataMapEntry, vars: Record<string, string>): Query {
+  let q: Query =
+    entry.kind === "collectionGroup"
+      ? db().collectionGroup(entry.collectionId ?? "")
+      : db().collection(fillTemplate(entry.collection ?? "", vars));
+  for (const [field, op, value] of entry.where) q = q.where(field, op, fillTemplate(value, vars));
+  return q;
+}
+
+/** A discovered document as read: its snapshot (retention fields only) and the data-map entry that reached it. */
+export interface DiscoveredSnapshot {
+  snap: { ref: { path: string }; data: () => Record<string, unknown> | undefined };
+  entryId: string;
+}
+
+/**
+ * Walks a subject's data map and yields every document it names: `doc` entries by path, `query` and
+ * `collectionGroup` entries by their foreign-key filters, and for `recursive` entries every descendant at
+ * any depth (reported under the same entry). A path may be yielded twice when two entries reach it; the
+ * planner keeps the stricter entry.
+ */
+export async function* discoverSnapshots(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredSnapshot> {
+  const vars = subjectVars(subject);
+  for (const entry of policy().dataMap(subject.type)) {
+    if (entry.kind === "doc") {
+      const path = fillTemplate(entry.path ?? "", vars);
+      const snap = await db().doc(path).get();
+      if (snap.exists) yield { snap, entryId: entry.id };
+      if (entry.recursive) for await (const d of streamGovernedDescendants(path)) yield { snap: d, entryId: entry.id };
+      continue;
+    }
+    for await (const snap of pageGoverned(entryQuery(entry, vars), pageSize)) {
+      yield { snap, entryId: entry.id };
+      if (entry.recursive) for await (const d of streamGovernedDescendants(snap.ref.path)) yield { snap: d, entryId: entry.id };
+    }
+  }
+}
+
+/** discoverSnapshots, reduced to what the planner decides on. */
+export async function* discoverSubject(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredDoc> {
+  for await (const d of discoverSnapshots(subject, pageSize)) yield discoveredFrom(d.snap, d.entryId);
+}

@@ -1,0 +1,2 @@
+export { discoverSubject } from "./discovery";
+export { planSubject } from "./planning";

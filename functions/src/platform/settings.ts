@@ -1,0 +1,78 @@
+import { SETTINGS, type SettingKey, type SettingSpec, type SettingValue } from "../config/params";
+/**
+ * Runtime settings, read lazily from the environment (Cloud Functions exposes params as env vars; the
+ * CLI and tests set the same names). Nothing here runs at import time.
+ */
+/**
+ * A setting's value at run time: the environment variable its param defines (Cloud Functions sets params as
+ * environment variables; the CLI and tests set the same names), else its default, checked against its kind
+ * and bounds. A malformed value fails loudly. The one reader of every setting (config/params.ts#SETTINGS).
+ */
+export function setting<K extends SettingKey>(key: K): SettingValue<K> {
+  const s: SettingSpec = SETTINGS[key];
+  const raw = process.env[s.env];
+  if (raw === undefined || raw === "") return s.default as SettingValue<K>;
+  if (s.kind === "string") return raw as SettingValue<K>;
+  if (s.kind === "bool") {
+    if (raw === "true" || raw === "false") return (raw === "true") as SettingValue<K>;
+    throw new Error(`${s.env} must be true or false, got ${raw}`);
+  }
+  const n = Number(raw);
+  const min = s.min ?? Number.NEGATIVE_INFINITY;
+  const max = s.max ?? Number.POSITIVE_INFINITY;
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${s.env} must be an integer${s.min !== undefined ? ` of at least ${s.min}` : ""}${s.max !== undefined ? ` and at most ${s.max}` : ""}, got ${raw}`);
+  }
+  return n as SettingValue<K>;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The project id inside FIREBASE_CONFIG (JSON, as Cloud Functions and the Functions emulator set it). */
+function firebaseConfigProject(raw: string): string | null {
+  try {
+    const parsed = JSON.parse(raw) as { projectId?: unknown };
+    return typeof parsed.projectId === "string" ? parsed.projectId : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The gate for `asOf` time travel: open only when every side it can check says "emulator". One variable
+ * set in a deployment cannot open it:
+ * - every project id the process can see (GCLOUD_PROJECT, GOOGLE_CLOUD_PROJECT, RETENTION_PROJECT_ID,
+ *   FIREBASE_CONFIG's projectId) is a `demo-` project, which Firebase reserves for emulator-only projects;
+ *   with none set the CLI's default is the demo project. Cloud Functions sets GCLOUD_PROJECT and
+ *   FIREBASE_CONFIG itself (reserved names a deploy cannot override);
+ * - the services a job touches are emulated: FIRESTORE_EMULATOR_HOST and FIREBASE_AUTH_EMULATOR_HOST;
+ * - inside a function runtime (K_SERVICE or FUNCTION_TARGET set), FUNCTIONS_EMULATOR is "true".
+ * Pure over the environment it is given, so its truth table is a unit test. `missing` names what is not
+ * emulated, for the message that refuses `asOf`.
+ */
+export function emulatorGate(env: Env): { open: boolean; missing: string[] } {
+  const missing: string[] = [];
+  const ids: { name: string; value: string | null }[] = [
+    ...["GCLOUD_PROJECT", "GOOGLE_CLOUD_PROJECT", "RETENTION_PROJECT_ID"].filter((n) => env[n]).map((n) => ({ name: n, value: env[n] ?? null })),
+    ...(env.FIREBASE_CONFIG ? [{ name: "FIREBASE_CONFIG", value: firebaseConfigProject(env.FIREBASE_CONFIG) }] : []),
+  ];
+  for (const id of ids) if (!id.value?.startsWith("demo-")) missing.push(`${id.name} (a demo- project)`);
+  if (!env.FIRESTORE_EMULATOR_HOST) missing.push("FIRESTORE_EMULATOR_HOST");
+  if (!env.FIREBASE_AUTH_EMULATOR_HOST) missing.push("FIREBASE_AUTH_EMULATOR_HOST");
+  const inFunction = Boolean(env.K_SERVICE || env.FUNCTION_TARGET);
+  if (inFunction && env.FUNCTIONS_EMULATOR !== "true") missing.push("FUNCTIONS_EMULATOR");
+  return { open: missing.length === 0, missing };
+}
+
+export const settings = {
+  databaseId: (): string => setting("databaseId"),
+  projectId: (): string => process.env.GCLOUD_PROJECT || process.env.GOOGLE_CLOUD_PROJECT || process.env.RETENTION_PROJECT_ID || "demo-atlasmart-firestore",
+  /** The request/cancel cooldown's base (requests/rules/requests.ts#requestCooldownUntil); 0 turns it off. */
+  requestCooldownMs: (): number => setting("requestCooldownMinutes") * 60_000,
+  /** True only on the Firebase emulators, on every side the gate checks ({@link emulatorGate}): the gate for `asOf` time travel. */
+  onEmulator: (): boolean => emulatorGate(process.env).open,
+  /** App Check on the user-facing callables: on unless the deployment (or the emulators' .env.local) turns it off. */
+  enforceAppCheck: (): boolean => setting("enforceAppCheck"),
+  /** How long getDeletionStatus may answer from its stored summary before planning the subject again. */
+  statusRefreshMs: (): number => setting("statusRefreshMinutes") * 60_000,
+};

@@ -1,0 +1,139 @@
+import { isSameOrUnder } from "../../kernel/paths";
+
+/**
+ * The last check of a purge (docs/OVERVIEW.md, "Every copy counts"): every path of the manifest is gone, or still
+ * there with a documented reason. Pure; the caller feeds it what it read, one batch at a time, so a large
+ * manifest is verified with bounded memory.
+ */
+
+/** What the execution recorded for a delete path (undefined: never reached). */
+export type RecordedOutcome = "deleted" | "gone" | "held" | "claimed" | "deferred" | "blocked";
+
+export interface ObservedDoc {
+  exists: boolean;
+  /** Which of the item's mask fields are still present. */
+  presentFields: readonly string[];
+  masked: boolean;
+}
+
+export type VerifyProblem =
+  /** A delete path is still there and nothing documents why. */
+  | "STILL_PRESENT"
+  /** A delete path is still there because another unit claimed it and has not finished. */
+  | "CLAIMED_ELSEWHERE"
+  /** A delete path is still there because its predicate refused it at execution. */
+  | "BLOCKED"
+  /** A retained or masked record is missing. */
+  | "RETAINED_MISSING"
+  /** A masked record still carries a field it should not. */
+  | "MASK_INCOMPLETE";
+
+export interface VerifyFinding {
+  path: string;
+  problem: VerifyProblem;
+}
+
+/** A path the purge left because a hold covers it (or, for a parent, because held data lies under it). */
+export interface HeldPath {
+  path: string;
+  holdId: string | null;
+  reasonCode: string;
+}
+
+export interface VerifyTally {
+  gone: number;
+  retained: number;
+  masked: number;
+  findings: VerifyFinding[];
+  /** How many manifest paths remain because of a hold; the first MAX_HELD_LISTED of them are listed. */
+  underHoldCount: number;
+  underHold: HeldPath[];
+}
+
+/** Held paths a request lists on itself and in its evidence (the count stays exact beyond it). */
+export const MAX_HELD_LISTED = 100;
+
+export const emptyTally = (): VerifyTally => ({ gone: 0, retained: 0, masked: 0, findings: [], underHoldCount: 0, underHold: [] });
+
+/** Records a path that remains because of a hold. */
+export function noteUnderHold(tally: VerifyTally, held: HeldPath): void {
+  tally.underHoldCount++;
+  if (tally.underHold.length < MAX_HELD_LISTED) tally.underHold.push(held);
+}
+
+/**
+ * How a deletion request's round ends, from its verification: PURGED when everything is gone or kept for a
+ * documented non-hold reason; RETAINED_UNDER_HOLD when all that may be erased is erased and some data
+ * remains only because a hold covers it (the erasure is deferred, never dropped: when a hold changes, the
+ * request is planned again); BLOCKED when anything is left that nothing documents.
+ */
+export function requestOutcome(tally: Pick<VerifyTally, "findings" | "underHoldCount">): "PURGED" | "RETAINED_UNDER_HOLD" | "BLOCKED" {
+  if (tally.findings.length > 0) return "BLOCKED";
+  return tally.underHoldCount > 0 ? "RETAINED_UNDER_HOLD" : "PURGED";
+}
+
+/**
+ * Checks one delete path. A path still present is documented when a hold stopped it (LEGAL_HOLD), or when
+ * it was deferred because a retained document lies under it (RETAINED_DESCENDANT). `strict` (deletion
+ * requests) also refuses paths left to another unit or refused by the predicate: the subject's erasure is
+ * not complete while they remain. A sweep (not strict) leaves them, documented, for its next run.
+ */
+export function verifyDeletePath(
+  path: string,
+  observed: ObservedDoc,
+  outcome: RecordedOutcome | undefined,
+  retainedPaths: ReadonlySet<string>,
+  strict: boolean,
+  tally: VerifyTally,
+  hold?: HeldPath,
+): void {
+  if (!observed.exists) {
+    tally.gone++;
+    return;
+  }
+  if (outcome === "held") {
+    tally.retained++;
+    noteUnderHold(tally, hold ?? { path, holdId: null, reasonCode: "LEGAL_HOLD" });
+    return;
+  }
+  if (outcome === "deferred" && hasRetainedDescendant(path, retainedPaths)) {
+    tally.retained++;
+    return;
+  }
+  if (!strict && (outcome === "claimed" || outcome === "blocked" || outcome === "deferred")) {
+    tally.retained++;
+    return;
+  }
+  const problem: VerifyProblem = outcome === "claimed" ? "CLAIMED_ELSEWHERE" : outcome === "blocked" ? "BLOCKED" : "STILL_PRESENT";
+  tally.findings.push({ path, problem });
+}
+
+/** Checks one retained record: it must still exist. One retained because of a hold (`hold`) is noted as such. */
+export function verifyRetainedPath(path: string, observed: ObservedDoc, tally: VerifyTally, hold?: HeldPath): void {
+  if (!observed.exists) {
+    tally.findings.push({ path, problem: "RETAINED_MISSING" });
+    return;
+  }
+  tally.retained++;
+  if (hold) noteUnderHold(tally, hold);
+}
+
+/** Checks one masked record: present, marked masked, and none of its mask fields left (unless a hold stopped the mask). */
+export function verifyMaskedPath(path: string, observed: ObservedDoc, heldStopped: HeldPath | null, tally: VerifyTally): void {
+  if (!observed.exists) {
+    tally.findings.push({ path, problem: "RETAINED_MISSING" });
+    return;
+  }
+  if (heldStopped) {
+    tally.retained++;
+    noteUnderHold(tally, heldStopped);
+    return;
+  }
+  if (!observed.masked || observed.presentFields.length > 0) tally.findings.push({ path, problem: "MASK_INCOMPLETE" });
+  else tally.masked++;
+}
+
+function hasRetainedDescendant(path: string, retained: ReadonlySet<string>): boolean {
+  for (const r of retained) if (r !== path && isSameOrUnder(r, path)) return true;
+  return false;
+}

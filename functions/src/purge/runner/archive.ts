@@ -1,0 +1,225 @@
+import { DocumentReference, FieldValue, GeoPoint, Timestamp, type DocumentData, type DocumentSnapshot, type Transaction } from "firebase-admin/firestore";
+import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
+import { activeHoldsInTx } from "../../holds/index";
+import type { ActiveHoldRef } from "../../kernel/held";
+import { isSameOrUnder } from "../../kernel/paths";
+import { COLLECTIONS, db } from "../../platform/firestore";
+import { governedToFirestore, readGoverned, toTimestamp } from "../../platform/governed-doc";
+import { fenceLease, renewLeaseInTx } from "../../platform/lease";
+import { log } from "../../platform/logs";
+import { policy } from "../../platform/registry";
+import { archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetention, businessData, checkArchive, contentHash, type ArchiveEntry, type ArchiveProblem } from "../rules/archive";
+import type { UnitCheckpoint } from "../store";
+import { fire, purgeEvidence, type StepEnv } from "./env";
+
+/**
+ * The archive workflow (Firestore target, `archives/{archiveId}`; the rules deny every client):
+ * 1. copy each source's business data, with a SHA-256 of its canonical JSON, and the archive's own retention
+ *    (the `archives` collection's class, counted from the archiving time; no expiry while held);
+ * 2. read every copy back and compare: the copy's data must hash to the recorded hash, and that hash must
+ *    equal the source's as read now;
+ * 3. only then mark the copies verified (`verified`, `verifiedAt`, the archive manifest's hash), with
+ *    evidence. Anything else is ARCHIVE_NOT_VERIFIED, and the caller deletes nothing.
+ * Idempotent: archive ids derive from the source path and anchor, an existing copy is never overwritten
+ * (a damaged one fails verification instead of being silently replaced).
+ */
+
+const ARCHIVE_SLICE = 100;
+
+export const archiveRef = (archiveId: string): DocumentReference => db().collection(COLLECTIONS.archives).doc(archiveId);
+
+/** The unit whose sources are archived, in the round about to start, with its lease. */
+export type ArchiveUnit = Pick<UnitCheckpoint, "unitKey" | "round" | "requestId" | "manifestHash" | "policyVersion"> & { leaseRef: DocumentReference };
+
+export type ArchiveResult =
+  | { ok: true; archives: Map<string, string>; manifestHash: string }
+  | { ok: false; problems: { path: string; problem: ArchiveProblem }[] };
+
+function coveringHoldIds(path: string, own: readonly string[], holds: readonly ActiveHoldRef[]): string[] {
+  return [...own, ...holds.filter((h) => isSameOrUnder(path, h.targetPath)).map((h) => h.holdId)];
+}
+
+function archiveRecord(src: DocumentSnapshot, archiveId: string, holds: readonly ActiveHoldRef[], env: StepEnv, unit: ArchiveUnit): Record<string, unknown> {
+  const data = src.data() ?? {};
+  const g = readGoverned(data);
+  if (!g?.retentionClass) throw new Error(`archive source ${src.ref.path} carries no retention class`);
+  const { source, ...r } = archiveRetention({
+    archiveClass: archiveClassOf(policy()),
+    archivedAtMs: env.nowMs,
+    tenantId: g.tenantId,
+    source: { retentionClass: g.retentionClass, createdAtMs: g.createdAtMs, retainUntilMs: g.retainUntilMs, expireAtMs: g.expireAtMs },
+    holdIds: coveringHoldIds(src.ref.path, g.holdIds, holds),
+  });
+  return {
+    archiveId,
+    sourcePath: src.ref.path,
+    sha256: sourceHash(data),
+    data: businessData(data),
+    ...governedToFirestore({ ...r, lifecycleState: "ARCHIVED", policyVersion: unit.policyVersion, preHold: null }, "set"),
+    // The source's retention, for the record (the archive's own is above).
+    source: {
+      retentionClass: source.retentionClass,
+      createdAt: toTimestamp(source.createdAtMs),
+      ...(source.retainUntilMs !== null ? { retainUntil: toTimestamp(source.retainUntilMs) } : {}),
+      ...(source.expireAtMs !== null ? { expireAt: toTimestamp(source.expireAtMs) } : {}),
+    },
+    archivedAt: toTimestamp(env.nowMs),
+    archivedBy: { type: env.actor.type, id: env.actor.id },
+    unitKey: unit.unitKey,
+    verified: false,
+  };
+}
+
+/** Step 1: writes the missing copies, a slice per transaction, each with its evidence. */
+async function writeCopies(unit: ArchiveUnit, paths: readonly string[], env: StepEnv): Promise<ArchiveEntry[]> {
+  const entries: ArchiveEntry[] = [];
+  for (let i = 0; i < paths.length; i += ARCHIVE_SLICE) {
+    const slice = paths.slice(i, i + ARCHIVE_SLICE);
+    const written = await db().runTransaction(async (tx) => {
+      await fenceLease(tx, unit.leaseRef, env.holder);
+      const sources = (await tx.getAll(...slice.map((p) => db().doc(p)))).filter((s) => s.exists);
+      const ids = sources.map((s) => archiveIdFor(s.ref.path, readGoverned(s.data())?.createdAtMs ?? 0));
+      const archives = ids.length > 0 ? await tx.getAll(...ids.map(archiveRef)) : [];
+      const holds = await activeHoldsInTx(tx);
+      const evidence = await openEvidence(tx);
+      const created: string[] = [];
+      const out: ArchiveEntry[] = [];
+      sources.forEach((s, k) => {
+        const archiveId = ids[k]!;
+        out.push({ sourcePath: s.ref.path, archiveId, sha256: sourceHash(s.data() ?? {}) });
+        if (archives[k]!.exists) return;
+        tx.create(archiveRef(archiveId), archiveRecord(s, archiveId, holds, env, unit));
+        created.push(s.ref.path);
+      });
+      renewLeaseInTx(tx, unit.leaseRef, env.holder);
+      if (created.length > 0) {
+        evidence.append(
+          purgeEvidence(env, unit, {
+            action: "ARCHIVE_CREATED",
+            decision: { reason: "ARCHIVE_REQUIRED_BY_POLICY" },
+            paths: created,
+            counts: { created: created.length },
+          }),
+        );
+      }
+      return out;
+    }, EVIDENCE_TX);
+    entries.push(...written);
+  }
+  return entries;
+}
+
+/**
+ * Steps 2 and 3 for one slice, in one transaction: read back, compare, and mark verified only when every
+ * copy of the slice checks out.
+ */
+async function verifySlice(
+  unit: ArchiveUnit,
+  slice: readonly ArchiveEntry[],
+  manifestHash: string,
+  env: StepEnv,
+): Promise<{ path: string; problem: ArchiveProblem }[]> {
+  return db().runTransaction(async (tx: Transaction) => {
+    await fenceLease(tx, unit.leaseRef, env.holder);
+    const sources = await tx.getAll(...slice.map((e) => db().doc(e.sourcePath)));
+    const archives = await tx.getAll(...slice.map((e) => archiveRef(e.archiveId)));
+    const problems: { path: string; problem: ArchiveProblem }[] = [];
+    slice.forEach((e, k) => {
+      const problem = verifyArchiveSnapshot(sources[k]!, archives[k]!);
+      if (problem) problems.push({ path: e.sourcePath, problem });
+    });
+    if (problems.length > 0) return problems;
+    const evidence = await openEvidence(tx);
+    for (const e of slice) {
+      tx.update(archiveRef(e.archiveId), { verified: true, verifiedAt: toTimestamp(env.nowMs), archiveManifestHash: manifestHash });
+    }
+    renewLeaseInTx(tx, unit.leaseRef, env.holder);
+    evidence.append(
+      purgeEvidence(env, unit, {
+        action: "ARCHIVE_VERIFIED",
+        decision: { reason: "ARCHIVE_HASHES_MATCH" },
+        paths: slice.map((e) => e.sourcePath),
+        counts: { verified: slice.length },
+        detail: { archiveManifestHash: manifestHash },
+      }),
+    );
+    return [];
+  }, EVIDENCE_TX);
+}
+
+/** Archives and verifies the sources of a unit that need an archive. Nothing is deleted here. */
+export async function archiveAndVerify(unit: ArchiveUnit, paths: readonly string[], env: StepEnv): Promise<ArchiveResult> {
+  const entries = await writeCopies(unit, paths, env);
+  await fire(env, { point: "afterArchiveWrite", unitKey: unit.unitKey, round: unit.round, step: null, batch: null, paths: entries.map((e) => archiveRef(e.archiveId).path) });
+  const manifestHash = archiveManifestHash(entries);
+  const problems: { path: string; problem: ArchiveProblem }[] = [];
+  for (let i = 0; i < entries.length; i += ARCHIVE_SLICE) {
+    problems.push(...(await verifySlice(unit, entries.slice(i, i + ARCHIVE_SLICE), manifestHash, env)));
+  }
+  // A source missing from the entries disappeared before it could be archived: nothing to delete there.
+  if (problems.length > 0) {
+    log.error("purge.archive.unverified", { unitKey: unit.unitKey, failed: problems.length, problems: [...new Set(problems.map((p) => p.problem))].sort() });
+    return { ok: false, problems };
+  }
+  log.info("purge.archive.verified", { unitKey: unit.unitKey, verified: entries.length });
+  return { ok: true, archives: new Map(entries.map((e) => [e.sourcePath, e.archiveId])), manifestHash };
+}
+
+/**
+ * Holds win for every copy: when a hold stops a source's purge, its archive takes the hold too (flag, id,
+ * no expiry). Written in the caller's transaction; `archive` must have been read in it.
+ */
+export function holdArchiveInTx(tx: Transaction, archive: DocumentSnapshot, holdId: string | null): void {
+  if (!archive.exists) return;
+  tx.update(archive.ref, {
+    legalHold: true,
+    ...(holdId ? { holdIds: FieldValue.arrayUnion(holdId) } : {}),
+    expireAt: FieldValue.delete(),
+  });
+}
+
+
+/**
+ * A stable plain form of Firestore values, so the archive hash of a document is the same before and after
+ * the copy round-trips through Firestore: Timestamps keep their nanoseconds, references their path, bytes
+ * their content. Non-finite numbers get a tagged form because canonical JSON refuses them.
+ */
+export function toPlain(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "number") return Number.isFinite(value) ? value : { $number: String(value) };
+  if (typeof value !== "object") return value;
+  if (value instanceof Timestamp) return { $timestamp: `${value.seconds}.${String(value.nanoseconds).padStart(9, "0")}` };
+  if (value instanceof Date) return toPlain(Timestamp.fromDate(value));
+  if (value instanceof GeoPoint) return { $geopoint: [value.latitude, value.longitude] };
+  if (value instanceof DocumentReference) return { $ref: value.path };
+  if (value instanceof Uint8Array) return { $bytes: Buffer.from(value).toString("base64") };
+  if (Array.isArray(value)) return value.map(toPlain);
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, toPlain(v)]));
+}
+
+/** SHA-256 of a source document's business data (retention fields excluded), in plain form. */
+export function sourceHash(data: DocumentData): string {
+  return contentHash(toPlain(businessData(data)));
+}
+
+/** SHA-256 of an archive's stored copy, as read back now. */
+export function archivedDataHash(archive: DocumentData | undefined): string | null {
+  const copy = archive?.data as Record<string, unknown> | undefined;
+  return copy && typeof copy === "object" ? contentHash(toPlain(copy)) : null;
+}
+
+/** Read-back verification of one archive against its source (both as read now). */
+export function verifyArchiveSnapshot(source: DocumentSnapshot, archive: DocumentSnapshot): ArchiveProblem | null {
+  const src = source.data();
+  if (!src) return "SOURCE_CHANGED";
+  const a = archive.data();
+  return checkArchive(
+    { sourcePath: source.ref.path, sha256: sourceHash(src) },
+    {
+      exists: archive.exists,
+      sourcePath: typeof a?.sourcePath === "string" ? a.sourcePath : null,
+      recordedSha256: typeof a?.sha256 === "string" ? a.sha256 : null,
+      dataSha256: archivedDataHash(a),
+    },
+  );
+}

@@ -1,0 +1,80 @@
+import type { Actor, EvidenceBody } from "../../evidence/rules";
+import type { HoldView } from "../../holds/index";
+import type { LeaseHolder } from "../../platform/lease";
+import type { RampLimiter } from "./rate-limiter";
+import type { UnitCheckpoint } from "../store";
+
+/**
+ * Points where a test may inject a fault (throw, as a crash would) or act between batches (place a hold).
+ * Production passes no hook.
+ */
+export type PurgeHookPoint =
+  /** A unit was leased, before it is planned. */
+  | "afterLease"
+  | "afterArchiveWrite"
+  | "afterStart"
+  | "afterMark"
+  /** Before a delete batch's probe and transaction; `paths` are the batch's unsettled paths. */
+  | "beforeExecute"
+  /**
+   * Inside a delete batch's transaction, after every decision and write is queued, before the commit;
+   * `paths` are the paths about to be deleted. A hook must not await a write that waits on this transaction.
+   */
+  | "inExecute"
+  | "afterExecute"
+  | "beforeFinalize";
+
+export interface PurgeHookContext {
+  point: PurgeHookPoint;
+  unitKey: string;
+  round: number;
+  step: number | null;
+  batch: number | null;
+  paths: readonly string[];
+}
+
+export type PurgeHook = (ctx: PurgeHookContext) => Promise<void> | void;
+
+/** Everything a purge step needs besides the checkpoint: who acts, as of when, under which lease. */
+export interface StepEnv {
+  holder: LeaseHolder;
+  nowMs: number;
+  asOfMs: number | null;
+  actor: Actor;
+  /** Who started the run when it was not the schedule (an operator through runRetentionJob), as "type:id". */
+  startedBy: string | null;
+  correlationId: string | null;
+  /**
+   * The invocation's delete rate: it starts at the start rate and ramps 1.5x every 5 minutes up to the max
+   * (Firestore's 500/50/5 guidance). One per invocation, so the ramp accrues over the whole run.
+   */
+  limiter: RampLimiter;
+  /** The active holds, read through the hold fence and cached per fence generation (holds/fence.ts). */
+  holdView: HoldView;
+  hook: PurgeHook | undefined;
+  /** Wall-clock time after which no new step starts (the invocation's budget); the unit resumes later. */
+  deadlineMs: number;
+}
+
+export async function fire(env: Pick<StepEnv, "hook">, ctx: PurgeHookContext): Promise<void> {
+  if (env.hook) await env.hook(ctx);
+}
+
+/** The common fields of the purge's evidence: actor, time, policy version, request and manifest. */
+export function purgeEvidence(
+  env: StepEnv,
+  cp: Pick<UnitCheckpoint, "unitKey" | "round" | "requestId" | "manifestHash" | "policyVersion">,
+  body: Pick<EvidenceBody, "action" | "decision"> & Partial<EvidenceBody>,
+): EvidenceBody {
+  return {
+    actor: env.actor,
+    policyVersion: cp.policyVersion,
+    atMs: env.nowMs,
+    requestId: cp.requestId,
+    correlationId: env.correlationId,
+    manifestHash: cp.manifestHash,
+    asOfMs: env.asOfMs,
+    ...body,
+    detail: { unitKey: cp.unitKey, round: cp.round, ...(env.startedBy ? { startedBy: env.startedBy } : {}), ...(body.detail ?? {}) },
+  };
+}

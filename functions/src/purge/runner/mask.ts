@@ -1,0 +1,84 @@
+import { FieldValue } from "firebase-admin/firestore";
+import { assertTransition, canTransition, isLifecycleState, type LifecycleState } from "../../kernel/lifecycle";
+import { toTimestamp } from "../../platform/governed-doc";
+import { db } from "../../platform/firestore";
+import { holdOf } from "../rules/decide";
+import { factsOf, settledPaths, type UnitCheckpoint } from "../store";
+import type { StepEnv } from "./env";
+import { inStep, type StepDecision } from "./step";
+
+/** The state a masked record returns to: the state before the request soft-deleted it, else ACTIVE. */
+function restoredState(current: LifecycleState, preDeleteState: unknown): LifecycleState {
+  if (current !== "SOFT_DELETED") return current;
+  const target: LifecycleState = isLifecycleState(preDeleteState) && canTransition("SOFT_DELETED", preDeleteState) ? preDeleteState : "ACTIVE";
+  assertTransition(current, target);
+  return target;
+}
+
+/**
+ * Execute step for a mask batch: records the data map keeps (orders kept for finance) lose the subject's
+ * personal fields, get `maskedAt`, and return to their state before the request (they stay in use). A held
+ * record is not touched. Its evidence names the paths and the field names, never values.
+ */
+export function maskStep(cp: UnitCheckpoint, step: number, batchIndex: number, env: StepEnv): Promise<StepDecision | null> {
+  return inStep(cp, { step, batchIndex, afterPoint: "afterExecute" }, env, async ({ tx, batch, holds }) => {
+    const settled = settledPaths(batch.outcome);
+    const items = batch.items.filter((i) => !settled.has(i.path));
+    const snaps = items.length > 0 ? await tx.getAll(...items.map((i) => db().doc(i.path))) : [];
+    const o = batch.outcome;
+    const maskedNow: string[] = [];
+    const fieldNames = new Set<string>();
+    items.forEach((item, k) => {
+      const snap = snaps[k]!;
+      const facts = factsOf(snap);
+      if (!snap.exists) {
+        o.gone.push(item.path);
+        return;
+      }
+      const hold = holdOf(facts, holds.holds);
+      if (hold) {
+        o.held.push({ path: item.path, ...hold });
+        return;
+      }
+      const fields = item.fields ?? [];
+      const present = fields.filter((f) => snap.get(f) !== undefined);
+      if (present.length === 0 && snap.get("maskedAt") !== undefined) {
+        o.masked.push(item.path);
+        return;
+      }
+      const state = isLifecycleState(facts.lifecycleState) ? facts.lifecycleState : null;
+      if (state === null) throw new Error(`MASK_INVALID_STATE: ${item.path} has no valid lifecycle state`);
+      const to = restoredState(state, snap.get("preDeleteState"));
+      const update: Record<string, unknown> = { maskedAt: toTimestamp(env.nowMs) };
+      for (const f of fields) update[f] = FieldValue.delete();
+      if (to !== state) {
+        update.lifecycleState = to;
+        update.softDeletedAt = FieldValue.delete();
+        update.preDeleteState = FieldValue.delete();
+        update.deletionRequestId = FieldValue.delete();
+      }
+      tx.update(snap.ref, update);
+      fields.forEach((f) => fieldNames.add(f));
+      o.masked.push(item.path);
+      maskedNow.push(item.path);
+    });
+    return {
+      outcome: o,
+      complete: true,
+      counts: { masked: maskedNow.length },
+      evidence:
+        maskedNow.length > 0
+          ? [
+              {
+                action: "PURGE_MASK",
+                decision: { reason: "AUTHORIZED_BY_POLICY", dataMapAction: "mask" },
+                paths: maskedNow,
+                counts: { masked: maskedNow.length, batch: batchIndex },
+                detail: { fields: [...fieldNames].sort().join(",") },
+              },
+            ]
+          : [],
+      paths: maskedNow,
+    };
+  });
+}

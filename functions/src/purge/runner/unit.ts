@@ -1,0 +1,328 @@
+import { requestUnit, sweepUnit, type PurgeUnit } from "../rules/unit";
+import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
+import { FieldPath, FieldValue, type DocumentData, type DocumentReference, type QueryDocumentSnapshot, type Transaction } from "firebase-admin/firestore";
+import { assertRequestMove, parseRequestState, purgeMayTake, type RequestState, type TakeFacts } from "../../requests/rules/requests";
+import { DomainError } from "../../kernel/errors";
+import { planPurgeBatches, type PurgeBatch } from "../rules/batches";
+import type { Subject } from "../../plan/rules";
+import { COLLECTIONS, db } from "../../platform/firestore";
+import { toMs, toTimestamp } from "../../platform/governed-doc";
+import { fenceLease, leaseValue, releaseLeaseInTx, tryAcquireLease, type LeaseHolder } from "../../platform/lease";
+import { log } from "../../platform/logs";
+import { purgeEvidence, type StepEnv } from "./env";
+import type { UnitPlan } from "./plan";
+import { policy } from "../../platform/registry";
+import {
+  batchRef,
+  checkpointFrom,
+  checkpointRef,
+  emptyOutcome,
+  requestRef,
+  retainedRef,
+  type UnitCheckpoint,
+} from "../store";
+
+/** A unit this runner holds the lease on, as it was when leased. */
+export interface LeasedUnit extends PurgeUnit {
+  leaseRef: DocumentReference;
+  /** The checkpoint of the unit's last round, if any. */
+  previous: UnitCheckpoint | null;
+  /** A round is RUNNING: resume it instead of planning anew. */
+  resume: boolean;
+}
+
+const RETAINED_PER_DOC = 200;
+
+/** The subject of a deletion request document (a user, or a whole tenant). */
+export function subjectOf(data: DocumentData): Subject {
+  const tenantId = String(data.tenantId ?? "");
+  return data.subjectType === "tenant" ? { type: "tenant", tenantId } : { type: "user", uid: String(data.uid ?? ""), tenantId };
+}
+
+/**
+ * The request a purge unit works for has moved on without it (the owner cancelled it in the meantime): the
+ * unit stops before it writes anything.
+ */
+export class RequestMovedOnError extends Error {
+  constructor(
+    readonly requestId: string,
+    readonly state: string,
+  ) {
+    super(`deletion request ${requestId} is ${state}: the purge leaves it`);
+    this.name = "RequestMovedOnError";
+  }
+}
+
+/**
+ * Reads the request in the caller's transaction (after the lease fence) and checks it may move to `to`
+ * from the state it is in now; RequestMovedOnError when it may not (a cancel won).
+ */
+async function requestMoveInTx(tx: Transaction, requestId: string, to: RequestState): Promise<void> {
+  const state = parseRequestState((await tx.get(requestRef(requestId))).get("state"));
+  try {
+    assertRequestMove(state, to);
+  } catch (err) {
+    if (err instanceof DomainError) throw new RequestMovedOnError(requestId, state);
+    throw err;
+  }
+}
+
+/** A request's take facts (requests/rules/requests.ts#purgeMayTake) from its stored fields. */
+export const takeFactsOf = (d: DocumentData): TakeFacts => ({ state: d.state, graceEndsAtMs: toMs(d.graceEndsAt), heldFenceGeneration: d.heldFenceGeneration });
+
+/**
+ * Leases a deletion request the run may take (`purgeMayTake`). A request leased by a live runner is skipped;
+ * the transaction makes sure only one runner wins.
+ */
+export async function leaseRequest(requestId: string, holder: LeaseHolder, nowMs: number, fenceGeneration: number): Promise<LeasedUnit | null> {
+  const ref = requestRef(requestId);
+  const data = await tryAcquireLease(ref, holder, (d) => d !== undefined && purgeMayTake(takeFactsOf(d), nowMs, fenceGeneration));
+  if (!data) return null;
+  const previous = checkpointFrom((await checkpointRef(requestId).get()).data());
+  log.info("purge.request.leased", { requestId, owner: holder.owner });
+  return {
+    ...requestUnit(requestId, subjectOf(data)),
+    leaseRef: ref,
+    previous,
+    resume: data.state === "PROCESSING" && previous?.phase === "RUNNING",
+  };
+}
+
+/** Leases one collection's sweep (the lease lives on its checkpoint). */
+export async function leaseSweep(collection: string, holder: LeaseHolder): Promise<LeasedUnit | null> {
+  const unit = sweepUnit(collection);
+  const ref = checkpointRef(unit.unitKey);
+  const data = await tryAcquireLease(ref, holder, () => true);
+  if (!data) return null;
+  const previous = checkpointFrom(data);
+  return { ...unit, leaseRef: ref, previous, resume: previous?.phase === "RUNNING" };
+}
+
+function baseCheckpoint(
+  unit: LeasedUnit,
+  plan: Pick<UnitPlan, "manifestHash">,
+  round: number,
+  env: StepEnv,
+): Omit<UnitCheckpoint, "phase" | "batchCount" | "deleteBatches" | "nextStep" | "blockedReason" | "pathCount" | "retainedChunks"> {
+  return {
+    unitKey: unit.unitKey,
+    kind: unit.kind,
+    requestId: unit.requestId,
+    collection: unit.collection,
+    subject: unit.subject,
+    round,
+    manifestHash: plan.manifestHash,
+    policyVersion: policy().version,
+    decidedAtMs: env.nowMs,
+    fanOut: null,
+  };
+}
+
+/**
+ * Writes a round's records in chunks, each in a transaction fenced by the unit's lease: a runner that lost
+ * its lease writes nothing more, so it can never overwrite the records of the runner that took over.
+ */
+async function writeInChunks(unit: LeasedUnit, holder: LeaseHolder, writes: { ref: DocumentReference; data: Record<string, unknown> }[]): Promise<void> {
+  for (let i = 0; i < writes.length; i += 400) {
+    await db().runTransaction(async (tx) => {
+      await fenceLease(tx, unit.leaseRef, holder);
+      for (const w of writes.slice(i, i + 400)) tx.set(w.ref, w.data);
+    }, EVIDENCE_TX);
+  }
+}
+
+/** Removes the records of earlier rounds (their story is in the evidence). */
+async function pruneRounds(unitKey: string, keepRound: number): Promise<void> {
+  for (const sub of ["batches", "retained"]) {
+    for (;;) {
+      const old = await checkpointRef(unitKey).collection(sub).where("round", "<", keepRound).limit(400).get();
+      if (old.empty) break;
+      const batch = db().batch();
+      for (const d of old.docs) batch.delete(d.ref);
+      await batch.commit();
+    }
+  }
+}
+
+/**
+ * Starts a fresh round: the manifest cut into batches (with the verified archives of archive classes) is
+ * written under the checkpoint, then one fenced transaction makes the round RUNNING, moves the request to
+ * PROCESSING and records PURGE_DECIDED. Nothing is marked or deleted yet.
+ */
+export async function startRound(
+  unit: LeasedUnit,
+  plan: UnitPlan,
+  archives: ReadonlyMap<string, string>,
+  batchSize: number,
+  env: StepEnv,
+): Promise<UnitCheckpoint> {
+  const round = (unit.previous?.round ?? 0) + 1;
+  const batches: PurgeBatch[] = planPurgeBatches({ delete: plan.delete, external: plan.external, mask: plan.mask }, batchSize);
+  const deleteBatches = batches.filter((b) => b.kind === "delete").length;
+  const writes: { ref: DocumentReference; data: Record<string, unknown> }[] = batches.map((b) => ({
+    ref: batchRef(unit.unitKey, round, b.index),
+    data: {
+      round,
+      index: b.index,
+      kind: b.kind,
+      stage: b.stage,
+      items: b.items,
+      archives: Object.fromEntries(b.items.flatMap((i) => (archives.has(i.path) ? [[i.path, archives.get(i.path)!]] : []))),
+      outcome: emptyOutcome(),
+      complete: false,
+    },
+  }));
+  const retainedChunks = Math.ceil(plan.retain.length / RETAINED_PER_DOC);
+  for (let i = 0; i < retainedChunks; i++) {
+    writes.push({ ref: retainedRef(unit.unitKey, round, i), data: { round, items: plan.retain.slice(i * RETAINED_PER_DOC, (i + 1) * RETAINED_PER_DOC) } });
+  }
+  await writeInChunks(unit, env.holder, writes);
+  const pathCount = plan.delete.length + plan.mask.length;
+  const cp: UnitCheckpoint = {
+    ...baseCheckpoint(unit, plan, round, env),
+    phase: "RUNNING",
+    batchCount: batches.length,
+    deleteBatches,
+    pathCount,
+    retainedChunks,
+    nextStep: 0,
+    blockedReason: null,
+  };
+  await db().runTransaction(async (tx) => {
+    await fenceLease(tx, unit.leaseRef, env.holder);
+    if (unit.kind === "request" && unit.requestId) await requestMoveInTx(tx, unit.requestId, "PROCESSING");
+    const evidence = await openEvidence(tx);
+    const cpData = { ...cp, startedAt: toTimestamp(env.nowMs), counts: {} };
+    const lease = { lease: leaseValue(env.holder) };
+    if (unit.kind === "request" && unit.requestId) {
+      tx.set(checkpointRef(unit.unitKey), cpData);
+      tx.update(requestRef(unit.requestId), {
+        ...lease,
+        state: "PROCESSING",
+        manifestHash: plan.manifestHash,
+        blockedReason: FieldValue.delete(),
+        timeline: FieldValue.arrayUnion({ at: toTimestamp(env.nowMs), event: "PURGE_STARTED", detail: `round ${round}` }),
+      });
+    } else {
+      tx.set(checkpointRef(unit.unitKey), { ...cpData, ...lease });
+    }
+    evidence.append(
+      purgeEvidence(env, cp, {
+        action: "PURGE_DECIDED",
+        decision: { reason: "AUTHORIZED_BY_POLICY", unitKind: unit.kind },
+        counts: { delete: plan.delete.length, mask: plan.mask.length, retain: plan.retain.length, batches: batches.length, archived: archives.size },
+      }),
+    );
+  }, EVIDENCE_TX);
+  await pruneRounds(unit.unitKey, round);
+  return cp;
+}
+
+/**
+ * Blocks a unit before anything is deleted (the predicate refused paths of a request, or an archive did
+ * not verify): the request becomes BLOCKED with the reason, the lease is released, and the evidence names
+ * the refused paths. The next run plans the unit afresh.
+ */
+export async function blockUnit(
+  unit: LeasedUnit,
+  plan: Pick<UnitPlan, "manifestHash">,
+  reason: string,
+  paths: readonly string[],
+  env: StepEnv,
+): Promise<void> {
+  const round = (unit.previous?.round ?? 0) + 1;
+  await db().runTransaction(async (tx) => {
+    await fenceLease(tx, unit.leaseRef, env.holder);
+    if (unit.kind === "request" && unit.requestId) await requestMoveInTx(tx, unit.requestId, "BLOCKED");
+    const evidence = await openEvidence(tx);
+    const at = toTimestamp(env.nowMs);
+    const cp = {
+      ...baseCheckpoint(unit, plan, round, env),
+      phase: "BLOCKED",
+      batchCount: 0,
+      deleteBatches: 0,
+      pathCount: 0,
+      retainedChunks: 0,
+      nextStep: 0,
+      blockedReason: reason,
+      finishedAt: at,
+    };
+    tx.set(checkpointRef(unit.unitKey), cp);
+    if (unit.kind === "request" && unit.requestId) {
+      releaseLeaseInTx(tx, unit.leaseRef, {
+        state: "BLOCKED",
+        blockedReason: reason,
+        timeline: FieldValue.arrayUnion({ at, event: "PURGE_BLOCKED", detail: reason }),
+      });
+    }
+    evidence.append(
+      purgeEvidence(env, { ...cp }, {
+        action: "PURGE_BLOCKED",
+        decision: { reason },
+        paths: paths.slice(0, 100),
+        counts: { refused: paths.length },
+      }),
+    );
+  }, EVIDENCE_TX);
+  log.warn("purge.unit.blocked", { unitKey: unit.unitKey, requestId: unit.requestId, reason, refused: paths.length });
+}
+
+/** The lease owner of a fanned-out chain of tasks: one per unit, round and hand-over generation. */
+export const chainOwner = (unitKey: string, round: number, generation: number): string => `purgeChunk:${unitKey}:r${round}:g${generation}`;
+
+/**
+ * Hands a RUNNING unit over to the task queue: the lease passes to the chain's owner (so this runner can
+ * no longer commit steps), and the checkpoint records the generation, which makes any older chain stale.
+ */
+export async function handOver(cp: UnitCheckpoint, stepsPerChunk: number, env: StepEnv): Promise<{ generation: number }> {
+  const leaseRef = cp.kind === "request" && cp.requestId ? requestRef(cp.requestId) : checkpointRef(cp.unitKey);
+  return db().runTransaction(async (tx) => {
+    await fenceLease(tx, leaseRef, env.holder);
+    const cpSnap = await tx.get(checkpointRef(cp.unitKey));
+    const now = checkpointFrom(cpSnap.data());
+    if (!now || now.round !== cp.round || now.phase !== "RUNNING") throw new Error(`PURGE_HANDOVER_STALE: ${cp.unitKey} is not RUNNING round ${cp.round}`);
+    const generation = (now.fanOut?.generation ?? 0) + 1;
+    const lease = { lease: leaseValue(env.holder, chainOwner(cp.unitKey, cp.round, generation)) };
+    const fanOut = { fanOut: { generation, stepsPerChunk } };
+    if (leaseRef.path === cpSnap.ref.path) tx.update(leaseRef, { ...fanOut, ...lease });
+    else {
+      tx.update(cpSnap.ref, fanOut);
+      tx.update(leaseRef, lease);
+    }
+    return { generation };
+  }, EVIDENCE_TX);
+}
+
+/** Requests read per page while looking for the ones a run may take. */
+const CANDIDATE_PAGE = 500;
+
+/** The request states a run may take (each subject to `purgeMayTake`). */
+const TAKEABLE = ["PENDING", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD"];
+
+/**
+ * Deletion requests a run may take (requests/rules/requests.ts#purgeMayTake), oldest grace end first. The state filter is a
+ * single-field query (no composite index); the rest is judged in memory over the few fields it selects.
+ */
+export async function candidateRequestIds(nowMs: number, limit: number, fenceGeneration: number): Promise<string[]> {
+  const found: { id: string; graceMs: number }[] = [];
+  let last: QueryDocumentSnapshot | undefined;
+  for (;;) {
+    let q = db()
+      .collection(COLLECTIONS.deletionRequests)
+      .where("state", "in", TAKEABLE)
+      .select("state", "graceEndsAt", "heldFenceGeneration")
+      .orderBy(FieldPath.documentId())
+      .limit(CANDIDATE_PAGE);
+    if (last) q = q.startAfter(last);
+    const snap = await q.get();
+    for (const d of snap.docs) {
+      if (purgeMayTake(takeFactsOf(d.data()), nowMs, fenceGeneration)) found.push({ id: d.id, graceMs: toMs(d.get("graceEndsAt")) ?? Number.POSITIVE_INFINITY });
+    }
+    if (snap.size < CANDIDATE_PAGE) break;
+    last = snap.docs[snap.docs.length - 1];
+  }
+  return found
+    .sort((a, b) => a.graceMs - b.graceMs || (a.id < b.id ? -1 : 1))
+    .slice(0, limit)
+    .map((f) => f.id);
+}

@@ -1,0 +1,33 @@
+import { setting } from "../platform/settings";
+
+/**
+ * The purge engine's tunables, derived from the settings table (config/params.ts) and read lazily: the
+ * functions, the CLI and the tests use the same names and defaults.
+ */
+export const purgeSettings = {
+  /**
+   * Documents per batch: one mark and one delete transaction each. A transaction's cost is mostly per
+   * transaction, not per document, so larger batches are faster; a batch's transaction writes every document
+   * plus a few control records, which must stay within a commit's 500 writes (the setting's bound, 490).
+   */
+  batchSize: (): number => setting("purgeBatchSize"),
+  /** A unit with more manifest paths than this is fanned out to the purgeChunk task queue. */
+  fanOutThreshold: (): number => setting("purgeFanoutThreshold"),
+  /** Steps (mark or execute one batch) per task invocation. */
+  chunkSteps: (): number => setting("purgeChunkSteps"),
+  /** How long a lease lasts without renewal; every step renews it. */
+  leaseMs: (): number => setting("purgeLeaseSeconds") * 1000,
+  /** Documents a policy sweep takes per collection and run; the rest waits for the next run. */
+  sweepLimit: (): number => setting("purgeSweepLimit"),
+  /** Deletion requests one run takes on. */
+  maxRequestsPerRun: (): number => setting("purgeMaxRequests"),
+  /** How long a retention-admin's approval of a tripped brake (approvePurgeRun) stays usable. */
+  approvalTtlMs: (): number => setting("purgeBrakeApprovalHours") * 3_600_000,
+  /**
+   * The delete rate: it starts at the start rate and rises 1.5x every 5 minutes up to the ceiling. With the
+   * defaults (500, 10,000) that is Firestore's 500/50/5 ramp-up guidance for traffic to live collections.
+   * Setting both high (the bench's "fastest") removes the throttle.
+   */
+  startOpsPerSecond: (): number => setting("purgeStartOpsPerSecond"),
+  maxOpsPerSecond: (): number => setting("purgeMaxOpsPerSecond"),
+};

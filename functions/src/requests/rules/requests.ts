@@ -1,0 +1,281 @@
+import { DomainError, permissionDenied, preconditionFailed } from "../../kernel/errors";
+import type { GovernedFields } from "../../kernel/governed";
+import { assertTransition, isLifecycleState, type LifecycleState } from "../../kernel/lifecycle";
+import { DAY_MS, type PolicyIndex } from "../../kernel/policy";
+import { REQUEST_STATES, type RequestState } from "../../kernel/request-states";
+import type { Subject } from "../../plan/rules";
+
+export { REQUEST_STATES, type RequestState };
+export type RequestSource = "user" | "auth-backstop" | "staff";
+
+/**
+ * A request is open while the subject's erasure is in progress: waiting for its grace period (PENDING), under
+ * way (PROCESSING), stopped for an operator (BLOCKED), or done except for data under a hold
+ * (RETAINED_UNDER_HOLD). While a request is open its subject gets this same request back, the data it
+ * soft-deleted is its own (never a policy sweep's), and its uid's leftovers are not orphans.
+ */
+export const OPEN_REQUEST_STATES: readonly RequestState[] = ["PENDING", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD"];
+/** Whether a request in `state` is open (see OPEN_REQUEST_STATES). */
+export const isOpenRequest = (state: unknown): boolean => (OPEN_REQUEST_STATES as readonly unknown[]).includes(state);
+/**
+ * States in which erasure is owed and not yet carried out, so the request's due date applies (a request
+ * retained under a hold has erased all the law lets it erase: what remains is kept for a legal obligation).
+ */
+export const ERASURE_OWED_STATES: readonly RequestState[] = ["PENDING", "PROCESSING", "BLOCKED"];
+/**
+ * The Auth backstop treats a uid as already handled when an open request or a PURGED one exists: the purge
+ * deletes the Auth account itself, so its own delete event must not open a second request.
+ */
+export const HANDLED_REQUEST_STATES: readonly RequestState[] = [...OPEN_REQUEST_STATES, "PURGED"];
+
+/**
+ * The request state machine. Every writer reads the state in the same transaction as its write and moves
+ * only along these edges, so a cancel and the purge can never both win:
+ *   PENDING              -> CANCELLING (the owner cancels in grace), PROCESSING (a purge round starts),
+ *                           BLOCKED (the plan is refused before anything happens)
+ *   CANCELLING           -> CANCELLED (the restore is complete)
+ *   PROCESSING           -> PURGED, RETAINED_UNDER_HOLD, BLOCKED (the round ends)
+ *   BLOCKED              -> PROCESSING, BLOCKED (re-planned by a later run)
+ *   RETAINED_UNDER_HOLD  -> PROCESSING, BLOCKED (a hold changed: what was held is planned again)
+ *   CANCELLED, PURGED    -> (terminal)
+ */
+const REQUEST_MOVES: Readonly<Record<RequestState, readonly RequestState[]>> = {
+  PENDING: ["CANCELLING", "PROCESSING", "BLOCKED"],
+  CANCELLING: ["CANCELLED"],
+  PROCESSING: ["PURGED", "RETAINED_UNDER_HOLD", "BLOCKED"],
+  BLOCKED: ["PROCESSING", "BLOCKED"],
+  RETAINED_UNDER_HOLD: ["PROCESSING", "BLOCKED"],
+  CANCELLED: [],
+  PURGED: [],
+};
+
+export const canMoveRequest = (from: RequestState, to: RequestState): boolean => REQUEST_MOVES[from].includes(to);
+
+/** The one definition of "grace over": the request's grace period has ended at `nowMs`. */
+export const isGraceOver = (req: { graceEndsAtMs: number | null }, nowMs: number): boolean => req.graceEndsAtMs !== null && req.graceEndsAtMs <= nowMs;
+
+/** What the purge reads of a request to decide whether a run may take it. */
+export interface TakeFacts {
+  state: unknown;
+  graceEndsAtMs: number | null;
+  /** For RETAINED_UNDER_HOLD: the hold fence generation its held paths were judged at. */
+  heldFenceGeneration: unknown;
+}
+
+/**
+ * Whether a purge run may take a request: PENDING or BLOCKED with its grace period over (BLOCKED is
+ * re-planned every run), PROCESSING (a run stopped part-way: resume it), or RETAINED_UNDER_HOLD when the set
+ * of holds changed since its held paths were judged (what was held may be free now). A request being
+ * cancelled, cancelled or purged is never taken.
+ */
+export function purgeMayTake(r: TakeFacts, nowMs: number, fenceGeneration: number): boolean {
+  if (r.state === "PROCESSING") return true;
+  if (r.state === "RETAINED_UNDER_HOLD") return r.heldFenceGeneration !== fenceGeneration;
+  return (r.state === "PENDING" || r.state === "BLOCKED") && isGraceOver(r, nowMs);
+}
+
+/** Throws REQUEST_STATE_CHANGED unless the request may move from the state its writer read to `to`. */
+export function assertRequestMove(from: RequestState, to: RequestState): void {
+  if (!canMoveRequest(from, to)) {
+    throw preconditionFailed("REQUEST_STATE_CHANGED", `A ${from} deletion request cannot become ${to}.`, { state: from, to });
+  }
+}
+
+/** The retention classes whose grace and due periods govern a user's erasure and a tenant's closure. */
+export const USER_DELETE_CLASS = "user-delete";
+export const TENANT_CLOSURE_CLASS = "tenant-account";
+
+/** Who owns a request, and may cancel it: the user it erases, or the staff member who opened a tenant's closure. */
+export const requestOwner = (req: Pick<DeletionRequest, "subject" | "requestedBy">): string => (req.subject.type === "user" ? req.subject.uid : req.requestedBy);
+
+export interface TimelineEntry {
+  atMs: number;
+  event: string;
+  detail?: string;
+}
+
+/**
+ * `deletionRequests/{requestId}` in domain form (times as epoch ms). Its subject is a user (an account
+ * erasure) or a tenant (a tenant's closure): one model, one state machine, one purge path.
+ */
+export interface DeletionRequest {
+  requestId: string;
+  subject: Subject;
+  /** Who opened it: the user for their own account, the staff member for a tenant closure, or the system. */
+  requestedBy: string;
+  state: RequestState;
+  source: RequestSource;
+  reason?: string;
+  requestedAtMs: number;
+  graceEndsAtMs: number;
+  dueAtMs: number;
+  policyVersion: string;
+  timeline: TimelineEntry[];
+  softDeleted: number;
+  manifestHash?: string;
+  /** When the owner asked to cancel (the request/cancel cooldown counts from here). */
+  cancelledAtMs?: number;
+}
+
+/** The class whose grace and due periods govern a request: `user-delete` for a user, `tenant-account` for a tenant. */
+export const requestClassOf = (subject: Subject): string => (subject.type === "user" ? USER_DELETE_CLASS : TENANT_CLOSURE_CLASS);
+
+/**
+ * A new deletion request. Grace and due periods come from the subject's class (`requestClassOf`), so a change
+ * of policy (a new registry version) changes them for new requests only: the request records its version.
+ */
+export function newDeletionRequest(
+  args: { requestId: string; subject: Subject; requestedBy: string; source: RequestSource; reason?: string; nowMs: number },
+  policy: PolicyIndex,
+): DeletionRequest {
+  const classId = requestClassOf(args.subject);
+  const cls = policy.classById(classId);
+  if (!cls || cls.dueDays === undefined) {
+    throw new Error(`registry ${policy.version}: class ${classId} with dueDays is required for deletion requests`);
+  }
+  const graceDays = cls.graceDays ?? 0;
+  return {
+    requestId: args.requestId,
+    subject: args.subject,
+    requestedBy: args.requestedBy,
+    state: "PENDING",
+    source: args.source,
+    ...(args.reason !== undefined && args.reason !== "" ? { reason: args.reason } : {}),
+    requestedAtMs: args.nowMs,
+    graceEndsAtMs: args.nowMs + graceDays * DAY_MS,
+    dueAtMs: args.nowMs + cls.dueDays * DAY_MS,
+    policyVersion: policy.version,
+    timeline: [{ atMs: args.nowMs, event: "REQUESTED", detail: `source ${args.source}` }],
+    softDeleted: 0,
+  };
+}
+
+/**
+ * Whether the owner may cancel now, read in the same transaction that writes the outcome. Cancelling is
+ * idempotent: a request already CANCELLED reports "already-cancelled", and one CANCELLING (its restore was
+ * interrupted) reports "resume", so a retried call finishes the restore instead of failing.
+ * Errors: NOT_OWNER (permission-denied); ALREADY_PROCESSING when the purge has taken the request (its lease is
+ * live, or a round started) while the caller's clock is still inside the grace period; GRACE_EXPIRED once the
+ * grace period is over (both failed-precondition).
+ */
+export function cancelDecision(
+  req: Pick<DeletionRequest, "subject" | "requestedBy" | "state" | "graceEndsAtMs">,
+  callerUid: string,
+  nowMs: number,
+  purgeLeaseLive: boolean,
+): "cancel" | "resume" | "already-cancelled" {
+  if (requestOwner(req) !== callerUid) throw permissionDenied("NOT_OWNER", "Only the owner of a deletion request may cancel it.");
+  if (req.state === "CANCELLED") return "already-cancelled";
+  if (req.state === "CANCELLING") return "resume";
+  if (isGraceOver(req, nowMs)) {
+    throw preconditionFailed("GRACE_EXPIRED", "The grace period is over; the request can no longer be cancelled.", {
+      graceEndsAt: new Date(req.graceEndsAtMs).toISOString(),
+      state: req.state,
+    });
+  }
+  if (req.state !== "PENDING" || purgeLeaseLive) {
+    throw preconditionFailed("ALREADY_PROCESSING", "The erasure has already started and can no longer be cancelled.", { state: req.state });
+  }
+  return "cancel";
+}
+
+/** A cancellation of a subject's earlier request, for the request/cancel cooldown. */
+export interface PastCancellation {
+  cancelledAtMs: number;
+}
+
+/** How far back cancellations count towards the cooldown, and its bounds. */
+export const COOLDOWN_WINDOW_MS = 30 * DAY_MS;
+export const COOLDOWN_MAX_MS = 7 * DAY_MS;
+
+/**
+ * The request/cancel cooldown. Each request soft-deletes the subject's whole data and each cancel restores
+ * it, so a loop of the two is an abuse of the service's write budget. After a cancel a new request from the
+ * same user waits `baseMs`, doubled for every further cancel in the last 30 days, up to 7 days. Returns
+ * when a new request is allowed again (null: now). The Auth backstop is never held back (the account is
+ * already gone), and neither are staff.
+ */
+export function requestCooldownUntil(cancellations: readonly PastCancellation[], baseMs: number, nowMs: number): number | null {
+  const recent = cancellations.filter((c) => nowMs - c.cancelledAtMs < COOLDOWN_WINDOW_MS);
+  if (recent.length === 0 || baseMs <= 0) return null;
+  const last = Math.max(...recent.map((c) => c.cancelledAtMs));
+  const wait = Math.min(COOLDOWN_MAX_MS, baseMs * 2 ** (recent.length - 1));
+  return last + wait > nowMs ? last + wait : null;
+}
+
+/** Throws REQUEST_COOLDOWN (resource-exhausted) while a user's new request must wait. */
+export function assertNoCooldown(cancellations: readonly PastCancellation[], baseMs: number, nowMs: number): void {
+  const until = requestCooldownUntil(cancellations, baseMs, nowMs);
+  if (until !== null) {
+    throw new DomainError("resource-exhausted", "REQUEST_COOLDOWN", "A deletion request was cancelled recently; ask again later.", {
+      retryAfter: new Date(until).toISOString(),
+    });
+  }
+}
+
+/** Server-only bookkeeping a soft delete leaves on a document, so that a cancel can undo exactly it. */
+export interface SoftDeleteMarks {
+  softDeletedAtMs: number | null;
+  preDeleteState: LifecycleState | null;
+  deletionRequestId: string | null;
+}
+
+export type SoftDeleteOutcome =
+  | { kind: "move"; fields: GovernedFields; marks: SoftDeleteMarks }
+  | { kind: "already" }
+  | { kind: "held" }
+  | { kind: "not-active"; state: LifecycleState };
+
+/**
+ * What an account-deletion request does to one document of its subject: ACTIVE data becomes SOFT_DELETED
+ * (state-machine checked) and leaves every product read. Held documents (`held`: holds/rules.ts#isHeld) stay
+ * as they are (holds win), and
+ * so does data already in another part of its lifecycle, which this request must not claim: a cancel
+ * restores only what the request itself moved.
+ */
+export function softDeleteOutcome(
+  doc: GovernedFields,
+  marks: SoftDeleteMarks,
+  requestId: string,
+  held: boolean,
+  nowMs: number,
+): SoftDeleteOutcome {
+  if (doc.lifecycleState === "SOFT_DELETED" && marks.deletionRequestId === requestId) return { kind: "already" };
+  if (held) return { kind: "held" };
+  if (doc.lifecycleState !== "ACTIVE") return { kind: "not-active", state: doc.lifecycleState };
+  assertTransition(doc.lifecycleState, "SOFT_DELETED");
+  return {
+    kind: "move",
+    fields: { ...doc, lifecycleState: "SOFT_DELETED" },
+    marks: { softDeletedAtMs: nowMs, preDeleteState: doc.lifecycleState, deletionRequestId: requestId },
+  };
+}
+
+export type RestoreOutcome =
+  | { kind: "restore"; fields: GovernedFields }
+  | { kind: "skip"; why: "OTHER_REQUEST" | "MOVED_ON" };
+
+/**
+ * What cancelling a request does to a document it soft-deleted: the state before the request comes back.
+ * A hold placed after the soft delete parked SOFT_DELETED in `preHold`; that is rewritten to the state
+ * before the request, so the later release also lands on it. A document that moved on since (archived,
+ * made purge-eligible by an administrator) is left for the operator and reported.
+ */
+export function restoreOutcome(doc: GovernedFields, marks: SoftDeleteMarks, requestId: string): RestoreOutcome {
+  if (marks.deletionRequestId !== requestId) return { kind: "skip", why: "OTHER_REQUEST" };
+  const before: LifecycleState = marks.preDeleteState && isLifecycleState(marks.preDeleteState) ? marks.preDeleteState : "ACTIVE";
+  if (doc.lifecycleState === "SOFT_DELETED") {
+    assertTransition("SOFT_DELETED", before);
+    return { kind: "restore", fields: { ...doc, lifecycleState: before } };
+  }
+  if (doc.lifecycleState === "LEGAL_HOLD" && doc.preHold?.lifecycleState === "SOFT_DELETED") {
+    return { kind: "restore", fields: { ...doc, preHold: { ...doc.preHold, lifecycleState: before } } };
+  }
+  return { kind: "skip", why: "MOVED_ON" };
+}
+
+/** Parses a stored request state; an unknown value is a corrupted record, never silently "open". */
+export function parseRequestState(value: unknown): RequestState {
+  if (typeof value === "string" && (REQUEST_STATES as readonly string[]).includes(value)) return value as RequestState;
+  throw new DomainError("failed-precondition", "CORRUPT_REQUEST", "The deletion request record has an unknown state.");
+}

@@ -1,0 +1,398 @@
+import { EVIDENCE_TX, openEvidence } from "../evidence/index";
+import { FieldValue, type DocumentData, type DocumentSnapshot } from "firebase-admin/firestore";
+import { hashCanonical } from "../kernel/canonical";
+import {
+  assertNoCooldown,
+  assertRequestMove,
+  cancelDecision,
+  HANDLED_REQUEST_STATES,
+  newDeletionRequest,
+  OPEN_REQUEST_STATES,
+  parseRequestState,
+  restoreOutcome,
+  softDeleteOutcome,
+  type DeletionRequest,
+  type RequestSource,
+  type RequestState,
+  type SoftDeleteMarks,
+  type TimelineEntry,
+} from "./rules/requests";
+import { isHeld } from "../kernel/held";
+import { notFound } from "../kernel/errors";
+import type { Actor, EvidenceBody } from "../evidence/rules";
+import { isLifecycleState } from "../kernel/lifecycle";
+import { segments, sortedUnique } from "../kernel/paths";
+import { discoverSubject } from "../plan/index";
+import type { Subject } from "../plan/rules";
+import { pageGoverned, governedToFirestore, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
+import { COLLECTIONS, db } from "../platform/firestore";
+import { activeHolds } from "../holds/index";
+import { leaseState } from "../platform/lease";
+import { log } from "../platform/logs";
+import { policy } from "../platform/registry";
+import { settings } from "../platform/settings";
+
+/** Documents changed per transaction by a soft delete or a restore. */
+const REQUEST_BATCH = 200;
+
+const requestsCol = () => db().collection(COLLECTIONS.deletionRequests);
+
+/** Every request of a subject: a user's by uid, a tenant's closures by tenant (equality filters only: no composite index). */
+const requestsOf = (subject: Subject) =>
+  subject.type === "user" ? requestsCol().where("uid", "==", subject.uid) : requestsCol().where("subjectType", "==", "tenant").where("tenantId", "==", subject.tenantId);
+
+export function requestToFirestore(r: DeletionRequest): Record<string, unknown> {
+  return {
+    requestId: r.requestId,
+    ...subjectFields(r.subject),
+    requestedBy: r.requestedBy,
+    state: r.state,
+    source: r.source,
+    ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    requestedAt: toTimestamp(r.requestedAtMs),
+    graceEndsAt: toTimestamp(r.graceEndsAtMs),
+    dueAt: toTimestamp(r.dueAtMs),
+    policyVersion: r.policyVersion,
+    timeline: r.timeline.map(timelineToFirestore),
+    softDeleted: r.softDeleted,
+    ...(r.manifestHash !== undefined ? { manifestHash: r.manifestHash } : {}),
+  };
+}
+
+const timelineToFirestore = (t: TimelineEntry) => ({ at: toTimestamp(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) });
+
+/** How a request stores its subject: `subjectType`, `tenantId`, and the `uid` of a user (queried by the backstop and the audit). */
+function subjectFields(subject: Subject): Record<string, string> {
+  return subject.type === "user" ? { subjectType: "user", uid: subject.uid, tenantId: subject.tenantId } : { subjectType: "tenant", tenantId: subject.tenantId };
+}
+
+/** The subject of a stored deletion request: a user (an account erasure), or a tenant (its closure). */
+export function subjectOfRequest(data: DocumentData): Subject {
+  const tenantId = String(data.tenantId ?? "");
+  return data.subjectType === "tenant" ? { type: "tenant", tenantId } : { type: "user", uid: String(data.uid ?? ""), tenantId };
+}
+
+export function requestFromFirestore(snap: DocumentSnapshot): DeletionRequest {
+  const d = snap.data() ?? {};
+  const timeline = Array.isArray(d.timeline) ? (d.timeline as Record<string, unknown>[]) : [];
+  const subject = subjectOfRequest(d);
+  return {
+    requestId: snap.id,
+    subject,
+    requestedBy: typeof d.requestedBy === "string" ? d.requestedBy : subject.type === "user" ? subject.uid : "",
+    state: parseRequestState(d.state),
+    source: (d.source as RequestSource) ?? "user",
+    ...(typeof d.reason === "string" ? { reason: d.reason } : {}),
+    requestedAtMs: toMs(d.requestedAt) ?? 0,
+    graceEndsAtMs: toMs(d.graceEndsAt) ?? 0,
+    dueAtMs: toMs(d.dueAt) ?? 0,
+    policyVersion: String(d.policyVersion ?? ""),
+    timeline: timeline.map((t) => ({
+      atMs: toMs(t.at) ?? 0,
+      event: String(t.event),
+      ...(typeof t.detail === "string" ? { detail: t.detail } : {}),
+    })),
+    softDeleted: typeof d.softDeleted === "number" ? d.softDeleted : 0,
+    ...(typeof d.manifestHash === "string" ? { manifestHash: d.manifestHash } : {}),
+    ...(toMs(d.cancelledAt) !== null ? { cancelledAtMs: toMs(d.cancelledAt) ?? 0 } : {}),
+  };
+}
+
+export async function readRequest(requestId: string): Promise<DeletionRequest> {
+  const snap = await requestsCol().doc(requestId).get();
+  if (!snap.exists) throw notFound("REQUEST_NOT_FOUND", "No such deletion request.");
+  return requestFromFirestore(snap);
+}
+
+export interface OpenRequestInput {
+  /** A user (their own account, or the Auth backstop's) or a tenant (its closure, opened by staff). */
+  subject: Subject;
+  source: RequestSource;
+  reason?: string;
+  actor: Actor;
+  nowMs: number;
+  /** The Auth trigger's event id, recorded with the request and in evidence. */
+  eventId?: string;
+}
+
+/**
+ * Opens a deletion request for a subject (a user or a tenant), or returns the one that already covers it, then
+ * soft-deletes the subject's data. The look-up of the subject's requests is a query inside the transaction
+ * that creates the new one; Firestore transactions are serializable, so two concurrent calls cannot both create.
+ * - a user's own call gets any open request back (OPEN_REQUEST_STATES); after a cancel, a new request waits
+ *   out the request/cancel cooldown (REQUEST_COOLDOWN);
+ * - the Auth backstop also treats a PURGED request as handled (the purge deletes the Auth account itself),
+ *   is never held back by the cooldown, and first finishes a cancel still restoring the data (CANCELLING),
+ *   so that the restore cannot undo the new request's soft delete.
+ * Running it again is how an interrupted soft delete is completed.
+ */
+export async function openDeletionRequest(input: OpenRequestInput): Promise<{ request: DeletionRequest; created: boolean }> {
+  const backstop = input.source === "auth-backstop";
+  const states: readonly RequestState[] = backstop ? HANDLED_REQUEST_STATES : OPEN_REQUEST_STATES;
+  const ref = requestsCol().doc();
+  for (;;) {
+    const outcome = await db().runTransaction(async (tx) => {
+      const mine = (await tx.get(requestsOf(input.subject))).docs.map(requestFromFirestore);
+      const existing = mine.filter((r) => states.includes(r.state)).sort((a, b) => a.requestedAtMs - b.requestedAtMs);
+      if (existing.length > 0) return { kind: "existing", request: existing[0]!, created: false } as const;
+      const cancelling = mine.find((r) => r.state === "CANCELLING");
+      if (cancelling && backstop) return { kind: "finish-cancel", requestId: cancelling.requestId } as const;
+      if (!backstop && input.source === "user") {
+        const cancellations = mine.filter((r) => r.state === "CANCELLED" || r.state === "CANCELLING").map((r) => ({ cancelledAtMs: r.cancelledAtMs ?? r.requestedAtMs }));
+        assertNoCooldown(cancellations, settings.requestCooldownMs(), input.nowMs);
+      }
+      const evidence = await openEvidence(tx);
+      const request = newDeletionRequest(
+        { requestId: ref.id, subject: input.subject, requestedBy: input.actor.id, source: input.source, reason: input.reason, nowMs: input.nowMs },
+        policy(),
+      );
+      tx.create(ref, { ...requestToFirestore(request), ...(input.eventId ? { sourceEventId: input.eventId } : {}) });
+      evidence.append({
+        action: backstop ? "BACKSTOP_REQUEST_OPENED" : "DELETION_REQUESTED",
+        actor: input.actor,
+        decision: { reason: backstop ? "AUTH_ACCOUNT_DELETED" : "SUBJECT_REQUEST", source: input.source },
+        policyVersion: request.policyVersion,
+        atMs: input.nowMs,
+        requestId: request.requestId,
+        eventId: input.eventId ?? null,
+        counts: { graceDays: Math.round((request.graceEndsAtMs - request.requestedAtMs) / 86_400_000) },
+        // The user's own words are personal data: evidence keeps only a hash of them.
+        detail: {
+          tenantId: request.subject.tenantId,
+          subjectType: request.subject.type,
+          graceEndsAt: new Date(request.graceEndsAtMs).toISOString(),
+          dueAt: new Date(request.dueAtMs).toISOString(),
+          ...(input.reason ? { reasonHash: hashCanonical({ reason: input.reason }) } : {}),
+        },
+      });
+      return { kind: "created", request, created: true } as const;
+    }, EVIDENCE_TX);
+    if (outcome.kind === "finish-cancel") {
+      await finishCancel(outcome.requestId, input.actor, input.nowMs);
+      continue;
+    }
+    if (outcome.created) log.info(backstop ? "deletion.backstop.opened" : "deletion.requested", { requestId: outcome.request.requestId });
+    if (outcome.request.state === "PENDING") {
+      const moved = await softDeleteSubjectData(outcome.request.requestId, input.actor, input.nowMs);
+      return { request: { ...outcome.request, softDeleted: outcome.request.softDeleted + moved }, created: outcome.created };
+    }
+    return { request: outcome.request, created: outcome.created };
+  }
+}
+
+function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
+  const pre = data?.preDeleteState;
+  return {
+    softDeletedAtMs: toMs(data?.softDeletedAt),
+    preDeleteState: isLifecycleState(pre) ? pre : null,
+    deletionRequestId: typeof data?.deletionRequestId === "string" ? data.deletionRequestId : null,
+  };
+}
+
+/**
+ * Moves every `delete` and `mask` document in the subject's data map to SOFT_DELETED, in batches of one
+ * transaction each (re-reading the request, so a request cancelled or taken by the purge meanwhile stops
+ * the pass). Each batch carries its own evidence with the paths it moved. Returns how many moved.
+ */
+export async function softDeleteSubjectData(requestId: string, actor: Actor, nowMs: number): Promise<number> {
+  const requestRef = requestsCol().doc(requestId);
+  const request = requestFromFirestore(await requestRef.get());
+  const entries = new Map(policy().dataMap(request.subject.type).map((e) => [e.id, e]));
+  const candidates: string[] = [];
+  for await (const d of discoverSubject(request.subject)) {
+    const action = entries.get(d.entryId)?.action;
+    if (action === "delete" || action === "mask") candidates.push(d.path);
+  }
+  const holds = await activeHolds();
+  const paths = sortedUnique(candidates);
+  let moved = 0;
+  for (let i = 0; i < paths.length; i += REQUEST_BATCH) {
+    const batch = paths.slice(i, i + REQUEST_BATCH);
+    const n = await db().runTransaction(async (tx) => {
+      const req = requestFromFirestore(await tx.get(requestRef));
+      if (req.state !== "PENDING") return -1;
+      const snaps = await tx.getAll(...batch.map((p) => db().doc(p)));
+      const evidence = await openEvidence(tx);
+      const movedPaths: string[] = [];
+      let held = 0;
+      for (const s of snaps) {
+        const g = readGovernedStrict(s.data());
+        if (!g) continue;
+        const out = softDeleteOutcome(g, marksOf(s.data()), requestId, isHeld({ path: s.ref.path, ...g }, holds), nowMs);
+        if (out.kind === "held") held++;
+        if (out.kind !== "move") continue;
+        tx.update(s.ref, {
+          ...governedToFirestore(out.fields),
+          softDeletedAt: toTimestamp(nowMs),
+          preDeleteState: out.marks.preDeleteState,
+          deletionRequestId: requestId,
+        });
+        movedPaths.push(s.ref.path);
+      }
+      if (movedPaths.length === 0) return 0;
+      tx.update(requestRef, {
+        softDeleted: req.softDeleted + movedPaths.length,
+        timeline: [...req.timeline, { atMs: nowMs, event: "SOFT_DELETED", detail: `${movedPaths.length} documents` }].map(timelineToFirestore),
+      });
+      evidence.append(requestEvidence("SUBJECT_SOFT_DELETED", req, actor, nowMs, movedPaths, { softDeleted: movedPaths.length, heldSkipped: held }));
+      return movedPaths.length;
+    }, EVIDENCE_TX);
+    if (n < 0) break;
+    moved += n;
+  }
+  return moved;
+}
+
+function requestEvidence(
+  action: string,
+  req: DeletionRequest,
+  actor: Actor,
+  nowMs: number,
+  paths: string[] | undefined,
+  counts: Record<string, number>,
+): EvidenceBody {
+  return {
+    action,
+    actor,
+    decision: { reason: action === "DELETION_CANCELLED" || action === "DELETION_CANCEL_REQUESTED" ? "SUBJECT_CANCELLED" : "DELETION_REQUEST", state: req.state },
+    policyVersion: policy().version,
+    atMs: nowMs,
+    requestId: req.requestId,
+    ...(paths ? { paths } : {}),
+    counts,
+  };
+}
+
+export interface CancelOptions {
+  /** Documents per restore transaction. */
+  restoreBatchSize?: number;
+  /** Fault-injection seam for tests: runs before each restore batch; throwing stops the cancel there, as a crash would. */
+  beforeRestoreBatch?: (batch: number) => void;
+}
+
+/**
+ * Cancels a request. The owner's cancel moves the request PENDING -> CANCELLING in one transaction that reads
+ * its state and its purge lease (a cancel and the purge cannot both win: see `cancelDecision`), with evidence.
+ * Then every document carrying the request id (found by a collection-group query per governed collection,
+ * whatever the data map says now) returns to its state before the request. Only when nothing is left to
+ * restore does the request become CANCELLED, with DELETION_CANCELLED evidence: CANCELLED always means the data
+ * is back. An interrupted restore leaves the request CANCELLING, which the purge never takes; calling cancel
+ * again, or the next nightly run (`resumeCancellations`), finishes it.
+ */
+export async function cancelDeletionRequest(requestId: string, callerUid: string, actor: Actor, nowMs: number, opts: CancelOptions = {}): Promise<{ restored: number }> {
+  const requestRef = requestsCol().doc(requestId);
+  const started = await db().runTransaction(async (tx) => {
+    const snap = await tx.get(requestRef);
+    if (!snap.exists) throw notFound("REQUEST_NOT_FOUND", "No such deletion request.");
+    const req = requestFromFirestore(snap);
+    // Leases run on the wall clock, like the purge's own (platform/lease.ts).
+    const leaseLive = leaseState(snap.data(), "", Date.now()) === "taken";
+    const decision = cancelDecision(req, callerUid, nowMs, leaseLive);
+    if (decision !== "cancel") return decision;
+    assertRequestMove(req.state, "CANCELLING");
+    const evidence = await openEvidence(tx);
+    tx.update(requestRef, {
+      state: "CANCELLING",
+      cancelledAt: toTimestamp(nowMs),
+      timeline: [...req.timeline, { atMs: nowMs, event: "CANCEL_REQUESTED" }].map(timelineToFirestore),
+    });
+    evidence.append(requestEvidence("DELETION_CANCEL_REQUESTED", { ...req, state: "CANCELLING" }, actor, nowMs, undefined, { softDeleted: req.softDeleted }));
+    return "started" as const;
+  }, EVIDENCE_TX);
+  if (started === "already-cancelled") return { restored: 0 };
+  if (started === "resume") log.info("deletion.cancel.resumed", { requestId });
+  return finishCancel(requestId, actor, nowMs, opts);
+}
+
+/**
+ * Restores what a CANCELLING request soft-deleted, then moves it to CANCELLED. Idempotent and safe to run
+ * concurrently: a document already restored no longer carries the request id, and the last transaction
+ * reads the state it moves from.
+ */
+async function finishCancel(requestId: string, actor: Actor, nowMs: number, opts: CancelOptions = {}): Promise<{ restored: number }> {
+  const requestRef = requestsCol().doc(requestId);
+  const size = opts.restoreBatchSize ?? REQUEST_BATCH;
+  let restored = 0;
+  let batchNo = 0;
+  let batch: string[] = [];
+  const flush = async () => {
+    opts.beforeRestoreBatch?.(++batchNo);
+    restored += await restoreBatch(requestId, batch, actor, nowMs);
+    batch = [];
+  };
+  for await (const path of markedBy(requestId)) {
+    batch.push(path);
+    if (batch.length >= size) await flush();
+  }
+  if (batch.length > 0) await flush();
+  const finished = await db().runTransaction(async (tx) => {
+    const snap = await tx.get(requestRef);
+    const req = requestFromFirestore(snap);
+    if (req.state !== "CANCELLING") return false;
+    assertRequestMove(req.state, "CANCELLED");
+    const evidence = await openEvidence(tx);
+    tx.update(requestRef, { state: "CANCELLED", timeline: [...req.timeline, { atMs: nowMs, event: "CANCELLED" }].map(timelineToFirestore) });
+    evidence.append(requestEvidence("DELETION_CANCELLED", { ...req, state: "CANCELLED" }, actor, nowMs, undefined, { softDeleted: req.softDeleted, restored }));
+    return true;
+  }, EVIDENCE_TX);
+  if (finished) log.info("deletion.cancelled", { requestId, restored });
+  return { restored };
+}
+
+/**
+ * Finishes every cancel that was interrupted in the middle of its restore (requests left CANCELLING), so a
+ * cancelled subject's data never stays soft-deleted with nothing to bring it back. Run by the nightly job.
+ */
+export async function resumeCancellations(actor: Actor, nowMs: number): Promise<string[]> {
+  const snap = await requestsCol().where("state", "==", "CANCELLING").select().get();
+  for (const d of snap.docs) {
+    await finishCancel(d.id, actor, nowMs);
+    log.info("deletion.cancel.resumed", { requestId: d.id });
+  }
+  return snap.docs.map((d) => d.id);
+}
+
+async function restoreBatch(requestId: string, paths: string[], actor: Actor, nowMs: number): Promise<number> {
+  const requestRef = requestsCol().doc(requestId);
+  return db().runTransaction(async (tx) => {
+    const req = requestFromFirestore(await tx.get(requestRef));
+    const snaps = await tx.getAll(...paths.map((p) => db().doc(p)));
+    const evidence = await openEvidence(tx);
+    const restoredPaths: string[] = [];
+    let movedOn = 0;
+    for (const s of snaps) {
+      const g = readGovernedStrict(s.data());
+      if (!g) continue;
+      const out = restoreOutcome(g, marksOf(s.data()), requestId);
+      if (out.kind === "skip") {
+        if (out.why === "MOVED_ON") movedOn++;
+        continue;
+      }
+      tx.update(s.ref, {
+        ...governedToFirestore(out.fields),
+        softDeletedAt: FieldValue.delete(),
+        preDeleteState: FieldValue.delete(),
+        deletionRequestId: FieldValue.delete(),
+      });
+      restoredPaths.push(s.ref.path);
+    }
+    if (restoredPaths.length === 0 && movedOn === 0) return 0;
+    tx.update(requestRef, {
+      timeline: [...req.timeline, { atMs: nowMs, event: "RESTORED", detail: `${restoredPaths.length} documents` }].map(timelineToFirestore),
+    });
+    evidence.append(requestEvidence("SOFT_DELETE_RESTORED", req, actor, nowMs, restoredPaths, { restored: restoredPaths.length, movedOn }));
+    return restoredPaths.length;
+  }, EVIDENCE_TX);
+}
+
+/** Every document carrying the request's id, one collection group after another, a page at a time. */
+async function* markedBy(requestId: string): AsyncGenerator<string> {
+  for (const collectionId of governedCollectionIds()) {
+    for await (const d of pageGoverned(db().collectionGroup(collectionId).where("deletionRequestId", "==", requestId), REQUEST_BATCH)) yield d.ref.path;
+  }
+}
+
+/** The collection ids that hold governed documents (the last collection of each registry pattern). */
+function governedCollectionIds(): string[] {
+  return sortedUnique(policy().registry.collections.map((r) => segments(r.pattern).slice(-2)[0] ?? "")).filter((c) => c !== "");
+}

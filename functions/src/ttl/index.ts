@@ -1,0 +1,2 @@
+export { processTtlDelete } from "./delete";
+export type { TtlDeleteOptions, TtlDeleteResult } from "./delete";

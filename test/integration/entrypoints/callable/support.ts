@@ -1,0 +1,122 @@
+/**
+ * Shared set-up for the callable suites: a freshly seeded demo, one ID token per demo role, a snapshot of
+ * every document (to prove that refused calls write nothing) and the evidence chain as stored.
+ */
+import type { DocumentReference, Firestore } from "firebase-admin/firestore";
+import { expect } from "vitest";
+import { verifyChain, type ChainedEvidence } from "../../../../functions/src/evidence/rules";
+import { chainHeadRef } from "../../../../functions/src/evidence/store";
+import { policy } from "../../../../functions/src/platform/registry";
+import { seedDemo } from "../../../../functions/src/demo/seed";
+import { call, clearAuth, clearFirestore, db, idTokenFor, waitFor, type CallableResult } from "../../../helpers/emulator";
+
+export const T0 = Date.now();
+
+export interface Tokens {
+  ada: string;
+  ben: string;
+  clara: string;
+  dev: string;
+  rita: string;
+  /** A signed-in account with no tenant and no role. */
+  stranger: string;
+}
+
+/**
+ * Deleting a document of a TTL collection fires its delete trigger, which writes a marker and evidence some
+ * time later. So that no trigger of one test writes into the next, the TTL collections are emptied first and
+ * their triggers waited for: each sweeper-like delete ends with a DONE marker (a delete of PURGE_ELIGIBLE data
+ * is the workflow's and writes none). Only then is the database cleared.
+ */
+export async function drainTtlTriggers(): Promise<void> {
+  const collections = policy()
+    .ttlCollections()
+    .map((r) => r.pattern.split("/"))
+    .filter((s) => s.length === 2)
+    .map((s) => s[0]!);
+  const done = async () => (await db().collection("processedEvents").where("state", "==", "DONE").count().get()).data().count;
+  const before = await done();
+  let marked = 0;
+  for (const c of collections) {
+    for (const snap of (await db().collection(c).get()).docs) {
+      if (snap.get("lifecycleState") !== "PURGE_ELIGIBLE") marked++;
+      await db().recursiveDelete(snap.ref);
+    }
+  }
+  if (marked > 0) await waitFor(async () => (await done()) >= before + marked, `${marked} TTL delete triggers`, 30_000);
+}
+
+/** Clears both emulators, seeds the demo (documents and Auth users) and signs every role in. */
+export async function freshDemo(): Promise<Tokens> {
+  await drainTtlTriggers();
+  await clearFirestore();
+  await clearAuth();
+  await seedDemo({ nowMs: Date.now() });
+  const [ada, ben, clara, dev, rita, stranger] = await Promise.all([
+    idTokenFor({ uid: "u-1001", claims: { tenantId: "t-acme" } }),
+    idTokenFor({ uid: "u-1002", claims: { tenantId: "t-acme" } }),
+    idTokenFor({ uid: "c-2001", claims: { roles: ["compliance"] } }),
+    idTokenFor({ uid: "c-2002", claims: { roles: ["compliance"] } }),
+    idTokenFor({ uid: "r-3001", claims: { roles: ["retention-admin"] } }),
+    idTokenFor({ uid: "x-9001", claims: {} }),
+  ]);
+  return { ada, ben, clara, dev, rita, stranger };
+}
+
+/** Expects a refusal with this HttpsError status (as the wire spells it) and details.reason. */
+export function expectRefused(r: CallableResult<unknown>, status: string, reason?: string): void {
+  if (r.ok) throw new Error(`expected ${status}${reason ? `/${reason}` : ""}, got success ${JSON.stringify(r.data)}`);
+  expect(r.error.status, JSON.stringify(r.error)).toBe(status);
+  if (reason) expect(r.error.details?.reason, JSON.stringify(r.error)).toBe(reason);
+}
+
+export async function callExpect<T>(name: string, data: unknown, token: string | null): Promise<T> {
+  const r = await call<T>(name, data, token);
+  if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
+  return r.data;
+}
+
+function plain(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (typeof (value as { toMillis?: unknown }).toMillis === "function") return { ts: (value as { toMillis: () => number }).toMillis() };
+  if (Array.isArray(value)) return value.map(plain);
+  if ("firestore" in value && typeof (value as DocumentReference).path === "string") return { ref: (value as DocumentReference).path };
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, plain(v)]));
+}
+
+/** Every document in the database (any depth), path -> plain data. */
+export async function snapshotDatabase(firestore: Firestore = db()): Promise<Map<string, unknown>> {
+  const out = new Map<string, unknown>();
+  const walk = async (cols: { listDocuments: () => Promise<DocumentReference[]> }[]) => {
+    for (const col of cols) {
+      for (const ref of await col.listDocuments()) {
+        const snap = await ref.get();
+        if (snap.exists) out.set(ref.path, plain(snap.data()));
+        await walk(await ref.listCollections());
+      }
+    }
+  };
+  await walk(await firestore.listCollections());
+  return out;
+}
+
+/** The stored chain, in id order, with its head. */
+export async function readChain(): Promise<{ entries: { docId: string; entry: ChainedEvidence }[]; head: { seq: number; hash: string } | null }> {
+  const snap = await db().collection("deletionAudits").orderBy("__name__").get();
+  const head = await chainHeadRef().get();
+  return {
+    entries: snap.docs.map((d) => ({ docId: d.id, entry: d.data() as ChainedEvidence })),
+    head: head.exists ? (head.data() as { seq: number; hash: string }) : null,
+  };
+}
+
+export async function verifyStoredChain() {
+  const { entries, head } = await readChain();
+  return verifyChain(entries, head);
+}
+
+export async function evidenceActions(): Promise<string[]> {
+  return (await readChain()).entries.map((e) => e.entry.action);
+}
+
+export const docData = async (path: string): Promise<Record<string, unknown>> => (await db().doc(path).get()).data() ?? {};

@@ -1,0 +1,217 @@
+import { describe, expect, it } from "vitest";
+import {
+  auditArchiveEntry,
+  auditArchivedDoc,
+  auditDeletionRequest,
+  auditGovernedDoc,
+  auditSubject,
+  DEFAULT_THRESHOLDS,
+  isArchiveVerified,
+  isDeletionCandidate,
+  isHeld,
+  needsArchiveCheck,
+  policyVersionProblem,
+  softDeleteAgeBucket,
+  type AuditContext,
+  type AuditDoc,
+  type ArchiveFacts,
+} from "../../../functions/src/audit/rules";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { policyV1 } from "../../helpers/policy";
+
+const NOW = Date.parse("2027-03-01T00:00:00Z");
+const HOUR = 3_600_000;
+const ctx = (over: Partial<AuditContext> = {}): AuditContext => ({
+  policy: policyV1(),
+  publishedVersions: ["v1"],
+  activeHolds: [],
+  nowMs: NOW,
+  thresholds: DEFAULT_THRESHOLDS,
+  ...over,
+});
+
+/** A healthy document of the class the path's collection gets; overrides inject one fault at a time. */
+function doc(path: string, over: Partial<AuditDoc> = {}): AuditDoc {
+  const cls = policyV1().classForPath(path)!;
+  return {
+    path,
+    retentionClass: cls.id,
+    lifecycleState: "ACTIVE",
+    policyVersion: "v1",
+    expireAt: cls.mechanism === "ttl" ? NOW + 10 * DAY_MS : null,
+    retainUntilMs: cls.durationDays !== null && cls.mechanism !== "ttl" ? NOW + 100 * DAY_MS : null,
+    legalHold: false,
+    holdIds: [],
+    softDeletedAtMs: null,
+    claimUnitKey: null,
+    deletionRequestId: null,
+    hasSoftDeleteMark: false,
+    ...over,
+  };
+}
+const codes = (d: AuditDoc, parent: Parameters<typeof auditGovernedDoc>[1] = null, c = ctx()) => auditGovernedDoc(d, parent, c).map((f) => f.code);
+const liveParent = { exists: true, expireAtMs: NOW + 10 * DAY_MS };
+
+describe("audit rules for governed documents", () => {
+  it("healthy documents of every governed collection have no findings", () => {
+    const paths = ["tenants/t", "tenants/t/users/u", "tenants/t/orders/o", "userDirectory/u", "activity/a", "sessions/s", "events/e", "auditRecords/r"];
+    for (const p of paths) expect(codes(doc(p)), p).toEqual([]);
+    expect(codes(doc("tenants/t/orders/o/messages/m"), liveParent)).toEqual([]);
+    expect(codes(doc("sessions/s/tokens/k", { expireAt: NOW + 10 * DAY_MS }), liveParent)).toEqual([]);
+  });
+
+  it("UNKNOWN_CLASS: no class, an unknown class, or an ungoverned path", () => {
+    expect(codes(doc("events/e", { retentionClass: null }))).toEqual(["UNKNOWN_CLASS"]);
+    expect(codes(doc("events/e", { retentionClass: "keep-forever" }))).toEqual(["UNKNOWN_CLASS"]);
+    expect(codes(doc("events/e"), null).length).toBe(0);
+    expect(codes({ ...doc("events/e"), path: "scratch/x" })).toEqual(["UNKNOWN_CLASS"]);
+  });
+
+  it("CLASS_MISMATCH: a known class that is not the one the registry assigns to the path", () => {
+    expect(codes(doc("events/e", { retentionClass: "session-30d" }))).toEqual(["CLASS_MISMATCH"]);
+  });
+
+  it("INVALID_LIFECYCLE_STATE: missing or outside the state machine", () => {
+    expect(codes(doc("activity/a", { lifecycleState: null }))).toEqual(["INVALID_LIFECYCLE_STATE"]);
+    expect(codes(doc("activity/a", { lifecycleState: "DELETED" }))).toEqual(["INVALID_LIFECYCLE_STATE"]);
+  });
+
+  it("MISSING_TTL: a TTL class without expireAt unless held; an inherited child only while its parent has one", () => {
+    expect(codes(doc("sessions/s", { expireAt: null }))).toEqual(["MISSING_TTL"]);
+    expect(codes(doc("events/e", { expireAt: null, legalHold: true, lifecycleState: "LEGAL_HOLD", holdIds: ["h1"] }))).toEqual([]);
+    expect(codes(doc("events/e", { expireAt: null }), null, ctx({ activeHolds: [{ holdId: "h", targetPath: "events/e", reasonCode: "LITIGATION" }] }))).toEqual([]);
+    expect(codes(doc("sessions/s/tokens/k", { expireAt: null }), liveParent)).toEqual(["MISSING_TTL"]);
+    expect(codes(doc("sessions/s/tokens/k", { expireAt: null }), { exists: true, expireAtMs: null })).toEqual([]);
+    expect(codes(doc("activity/a", { expireAt: null }))).toEqual([]);
+  });
+
+  it("INVALID_TTL: not a Timestamp, on a workflow class, or a child outliving its parent", () => {
+    expect(codes(doc("sessions/s", { expireAt: "invalid" }))).toEqual(["INVALID_TTL"]);
+    expect(codes(doc("tenants/t/orders/o", { expireAt: NOW + DAY_MS }))).toEqual(["INVALID_TTL"]);
+    expect(codes(doc("sessions/s/tokens/k", { expireAt: NOW + 20 * DAY_MS }), liveParent)).toEqual(["INVALID_TTL"]);
+    expect(codes(doc("sessions/s/tokens/k", { expireAt: NOW + 5 * DAY_MS }), liveParent)).toEqual([]);
+  });
+
+  it("HOLD_WITH_TTL: any held document (flag, state, ids or covering record) carrying expireAt", () => {
+    const ttl = NOW + DAY_MS;
+    expect(codes(doc("events/e", { legalHold: true, expireAt: ttl }))).toEqual(["HOLD_WITH_TTL"]);
+    expect(codes(doc("events/e", { lifecycleState: "LEGAL_HOLD", expireAt: ttl }))).toEqual(["HOLD_WITH_TTL"]);
+    expect(codes(doc("auditRecords/r", { holdIds: ["h"], expireAt: ttl }))).toEqual(["HOLD_WITH_TTL"]);
+    const subtree = ctx({ activeHolds: [{ holdId: "h", targetPath: "tenants/t", reasonCode: "LITIGATION" }] });
+    expect(codes(doc("tenants/t/orders/o/messages/m", { expireAt: "invalid" }), liveParent, subtree)).toEqual(["HOLD_WITH_TTL"]);
+    expect(isHeld(doc("tenants/t2/users/u"), subtree.activeHolds)).toBe(false);
+  });
+
+  it("TTL_OVERDUE: expired longer ago than the cleanup SLA, and only then", () => {
+    expect(codes(doc("sessions/s", { expireAt: NOW - 73 * HOUR }))).toEqual(["TTL_OVERDUE"]);
+    expect(codes(doc("sessions/s", { expireAt: NOW - 71 * HOUR }))).toEqual([]);
+  });
+
+  it("SOFT_DELETE_QUERY_LEAK: soft-delete marks on a document still visible to reads", () => {
+    expect(codes(doc("activity/a", { hasSoftDeleteMark: true, softDeletedAtMs: NOW - DAY_MS }))).toEqual(["SOFT_DELETE_QUERY_LEAK"]);
+    expect(codes(doc("activity/a", { hasSoftDeleteMark: true, lifecycleState: "SOFT_DELETED" }))).toEqual([]);
+    // Already invisible by expiry: not a leak.
+    expect(codes(doc("sessions/s", { hasSoftDeleteMark: true, expireAt: NOW - HOUR }))).toEqual([]);
+  });
+
+  it("EXPIRED_BUT_VISIBLE: a workflow document ACTIVE and unheld past its business end plus the workflow lag", () => {
+    expect(codes(doc("tenants/t/orders/o", { retainUntilMs: NOW - 49 * HOUR }))).toEqual(["EXPIRED_BUT_VISIBLE"]);
+    expect(codes(doc("tenants/t/orders/o", { retainUntilMs: NOW - 47 * HOUR }))).toEqual([]);
+    expect(codes(doc("tenants/t/orders/o", { retainUntilMs: NOW - 49 * HOUR, lifecycleState: "PURGE_ELIGIBLE" }))).toEqual([]);
+    expect(codes(doc("tenants/t/orders/o", { retainUntilMs: NOW - 49 * HOUR, legalHold: true, lifecycleState: "LEGAL_HOLD" }))).toEqual([]);
+  });
+
+  it("ORPHANED_SUBCOLLECTION: a parent that does not exist", () => {
+    const f = auditGovernedDoc(doc("tenants/t/orders/o/messages/m"), { exists: false, expireAtMs: null }, ctx());
+    expect(f).toEqual([{ path: "tenants/t/orders/o/messages/m", code: "ORPHANED_SUBCOLLECTION", detail: "parent tenants/t/orders/o does not exist" }]);
+  });
+
+  it("STALE_POLICY_VERSION: missing, unpublished, or older than current", () => {
+    expect(codes(doc("activity/a", { policyVersion: null }))).toEqual(["STALE_POLICY_VERSION"]);
+    expect(policyVersionProblem("v2", ["v1"])).toMatch(/not a published/);
+    expect(policyVersionProblem("v1", ["v1", "v2"])).toMatch(/current version is v2/);
+    expect(policyVersionProblem("v2", ["v1", "v2"])).toBeNull();
+    expect(policyVersionProblem("v10", ["v9", "v10"])).toBeNull();
+  });
+});
+
+describe("audit rules for archives, requests and subjects", () => {
+  const sha = "a".repeat(64);
+  const archive = (over: Partial<ArchiveFacts> = {}): ArchiveFacts => ({
+    path: "archives/arc-1",
+    sourcePath: "auditRecords/r",
+    sha256: sha,
+    verifiedAtMs: NOW,
+    verified: true,
+    legalHold: false,
+    holdIds: [],
+    hasExpireAt: true,
+    ...over,
+  });
+
+  it("an archive is verified only with a SHA-256 and a successful read-back", () => {
+    expect(isArchiveVerified(archive())).toBe(true);
+    expect(isArchiveVerified(archive({ verified: null }))).toBe(true);
+    expect(isArchiveVerified(archive({ verifiedAtMs: null }))).toBe(true);
+    expect(isArchiveVerified(archive({ verifiedAtMs: null, verified: null }))).toBe(false);
+    expect(isArchiveVerified(archive({ verified: false }))).toBe(false);
+    expect(isArchiveVerified(archive({ sha256: undefined }))).toBe(false);
+    expect(isArchiveVerified(archive({ sha256: "A".repeat(64) }))).toBe(false);
+    expect(auditArchiveEntry(archive({ sha256: null }), [])).toEqual([{ path: "archives/arc-1", code: "ARCHIVE_UNVERIFIED", detail: "archive entry has no valid sha256" }]);
+  });
+
+  it("a copy of held data carries no TTL either (every copy counts)", () => {
+    expect(auditArchiveEntry(archive({ legalHold: true }), []).map((f) => f.code)).toEqual(["HOLD_WITH_TTL"]);
+    expect(auditArchiveEntry(archive(), [{ holdId: "h", targetPath: "auditRecords/r", reasonCode: "LITIGATION" }]).map((f) => f.code)).toEqual(["HOLD_WITH_TTL"]);
+    expect(auditArchiveEntry(archive({ legalHold: true, hasExpireAt: false }), [])).toEqual([]);
+  });
+
+  it("an ARCHIVED archive-class document needs a verified archive", () => {
+    expect(needsArchiveCheck({ path: "auditRecords/r", lifecycleState: "ARCHIVED" }, policyV1())).toBe(true);
+    expect(needsArchiveCheck({ path: "events/e", lifecycleState: "ARCHIVED" }, policyV1())).toBe(false);
+    expect(auditArchivedDoc("auditRecords/r", [])[0]?.detail).toMatch(/no archive entry/);
+    expect(auditArchivedDoc("auditRecords/r", [archive({ verified: false })])[0]?.code).toBe("ARCHIVE_UNVERIFIED");
+    expect(auditArchivedDoc("auditRecords/r", [archive({ verified: false }), archive()])).toEqual([]);
+  });
+
+  it("OVERDUE_REQUEST: unfinished requests past due, BLOCKED included; finished ones never", () => {
+    const r = (state: string, dueAtMs: number | null) => auditDeletionRequest({ path: "deletionRequests/r", state, dueAtMs }, NOW).map((f) => f.code);
+    expect(r("PENDING", NOW - 1)).toEqual(["OVERDUE_REQUEST"]);
+    expect(r("PROCESSING", NOW - DAY_MS)).toEqual(["OVERDUE_REQUEST"]);
+    expect(r("BLOCKED", NOW - DAY_MS)).toEqual(["OVERDUE_REQUEST"]);
+    expect(r("PENDING", NOW + 1)).toEqual([]);
+    expect(r("PURGED", NOW - DAY_MS)).toEqual([]);
+    expect(r("CANCELLED", NOW - DAY_MS)).toEqual([]);
+    expect(r("PENDING", null)).toEqual([]);
+  });
+
+  it("ORPHANED_SUBJECT: no Auth account and no erasure under way, one finding per path", () => {
+    const paths = ["userDirectory/u", "tenants/t/users/u"];
+    expect(auditSubject({ uid: "u", paths, authExists: false, erasureUnderWay: false }).map((f) => f.path)).toEqual(paths);
+    expect(auditSubject({ uid: "u", paths, authExists: true, erasureUnderWay: false })).toEqual([]);
+    expect(auditSubject({ uid: "u", paths, authExists: false, erasureUnderWay: true })).toEqual([]);
+  });
+});
+
+describe("audit statistics helpers", () => {
+  it("buckets soft-delete ages", () => {
+    expect([0, 23 * HOUR, DAY_MS, 6.9 * DAY_MS, 7 * DAY_MS, 45 * DAY_MS, 90 * DAY_MS, 400 * DAY_MS].map(softDeleteAgeBucket)).toEqual([
+      "<1d",
+      "<1d",
+      "1-7d",
+      "1-7d",
+      "7-30d",
+      "30-90d",
+      ">90d",
+      ">90d",
+    ]);
+  });
+
+  it("a deletion candidate is unheld and soft-deleted, purge-eligible or past its retention", () => {
+    expect(isDeletionCandidate(doc("activity/a", { lifecycleState: "SOFT_DELETED" }), false, NOW)).toBe(true);
+    expect(isDeletionCandidate(doc("activity/a", { lifecycleState: "SOFT_DELETED" }), true, NOW)).toBe(false);
+    expect(isDeletionCandidate(doc("sessions/s", { expireAt: NOW - 1 }), false, NOW)).toBe(true);
+    expect(isDeletionCandidate(doc("tenants/t/orders/o", { lifecycleState: "PURGE_ELIGIBLE" }), false, NOW)).toBe(true);
+    expect(isDeletionCandidate(doc("sessions/s"), false, NOW)).toBe(false);
+  });
+});

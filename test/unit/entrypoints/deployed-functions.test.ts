@@ -1,0 +1,33 @@
+/**
+ * What the deploy reads: each function's endpoint metadata (`__endpoint`, the manifest firebase-tools builds
+ * from the code). Retry and resources are deploy-time settings, so they are checked where the deploy sees them.
+ */
+import { beforeAll, describe, expect, it, vi } from "vitest";
+
+interface Endpoint {
+  timeoutSeconds: number | null;
+  availableMemoryMb: number | null;
+  eventTrigger?: { eventType: string; retry: boolean };
+}
+const endpointOf = (fn: unknown): Endpoint => (fn as { __endpoint: Endpoint }).__endpoint;
+
+describe("deployed function settings", () => {
+  beforeAll(() => {
+    // The 1st-gen Auth trigger names its project in its endpoint.
+    vi.stubEnv("GCLOUD_PROJECT", "demo-atlasmart-firestore");
+  });
+
+  it("the Auth-delete backstop retries a failed delivery (failure policy on)", async () => {
+    const { onAuthUserDeleted } = await import("../../../functions/src/entrypoints/auth/on-auth-user-deleted");
+    expect(endpointOf(onAuthUserDeleted).eventTrigger).toMatchObject({ eventType: "providers/firebase.auth/eventTypes/user.delete", retry: true });
+  });
+
+  it("planDeletion and placeRetentionHold get the time a tenant-sized plan or hold needs, not a callable's 60 s", async () => {
+    const { planDeletion } = await import("../../../functions/src/entrypoints/callable/plan-deletion");
+    const { placeRetentionHold } = await import("../../../functions/src/entrypoints/callable/place-retention-hold");
+    const { runRetentionJob } = await import("../../../functions/src/entrypoints/callable/run-retention-job");
+    expect(endpointOf(planDeletion)).toMatchObject({ timeoutSeconds: 540, availableMemoryMb: 2048 });
+    expect(endpointOf(placeRetentionHold)).toMatchObject({ timeoutSeconds: 540, availableMemoryMb: 512 });
+    expect(endpointOf(runRetentionJob)).toMatchObject({ timeoutSeconds: 540, availableMemoryMb: 2048 });
+  });
+});

@@ -1,0 +1,50 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { matchPattern, parentDocumentPath, patternMatchesSegments, segments } from "../../../functions/src/kernel/paths";
+
+/** The helpers' definitions, written the slow and obvious way: the fast paths must agree with them. */
+const reference = {
+  segments: (p: string) => p.split("/").filter((s) => s.length > 0),
+  parent(p: string): string | null {
+    const s = reference.segments(p);
+    return s.length >= 4 ? s.slice(0, -2).join("/") : null;
+  },
+  match(pattern: string, path: string): Record<string, string> | null {
+    const p = reference.segments(pattern);
+    const s = reference.segments(path);
+    if (p.length !== s.length) return null;
+    const vars: Record<string, string> = {};
+    for (let i = 0; i < p.length; i++) {
+      const m = /^\{([A-Za-z]+)\}$/.exec(p[i]!);
+      if (m) vars[m[1]!] = s[i]!;
+      else if (p[i] !== s[i]) return null;
+    }
+    return vars;
+  },
+};
+
+const segment = fc.constantFrom("a", "b", "tenants", "t-1", "orders", "o-1", "{x}", "");
+const path = fc.array(segment, { maxLength: 8 }).map((s) => s.join("/"));
+const pattern = fc.array(fc.constantFrom("a", "b", "tenants", "orders", "{tenantId}", "{orderId}"), { minLength: 1, maxLength: 6 }).map((s) => s.join("/"));
+
+describe("path helpers agree with their definitions", () => {
+  it("segments and parentDocumentPath, clean paths and paths with stray slashes alike", () => {
+    fc.assert(
+      fc.property(path, (p) => {
+        expect(segments(p)).toEqual(reference.segments(p));
+        expect(parentDocumentPath(p)).toBe(reference.parent(p));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("matchPattern and patternMatchesSegments (compiled patterns are cached)", () => {
+    fc.assert(
+      fc.property(pattern, path, (pat, p) => {
+        expect(matchPattern(pat, p)).toEqual(reference.match(pat, p));
+        expect(patternMatchesSegments(pat, segments(p))).toBe(reference.match(pat, p) !== null);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -1,0 +1,136 @@
+import { describe, expect, it } from "vitest";
+import { DAY_MS } from "../../../../functions/src/kernel/policy";
+import {
+  decideExecute,
+  decideMark,
+  evaluateForPurge,
+  keepAncestorsOf,
+  stepsToPurgeEligible,
+  type PurgeDocFacts,
+} from "../../../../functions/src/purge/rules/decide";
+import { sweepTargets } from "../../../../functions/src/purge/rules/sweep";
+import { policyV1 } from "../../../helpers/policy";
+
+const NOW = Date.parse("2026-12-10T00:00:00Z");
+const policy = policyV1();
+const unit = { unitKey: "req-1", round: 2, policyVersion: "v1" };
+const ctx = (over: Partial<Parameters<typeof evaluateForPurge>[1]> = {}) => ({ holds: [], workflowEligible: true, policy, nowMs: NOW, ...over });
+
+function doc(over: Partial<PurgeDocFacts> = {}): PurgeDocFacts {
+  return {
+    path: "tenants/t-acme/users/u-1001",
+    exists: true,
+    retentionClass: "user-delete",
+    lifecycleState: "SOFT_DELETED",
+    legalHold: false,
+    holdIds: [],
+    expireAtMs: null,
+    retainUntilMs: null,
+    claim: null,
+    ...over,
+  };
+}
+
+describe("stepsToPurgeEligible", () => {
+  it("routes every state through the machine", () => {
+    expect(stepsToPurgeEligible("SOFT_DELETED", false)).toEqual(["PURGE_ELIGIBLE"]);
+    expect(stepsToPurgeEligible("ACTIVE", false)).toEqual(["SOFT_DELETED", "PURGE_ELIGIBLE"]);
+    expect(stepsToPurgeEligible("ACTIVE", true)).toEqual(["SOFT_DELETED", "ARCHIVED", "PURGE_ELIGIBLE"]);
+    expect(stepsToPurgeEligible("ARCHIVED", true)).toEqual(["PURGE_ELIGIBLE"]);
+    expect(stepsToPurgeEligible("PURGE_ELIGIBLE", false)).toEqual([]);
+    expect(() => stepsToPurgeEligible("LEGAL_HOLD", false)).toThrow(expect.objectContaining({ reason: "INVALID_LIFECYCLE_LEGAL_HOLD_TO_PURGE_ELIGIBLE" }));
+    expect(() => stepsToPurgeEligible("PURGED", false)).toThrow(expect.objectContaining({ reason: "INVALID_LIFECYCLE_PURGED_TO_PURGE_ELIGIBLE" }));
+  });
+});
+
+describe("evaluateForPurge", () => {
+  it("lets the workflow delete a soft-deleted user document", () => {
+    expect(evaluateForPurge(doc(), ctx(), "pending")).toEqual({ path: doc().path, verdict: "delete", retentionClass: "user-delete", needsArchive: false });
+  });
+
+  it("puts holds first: flag, LEGAL_HOLD state, or a record on an ancestor", () => {
+    expect(evaluateForPurge(doc({ legalHold: true, holdIds: ["h-1"] }), ctx(), "pending")).toMatchObject({ verdict: "held", holdId: "h-1" });
+    expect(evaluateForPurge(doc({ lifecycleState: "LEGAL_HOLD", retentionClass: null }), ctx(), "pending")).toMatchObject({ verdict: "held" });
+    const holds = [{ holdId: "h-t", targetPath: "tenants/t-acme", reasonCode: "LITIGATION" }];
+    expect(evaluateForPurge(doc(), ctx({ holds }), "pending")).toEqual({ path: doc().path, verdict: "held", holdId: "h-t", reasonCode: "LITIGATION" });
+  });
+
+  it("refuses unknown classes, corrupted states and unexpired data without the workflow", () => {
+    expect(evaluateForPurge(doc({ retentionClass: "nope" }), ctx(), "pending")).toMatchObject({ verdict: "blocked", reason: "UNKNOWN_POLICY" });
+    expect(evaluateForPurge(doc({ lifecycleState: "WEIRD" }), ctx(), "pending")).toMatchObject({ verdict: "blocked", reason: "INVALID_STATE" });
+    expect(evaluateForPurge(doc({ lifecycleState: "ACTIVE" }), ctx({ workflowEligible: false }), "pending")).toMatchObject({
+      verdict: "blocked",
+      reason: "NOT_EXPIRED",
+    });
+    expect(evaluateForPurge(doc({ exists: false }), ctx(), "pending")).toEqual({ path: doc().path, verdict: "gone" });
+  });
+
+  it("asks for an archive for audit records, and refuses them without a verified one", () => {
+    const audit = doc({ path: "auditRecords/ar-1", retentionClass: "audit-7y", lifecycleState: "ACTIVE", retainUntilMs: NOW - DAY_MS });
+    expect(evaluateForPurge(audit, ctx({ workflowEligible: false }), "pending")).toMatchObject({ verdict: "delete", needsArchive: true });
+    expect(evaluateForPurge(audit, ctx({ workflowEligible: false }), false)).toMatchObject({ verdict: "blocked", reason: "ARCHIVE_NOT_VERIFIED" });
+    expect(evaluateForPurge(audit, ctx({ workflowEligible: false }), true)).toMatchObject({ verdict: "delete", needsArchive: false });
+  });
+});
+
+describe("decideMark and decideExecute", () => {
+  const noClaims = () => false;
+
+  it("marks once; a live claim of another unit is left to it, a stale one is taken over", () => {
+    expect(decideMark(doc(), unit, ctx(), false, noClaims)).toEqual({ kind: "mark", from: "SOFT_DELETED", route: ["PURGE_ELIGIBLE"] });
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: unit }), unit, ctx(), false, noClaims)).toEqual({ kind: "already" });
+    const other = { unitKey: "sweep-sessions", round: 1, policyVersion: "v1" };
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: other }), unit, ctx(), false, () => true)).toEqual({ kind: "skip", why: "CLAIMED" });
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: other }), unit, ctx(), false, noClaims)).toMatchObject({ kind: "mark" });
+    expect(decideMark(doc({ legalHold: true }), unit, ctx(), false, noClaims)).toEqual({ kind: "skip", why: "HELD" });
+  });
+
+  const marked = (over: Partial<PurgeDocFacts> = {}) => doc({ lifecycleState: "PURGE_ELIGIBLE", claim: unit, ...over });
+  const exec = (d: PurgeDocFacts, over: Partial<Parameters<typeof decideExecute>[3]> = {}, c = ctx()) =>
+    decideExecute(d, unit, c, { archiveVerified: false, descendantsRemain: false, claimActive: noClaims, ...over });
+
+  it("deletes only its own marked documents with nothing left under them", () => {
+    expect(exec(marked())).toEqual({ path: doc().path, outcome: "delete" });
+    expect(exec(marked(), { descendantsRemain: true })).toEqual({ path: doc().path, outcome: "deferred" });
+    expect(exec(doc())).toEqual({ path: doc().path, outcome: "blocked", reason: "NOT_DECIDED" });
+    expect(exec(marked({ claim: { unitKey: "req-1", round: 1, policyVersion: "v1" } }))).toMatchObject({ outcome: "blocked", reason: "NOT_DECIDED" });
+    expect(exec(marked({ claim: { unitKey: "other", round: 4, policyVersion: "v1" } }), { claimActive: () => true })).toEqual({ path: doc().path, outcome: "claimed", by: "other" });
+    expect(exec(marked({ exists: false }))).toEqual({ path: doc().path, outcome: "gone" });
+  });
+
+  it("treats an older decision as no authority: another round's or another policy version's mark is decided again", () => {
+    // This round's own mark, under an earlier policy version: not this round's decision any more.
+    expect(exec(marked({ claim: { ...unit, policyVersion: "v0" } }))).toMatchObject({ outcome: "blocked", reason: "NOT_DECIDED" });
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: { ...unit, policyVersion: "v0" } }), unit, ctx(), false, noClaims)).toMatchObject({ kind: "mark" });
+    // A sweep judging a PURGE_ELIGIBLE document that is not expired, marked by a round that is over: not eligible.
+    const stale = doc({ path: "events/e-1", retentionClass: "event-90d", lifecycleState: "PURGE_ELIGIBLE", expireAtMs: NOW + DAY_MS, claim: { unitKey: "sweep-events", round: 1, policyVersion: "v1" } });
+    expect(evaluateForPurge(stale, ctx({ workflowEligible: false }), "pending")).toMatchObject({ verdict: "blocked", reason: "NOT_EXPIRED" });
+    expect(evaluateForPurge({ ...stale, expireAtMs: NOW - 1 }, ctx({ workflowEligible: false }), "pending")).toMatchObject({ verdict: "delete" });
+  });
+
+  it("stops at a hold placed after marking, flag or record", () => {
+    expect(exec(marked({ legalHold: true, holdIds: ["h-9"] }))).toEqual({ path: doc().path, outcome: "held", holdId: "h-9", reasonCode: "LEGAL_HOLD" });
+    const holds = [{ holdId: "h-2", targetPath: doc().path, reasonCode: "FRAUD_INVESTIGATION" }];
+    expect(exec(marked(), {}, ctx({ holds }))).toEqual({ path: doc().path, outcome: "held", holdId: "h-2", reasonCode: "FRAUD_INVESTIGATION" });
+  });
+
+  it("re-verifies the archive at execution", () => {
+    const audit = marked({ path: "auditRecords/ar-1", retentionClass: "audit-7y", retainUntilMs: NOW - DAY_MS });
+    expect(exec(audit, { archiveVerified: false }, ctx({ workflowEligible: false }))).toMatchObject({ outcome: "blocked", reason: "ARCHIVE_NOT_VERIFIED" });
+    expect(exec(audit, { archiveVerified: true }, ctx({ workflowEligible: false }))).toMatchObject({ outcome: "delete" });
+  });
+});
+
+describe("keepAncestorsOf and sweepTargets", () => {
+  it("keeps the ancestors of anything kept", () => {
+    expect(keepAncestorsOf(["s/1", "s/1/t/1", "s/2"], ["s/1/t/2"])).toEqual({ delete: ["s/1/t/1", "s/2"], keptAncestors: ["s/1"] });
+  });
+
+  it("sweeps the top-level collections whose class has a duration, by the right field", () => {
+    expect(sweepTargets(policy)).toEqual([
+      { collection: "auditRecords", field: "retainUntil" },
+      { collection: "events", field: "expireAt" },
+      { collection: "sessions", field: "expireAt" },
+    ]);
+  });
+});
