@@ -6,7 +6,7 @@
  * - contract/ (the callable schemas, bundled by the console and the typed client) imports only zod, itself and
  *   kernel/, and reaches no Node built-in or Firebase package through them;
  * - no import cycles.
- * `test/unit/layering.test.ts` runs these rules over a tree that breaks each of them and checks they catch it.
+ * `test/unit/scripts/layering.test.ts` runs these rules over a tree that breaks each of them and checks they catch it.
  */
 const WINGS = "requests|holds|lifecycle|plan|ttl|backfill|audit|evidence|purge";
 const SRC = "^functions/src/";
