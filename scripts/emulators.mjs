@@ -200,6 +200,9 @@ function main() {
     FIRESTORE_EMULATOR_BINARY_PATH: jar,
     ...(pubsub ? { PUBSUB_EMULATOR_BINARY_PATH: pubsub } : {}),
     GCLOUD_PROJECT: PROJECT,
+    // The Functions emulator gives a new worker 30 s to load the functions, then drops the request unanswered.
+    // Twenty parallel calls start twenty workers at once; on a loaded 2-core machine they have taken longer.
+    FUNCTIONS_DISCOVERY_TIMEOUT: process.env.FUNCTIONS_DISCOVERY_TIMEOUT ?? "120",
     FUNCTIONS_EMULATOR_ORIGIN: `http://127.0.0.1:${em.functions.port}`,
     RETENTION_PROJECT_ID: PROJECT,
     ...(withHosting ? { CONSOLE_ORIGIN: `http://${em.hosting.host}:${em.hosting.port}` } : {}),
