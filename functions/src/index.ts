@@ -11,6 +11,11 @@ export { planDeletion } from "./entrypoints/callable/plan-deletion";
 export { transitionLifecycle } from "./entrypoints/callable/transition-lifecycle";
 export { runRetentionJob } from "./entrypoints/callable/run-retention-job";
 export { approvePurgeRun } from "./entrypoints/callable/approve-purge-run";
+export { listDeletionRequests } from "./entrypoints/callable/list-deletion-requests";
+export { listRetentionHolds } from "./entrypoints/callable/list-retention-holds";
+export { listBrakeRunsCallable as listBrakeRuns } from "./entrypoints/callable/list-brake-runs";
+export { explainDeletion } from "./entrypoints/callable/explain-deletion";
+export { getRetentionReport } from "./entrypoints/callable/get-retention-report";
 export { onAuthUserDeleted } from "./entrypoints/auth/on-auth-user-deleted";
 // One delete trigger per TTL collection in the registry, as a function group: ttlDeleted-sessions, ttlDeleted-events.
 export { ttlDeleted } from "./entrypoints/firestore/ttl-deleted";

@@ -1,9 +1,13 @@
 import type { Command } from "../command";
+import { approveCommand } from "./approve";
 import { auditCommand } from "./audit";
+import { explainCommand } from "./explain";
+import { holdsCommand } from "./holds";
 import { planCommand } from "./plan";
 import { reportCommand } from "./report";
+import { requestsCommand } from "./requests";
 import { runCommand } from "./run";
 import { seedDemoCommand } from "./seed-demo";
 import { verifyEvidenceCommand } from "./verify-evidence";
 
-export const COMMANDS: readonly Command[] = [seedDemoCommand, auditCommand, verifyEvidenceCommand, planCommand, runCommand, reportCommand];
+export const COMMANDS: readonly Command[] = [seedDemoCommand, auditCommand, verifyEvidenceCommand, planCommand, runCommand, reportCommand, holdsCommand, requestsCommand, explainCommand, approveCommand];

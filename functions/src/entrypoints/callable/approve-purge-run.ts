@@ -1,15 +1,9 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { ApprovePurgeRunInput } from "../../contract/admin";
 import { decideBrakeRun, purgeSettings } from "../../purge/index";
-import { callable, inputs, requireRole, type Caller } from "./shared";
+import { callable, requireRole, type Caller } from "./shared";
 
-export const ApprovePurgeRunInput = z
-  .object({
-    /** The key the tripped brake recorded (`retentionJobs/brake-{runKey}`, PURGE_BRAKE_TRIPPED evidence). */
-    runKey: z.string().regex(/^[0-9a-f]{32}$/, "a run key: 32 lowercase hex characters"),
-    decision: z.enum(["APPROVE", "DENY"]),
-    note: inputs.text.min(1),
-  })
-  .strict();
+export { ApprovePurgeRunInput };
 
 export interface ApproveEnv {
   nowMs: number;

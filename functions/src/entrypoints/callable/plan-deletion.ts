@@ -1,10 +1,11 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { PlanDeletionInput } from "../../contract/admin";
 import { recordEvidence } from "../../evidence/index";
 import { planSubject } from "../../plan/index";
 import { resolveTenantSubject, resolveUserSubject } from "../../requests/index";
-import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+import { actorOf, callable, requireRole, type Caller } from "./shared";
 
-export const PlanDeletionInput = z.union([z.object({ subjectUid: inputs.id }).strict(), z.object({ tenantId: inputs.id }).strict()]);
+export { PlanDeletionInput };
 
 /** A dry run: the deterministic manifest of what erasing a user or a tenant would delete and retain. */
 export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInput>, caller: Caller) {

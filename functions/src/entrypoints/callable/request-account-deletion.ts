@@ -1,9 +1,10 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { RequestAccountDeletionInput } from "../../contract/requests";
 import { permissionDenied } from "../../kernel/errors";
 import { openDeletionRequest, writeStatusSummary } from "../../requests/index";
-import { actorOf, callable, inputs, type Caller } from "./shared";
+import { actorOf, callable, type Caller } from "./shared";
 
-export const RequestAccountDeletionInput = z.object({ reason: inputs.text.optional() }).strict();
+export { RequestAccountDeletionInput };
 
 /** The signed-in user asks for their own account to be erased. Idempotent while a request is open. */
 export async function requestAccountDeletionHandler(input: z.infer<typeof RequestAccountDeletionInput>, caller: Caller) {

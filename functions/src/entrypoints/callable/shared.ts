@@ -91,21 +91,5 @@ export function actorOf(caller: Caller): Actor {
   return { type: caller.roles.length > 0 ? "staff" : "user", id: caller.uid };
 }
 
-/** Bounded input shapes shared by the callable schemas. */
-export const inputs = {
-  /** A Firestore document id as this service issues them (auto-ids, uids, fixed demo ids). */
-  id: z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/, "letters, digits, - and _ only"),
-  /** A document path: collection/id pairs, no empty, `.` / `..` or reserved `__x__` segments. */
-  documentPath: z
-    .string()
-    .min(3)
-    .max(1024)
-    .refine((p) => {
-      const s = p.split("/");
-      return s.length % 2 === 0 && s.every((seg) => seg.length > 0 && seg.length <= 200 && seg !== "." && seg !== ".." && !/^__.*__$/.test(seg));
-    }, "a document path: collection/id pairs"),
-  /** Staff or user free text: stored on the record, hashed in evidence. */
-  text: z.string().max(500),
-  isoTime: z.iso.datetime({ offset: true }),
-  code: z.string().min(1).max(64).regex(/^[A-Z][A-Z0-9_]*$/, "SCREAMING_SNAKE code"),
-};
+/** Bounded input shapes shared by the callable schemas (the contract's, one source with the typed client). */
+export { inputs } from "../../contract/inputs";

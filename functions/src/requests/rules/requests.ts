@@ -2,10 +2,10 @@ import { DomainError, permissionDenied, preconditionFailed } from "../../kernel/
 import type { GovernedFields } from "../../kernel/governed";
 import { assertTransition, isLifecycleState, type LifecycleState } from "../../kernel/lifecycle";
 import { DAY_MS, type PolicyIndex } from "../../kernel/policy";
+import { REQUEST_STATES, type RequestState } from "../../kernel/request-states";
 import type { Subject } from "../../plan/rules";
 
-export const REQUEST_STATES = ["PENDING", "CANCELLING", "CANCELLED", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD", "PURGED"] as const;
-export type RequestState = (typeof REQUEST_STATES)[number];
+export { REQUEST_STATES, type RequestState };
 export type RequestSource = "user" | "auth-backstop" | "staff";
 
 /**
