@@ -28,7 +28,8 @@ import { policy } from "../../platform/registry";
  * every document is read and judged: holds, predicate, archive, and a document that changed since the plan
  * is decided afresh in the same commit as its delete.
  *
- * A parent goes only when nothing is left under it: the items not known to be leaves are probed first.
+ * A parent goes only when nothing is left under it: every item is probed first (a child may have been
+ * created under any of them since the plan).
  * Because the transaction read the hold fence, Firestore serialises it against any hold placement: a hold
  * either committed first (and the transaction sees the new generation, and the holds) or commits after the
  * documents are gone and their deletion is on the record.
@@ -78,7 +79,12 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
   return inBatch(cp, { ...spec, inPoint: "inExecute", afterPoint: "afterExecute" }, env, async ({ tx, batch, holds }) => {
     const settled = settledPaths(batch.outcome);
     // A path two data-map entries both reached is decided once per batch.
-    const items = batch.items.filter((i, k) => !settled.has(i.path) && batch.items.findIndex((j) => j.path === i.path) === k);
+    const seen = new Set<string>();
+    const items = batch.items.filter((i) => {
+      if (settled.has(i.path) || seen.has(i.path)) return false;
+      seen.add(i.path);
+      return true;
+    });
     const fast = mode === "fast" && holds.generation === batch.decision.fenceGeneration && batch.decision.policyVersion === pol.version;
     const mustRead = (i: PurgeItem) => !fast || i.mark === true || i.archive === true || i.version === undefined;
     const toRead = items.filter(mustRead);
