@@ -34,8 +34,8 @@ import type { JobOptions, JobSummary } from "../kernel/job";
  *    waits for a retention-admin's approval of exactly its deletion set (approvePurgeRun); the others run,
  *    oldest due first, until the run's limits would trip, and the rest wait for the next run;
  * 4. per unit: archives and verifies what needs an archive (else ARCHIVE_NOT_VERIFIED, nothing deleted),
- *    writes the manifest and checkpoint, marks every path PURGE_ELIGIBLE with its decision, then deletes
- *    children first, external copies, masks, and finally verifies the manifest before PURGED;
+ *    starts the round on the plan's batch records (the decision, docs/PURGE-ENGINE.md), then deletes
+ *    children first, external copies, masks, sweeps for late finds, and verifies every record before PURGED;
  *    a unit over the fan-out threshold goes to the purgeChunk task queue instead.
  * Every step is leased, checkpointed and resumable; failures are collected per unit and rethrown at the
  * end, so one broken unit neither hides its error nor stops the others.
