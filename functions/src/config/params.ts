@@ -22,6 +22,7 @@ export interface SettingSpec {
 
 export const SETTINGS = {
   databaseId: { env: "RETENTION_DATABASE_ID", kind: "string", default: "(default)", description: "Firestore database id the control plane governs (named databases are supported)." },
+  ledgerDatabaseId: { env: "RETENTION_LEDGER_DATABASE_ID", kind: "string", default: "erasure-ledger", description: "Firestore database id of the erasure ledger (keyed hashes of erased subjects, no personal data); never the governed database, so that restoring that one does not roll the ledger back." },
   purgeSchedule: { env: "RETENTION_PURGE_SCHEDULE", kind: "string", default: "0 2 * * *", description: "Cron for nightlyPurge." },
   purgeTimezone: { env: "RETENTION_PURGE_TIMEZONE", kind: "string", default: "Etc/UTC", description: "Time zone of the purge schedule." },
   auditSchedule: { env: "RETENTION_AUDIT_SCHEDULE", kind: "string", default: "30 3 * * *", description: "Cron for retentionAudit." },

@@ -1,2 +1,3 @@
 export { EVIDENCE_TX, openEvidence, recordEvidence } from "./store";
 export { verifyEvidence } from "./verify";
+export { keyedSubjectHash, keyedSubjectHashes } from "./keys";

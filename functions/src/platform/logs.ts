@@ -46,7 +46,10 @@ export type LogEvent =
   | "purge.lease.lost"
   | "audit.done"
   | "audit.findings"
-  | "job.done";
+  | "job.done"
+  | "erasure.ledger.recorded"
+  | "erasure.replay.reopened"
+  | "erasure.replay.done";
 
 type Fields = Record<string, string | number | boolean | null | undefined | string[]>;
 

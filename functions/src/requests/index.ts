@@ -1,3 +1,3 @@
-export { cancelDeletionRequest, openDeletionRequest, readRequest, resumeCancellations } from "./service";
+export { cancelDeletionRequest, openDeletionRequest, readRequest, reopenErasedSubject, resumeCancellations } from "./service";
 export { currentStatusSummary, writeStatusSummary } from "./status";
 export { resolveTenantSubject, resolveUserSubject, tenantOfDeletedUser } from "./subjects";

@@ -9,6 +9,8 @@ import {
   newDeletionRequest,
   OPEN_REQUEST_STATES,
   parseRequestState,
+  replayAction,
+  replayedDeletionRequest,
   restoreOutcome,
   softDeleteOutcome,
   type DeletionRequest,
@@ -178,6 +180,47 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
     }
     return { request: outcome.request, created: outcome.created };
   }
+}
+
+/**
+ * Opens again, in the database `db()` names (a restored copy), the deletion request the erasure ledger names for
+ * a subject found there, so the normal purge erases it again (requests/rules/requests.ts#replayAction): created
+ * under the same id with its grace over, or its grace ended now, with ERASURE_REPLAY_OPENED evidence; then the
+ * subject's data is soft-deleted as for any request. A request already under way is left to the purge; a
+ * closed one is reported, not touched. Idempotent: a second call finds the request open with its grace over.
+ */
+export async function reopenErasedSubject(input: { requestId: string; subject: Subject; actor: Actor; nowMs: number }): Promise<{ action: ReturnType<typeof replayAction>; state: RequestState }> {
+  const ref = requestsCol().doc(input.requestId);
+  const result = await db().runTransaction(async (tx) => {
+    const snap = await tx.get(ref);
+    const current = snap.exists ? requestFromFirestore(snap) : null;
+    const action = replayAction(current?.state ?? null);
+    if (action === "take" || action === "closed") return { action, state: current!.state };
+    if (action === "end-grace" && current!.graceEndsAtMs <= input.nowMs) return { action: "take" as const, state: current!.state };
+    const evidence = await openEvidence(tx);
+    const request = current ?? replayedDeletionRequest({ requestId: input.requestId, subject: input.subject, requestedBy: input.actor.id, nowMs: input.nowMs }, policy());
+    if (current) {
+      tx.update(ref, {
+        graceEndsAt: toTimestamp(input.nowMs),
+        timeline: [...current.timeline, { atMs: input.nowMs, event: "REPLAYED", detail: "erasure ledger: grace ended, erased before a restore" }].map(timelineToFirestore),
+      });
+    } else {
+      tx.create(ref, requestToFirestore(request));
+    }
+    evidence.append({
+      action: "ERASURE_REPLAY_OPENED",
+      actor: input.actor,
+      decision: { reason: "ERASURE_LEDGER", replay: action },
+      policyVersion: request.policyVersion,
+      atMs: input.nowMs,
+      requestId: input.requestId,
+      detail: { subjectType: input.subject.type, tenantId: input.subject.tenantId },
+    });
+    return { action, state: request.state };
+  }, EVIDENCE_TX);
+  if (result.action === "create" || result.action === "end-grace") log.info("erasure.replay.reopened", { requestId: input.requestId, action: result.action });
+  if (result.state === "PENDING") await softDeleteSubjectData(input.requestId, input.actor, input.nowMs);
+  return result;
 }
 
 function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {

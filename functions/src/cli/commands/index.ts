@@ -1,9 +1,10 @@
 import type { Command } from "../command";
 import { auditCommand } from "./audit";
 import { planCommand } from "./plan";
+import { replayErasuresCommand } from "./replay-erasures";
 import { reportCommand } from "./report";
 import { runCommand } from "./run";
 import { seedDemoCommand } from "./seed-demo";
 import { verifyEvidenceCommand } from "./verify-evidence";
 
-export const COMMANDS: readonly Command[] = [seedDemoCommand, auditCommand, verifyEvidenceCommand, planCommand, runCommand, reportCommand];
+export const COMMANDS: readonly Command[] = [seedDemoCommand, auditCommand, verifyEvidenceCommand, planCommand, runCommand, reportCommand, replayErasuresCommand];

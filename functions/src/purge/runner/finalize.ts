@@ -19,6 +19,7 @@ import { readFence } from "../../holds/index";
 import { log } from "../../platform/logs";
 import { fenceStep, writeCheckpoint } from "./step";
 import { fire, purgeEvidence, type StepEnv } from "./env";
+import { recordLedgerEntry } from "./ledger";
 import { compareNames, documentsInRange, existingAmong } from "./probe";
 import { batchFrom, batchRef, readAll, requestRef, retainedRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "../store";
 
@@ -169,6 +170,8 @@ export async function finalizeStep(cp: UnitCheckpoint, step: number, env: StepEn
   const tally = await verifyUnit(cp);
   const end = requestOutcome(tally);
   if (end !== "BLOCKED") await deleteAuthAccount(cp, step, env);
+  // The erasure ledger hears of it before the request says PURGED: a restore cannot lose what it records.
+  if (end !== "BLOCKED") await recordLedgerEntry(cp, env);
   const counts = { gone: tally.gone, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
   const phase = await db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, step);
