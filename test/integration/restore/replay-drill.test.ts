@@ -5,7 +5,7 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DocumentReference, Firestore } from "firebase-admin/firestore";
+import type { DocumentReference, Firestore, Timestamp } from "firebase-admin/firestore";
 import { seedDemo } from "../../../functions/src/demo/seed";
 import { keyedSubjectHash } from "../../../functions/src/evidence/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
@@ -106,7 +106,7 @@ describe("restore drill: the erasure ledger puts a restored database right", () 
       policyVersion: "v1",
       masked: [{ collection: "tenants/{tenantId}/orders", fields: ["customerName", "shippingAddress"], count: 2 }],
     });
-    expect(user.erasedAt.toMillis()).toBe(T0 + 8 * DAY_MS);
+    expect((user.erasedAt as Timestamp).toMillis()).toBe(T0 + 8 * DAY_MS);
     const tenant = ledger.docs.find((d) => d.id === tenantRequest)!.data();
     expect(tenant).toMatchObject({ subjectKind: "tenant", subjectHash: keyedSubjectHash("t-acme"), tenantHash: null, masked: [] });
     // No raw id, no name, no address: only keyed hashes, collection patterns and field names.

@@ -138,14 +138,14 @@ describe("where subjects appear, from the data map", () => {
     const users = subjectSources("user", pol.dataMap("user"));
     const by = (pattern: string) => users.find((u) => u.pattern === pattern)!;
     const [profile, directory, orders, messages] = [by("tenants/{tenantId}/users/{uid}"), by("userDirectory/{uid}"), by("tenants/{tenantId}/orders/{docId}"), by("**/messages/{docId}")];
-    expect(subjectOfFound("user", profile!, "tenants/t-acme/users/u-1", {})).toEqual({ type: "user", uid: "u-1", tenantId: "t-acme" });
-    expect(subjectOfFound("user", directory!, "userDirectory/u-1", { tenantId: "t-b" })).toEqual({ type: "user", uid: "u-1", tenantId: "t-b" });
-    expect(subjectOfFound("user", directory!, "userDirectory/u-1", {})).toBeNull();
-    expect(subjectOfFound("user", orders!, "tenants/t-acme/orders/o-1", { id: "u-9", tenantId: "t-x" })).toEqual({ type: "user", uid: "u-9", tenantId: "t-acme" });
-    expect(subjectOfFound("user", orders!, "tenants/t-acme/orders/o-1", { id: "" })).toBeNull();
-    expect(subjectOfFound("user", messages!, "tenants/t-acme/orders/o-1/messages/m-1", { id: "u-9", tenantId: "t-acme" })).toEqual({ type: "user", uid: "u-9", tenantId: "t-acme" });
+    expect(subjectOfFound("user", profile, "tenants/t-acme/users/u-1", {})).toEqual({ type: "user", uid: "u-1", tenantId: "t-acme" });
+    expect(subjectOfFound("user", directory, "userDirectory/u-1", { tenantId: "t-b" })).toEqual({ type: "user", uid: "u-1", tenantId: "t-b" });
+    expect(subjectOfFound("user", directory, "userDirectory/u-1", {})).toBeNull();
+    expect(subjectOfFound("user", orders, "tenants/t-acme/orders/o-1", { id: "u-9", tenantId: "t-x" })).toEqual({ type: "user", uid: "u-9", tenantId: "t-acme" });
+    expect(subjectOfFound("user", orders, "tenants/t-acme/orders/o-1", { id: "" })).toBeNull();
+    expect(subjectOfFound("user", messages, "tenants/t-acme/orders/o-1/messages/m-1", { id: "u-9", tenantId: "t-acme" })).toEqual({ type: "user", uid: "u-9", tenantId: "t-acme" });
     // A collection group reaches collections of the same id elsewhere: the pattern decides what counts.
-    expect(subjectOfFound("user", profile!, "other/x/users/u-1", {})).toBeNull();
+    expect(subjectOfFound("user", profile, "other/x/users/u-1", {})).toBeNull();
     const [tenantTree] = subjectSources("tenant", pol.dataMap("tenant"));
     expect(subjectOfFound("tenant", tenantTree!, "tenants/t-acme", {})).toEqual({ type: "tenant", tenantId: "t-acme" });
   });
