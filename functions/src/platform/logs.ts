@@ -46,6 +46,8 @@ export type LogEvent =
   | "purge.lease.lost"
   | "audit.done"
   | "audit.findings"
+  | "evidence.anchored"
+  | "evidence.verified"
   | "job.done";
 
 type Fields = Record<string, string | number | boolean | null | undefined | string[]>;
