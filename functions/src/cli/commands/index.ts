@@ -4,6 +4,7 @@ import { planCommand } from "./plan";
 import { reportCommand } from "./report";
 import { runCommand } from "./run";
 import { seedDemoCommand } from "./seed-demo";
+import { exportEvidenceCommand } from "./export-evidence";
 import { verifyEvidenceCommand } from "./verify-evidence";
 
-export const COMMANDS: readonly Command[] = [seedDemoCommand, auditCommand, verifyEvidenceCommand, planCommand, runCommand, reportCommand];
+export const COMMANDS: readonly Command[] = [seedDemoCommand, auditCommand, verifyEvidenceCommand, exportEvidenceCommand, planCommand, runCommand, reportCommand];
