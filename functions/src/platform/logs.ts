@@ -46,6 +46,8 @@ export type LogEvent =
   | "purge.lease.lost"
   | "audit.done"
   | "audit.findings"
+  | "evidence.anchored"
+  | "evidence.verified"
   | "job.done"
   | "erasure.ledger.recorded"
   | "erasure.replay.reopened"

@@ -143,7 +143,7 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
         const cancellations = mine.filter((r) => r.state === "CANCELLED" || r.state === "CANCELLING").map((r) => ({ cancelledAtMs: r.cancelledAtMs ?? r.requestedAtMs }));
         assertNoCooldown(cancellations, settings.requestCooldownMs(), input.nowMs);
       }
-      const evidence = await openEvidence(tx);
+      const evidence = await openEvidence(tx, ref.id);
       const request = newDeletionRequest(
         { requestId: ref.id, subject: input.subject, requestedBy: input.actor.id, source: input.source, reason: input.reason, nowMs: input.nowMs },
         policy(),
@@ -197,7 +197,7 @@ export async function reopenErasedSubject(input: { requestId: string; subject: S
     const action = replayAction(current?.state ?? null);
     if (action === "take" || action === "closed") return { action, state: current!.state };
     if (action === "end-grace" && current!.graceEndsAtMs <= input.nowMs) return { action: "take" as const, state: current!.state };
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, input.requestId);
     const request = current ?? replayedDeletionRequest({ requestId: input.requestId, subject: input.subject, requestedBy: input.actor.id, nowMs: input.nowMs }, policy());
     if (current) {
       tx.update(ref, {
@@ -255,7 +255,7 @@ export async function softDeleteSubjectData(requestId: string, actor: Actor, now
       const req = requestFromFirestore(await tx.get(requestRef));
       if (req.state !== "PENDING") return -1;
       const snaps = await tx.getAll(...batch.map((p) => db().doc(p)));
-      const evidence = await openEvidence(tx);
+      const evidence = await openEvidence(tx, requestId);
       const movedPaths: string[] = [];
       let held = 0;
       for (const s of snaps) {
@@ -333,7 +333,7 @@ export async function cancelDeletionRequest(requestId: string, callerUid: string
     const decision = cancelDecision(req, callerUid, nowMs, leaseLive);
     if (decision !== "cancel") return decision;
     assertRequestMove(req.state, "CANCELLING");
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, requestId);
     tx.update(requestRef, {
       state: "CANCELLING",
       cancelledAt: toTimestamp(nowMs),
@@ -373,7 +373,7 @@ async function finishCancel(requestId: string, actor: Actor, nowMs: number, opts
     const req = requestFromFirestore(snap);
     if (req.state !== "CANCELLING") return false;
     assertRequestMove(req.state, "CANCELLED");
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, requestId);
     tx.update(requestRef, { state: "CANCELLED", timeline: [...req.timeline, { atMs: nowMs, event: "CANCELLED" }].map(timelineToFirestore) });
     evidence.append(requestEvidence("DELETION_CANCELLED", { ...req, state: "CANCELLED" }, actor, nowMs, undefined, { softDeleted: req.softDeleted, restored }));
     return true;
@@ -400,7 +400,7 @@ async function restoreBatch(requestId: string, paths: string[], actor: Actor, no
   return db().runTransaction(async (tx) => {
     const req = requestFromFirestore(await tx.get(requestRef));
     const snaps = await tx.getAll(...paths.map((p) => db().doc(p)));
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, requestId);
     const restoredPaths: string[] = [];
     let movedOn = 0;
     for (const s of snaps) {

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { recordEvidence } from "../evidence/index";
 import { findLedgerMatches, readLedger, type LedgerMatch } from "../erasure/index";
 import type { Actor } from "../kernel/actor";
@@ -79,13 +80,14 @@ export async function replayErasures(opts: ReplayOptions): Promise<ReplayReport>
     }
     const due = subjects.filter((s) => s.action === "erase");
     if (opts.apply && due.length > 0) {
-      await recordEvidence({
+      const correlationId = opts.correlationId ?? randomUUID();
+      await recordEvidence(correlationId, {
         action: "ERASURE_REPLAY",
         actor: opts.actor,
         decision: { reason: "ERASURE_LEDGER", databaseId: opts.databaseId },
         policyVersion: policy().version,
         atMs: opts.nowMs,
-        correlationId: opts.correlationId ?? null,
+        correlationId,
         counts: { ledgerEntries: entries.length, matched: subjects.length, toErase: due.length },
       });
       for (const s of due) {
@@ -101,7 +103,7 @@ export async function replayErasures(opts: ReplayOptions): Promise<ReplayReport>
           asOfMs: null,
           dryRun: false,
           actor: opts.actor,
-          correlationId: opts.correlationId,
+          correlationId,
           sweep: false,
           requestIds: [s.requestId],
           maxRequests: Number.MAX_SAFE_INTEGER,

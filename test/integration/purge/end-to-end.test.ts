@@ -5,11 +5,13 @@ import { isBusinessVisible } from "../../../functions/src/kernel/visibility";
 import { readGoverned } from "../../../functions/src/platform/governed-doc";
 import { seedDemo } from "../../../functions/src/demo/seed";
 import { scanRetention } from "../../../functions/src/audit/scan";
+import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { runNightlyPurge } from "../../../functions/src/purge/job";
 import { adminApp, db } from "../../helpers/emulator";
 import {
   AFTER_GRACE,
   allGovernedPaths,
+  expectBefore,
   expectChainVerifies,
   expectDeletionsExplained,
   hold,
@@ -118,10 +120,10 @@ describe("nightly purge: the end-to-end scenario", () => {
     const entries = await expectChainVerifies();
     await expectDeletionsExplained(entries, eligible);
     // The decision was written before the delete: each path's PURGE_ELIGIBLE_MARKED entry precedes its PURGE_BATCH.
-    const markedAt = new Map<string, number>();
-    for (const e of entries) if (e.action === "PURGE_ELIGIBLE_MARKED") for (const p of e.paths ?? []) markedAt.set(p, e.seq);
+    const markedAt = new Map<string, ChainedEvidence>();
+    for (const e of entries) if (e.action === "PURGE_ELIGIBLE_MARKED") for (const p of e.paths ?? []) markedAt.set(p, e);
     for (const e of entries.filter((x) => x.action === "PURGE_BATCH")) {
-      for (const p of e.paths ?? []) expect(markedAt.get(p), p).toBeLessThan(e.seq);
+      for (const p of e.paths ?? []) expectBefore(markedAt.get(p)!, e);
     }
     expect(entries.filter((e) => e.action === "PURGE_BATCH").length).toBeGreaterThanOrEqual(5);
     expect(pathCounts(entries, "PURGE_MASK").get("tenants/t-acme/orders/o-1001")).toBe(1);

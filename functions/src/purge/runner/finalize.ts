@@ -126,7 +126,7 @@ async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv)
       const req = await tx.get(requestRef(requestId));
       const state = req.get("authDeletion.state") as unknown;
       if (state === "DONE" || (phase === "INTENT" && state === "INTENT")) return phase === "INTENT";
-      const evidence = await openEvidence(tx);
+      const evidence = await openEvidence(tx, cp.unitKey);
       const at = toTimestamp(env.nowMs);
       tx.update(requestRef(requestId), {
         authDeletion: { state: phase, by: env.actor.id, ...(phase === "INTENT" ? { intentAt: at } : { doneAt: at, outcome }) },
@@ -178,7 +178,7 @@ export async function finalizeStep(cp: UnitCheckpoint, step: number, env: StepEn
     if (!now) return null;
     const req = cp.requestId ? await tx.get(requestRef(cp.requestId)) : null;
     if (req) assertRequestMove(parseRequestState(req.get("state")), end);
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, cp.unitKey);
     const at = toTimestamp(env.nowMs);
     if (end !== "BLOCKED") {
       const held = {

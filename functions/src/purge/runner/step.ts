@@ -62,7 +62,7 @@ export async function inStep(cp: UnitCheckpoint, spec: StepSpec, env: StepEnv, b
   const decision = await db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, spec.step);
     if (!now) return null;
-    const [batchSnap, holds, evidence] = await Promise.all([tx.get(bRef), env.holdView.inTx(tx), openEvidence(tx)]);
+    const [batchSnap, holds, evidence] = await Promise.all([tx.get(bRef), env.holdView.inTx(tx), openEvidence(tx, cp.unitKey)]);
     const d = await body({ tx, cp: now, batch: batchFrom(batchSnap), holds });
     tx.update(bRef, { outcome: d.outcome, ...(d.complete ? { complete: true } : {}) });
     const counts = Object.fromEntries(Object.entries(d.counts).filter(([, n]) => n !== 0).map(([k, n]) => [`counts.${k}`, FieldValue.increment(n)]));

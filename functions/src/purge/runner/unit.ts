@@ -191,7 +191,7 @@ export async function startRound(
   await db().runTransaction(async (tx) => {
     await fenceLease(tx, unit.leaseRef, env.holder);
     if (unit.kind === "request" && unit.requestId) await requestMoveInTx(tx, unit.requestId, "PROCESSING");
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, unit.unitKey);
     const cpData = { ...cp, startedAt: toTimestamp(env.nowMs), counts: {} };
     const lease = { lease: leaseValue(env.holder) };
     if (unit.kind === "request" && unit.requestId) {
@@ -234,7 +234,7 @@ export async function blockUnit(
   await db().runTransaction(async (tx) => {
     await fenceLease(tx, unit.leaseRef, env.holder);
     if (unit.kind === "request" && unit.requestId) await requestMoveInTx(tx, unit.requestId, "BLOCKED");
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, unit.unitKey);
     const at = toTimestamp(env.nowMs);
     const cp = {
       ...baseCheckpoint(unit, plan, round, env),
