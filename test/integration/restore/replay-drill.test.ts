@@ -142,7 +142,10 @@ describe("restore drill: the erasure ledger puts a restored database right", () 
   });
 
   it("--apply erases them again through the purge: nothing erased is present or visible, masks are back, the restore's holds stand", async () => {
+    const original = await dump(db(APP));
     const report = await replayErasures({ databaseId: BACKUP, apply: true, actor: OPERATOR, nowMs: Date.now(), correlationId: "drill" });
+    // The replay worked on the restored copy only.
+    expect(await dump(db(APP))).toEqual(original);
     expect(report.subjects.map((s) => [s.kind, s.request, s.outcome])).toEqual([
       ["user", "create", "DONE"],
       ["tenant", "create", "DONE"],
