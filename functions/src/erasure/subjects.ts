@@ -9,7 +9,7 @@ import { matchLedger, subjectOfFound, subjectSources, type LedgerEntry, type Led
 const PAGE = 1_000;
 
 /** Every document a source reaches (only the two fields it needs), a page at a time, in id order. */
-async function* scan(source: SubjectSource): AsyncGenerator<{ path: string; id?: unknown; tenantId?: unknown }> {
+async function* scan(kind: SubjectKind, source: SubjectSource): AsyncGenerator<{ path: string; id?: unknown; tenantId?: unknown }> {
   const fields = source.field ? [source.field, "tenantId"] : ["tenantId"];
   const base: Query = source.parent ? db().collection(source.parent) : db().collectionGroup(source.collectionId);
   let last: string | undefined;
@@ -22,8 +22,9 @@ async function* scan(source: SubjectSource): AsyncGenerator<{ path: string; id?:
     last = snap.docs[snap.docs.length - 1]!.ref.path;
   }
   // A document named by path may be missing while its subcollections are not (a tenant whose own record is
-  // gone): listing the collection finds those ids too.
-  if (source.parent && !source.field) for (const ref of await db().collection(source.parent).listDocuments()) yield { path: ref.path };
+  // gone): listing the collection finds those ids too, when the path alone names the subject.
+  const pathNamesSubject = kind === "tenant" || source.pattern.includes("{tenantId}");
+  if (source.parent && !source.field && pathNamesSubject) for (const ref of await db().collection(source.parent).listDocuments()) yield { path: ref.path };
 }
 
 /**
@@ -32,7 +33,7 @@ async function* scan(source: SubjectSource): AsyncGenerator<{ path: string; id?:
  */
 async function* candidates(kind: SubjectKind): AsyncGenerator<Subject> {
   for (const source of subjectSources(kind, policy().dataMap(kind))) {
-    for await (const found of scan(source)) {
+    for await (const found of scan(kind, source)) {
       const s = subjectOfFound(kind, source, found.path, found);
       if (s) yield s;
     }
