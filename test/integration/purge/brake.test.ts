@@ -194,7 +194,8 @@ describe("mass-deletion brake", () => {
     const longer = { ...hashed, detail: { ...hashed.detail, expiresAtMs: Date.parse(again.expiresAt!) + 30 * 24 * HOUR } };
     const forgedHash = chainHash(prevHash, seq, longer);
     await againRef.set({ ...longer, seq, prevHash, hash: forgedHash, mac, keyId });
-    await db().doc(`retentionJobs/brake-${runKey}`).update({ "decision.expiresAt": new Date(Date.parse(again.expiresAt!) + 30 * 24 * HOUR), "decision.evidenceHash": forgedHash });
+    // (The fifth run put the record back to WAITING; the forger sets it to APPROVED again.)
+    await db().doc(`retentionJobs/brake-${runKey}`).update({ state: "APPROVED", "decision.expiresAt": new Date(Date.parse(again.expiresAt!) + 30 * 24 * HOUR), "decision.evidenceHash": forgedHash });
     const sixth = await runNightlyPurge(runOptions({ batchSize: 10 }));
     expect(brakeOf(sixth).waiting[0]).toMatchObject({ runKey, approval: "EVIDENCE_NOT_SIGNED" });
     expect(await allGovernedPaths()).toEqual(before);
