@@ -103,6 +103,18 @@ for (const size of sizes) {
     process.stderr.write(`[bench] ${docs} docs  ${c.name.padEnd(22)} ${rate.toFixed(0).padStart(7)} docs/s  ${(r.maxRssKb / 1024).toFixed(0)} MB\n`);
   }
 }
+// Flat memory: the purge's peak heap on a large subject over a 10k one, under a 256 MB heap cap (the 200k run
+// must complete under it).
+const heapSizes = (process.env.BENCH_HEAP_SIZES ?? "10000,200000").split(",").map(Number);
+const heapRuns = [];
+for (const size of heapSizes) {
+  const orders = ordersFor(size);
+  await clearDatabase();
+  await runChild("generate.mjs", [String(orders)]);
+  const r = await runChild("worker.mjs", ["purge", String(treeSize(orders))], { ...FAST, NODE_OPTIONS: "--max-old-space-size=256" });
+  heapRuns.push({ size: treeSize(orders), peakHeapMb: r.peakHeapMb, rssMb: r.maxRssKb / 1024, rate: r.docs / (r.ms / 1000) });
+  process.stderr.write(`[bench] ${treeSize(orders)} docs  purge, 256 MB heap: peak heap ${r.peakHeapMb.toFixed(0)} MB, ${(r.docs / (r.ms / 1000)).toFixed(0)} docs/s\n`);
+}
 // What a query of fixed result size costs at each tree size (the emulator scans; see queryCost in worker.mjs).
 const queryCost = [];
 for (const size of sizes) {
@@ -147,6 +159,7 @@ const summary = {
   at_docs: mid,
   purge_vs_recursive_delete: ratio("purge (fastest)", "recursiveDelete"),
   purge_vs_cli: ratio("purge (fastest)", "CLI FirestoreDelete"),
+  purge_vs_cli_50k: ratio("purge (fastest)", "CLI FirestoreDelete", large),
   purge_default_vs_recursive_delete: ratio("purge (default rate)", "recursiveDelete"),
   audit_vs_stream: ratio("audit", "raw stream()"),
   rss_50k_over_1k: Number((get(large, "purge (fastest)").rssMb / get(small, "purge (fastest)").rssMb).toFixed(3)),
@@ -159,6 +172,8 @@ const summary = {
   ttl_ops_per_delete: ttl,
   evidence_ledger_vs_single_head: ledgerBench.ratio,
   evidence_appends_per_second: ledgerRates(ledgerBench),
+  heap_200k_over_10k: Number((heapRuns[heapRuns.length - 1].peakHeapMb / heapRuns[0].peakHeapMb).toFixed(3)),
+  heap_runs: heapRuns.map((h) => ({ docs: h.size, peakHeapMb: Number(h.peakHeapMb.toFixed(1)), docsPerSecond: Math.round(h.rate) })),
   audit_rss_50k_over_1k: Number((get(large, "audit").rssMb / get(small, "audit").rssMb).toFixed(3)),
   emulator_query_ms: queryCost,
 };

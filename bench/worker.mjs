@@ -179,9 +179,17 @@ const contenders = {
 
 const run = contenders[contender];
 if (!run) throw new Error(`unknown contender ${contender}`);
+// Peak heap, sampled while the contender runs (V8's used heap: what the work keeps, unlike RSS, which also
+// holds the collector's slack).
+let peakHeap = process.memoryUsage().heapUsed;
+const sampler = setInterval(() => {
+  peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+}, 25);
 const started = performance.now();
 const result = await run();
+clearInterval(sampler);
+peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
 // A contender with untimed preparation (the purge's brake approval) reports its own timed span.
 const ms = result.ms ?? performance.now() - started;
-process.stdout.write(`${JSON.stringify({ contender, maxRssKb: process.resourceUsage().maxRSS, ops: { ...counts }, ...result, ms })}\n`);
+process.stdout.write(`${JSON.stringify({ contender, maxRssKb: process.resourceUsage().maxRSS, peakHeapMb: peakHeap / 1048576, ops: { ...counts }, ...result, ms })}\n`);
 process.exit(0);

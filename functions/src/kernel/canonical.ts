@@ -21,3 +21,18 @@ export function sha256Hex(text: string): string {
 }
 
 export const hashCanonical = (value: unknown): string => sha256Hex(canonicalJson(value));
+
+/**
+ * A SHA-256 over a sequence of canonical JSON values, fed one at a time: the hash of a manifest that is
+ * streamed and never held whole. Equal sequences give equal digests; order matters.
+ */
+export function canonicalDigest(): { add: (value: unknown) => void; hex: () => string } {
+  const h = createHash("sha256");
+  return {
+    add: (value) => {
+      h.update(canonicalJson(value), "utf8");
+      h.update("\n", "utf8");
+    },
+    hex: () => h.copy().digest("hex"),
+  };
+}

@@ -104,6 +104,21 @@ export function childrenFirst(paths: Iterable<string>): string[] {
   return [...paths].sort((a, b) => documentDepth(b) - documentDepth(a) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/**
+ * Firestore's order of document names: segment by segment, each compared by its UTF-8 bytes. Unlike plain
+ * string order it keeps a subtree contiguous (`a/b`, `a/b/c/d`, `a/b-x`), which is what lets a stream of
+ * names be read depth first.
+ */
+export function compareNames(a: string, b: string): number {
+  const x = segments(a);
+  const y = segments(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const c = Buffer.compare(Buffer.from(x[i]!, "utf8"), Buffer.from(y[i]!, "utf8"));
+    if (c !== 0) return c;
+  }
+  return x.length - y.length;
+}
+
 export function sortedUnique(paths: Iterable<string>): string[] {
   return [...new Set(paths)].sort();
 }

@@ -1,4 +1,4 @@
-import type { Query } from "firebase-admin/firestore";
+import type { Query, Timestamp } from "firebase-admin/firestore";
 import { isLifecycleState } from "../kernel/lifecycle";
 import { fillTemplate } from "../kernel/paths";
 import type { DiscoveredDoc, Subject } from "./rules";
@@ -39,8 +39,10 @@ function entryQuery(entry: DataMapEntry, vars: Record<string, string>): Query {
 
 /** A discovered document as read: its snapshot (retention fields only) and the data-map entry that reached it. */
 export interface DiscoveredSnapshot {
-  snap: { ref: { path: string }; data: () => Record<string, unknown> | undefined };
+  snap: { ref: { path: string }; data: () => Record<string, unknown> | undefined; updateTime?: Timestamp };
   entryId: string;
+  /** Reached by the entry itself (a `doc` path or a query result), not as a descendant of one. */
+  root: boolean;
 }
 
 /**
@@ -50,19 +52,26 @@ export interface DiscoveredSnapshot {
  * planner keeps the stricter entry.
  */
 export async function* discoverSnapshots(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredSnapshot> {
+  for (const entry of policy().dataMap(subject.type)) yield* discoverEntry(subject, entry, pageSize);
+}
+
+/**
+ * One data-map entry's documents: each root (the `doc` path, or each query result), followed at once by its
+ * descendants in name order when the entry is recursive. A root's subtree is therefore contiguous in the
+ * stream, which is what lets the purge plan it in constant memory.
+ */
+export async function* discoverEntry(subject: Subject, entry: DataMapEntry, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredSnapshot> {
   const vars = subjectVars(subject);
-  for (const entry of policy().dataMap(subject.type)) {
-    if (entry.kind === "doc") {
-      const path = fillTemplate(entry.path ?? "", vars);
-      const snap = await db().doc(path).get();
-      if (snap.exists) yield { snap, entryId: entry.id };
-      if (entry.recursive) for await (const d of streamGovernedDescendants(path)) yield { snap: d, entryId: entry.id };
-      continue;
-    }
-    for await (const snap of pageGoverned(entryQuery(entry, vars), pageSize)) {
-      yield { snap, entryId: entry.id };
-      if (entry.recursive) for await (const d of streamGovernedDescendants(snap.ref.path)) yield { snap: d, entryId: entry.id };
-    }
+  if (entry.kind === "doc") {
+    const path = fillTemplate(entry.path ?? "", vars);
+    const snap = await db().doc(path).get();
+    if (snap.exists) yield { snap, entryId: entry.id, root: true };
+    if (entry.recursive) for await (const d of streamGovernedDescendants(path)) yield { snap: d, entryId: entry.id, root: false };
+    return;
+  }
+  for await (const snap of pageGoverned(entryQuery(entry, vars), pageSize)) {
+    yield { snap, entryId: entry.id, root: true };
+    if (entry.recursive) for await (const d of streamGovernedDescendants(snap.ref.path)) yield { snap: d, entryId: entry.id, root: false };
   }
 }
 

@@ -1,2 +1,3 @@
-export { discoverSubject } from "./discovery";
+export { discoverEntry, discoverSubject, discoveredFrom, type DiscoveredSnapshot } from "./discovery";
 export { planSubject } from "./planning";
+export { judgeDiscovered, KeptBelow, retainedDescendant, type Subject } from "./rules";

@@ -1,7 +1,8 @@
 import { hashCanonical } from "../kernel/canonical";
 import { heldBy, type ActiveHoldRef } from "../kernel/held";
 import type { GovernedFields } from "../kernel/governed";
-import { ancestorDocuments, sortedUnique } from "../kernel/paths";
+import { compareNames, sortedUnique } from "../kernel/paths";
+import type { DataMapEntry } from "../kernel/policy-schema";
 import type { PolicyIndex } from "../kernel/policy";
 import { isExpired } from "../kernel/retention";
 
@@ -51,15 +52,102 @@ function withoutHold(action: "delete" | "retain" | "mask", doc: DiscoveredDoc["d
 }
 
 /**
+ * What an erasure does to one discovered document, reached through `entry`: null when it deletes it, else the
+ * record of why it stays. Retention beats deletion, in this order of precedence:
+ * - a hold (reason: the hold's reason code), remembering what the erasure would have done without it;
+ * - the data-map entry's own `retain` or `mask` action (reason from the registry);
+ * - a class that is not user-deletable, while its retention runs (reason: the class).
+ * Ancestors of anything retained stay too ({@link KeptBelow}).
+ */
+export function judgeDiscovered(d: DiscoveredDoc, entry: DataMapEntry, activeHolds: readonly ActiveHoldRef[], policy: PolicyIndex, nowMs: number): RetainedItem | null {
+  const hold = heldBy({ path: d.path, ...d.doc }, activeHolds);
+  if (hold) {
+    const erasure = withoutHold(entry.action, d.doc, policy, nowMs);
+    return {
+      path: d.path,
+      action: "retain",
+      reasonCode: hold.reasonCode,
+      reason: hold.holdId ? `retention hold ${hold.holdId}` : "document carries a legal hold",
+      ...(hold.holdId ? { holdId: hold.holdId } : {}),
+      ...(erasure !== "retain" ? { deferredByHold: erasure } : {}),
+    };
+  }
+  const until = d.doc.retainUntilMs !== null ? new Date(d.doc.retainUntilMs).toISOString().slice(0, 10) : undefined;
+  if (entry.action === "retain" || entry.action === "mask") {
+    return {
+      path: d.path,
+      action: entry.action,
+      reasonCode: entry.reasonCode ?? "POLICY_RETENTION",
+      reason: entry.reason ?? "retained by policy",
+      ...(entry.action === "mask" ? { fields: [...(entry.maskFields ?? [])].sort() } : {}),
+      ...(until ? { until } : {}),
+    };
+  }
+  const cls = policy.classById(d.doc.retentionClass);
+  if (cls && !cls.userDeletable && !isExpired(d.doc, nowMs)) {
+    return {
+      path: d.path,
+      action: "retain",
+      reasonCode: `POLICY_${cls.id.toUpperCase().replace(/-/g, "_")}`,
+      reason: `${cls.id}: ${cls.description}`,
+      ...(until ? { until } : {}),
+    };
+  }
+  return null;
+}
+
+/** The record of a document kept only because something under it is retained. */
+export const retainedDescendant = (path: string): RetainedItem => ({
+  path,
+  action: "retain",
+  reasonCode: "RETAINED_DESCENDANT",
+  reason: "kept because a document under it is retained",
+});
+
+/**
+ * The ancestor rule over documents taken in Firestore's name order (kernel/paths.ts#compareNames), where a
+ * subtree is contiguous: a document is never deleted while anything under it is kept, because that would
+ * orphan the kept child. Each pushed document comes back through `emit` once the stream has passed its
+ * subtree, with `keptBelow` (something under it was pushed as kept) and `leaf` (nothing under it was pushed
+ * at all). Only the current chain of ancestors is held, so a subtree of any size passes in constant memory.
+ */
+export class KeptBelow<T> {
+  private readonly chain: { path: string; value: T; keptBelow: boolean; leaf: boolean }[] = [];
+
+  constructor(private readonly emit: (value: T, keptBelow: boolean, leaf: boolean) => void) {}
+
+  push(path: string, value: T, kept: boolean): void {
+    this.closeUntilAncestorOf(path);
+    const parent = this.chain[this.chain.length - 1];
+    if (parent) {
+      parent.leaf = false;
+      if (kept) parent.keptBelow = true;
+    }
+    this.chain.push({ path, value, keptBelow: false, leaf: true });
+  }
+
+  /** Emits what is still open: the stream has ended. */
+  end(): void {
+    this.closeUntilAncestorOf(null);
+  }
+
+  private closeUntilAncestorOf(path: string | null): void {
+    for (let top = this.chain[this.chain.length - 1]; top !== undefined; top = this.chain[this.chain.length - 1]) {
+      if (path !== null && path.startsWith(`${top.path}/`)) return;
+      this.chain.pop();
+      const parent = this.chain[this.chain.length - 1];
+      if (parent && top.keptBelow) parent.keptBelow = true;
+      this.emit(top.value, top.keptBelow, top.leaf);
+    }
+  }
+}
+
+/**
  * Builds the deletion manifest for a subject from the documents discovered through its data map. Pure and
  * deterministic: the same data gives the same manifest and hash, because every list is sorted and the
- * hash is SHA-256 over canonical JSON (the time of planning is not part of it).
- *
- * Retained, in this order of precedence (retention beats deletion):
- * - held documents (reason: the hold's reason code), and ancestors of anything retained, so that a purge
- *   never orphans a retained child;
- * - data-map `retain`/`mask` entries (reason from the registry);
- * - documents whose class is not user-deletable and whose retention has not run out (reason: the class).
+ * hash is SHA-256 over canonical JSON (the time of planning is not part of it). Each document is judged by
+ * {@link judgeDiscovered}; a path reached by two entries keeps the stricter one (retain and mask beat
+ * delete); ancestors of anything retained are retained ({@link KeptBelow}).
  */
 export function buildDeletionPlan(
   subject: Subject,
@@ -69,81 +157,35 @@ export function buildDeletionPlan(
   nowMs: number,
 ): DeletionPlan {
   const entries = new Map(policy.dataMap(subject.type).map((e) => [e.id, e]));
-  const retained = new Map<string, RetainedItem>();
-  const toDelete = new Set<string>();
+  const retained: RetainedItem[] = [];
+  const toDelete: string[] = [];
   const external = new Set<string>();
 
   const byPath = new Map<string, DiscoveredDoc>();
   for (const d of discovered) {
-    // A path reached by two entries keeps the stricter one: retain/mask beat delete.
     const prev = byPath.get(d.path);
     const prevAction = prev ? entries.get(prev.entryId)?.action : undefined;
     if (!prev || prevAction === "delete") byPath.set(d.path, d);
   }
 
-  for (const d of [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : 1))) {
+  const keeper = new KeptBelow<{ path: string; kept: RetainedItem | null }>((v, keptBelow) => {
+    if (v.kept) retained.push(v.kept);
+    else if (keptBelow) retained.push(retainedDescendant(v.path));
+    else toDelete.push(v.path);
+  });
+  for (const d of [...byPath.values()].sort((a, b) => compareNames(a.path, b.path))) {
     const entry = entries.get(d.entryId);
     if (!entry) throw new Error(`discovered doc names unknown data-map entry ${d.entryId}`);
     if (entry.external) external.add(d.path);
-    const hold = heldBy({ path: d.path, ...d.doc }, activeHolds);
-    if (hold) {
-      const erasure = withoutHold(entry.action, d.doc, policy, nowMs);
-      retained.set(d.path, {
-        path: d.path,
-        action: "retain",
-        reasonCode: hold.reasonCode,
-        reason: hold.holdId ? `retention hold ${hold.holdId}` : "document carries a legal hold",
-        ...(hold.holdId ? { holdId: hold.holdId } : {}),
-        ...(erasure !== "retain" ? { deferredByHold: erasure } : {}),
-      });
-      continue;
-    }
-    if (entry.action === "retain" || entry.action === "mask") {
-      const until = d.doc.retainUntilMs !== null ? new Date(d.doc.retainUntilMs).toISOString().slice(0, 10) : undefined;
-      retained.set(d.path, {
-        path: d.path,
-        action: entry.action,
-        reasonCode: entry.reasonCode ?? "POLICY_RETENTION",
-        reason: entry.reason ?? "retained by policy",
-        ...(entry.action === "mask" ? { fields: [...(entry.maskFields ?? [])].sort() } : {}),
-        ...(until ? { until } : {}),
-      });
-      continue;
-    }
-    const cls = policy.classById(d.doc.retentionClass);
-    if (cls && !cls.userDeletable && !isExpired(d.doc, nowMs)) {
-      const until = d.doc.retainUntilMs !== null ? new Date(d.doc.retainUntilMs).toISOString().slice(0, 10) : undefined;
-      retained.set(d.path, {
-        path: d.path,
-        action: "retain",
-        reasonCode: `POLICY_${cls.id.toUpperCase().replace(/-/g, "_")}`,
-        reason: `${cls.id}: ${cls.description}`,
-        ...(until ? { until } : {}),
-      });
-      continue;
-    }
-    toDelete.add(d.path);
+    const kept = judgeDiscovered(d, entry, activeHolds, policy, nowMs);
+    keeper.push(d.path, { path: d.path, kept }, kept !== null);
   }
-
-  // A parent is never deleted while a descendant is retained: that would orphan the child.
-  const ancestorsOfRetained = new Set<string>();
-  for (const r of retained.keys()) for (const a of ancestorDocuments(r)) ancestorsOfRetained.add(a);
-  for (const path of [...toDelete]) {
-    if (ancestorsOfRetained.has(path)) {
-      toDelete.delete(path);
-      retained.set(path, {
-        path,
-        action: "retain",
-        reasonCode: "RETAINED_DESCENDANT",
-        reason: "kept because a document under it is retained",
-      });
-    }
-  }
+  keeper.end();
 
   const manifest: DeletionManifest = {
     subject,
     delete: sortedUnique(toDelete),
-    retain: [...retained.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
+    retain: retained.sort((a, b) => (a.path < b.path ? -1 : 1)),
     externalCopiesToReview: sortedUnique(external),
     policyVersion: policy.version,
   };

@@ -27,6 +27,8 @@ export type LogEvent =
   | "backfill.done"
   | "purge.request.leased"
   | "purge.batch.done"
+  | "purge.batch.changed"
+  | "purge.late.found"
   | "purge.request.done"
   | "purge.request.retained"
   | "purge.request.moved_on"

@@ -6,3 +6,4 @@ export { takeFactsOf } from "./runner/unit";
 export { purgeSettings } from "./settings";
 export { checkpointFrom, checkpointRef, requestRef } from "./store";
 export { planRequestUnit, type UnitPlan } from "./runner/plan";
+export type { PlanSink } from "./runner/records";

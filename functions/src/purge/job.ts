@@ -7,12 +7,12 @@ import { LeaseLostError, releaseLease, type LeaseHolder } from "../platform/leas
 import { log } from "../platform/logs";
 import { applyBrake, dueDates, judgeBrake, type BrakeOutcome } from "./runner/brake";
 import { fire, type PurgeHook, type StepEnv } from "./runner/env";
-import { planRequestUnit, planSweepUnit, type UnitPlan } from "./runner/plan";
+import { newPlanId, planRequestUnit, planSweepUnit, type UnitPlan } from "./runner/plan";
+import { discardSink, recordSink } from "./runner/records";
 import { purgeSettings } from "./settings";
-import { deleteStep } from "./runner/execute";
+import { deleteBatch } from "./runner/execute";
 import { finalizeStep } from "./runner/finalize";
-import { markStep } from "./runner/mark";
-import { maskStep } from "./runner/mask";
+import { maskBatch } from "./runner/mask";
 import { runSteps, type Steps } from "./runner/step";
 import { checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "./store";
 import { enqueueChunk, type Enqueue, type PurgeChunkTask } from "./runner/tasks";
@@ -48,6 +48,9 @@ export interface PurgeRunOptions extends JobOptions {
   clock?: () => number;
   leaseMs?: number;
   batchSize?: number;
+  /** Batches per step (a checkpoint per step), and how many of them run at a time. */
+  stepBatches?: number;
+  parallelBatches?: number;
   fanOutThreshold?: number;
   chunkSteps?: number;
   sweepLimit?: number;
@@ -88,6 +91,7 @@ export interface UnitReport extends Pick<PurgeUnit, "unitKey" | "kind"> {
 
 interface RunConfig {
   batchSize: number;
+  stepBatches: number;
   fanOutThreshold: number;
   chunkSteps: number;
   enqueue: Enqueue;
@@ -95,8 +99,8 @@ interface RunConfig {
 
 const DEFAULT_BUDGET_MS = 480_000;
 
-/** The purge's steps: mark, delete and mask each run one batch through the step helper; finalize ends the round. */
-const STEPS: Steps = { mark: markStep, delete: deleteStep, mask: maskStep, finalize: finalizeStep };
+/** The purge's steps: delete and mask batches run through the batch helper; finalize ends the round. */
+const STEPS: Steps = { delete: deleteBatch, mask: maskBatch, finalize: (cp, step, env) => finalizeStep(cp, step, env, deleteBatch) };
 const PURGE_ACTOR = { type: "system", id: "nightlyPurge" } as const;
 
 function holderFor(opts: PurgeRunOptions): LeaseHolder {
@@ -120,6 +124,7 @@ function envFor(opts: PurgeRunOptions, holder: LeaseHolder): StepEnv {
     startedBy: opts.actor.type === "system" ? null : `${opts.actor.type}:${opts.actor.id}`,
     correlationId: opts.correlationId ?? null,
     limiter: limiterFor(opts, Date.now),
+    parallelBatches: opts.parallelBatches ?? purgeSettings.parallelBatches(),
     holdView: new HoldView(),
     hook: opts.hook,
     deadlineMs: holder.clock() + (opts.budgetMs ?? DEFAULT_BUDGET_MS),
@@ -154,44 +159,50 @@ async function runFresh(unit: LeasedUnit, plan: UnitPlan, cfg: RunConfig, env: S
   const report = (outcome: UnitOutcome, reason?: string): UnitReport => ({ unitKey: unit.unitKey, kind: unit.kind, outcome, ...(reason ? { reason } : {}) });
   let archives = new Map<string, string>();
   if (plan.needsArchive.length > 0) {
-    const round = (unit.previous?.round ?? 0) + 1;
     const result = await archiveAndVerify(
-      { unitKey: unit.unitKey, round, requestId: unit.requestId, manifestHash: plan.manifestHash, policyVersion: policy().version, leaseRef: unit.leaseRef },
-      plan.needsArchive,
+      { unitKey: unit.unitKey, round: plan.round, requestId: unit.requestId, manifestHash: plan.manifestHash, policyVersion: policy().version, leaseRef: unit.leaseRef },
+      plan.needsArchive.map((a) => a.path),
       env,
     );
     if (!result.ok) {
-      await blockUnit(unit, plan, "ARCHIVE_NOT_VERIFIED", result.problems.map((p) => p.path), env);
+      await blockUnit(unit, plan, "ARCHIVE_NOT_VERIFIED", result.problems.map((p) => p.path), result.problems.length, env);
       return report("BLOCKED", "ARCHIVE_NOT_VERIFIED");
     }
     archives = result.archives;
   }
-  const cp = await startRound(unit, plan, archives, cfg.batchSize, env);
+  const cp = await startRound(unit, plan, archives, cfg.stepBatches, env);
   await fire(env, { point: "afterStart", unitKey: cp.unitKey, round: cp.round, step: null, batch: null, paths: [] });
   return report(await drive(cp, cfg, env));
 }
 
-/** Plans a leased unit. null: a sweep with nothing to delete. */
-async function planUnit(unit: LeasedUnit, opts: PurgeRunOptions): Promise<UnitPlan | null> {
+/**
+ * Plans a leased unit, streaming its decisions into batch records under a fresh plan id (they authorise
+ * nothing until a round names that plan). null: a sweep with nothing to delete.
+ */
+async function planUnit(unit: LeasedUnit, opts: PurgeRunOptions, cfg: RunConfig): Promise<UnitPlan | null> {
+  const round = (unit.previous?.round ?? 0) + 1;
+  const planId = newPlanId(round);
+  const input = { planId, round, nowMs: opts.nowMs, batchSize: cfg.batchSize, sink: recordSink(unit.unitKey, planId, round) };
   if (unit.kind === "request") {
     if (!unit.requestId || !unit.subject) throw new Error(`request unit ${unit.unitKey} has no subject`);
-    return planRequestUnit(unit.requestId, unit.subject, opts.nowMs);
+    return planRequestUnit(unit.requestId, unit.subject, input);
   }
   const target = sweepTargets(policy()).find((t) => t.collection === unit.collection);
   if (!target) throw new Error(`no sweep target for ${unit.collection}`);
-  return planSweepUnit(target, opts.nowMs, opts.sweepLimit ?? purgeSettings.sweepLimit());
+  return planSweepUnit(target, opts.sweepLimit ?? purgeSettings.sweepLimit(), input);
 }
 
-/** A dry run plans and applies the brake's arithmetic, writing nothing (no leases, no evidence). */
+/** A dry run plans and applies the brake's arithmetic, writing nothing (no leases, no records, no evidence). */
 async function dryRun(opts: PurgeRunOptions): Promise<JobSummary> {
   const plans: UnitPlan[] = [];
+  const input = () => ({ planId: "dry-run", round: 0, nowMs: opts.nowMs, batchSize: opts.batchSize ?? purgeSettings.batchSize(), sink: discardSink() });
   for (const id of await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun(), await readFence())) {
     const data = (await requestRef(id).get()).data();
-    if (data) plans.push(await planRequestUnit(id, subjectOf(data), opts.nowMs));
+    if (data) plans.push(await planRequestUnit(id, subjectOf(data), input()));
   }
   if (opts.sweep !== false) {
     for (const t of sweepTargets(policy())) {
-      const p = await planSweepUnit(t, opts.nowMs, opts.sweepLimit ?? purgeSettings.sweepLimit());
+      const p = await planSweepUnit(t, opts.sweepLimit ?? purgeSettings.sweepLimit(), input());
       if (p) plans.push(p);
     }
   }
@@ -204,7 +215,7 @@ async function dryRun(opts: PurgeRunOptions): Promise<JobSummary> {
     job: "nightlyPurge",
     dryRun: true,
     asOf: opts.asOfMs !== null ? new Date(opts.asOfMs).toISOString() : null,
-    units: plans.map((p) => ({ unitKey: p.unitKey, kind: p.kind, delete: p.delete.length, mask: p.mask.length, retain: p.retain.length, blocked: p.blocked.length })),
+    units: plans.map((p) => ({ unitKey: p.unitKey, kind: p.kind, delete: p.counts.delete, mask: p.counts.mask, retain: p.counts.retain, blocked: p.blockedCount })),
     wouldDelete: verdicts.reduce((n, v) => n + size(v.unitKey), 0),
     brake: {
       tripped: waiting.length > 0 || deferred.length > 0,
@@ -222,6 +233,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
   const env = envFor(opts, holder);
   const cfg: RunConfig = {
     batchSize: opts.batchSize ?? purgeSettings.batchSize(),
+    stepBatches: opts.stepBatches ?? purgeSettings.stepBatches(),
     fanOutThreshold: opts.fanOutThreshold ?? purgeSettings.fanOutThreshold(),
     chunkSteps: opts.chunkSteps ?? purgeSettings.chunkSteps(),
     enqueue: opts.enqueue ?? enqueueChunk,
@@ -280,14 +292,14 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
   const fresh: { unit: LeasedUnit; plan: UnitPlan }[] = [];
   for (const unit of leased.filter((u) => !u.resume)) {
     await guarded(unit, async () => {
-      const plan = await planUnit(unit, opts);
+      const plan = await planUnit(unit, opts, cfg);
       if (!plan) {
         await releaseLease(unit.leaseRef, holder);
         return { unitKey: unit.unitKey, kind: unit.kind, outcome: "NOTHING_TO_DO" };
       }
-      if (plan.blocked.length > 0) {
+      if (plan.blockedCount > 0) {
         const reason = plan.blocked[0]!.reason;
-        await blockUnit(unit, plan, reason, plan.blocked.map((b) => b.path), env);
+        await blockUnit(unit, plan, reason, plan.blocked.map((b) => b.path), plan.blockedCount, env);
         return { unitKey: unit.unitKey, kind: unit.kind, outcome: "BLOCKED", reason };
       }
       fresh.push({ unit, plan });
@@ -347,6 +359,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
 
 export interface ChunkOptions {
   clock?: () => number;
+  parallelBatches?: number;
   leaseMs?: number;
   startOpsPerSecond?: number;
   maxOpsPerSecond?: number;
@@ -379,11 +392,12 @@ export async function runPurgeChunk(task: PurgeChunkTask, opts: ChunkOptions = {
     startedBy: null,
     correlationId: task.correlationId,
     limiter: limiterFor(opts, Date.now),
+    parallelBatches: opts.parallelBatches ?? purgeSettings.parallelBatches(),
     holdView: new HoldView(),
     hook: opts.hook,
     deadlineMs: clock() + (opts.budgetMs ?? DEFAULT_BUDGET_MS),
   };
-  const total = stepCount(cp.batchCount);
+  const total = stepCount(cp.layout, cp.groupSize);
   const range = chunkAt(Math.min(task.start, total - 1), total, cp.fanOut.stepsPerChunk);
   let result;
   try {

@@ -6,14 +6,18 @@ import { setting } from "../platform/settings";
  */
 export const purgeSettings = {
   /**
-   * Documents per batch: one mark and one delete transaction each. A transaction's cost is mostly per
-   * transaction, not per document, so larger batches are faster; a batch's transaction writes every document
-   * plus a few control records, which must stay within a commit's 500 writes (the setting's bound, 490).
+   * Documents per batch: one batch record and one delete transaction each. A transaction's cost is mostly
+   * per transaction, not per document, so larger batches are faster; a batch's transaction writes every
+   * document plus a few control records, which must stay within a commit's 500 writes (the setting's bound, 490).
    */
   batchSize: (): number => setting("purgeBatchSize"),
+  /** Batches per step: the checkpoint advances (and the lease renews) once per step. */
+  stepBatches: (): number => setting("purgeStepBatches"),
+  /** How many batches of a step run at a time (each its own transaction). */
+  parallelBatches: (): number => setting("purgeParallelBatches"),
   /** A unit with more manifest paths than this is fanned out to the purgeChunk task queue. */
   fanOutThreshold: (): number => setting("purgeFanoutThreshold"),
-  /** Steps (mark or execute one batch) per task invocation. */
+  /** Steps (a group of batches each) per task invocation. */
   chunkSteps: (): number => setting("purgeChunkSteps"),
   /** How long a lease lasts without renewal; every step renews it. */
   leaseMs: (): number => setting("purgeLeaseSeconds") * 1000,

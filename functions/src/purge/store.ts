@@ -1,17 +1,21 @@
 import type { PurgeUnit, UnitKind } from "./rules/unit";
 import type { DocumentData, DocumentReference, DocumentSnapshot, Transaction } from "firebase-admin/firestore";
-import type { PurgeItem, PurgeBatchKind } from "./rules/batches";
+import type { PurgeItem, PurgeBatchKind, StageLayout } from "./rules/batches";
 import type { PurgeClaim, PurgeDocFacts } from "./rules/decide";
+import type { BatchDecision, RetainedRecord } from "./rules/manifest";
+
+export type { BatchDecision, RetainedRecord };
 import { COLLECTIONS, db } from "../platform/firestore";
 import { GOVERNED_FIELDS, readGoverned } from "../platform/governed-doc";
 
 /**
  * The purge's control-plane records, all under `retentionJobs` (no client access):
- *   retentionJobs/purge-{unitKey}                         the checkpoint (and, for sweeps, the lease)
- *   retentionJobs/purge-{unitKey}/batches/r{round}-{i}    a batch: its items and what happened to each
- *   retentionJobs/purge-{unitKey}/retained/r{round}-{i}   the manifest's retained items, for verification
+ *   retentionJobs/purge-{unitKey}                                   the checkpoint (and, for sweeps, the lease)
+ *   retentionJobs/purge-{unitKey}/batches/{planId}-{stage}-{seq}    a batch: its decided items and their outcome
+ *   retentionJobs/purge-{unitKey}/retained/{planId}-{i}             the plan's retained items, for verification
  * A unit is one deletion request (unitKey = requestId) or one collection's policy sweep
- * (unitKey = sweep-{collection}).
+ * (unitKey = sweep-{collection}). Planning writes a plan's records under a fresh plan id as it streams;
+ * they authorise nothing until a round's checkpoint names that plan id.
  */
 
 export type { UnitKind };
@@ -21,66 +25,78 @@ export type UnitPhase = "RUNNING" | "DONE" | "BLOCKED";
 export interface UnitCheckpoint extends PurgeUnit {
   round: number;
   phase: UnitPhase;
+  /** The plan whose records this round executes. */
+  planId: string;
   manifestHash: string;
   policyVersion: string;
   /** The business time the decisions were made at. */
   decidedAtMs: number;
-  batchCount: number;
+  /** The hold fence generation the plan's decisions were made under. */
+  fenceGeneration: number;
+  /** The plan's stages in execution order. */
+  layout: StageLayout[];
+  /** Batches per step (a step's batches run several at a time). */
+  groupSize: number;
   /** Manifest paths (deletes and masks): the measure for fanning out. */
   pathCount: number;
-  /** Documents under `retained/` holding this round's retained items (ids r{round}-0 .. n-1). */
+  /** Documents under `retained/` holding this plan's retained items (ids {planId}-0 .. n-1). */
   retainedChunks: number;
-  /** Batches [0, deleteBatches) delete; the rest mask (masking comes last). */
-  deleteBatches: number;
+  /** Late stages the final sweep added (their batches are verified with the rest). */
+  late: StageLayout[];
   nextStep: number;
   fanOut: { generation: number; stepsPerChunk: number } | null;
   blockedReason: string | null;
 }
 
-export interface RetainedRecord {
-  path: string;
-  action: "retain" | "mask";
-  reasonCode: string;
-  holdId?: string;
-  /** Kept only because of a hold: without it the erasure would delete or mask the path (it is deferred). */
-  deferredByHold?: boolean;
-}
-
 export interface BatchOutcome {
   deleted: string[];
+  /** Those of `deleted` deleted on a new decision: the document had changed since the plan and was judged again. */
+  redecided: string[];
   gone: string[];
   held: { path: string; holdId: string | null; reasonCode: string }[];
-  claimed: string[];
   deferred: string[];
   blocked: { path: string; reason: string }[];
   masked: string[];
 }
 
 export interface BatchDoc {
-  round: number;
-  index: number;
+  planId: string;
+  stage: string;
+  seq: number;
   kind: PurgeBatchKind;
-  stage: number;
   items: PurgeItem[];
+  /** SHA-256 of the unit, plan, stage and items (paths with the versions decided on): what the evidence names. */
+  hash: string;
+  decision: BatchDecision;
   /** Verified archives of this batch's items (source path -> archive id), for archive classes. */
   archives: Record<string, string>;
+  /** The trigger-collection items are marked PURGE_ELIGIBLE. */
+  marked: boolean;
   outcome: BatchOutcome;
   complete: boolean;
 }
 
-export const emptyOutcome = (): BatchOutcome => ({ deleted: [], gone: [], held: [], claimed: [], deferred: [], blocked: [], masked: [] });
+export const emptyOutcome = (): BatchOutcome => ({ deleted: [], redecided: [], gone: [], held: [], deferred: [], blocked: [], masked: [] });
 
 export const checkpointRef = (unitKey: string): DocumentReference => db().collection(COLLECTIONS.retentionJobs).doc(`purge-${unitKey}`);
-export const batchId = (round: number, index: number): string => `r${round}-${String(index).padStart(6, "0")}`;
-export const batchRef = (unitKey: string, round: number, index: number): DocumentReference =>
-  checkpointRef(unitKey).collection("batches").doc(batchId(round, index));
-export const retainedRef = (unitKey: string, round: number, index: number): DocumentReference =>
-  checkpointRef(unitKey).collection("retained").doc(batchId(round, index));
+export const batchId = (planId: string, stage: string, seq: number): string => `${planId}-${stage}-${String(seq).padStart(6, "0")}`;
+export const batchRef = (unitKey: string, planId: string, stage: string, seq: number): DocumentReference =>
+  checkpointRef(unitKey).collection("batches").doc(batchId(planId, stage, seq));
+export const retainedRef = (unitKey: string, planId: string, index: number): DocumentReference =>
+  checkpointRef(unitKey).collection("retained").doc(`${planId}-${String(index).padStart(6, "0")}`);
 export const requestRef = (requestId: string): DocumentReference => db().collection(COLLECTIONS.deletionRequests).doc(requestId);
 
 /** The document that carries a unit's lease: the request itself, or the sweep's checkpoint. */
 export const leaseRefOf = (cp: Pick<UnitCheckpoint, "kind" | "requestId" | "unitKey">): DocumentReference =>
   cp.kind === "request" && cp.requestId ? requestRef(cp.requestId) : checkpointRef(cp.unitKey);
+
+/** Every batch of a round's stages, in execution order. */
+export function* batchRefsOf(cp: Pick<UnitCheckpoint, "unitKey" | "planId">, stages: readonly StageLayout[]): Generator<DocumentReference> {
+  for (const s of stages) for (let i = 0; i < s.batches; i++) yield batchRef(cp.unitKey, cp.planId, s.key, i);
+}
+
+const layoutFrom = (v: unknown): StageLayout[] =>
+  Array.isArray(v) ? (v as StageLayout[]).map((s) => ({ key: String(s.key), kind: s.kind === "mask" ? "mask" : "delete", batches: Number(s.batches) })) : [];
 
 export function checkpointFrom(data: DocumentData | undefined): UnitCheckpoint | null {
   if (!data || typeof data.unitKey !== "string" || typeof data.round !== "number") return null;
@@ -92,13 +108,16 @@ export function checkpointFrom(data: DocumentData | undefined): UnitCheckpoint |
     subject: (data.subject as PurgeUnit["subject"] | undefined) ?? null,
     round: data.round,
     phase: data.phase === "DONE" ? "DONE" : data.phase === "BLOCKED" ? "BLOCKED" : "RUNNING",
+    planId: String(data.planId ?? ""),
     manifestHash: String(data.manifestHash ?? ""),
     policyVersion: String(data.policyVersion ?? ""),
     decidedAtMs: typeof data.decidedAtMs === "number" ? data.decidedAtMs : 0,
-    batchCount: typeof data.batchCount === "number" ? data.batchCount : 0,
+    fenceGeneration: typeof data.fenceGeneration === "number" ? data.fenceGeneration : -1,
+    layout: layoutFrom(data.layout),
+    groupSize: typeof data.groupSize === "number" && data.groupSize > 0 ? data.groupSize : 1,
     pathCount: typeof data.pathCount === "number" ? data.pathCount : 0,
     retainedChunks: typeof data.retainedChunks === "number" ? data.retainedChunks : 0,
-    deleteBatches: typeof data.deleteBatches === "number" ? data.deleteBatches : 0,
+    late: layoutFrom(data.late),
     nextStep: typeof data.nextStep === "number" ? data.nextStep : 0,
     fanOut: (data.fanOut as UnitCheckpoint["fanOut"]) ?? null,
     blockedReason: typeof data.blockedReason === "string" ? data.blockedReason : null,
@@ -108,13 +127,21 @@ export function checkpointFrom(data: DocumentData | undefined): UnitCheckpoint |
 export function batchFrom(snap: DocumentSnapshot): BatchDoc {
   const d = snap.data();
   if (!d) throw new Error(`purge batch ${snap.ref.path} is missing: the checkpoint names a batch that was never written`);
+  const decision = (d.decision as Partial<BatchDecision> | undefined) ?? {};
   return {
-    round: Number(d.round),
-    index: Number(d.index),
+    planId: String(d.planId ?? ""),
+    stage: String(d.stage ?? ""),
+    seq: Number(d.seq ?? 0),
     kind: d.kind === "mask" ? "mask" : "delete",
-    stage: Number(d.stage),
     items: (d.items as PurgeItem[]) ?? [],
+    hash: String(d.hash ?? ""),
+    decision: {
+      fenceGeneration: typeof decision.fenceGeneration === "number" ? decision.fenceGeneration : -1,
+      policyVersion: String(decision.policyVersion ?? ""),
+      decidedAtMs: typeof decision.decidedAtMs === "number" ? decision.decidedAtMs : 0,
+    },
     archives: (d.archives as Record<string, string>) ?? {},
+    marked: d.marked === true,
     outcome: { ...emptyOutcome(), ...((d.outcome as Partial<BatchOutcome>) ?? {}) },
     complete: d.complete === true,
   };
@@ -122,7 +149,7 @@ export function batchFrom(snap: DocumentSnapshot): BatchDoc {
 
 /** Every path a batch has already settled (recorded an outcome for). */
 export function settledPaths(o: BatchOutcome): Set<string> {
-  return new Set([...o.deleted, ...o.gone, ...o.held.map((h) => h.path), ...o.claimed, ...o.deferred, ...o.blocked.map((b) => b.path), ...o.masked]);
+  return new Set([...o.deleted, ...o.redecided, ...o.gone, ...o.held.map((h) => h.path), ...o.deferred, ...o.blocked.map((b) => b.path), ...o.masked]);
 }
 
 export function claimFrom(data: DocumentData | undefined): PurgeClaim | null {
@@ -156,23 +183,6 @@ export function factsOfData(path: string, data: DocumentData | undefined): Purge
     retainUntilMs: g?.retainUntilMs ?? null,
     claim: claimFrom(data),
   };
-}
-
-/**
- * Whether another unit's claim is still live: its checkpoint is RUNNING the same round. Claims of finished,
- * blocked or superseded rounds are stale, and the document may be claimed again.
- */
-export async function claimsActiveInTx(tx: Transaction, facts: readonly PurgeDocFacts[], myUnitKey: string): Promise<(c: PurgeClaim) => boolean> {
-  const others = [...new Set(facts.map((f) => f.claim?.unitKey).filter((k): k is string => k !== undefined && k !== myUnitKey))].sort();
-  const live = new Map<string, number>();
-  if (others.length > 0) {
-    const snaps = await tx.getAll(...others.map((k) => checkpointRef(k)));
-    for (const s of snaps) {
-      const cp = checkpointFrom(s.data());
-      if (cp && cp.phase === "RUNNING") live.set(cp.unitKey, cp.round);
-    }
-  }
-  return (c) => live.get(c.unitKey) === c.round;
 }
 
 /** Reads documents in slices (getAll takes many refs, but one huge call holds everything in memory at once). */

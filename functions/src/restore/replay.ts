@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { recordEvidence } from "../evidence/index";
 import { findLedgerMatches, readLedger, type LedgerMatch } from "../erasure/index";
 import type { Actor } from "../kernel/actor";
-import { planRequestUnit, runNightlyPurge, type PurgeHook, type UnitReport } from "../purge/index";
+import { planRequestUnit, purgeSettings, runNightlyPurge, type PlanSink, type PurgeHook, type UnitReport } from "../purge/index";
 import { reopenErasedSubject } from "../requests/index";
 import { db, inDatabase } from "../platform/firestore";
 import { log } from "../platform/logs";
@@ -36,21 +36,40 @@ export interface ReplayReport {
   problems: number;
 }
 
-/** What the purge would still do for a matched subject in the database `db()` names: its plan, and the masks not yet applied. */
+/**
+ * What the purge would still do for a matched subject in the database `db()` names: its plan, streamed into a
+ * sink that keeps only counts and the mask items (nothing is written), then the masks not yet applied.
+ */
 async function residueOf(m: LedgerMatch, nowMs: number): Promise<Omit<ReplaySubject, "action" | "request" | "outcome">> {
-  const plan = await planRequestUnit(m.entry.requestId, m.subject, nowMs);
-  const snaps = plan.mask.length > 0 ? await db().getAll(...plan.mask.map((x) => db().doc(x.path))) : [];
-  const unmasked = plan.mask.filter((x, i) => snaps[i]!.exists && x.fields.some((f) => snaps[i]!.get(f) !== undefined)).length;
+  const masks: { path: string; fields: readonly string[] }[] = [];
+  let underHold = 0;
+  const sink: PlanSink = {
+    batch: (b) => {
+      if (b.kind === "mask") masks.push(...b.items.map((i) => ({ path: i.path, fields: i.fields ?? [] })));
+    },
+    retained: (_index, items) => {
+      underHold += items.filter((r) => r.deferredByHold).length;
+    },
+    ready: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
+  const plan = await planRequestUnit(m.entry.requestId, m.subject, { planId: "replay-check", round: 0, nowMs, batchSize: purgeSettings.batchSize(), sink });
+  let unmasked = 0;
+  for (let i = 0; i < masks.length; i += 300) {
+    const slice = masks.slice(i, i + 300);
+    const snaps = await db().getAll(...slice.map((x) => db().doc(x.path)));
+    unmasked += slice.filter((x, k) => snaps[k]!.exists && x.fields.some((f) => snaps[k]!.get(f) !== undefined)).length;
+  }
   return {
     kind: m.subject.type,
     ...(m.subject.type === "user" ? { uid: m.subject.uid } : {}),
     tenantId: m.subject.tenantId,
     requestId: m.entry.requestId,
     erasedAt: new Date(m.entry.erasedAtMs).toISOString(),
-    toDelete: plan.delete.length,
+    toDelete: plan.counts.delete,
     toMask: unmasked,
-    underHold: plan.retain.filter((r) => r.deferredByHold).length,
-    blocked: plan.blocked.length,
+    underHold,
+    blocked: plan.blockedCount,
   };
 }
 

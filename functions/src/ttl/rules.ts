@@ -1,6 +1,6 @@
 import { isHeld, type ActiveHoldRef, type HoldMarks } from "../kernel/held";
 import type { Actor, EvidenceBody } from "../evidence/rules";
-import { segments } from "../kernel/paths";
+import { patternMatchesSegments, segments } from "../kernel/paths";
 import type { CollectionRule } from "../kernel/policy-schema";
 import { DAY_MS, type PolicyIndex } from "../kernel/policy";
 
@@ -86,6 +86,22 @@ export function ttlTriggerTargets(policy: PolicyIndex): TtlTriggerTarget[] {
     .filter((r) => !r.parentPattern && !policy.classById(r.retentionClass)?.inheritsParentExpiry)
     .map((r) => ({ name: triggerNameFor(r), pattern: r.pattern, childCollections: childCollectionIds(policy, r.pattern) }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+const targetsByVersion = new Map<string, TtlTriggerTarget[]>();
+
+/**
+ * Whether a delete trigger watches `path`: the purge marks such a document PURGE_ELIGIBLE before deleting
+ * it, so the trigger classifies the delete as WORKFLOW and leaves the evidence to the purge.
+ */
+export function hasDeleteTrigger(policy: PolicyIndex, path: string): boolean {
+  let targets = targetsByVersion.get(policy.version);
+  if (!targets) {
+    targets = ttlTriggerTargets(policy);
+    targetsByVersion.set(policy.version, targets);
+  }
+  const s = segments(path);
+  return targets.some((t) => patternMatchesSegments(t.pattern, s));
 }
 
 function triggerNameFor(rule: CollectionRule): string {

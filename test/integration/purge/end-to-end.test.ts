@@ -7,12 +7,15 @@ import { seedDemo } from "../../../functions/src/demo/seed";
 import { scanRetention } from "../../../functions/src/audit/scan";
 import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { runNightlyPurge } from "../../../functions/src/purge/job";
+import { policy } from "../../../functions/src/platform/registry";
+import { hasDeleteTrigger } from "../../../functions/src/ttl/rules";
 import { adminApp, db } from "../../helpers/emulator";
 import {
   AFTER_GRACE,
   allGovernedPaths,
   expectBefore,
   expectChainVerifies,
+  expectBatchesDecided,
   expectDeletionsExplained,
   hold,
   pathCounts,
@@ -119,12 +122,16 @@ describe("nightly purge: the end-to-end scenario", () => {
 
     const entries = await expectChainVerifies();
     await expectDeletionsExplained(entries, eligible);
-    // The decision was written before the delete: each path's PURGE_ELIGIBLE_MARKED entry precedes its PURGE_BATCH.
+    // The decision was written before the delete: each deleted path is in its batch record, decided first.
+    expect(await expectBatchesDecided(entries)).toBe(eligible.length);
+    // Documents a delete trigger watches were also marked PURGE_ELIGIBLE before their delete, so the
+    // trigger leaves the evidence to the purge.
     const markedAt = new Map<string, ChainedEvidence>();
     for (const e of entries) if (e.action === "PURGE_ELIGIBLE_MARKED") for (const p of e.paths ?? []) markedAt.set(p, e);
     for (const e of entries.filter((x) => x.action === "PURGE_BATCH")) {
-      for (const p of e.paths ?? []) expectBefore(markedAt.get(p)!, e);
+      for (const p of (e.paths ?? []).filter((x) => hasDeleteTrigger(policy(), x))) expectBefore(markedAt.get(p)!, e);
     }
+    expect(markedAt.size).toBeGreaterThan(0);
     expect(entries.filter((e) => e.action === "PURGE_BATCH").length).toBeGreaterThanOrEqual(5);
     expect(pathCounts(entries, "PURGE_MASK").get("tenants/t-acme/orders/o-1001")).toBe(1);
     const verified = entries.filter((e) => e.action === "PURGE_VERIFIED" && e.requestId === requestId);

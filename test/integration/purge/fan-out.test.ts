@@ -20,7 +20,7 @@ describe("scale-out over the purgeChunk task queue", () => {
       queue.push(t);
       return Promise.resolve();
     };
-    const summary = await runNightlyPurge(runOptions({ sweep: false, batchSize: 3, fanOutThreshold: 5, chunkSteps: 4, enqueue }));
+    const summary = await runNightlyPurge(runOptions({ sweep: false, batchSize: 3, stepBatches: 1, fanOutThreshold: 5, chunkSteps: 2, enqueue }));
     expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual(["FANNED_OUT"]);
     expect((await db().doc(`deletionRequests/${requestId}`).get()).get("lease.owner")).toMatch(/^purgeChunk:/);
     // The run itself did no step of the unit.

@@ -5,10 +5,18 @@ import { db } from "../../helpers/emulator";
 import { allGovernedPaths, expectChainVerifies, expectDeletionsExplained, hold, pathCounts, putCustomer, requestDeletion, reset, runOptions } from "./support";
 
 /** Which batch each path of the request's current round sits in. */
+/** Each planned path's batch, as its position in the round's execution order (what hooks call `batch`). */
 async function batchOf(requestId: string): Promise<Map<string, number>> {
+  const layout = (await db().doc(`retentionJobs/purge-${requestId}`).get()).get("layout") as { key: string; batches: number }[];
+  const first = new Map<string, number>();
+  let n = 0;
+  for (const s of layout) {
+    first.set(s.key, n);
+    n += s.batches;
+  }
   const snap = await db().collection(`retentionJobs/purge-${requestId}/batches`).get();
   const out = new Map<string, number>();
-  for (const d of snap.docs) for (const i of d.get("items") as { path: string }[]) out.set(i.path, d.get("index") as number);
+  for (const d of snap.docs) for (const i of d.get("items") as { path: string }[]) out.set(i.path, first.get(d.get("stage") as string)! + (d.get("seq") as number));
   return out;
 }
 
@@ -24,12 +32,14 @@ describe("a hold placed while the purge runs", () => {
   });
 
   it("stops deletion of its target from the next batch on (document hold between batches)", async () => {
-    const target = "activity/a-u-41-03";
+    const target = "activity/a-u-41-01";
     let placedAfterBatch: number | null = null;
     let targetBatch: number | null = null;
     let holdId = "";
     const summary = await runNightlyPurge(
       runOptions({
+        // Batches one after another: these holds land between two batches.
+        parallelBatches: 1,
         sweep: false,
         batchSize: 2,
         hook: async (ctx: PurgeHookContext) => {
@@ -61,8 +71,9 @@ describe("a hold placed while the purge runs", () => {
     await expectDeletionsExplained(entries, gone);
     expect(pathCounts(entries, "PURGE_BATCH").has(target)).toBe(false);
     expect(pathCounts(entries, "PURGE_HOLD_STOPPED").get(target)).toBe(1);
-    // It was marked PURGE_ELIGIBLE before the hold: the flag and the record still stop it.
-    expect(doc.lifecycleState).toBe("PURGE_ELIGIBLE");
+    // Its batch had decided to delete it before the hold: the hold moved it to LEGAL_HOLD, and the fence
+    // made its batch read it again and stop.
+    expect(doc.lifecycleState).toBe("LEGAL_HOLD");
     // The erasure is complete except for the held copy: it is deferred, not reported done.
     const req = (await db().doc(`deletionRequests/${requestId}`).get()).data()!;
     expect(req.state).toBe("RETAINED_UNDER_HOLD");
@@ -73,6 +84,8 @@ describe("a hold placed while the purge runs", () => {
     let placed = false;
     await runNightlyPurge(
       runOptions({
+        // Batches one after another: these holds land between two batches.
+        parallelBatches: 1,
         sweep: false,
         batchSize: 2,
         hook: async (ctx: PurgeHookContext) => {
@@ -107,6 +120,8 @@ describe("a hold placed while the purge runs", () => {
     let target: string | null = null;
     await runNightlyPurge(
       runOptions({
+        // Batches one after another: these holds land between two batches.
+        parallelBatches: 1,
         sweep: false,
         batchSize: 3,
         hook: async (ctx: PurgeHookContext) => {

@@ -6,6 +6,7 @@
 import { FieldPath, type DocumentReference } from "firebase-admin/firestore";
 import { expect } from "vitest";
 import { deletedWhileHeld, entryDocId, shardOf, type ChainedEvidence } from "../../../functions/src/evidence/rules";
+import { hashCanonical } from "../../../functions/src/kernel/canonical";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { computeExpireAt, computeRetainUntil } from "../../../functions/src/kernel/retention";
 import { verifyEvidence } from "../../../functions/src/evidence/verify";
@@ -205,6 +206,36 @@ export async function expectDeletionsExplained(entries: readonly ChainedEvidence
     expect(e.counts?.deleted).toBe(e.paths?.length);
     expect(e.actor.type).toBe("system");
   }
+}
+
+/**
+ * No hard delete without a recorded decision: every PURGE_BATCH entry names its batch record, and that record
+ * (written by the plan before the round started) lists each deleted path with the version it was decided
+ * on, hashes to the hash the entry carries, and was decided no later than the delete; the unit's
+ * PURGE_DECIDED entry for that round comes first in the chain. Returns how many deletions were checked.
+ */
+export async function expectBatchesDecided(entries: readonly ChainedEvidence[]): Promise<number> {
+  let checked = 0;
+  for (const e of entries.filter((x) => x.action === "PURGE_BATCH")) {
+    const detail = e.detail as { unitKey?: string; round?: number; batch?: string; batchHash?: string };
+    const rec = (await db().doc(`retentionJobs/purge-${detail.unitKey}/batches/${detail.batch}`).get()).data() as
+      | { planId: string; stage: string; seq: number; hash: string; items: { path: string; version?: string }[]; decision: { decidedAtMs: number } }
+      | undefined;
+    expect(rec, `batch record ${detail.batch} of ${detail.unitKey}`).toBeDefined();
+    const items = rec!.items;
+    expect(hashCanonical({ unitKey: detail.unitKey, planId: rec!.planId, stage: rec!.stage, seq: rec!.seq, items })).toBe(detail.batchHash);
+    expect(rec!.hash).toBe(detail.batchHash);
+    const planned = new Set(items.map((i) => i.path));
+    for (const p of e.paths ?? []) {
+      expect(planned.has(p), `${p} is in its batch record`).toBe(true);
+      checked++;
+    }
+    expect(rec!.decision.decidedAtMs).toBeLessThanOrEqual(e.atMs);
+    const decided = entries.find((x) => x.action === "PURGE_DECIDED" && (x.detail as { unitKey?: string }).unitKey === detail.unitKey && (x.detail as { round?: number }).round === detail.round);
+    expect(decided, `PURGE_DECIDED of ${detail.unitKey} round ${detail.round}`).toBeDefined();
+    expect(decided!.seq).toBeLessThan(e.seq);
+  }
+  return checked;
 }
 
 /** A deterministic PRNG (mulberry32) so a failing seed can be replayed. */

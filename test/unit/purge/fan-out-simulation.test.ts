@@ -1,15 +1,17 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { allChunks, chunkAt, needsFanOut, planPurgeBatches, stepAt, stepCount, type PurgeBatch } from "../../../functions/src/purge/rules/batches";
+import { allChunks, chunkAt, needsFanOut, stepsOf, type PurgeBatch, type PurgeStep, type StageLayout } from "../../../functions/src/purge/rules/batches";
 import { evaluateBrake, type BrakeLimits } from "../../../functions/src/purge/rules/brake";
 import { documentDepth, parentDocumentPath } from "../../../functions/src/kernel/paths";
+import { cutInOrder } from "../../helpers/batches";
 
 /**
  * The fan-out logic at internet scale, with no writes: a tenant purge whose manifest holds 1,000,000 paths
- * (orders with messages, users, external copies, masked records) is cut into batches, steps and task
- * chunks, and a chain of tasks that crashes at arbitrary points is replayed from its checkpoints. The
- * brake is evaluated at the registry's configured thresholds at that size.
+ * (orders with messages, users, external copies, masked records) streams through the batch cutter into
+ * batches, stages, steps (groups of batches) and task chunks, and a chain of tasks that crashes at
+ * arbitrary points is replayed from its checkpoints. The brake is evaluated at the registry's configured
+ * thresholds at that size.
  */
 
 const ORDERS = 96_000;
@@ -19,7 +21,8 @@ const DIRECTORY = 15_000;
 const FEED_ITEMS = 14_000;
 const MASKS = 10_000;
 const BATCH_SIZE = 450; // RETENTION_PURGE_BATCH_SIZE default
-const CHUNK_STEPS = 40; // RETENTION_PURGE_CHUNK_STEPS default
+const STEP_BATCHES = 16; // RETENTION_PURGE_STEP_BATCHES default
+const CHUNK_STEPS = 8; // RETENTION_PURGE_CHUNK_STEPS default
 const FANOUT_THRESHOLD = 5000; // RETENTION_PURGE_FANOUT_THRESHOLD default
 
 /** Path depth by counting separators (documentDepth splits; a million splits per check is too slow). */
@@ -52,9 +55,12 @@ function manifest() {
 const input = manifest();
 const TOTAL_PATHS = input.delete.length + input.mask.length;
 let batches: PurgeBatch[] = [];
+let layout: StageLayout[] = [];
+let steps: PurgeStep[] = [];
 
 beforeAll(() => {
-  batches = planPurgeBatches(input, BATCH_SIZE);
+  ({ batches, layout } = cutInOrder(input, BATCH_SIZE));
+  steps = stepsOf(layout, STEP_BATCHES);
 }, 60_000);
 
 describe("fan-out simulation over a 1,000,000-path manifest (no writes)", () => {
@@ -68,33 +74,39 @@ describe("fan-out simulation over a 1,000,000-path manifest (no writes)", () => 
     const seen = new Map<string, number>();
     let bounded = true;
     let mixed = 0;
-    for (const b of batches) {
+    batches.forEach((b, index) => {
       if (b.items.length < 1 || b.items.length > BATCH_SIZE) bounded = false;
       const depth = slashes(b.items[0]!.path);
       for (const item of b.items) {
-        if (seen.has(item.path)) throw new Error(`${item.path} is in batches ${seen.get(item.path)} and ${b.index}`);
-        seen.set(item.path, b.index);
+        if (seen.has(item.path)) throw new Error(`${item.path} is in batches ${seen.get(item.path)} and ${index}`);
+        seen.set(item.path, index);
         if (b.kind === "delete" && slashes(item.path) !== depth) mixed++;
       }
-    }
+    });
     expect(bounded).toBe(true);
     expect(mixed).toBe(0);
     expect(seen.size).toBe(TOTAL_PATHS);
     expect(input.delete.filter((p) => !seen.has(p))).toEqual([]);
     expect(input.mask.filter((m) => batches[seen.get(m.path)!]!.kind !== "mask")).toEqual([]);
     // Only the last batch of a stage may be short: the count is the sum of ceil(level / batch size).
-    const perStage = new Map<number, number>();
+    const perStage = new Map<string, number>();
     for (const b of batches) perStage.set(b.stage, (perStage.get(b.stage) ?? 0) + b.items.length);
     const expected = [...perStage.values()].reduce((n, size) => n + Math.ceil(size / BATCH_SIZE), 0);
     expect(batches.length).toBe(expected);
-    expect(batches.map((b) => b.index)).toEqual(batches.map((_, i) => i));
+    // The layout the cutter reports agrees with the batches it handed out: each stage numbered 0..n-1.
+    expect(layout.reduce((n, s) => n + s.batches, 0)).toBe(batches.length);
+    for (const s of layout) {
+      expect(batches.filter((b) => b.stage === s.key).map((b) => b.seq)).toEqual(Array.from({ length: s.batches }, (_, i) => i));
+    }
   });
 
   it("children are deleted before their parents, the own tree before external copies, masks last", { timeout: 30_000 }, () => {
+    const position = new Map(layout.map((s, i) => [s.key, i]));
+    const rank = (b: PurgeBatch) => position.get(b.stage)!;
     const stageOf = new Map<string, number>();
-    for (const b of batches) for (const i of b.items) stageOf.set(i.path, b.stage);
+    for (const b of batches) for (const i of b.items) stageOf.set(i.path, rank(b));
     let stageDown = 0;
-    for (let i = 1; i < batches.length; i++) if (batches[i]!.stage < batches[i - 1]!.stage) stageDown++;
+    for (let i = 1; i < batches.length; i++) if (rank(batches[i]!) < rank(batches[i - 1]!)) stageDown++;
     expect(stageDown).toBe(0);
     let violations = 0;
     let checked = 0;
@@ -114,9 +126,9 @@ describe("fan-out simulation over a 1,000,000-path manifest (no writes)", () => 
     }
     expect(violations).toBe(0);
     const external = new Set(input.external);
-    const ownStages = batches.filter((b) => b.kind === "delete" && !external.has(b.items[0]!.path)).map((b) => b.stage);
-    const extStages = batches.filter((b) => b.kind === "delete" && external.has(b.items[0]!.path)).map((b) => b.stage);
-    const maskStages = batches.filter((b) => b.kind === "mask").map((b) => b.stage);
+    const ownStages = batches.filter((b) => b.kind === "delete" && !external.has(b.items[0]!.path)).map(rank);
+    const extStages = batches.filter((b) => b.kind === "delete" && external.has(b.items[0]!.path)).map(rank);
+    const maskStages = batches.filter((b) => b.kind === "mask").map(rank);
     expect(Math.max(...ownStages)).toBeLessThan(Math.min(...extStages));
     expect(Math.max(...extStages)).toBeLessThan(Math.min(...maskStages));
     // A batch is wholly external or wholly own tree.
@@ -124,8 +136,19 @@ describe("fan-out simulation over a 1,000,000-path manifest (no writes)", () => 
     expect(split).toHaveLength(0);
   });
 
-  it("task chunks cover every step exactly once, in order, and every mark precedes every delete", () => {
-    const total = stepCount(batches.length);
+  it("steps cover every batch exactly once in stage order, chunks cover every step once, and finalize comes last", () => {
+    const total = steps.length;
+    const covered: string[] = [];
+    for (const step of steps.slice(0, -1)) {
+      if (step.kind !== "group") throw new Error("finalize before the last step");
+      expect(step.count).toBeGreaterThanOrEqual(1);
+      expect(step.count).toBeLessThanOrEqual(STEP_BATCHES);
+      for (let seq = step.first; seq < step.first + step.count; seq++) covered.push(`${step.stage}/${seq}`);
+    }
+    expect(covered).toEqual(batches.map((b) => `${b.stage}/${b.seq}`));
+    expect(steps[total - 1]).toEqual({ kind: "finalize" });
+    // A step never spans two stages, so a step's batches are independent and may run in parallel.
+    expect(total - 1).toBe(layout.reduce((n, s) => n + Math.ceil(s.batches / STEP_BATCHES), 0));
     const chunks = allChunks(total, CHUNK_STEPS);
     expect(chunks[0]!.start).toBe(0);
     expect(chunks[chunks.length - 1]!.end).toBe(total);
@@ -134,16 +157,11 @@ describe("fan-out simulation over a 1,000,000-path manifest (no writes)", () => 
     expect(chunks).toHaveLength(Math.ceil(total / CHUNK_STEPS));
     // Resuming at any chunk boundary gives back exactly that chunk.
     for (const c of chunks) expect(chunkAt(c.start, total, CHUNK_STEPS)).toEqual(c);
-    const kinds = Array.from({ length: total }, (_, s) => stepAt(s, batches.length));
-    const firstExecute = kinds.findIndex((k) => k.kind === "execute");
-    const lastMark = kinds.map((k) => k.kind).lastIndexOf("mark");
-    expect(lastMark).toBeLessThan(firstExecute);
-    expect(kinds[total - 1]).toEqual({ kind: "finalize" });
-    expect(() => stepAt(total, batches.length)).toThrow();
+    expect(() => chunkAt(total, total, CHUNK_STEPS)).toThrow();
   });
 
   it("a chain of tasks that crashes at arbitrary steps resumes from its checkpoint and runs each step once", { timeout: 30_000 }, () => {
-    const total = stepCount(batches.length);
+    const total = steps.length;
     const runs = new Uint8Array(total);
     let checkpoint = 0; // the unit's nextStep, advanced by each step's own transaction
     let seed = 7;

@@ -1,103 +1,143 @@
-import { childrenFirst, documentDepth } from "../../kernel/paths";
+import { documentDepth } from "../../kernel/paths";
 
 /**
- * How a purge manifest is cut into batches and steps. Pure, so a simulation can check the ordering rules
- * at sizes no emulator test reaches.
+ * How a purge's work is cut into batches, stages and steps. Pure, so a simulation can check the ordering
+ * rules at sizes no emulator test reaches.
  *
- * Ordering rules (docs/OVERVIEW.md):
- * - children before parents: delete batches run deepest first, and a batch never mixes depths, so every
- *   document of a deeper level is settled before any document above it is touched;
+ * Ordering rules (docs/PURGE-ENGINE.md):
+ * - children before parents: a stage holds the batches of one depth of one group, and delete stages run
+ *   deepest first, so every document of a deeper level is settled before any document above it is touched;
  * - the subject's own tree first, then external copies (directories, feeds), then masking of retained
  *   records;
- * - a batch never mixes stages, so the descendant probe before a parent's delete sees the final state of
- *   every level below it.
+ * - the batches of one stage are independent: they run several at a time, in any order.
  */
 
 export type PurgeBatchKind = "delete" | "mask";
 
+/** Where an item belongs: the subject's own data, an external copy, a late find (the final sweep), or a mask. */
+export type BatchGroup = "own" | "external" | "late" | "mask";
+
+/** One document of a batch: the decision the plan recorded about it. */
 export interface PurgeItem {
   path: string;
+  /**
+   * The version the decision was made on (its update time, `seconds.nanoseconds`). The delete carries it as
+   * a precondition: a document that changed since is read and judged again.
+   */
+  version?: string;
+  /** Nothing lay under it when it was planned: it needs no descendant probe before its delete. */
+  leaf?: true;
+  /** A recursive root: the final sweep looks under it for anything created during the purge. */
+  root?: true;
+  /** Its collection has a delete trigger: it is marked PURGE_ELIGIBLE first, so the trigger knows the purge did it. */
+  mark?: true;
+  /** Its class needs a verified archive before the delete. */
+  archive?: true;
   /** Fields to remove, for mask items. */
   fields?: string[];
 }
 
 export interface PurgeBatch {
-  index: number;
+  stage: string;
   kind: PurgeBatchKind;
-  /** Batches of one stage may run in any order; stages run strictly in sequence. */
-  stage: number;
+  /** Position within the stage, from 0. */
+  seq: number;
   items: PurgeItem[];
 }
 
-export interface BatchPlanInput {
-  /** Paths to delete. */
-  delete: readonly string[];
-  /** The subset of `delete` that are external copies (outside the subject's own tree). */
-  external: readonly string[];
-  /** Retained records to mask, with their fields. */
-  mask: readonly { path: string; fields: readonly string[] }[];
+/** One stage: every batch of one group at one depth, run after the stages before it. */
+export interface StageLayout {
+  key: string;
+  kind: PurgeBatchKind;
+  batches: number;
 }
 
-/** Cuts a manifest into batches of at most `batchSize` items, in execution order. */
-export function planPurgeBatches(input: BatchPlanInput, batchSize: number): PurgeBatch[] {
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
-  const external = new Set(input.external);
-  const own = childrenFirst(new Set(input.delete.filter((p) => !external.has(p))));
-  const ext = childrenFirst(new Set(input.delete.filter((p) => external.has(p))));
-  const batches: PurgeBatch[] = [];
-  let stage = 0;
-  const emit = (kind: PurgeBatchKind, items: PurgeItem[]) => {
-    for (let i = 0; i < items.length; i += batchSize) {
-      batches.push({ index: batches.length, kind, stage, items: items.slice(i, i + batchSize) });
-    }
-    if (items.length > 0) stage++;
-  };
-  for (const level of byDepth(own)) emit("delete", level.map((path) => ({ path })));
-  for (const level of byDepth(ext)) emit("delete", level.map((path) => ({ path })));
-  const masks = [...new Map(input.mask.map((m) => [m.path, m])).values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  emit(
-    "mask",
-    masks.map((m) => ({ path: m.path, fields: [...m.fields].sort() })),
-  );
-  return batches;
+const GROUP_ORDER: Record<BatchGroup, number> = { own: 0, external: 1, late: 2, mask: 3 };
+
+/** A stage's key: its group and depth (`own-d03`), or `mask`. Batch ids sort with it. */
+export function stageKey(group: BatchGroup, depth: number): string {
+  return group === "mask" ? "mask" : `${group}-d${String(depth).padStart(2, "0")}`;
 }
 
-/** Splits a childrenFirst-ordered list into runs of equal depth (deepest first). */
-function byDepth(sorted: readonly string[]): string[][] {
-  const levels: string[][] = [];
-  let current: string[] = [];
-  let depth = -1;
-  for (const p of sorted) {
-    const d = documentDepth(p);
-    if (d !== depth && current.length > 0) {
-      levels.push(current);
-      current = [];
-    }
-    depth = d;
-    current.push(p);
-  }
-  if (current.length > 0) levels.push(current);
-  return levels;
+function parseStage(key: string): { group: BatchGroup; depth: number } {
+  if (key === "mask") return { group: "mask", depth: 0 };
+  const m = /^(own|external|late)-d(\d+)$/.exec(key);
+  if (!m) throw new Error(`unknown purge stage ${key}`);
+  return { group: m[1] as BatchGroup, depth: Number(m[2]) };
+}
+
+/** The stages in execution order: own data deepest first, then external copies, then late finds, then masks. */
+export function orderStages(stages: Iterable<StageLayout>): StageLayout[] {
+  return [...stages].sort((a, b) => {
+    const x = parseStage(a.key);
+    const y = parseStage(b.key);
+    return GROUP_ORDER[x.group] - GROUP_ORDER[y.group] || y.depth - x.depth;
+  });
 }
 
 /**
- * A unit's work as a flat list of steps, so one cursor (`nextStep`) checkpoints all of it:
- *   steps [0, B)     mark delete batch i PURGE_ELIGIBLE (a no-op for mask batches)
- *   steps [B, 2B)    execute batch i (delete or mask)
- *   step  2B         finalize (Auth account, manifest verification, PURGED)
- * Every decision is written down (mark steps) before the first destructive step runs.
+ * Cuts a stream of items into batches of at most `batchSize`, one open batch per stage, and hands each full
+ * batch to `onBatch` at once, so a manifest of any size passes with only its open batches in memory.
+ * `end` flushes the rest and returns the stage layout in execution order.
  */
-export type PurgeStep = { kind: "mark"; batch: number } | { kind: "execute"; batch: number } | { kind: "finalize" };
+export class BatchCutter {
+  private readonly open = new Map<string, PurgeItem[]>();
+  private readonly counts = new Map<string, StageLayout>();
 
-export function stepCount(batchCount: number): number {
-  return 2 * batchCount + 1;
+  /** `after`: stages that already have batches (a later pass adds to them, numbering on). */
+  constructor(
+    private readonly batchSize: number,
+    private readonly onBatch: (batch: PurgeBatch) => void,
+    after: readonly StageLayout[] = [],
+  ) {
+    if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
+    for (const s of after) this.counts.set(s.key, { ...s });
+  }
+
+  add(group: BatchGroup, item: PurgeItem): void {
+    const key = stageKey(group, documentDepth(item.path));
+    const items = this.open.get(key) ?? [];
+    items.push(item);
+    this.open.set(key, items);
+    if (items.length >= this.batchSize) this.flush(key, group === "mask" ? "mask" : "delete");
+  }
+
+  end(): StageLayout[] {
+    for (const key of [...this.open.keys()]) this.flush(key, key === "mask" ? "mask" : "delete");
+    return orderStages(this.counts.values());
+  }
+
+  private flush(key: string, kind: PurgeBatchKind): void {
+    const items = this.open.get(key);
+    if (!items || items.length === 0) return;
+    this.open.delete(key);
+    const stage = this.counts.get(key) ?? { key, kind, batches: 0 };
+    this.onBatch({ stage: key, kind, seq: stage.batches, items });
+    this.counts.set(key, { ...stage, batches: stage.batches + 1 });
+  }
 }
 
-export function stepAt(step: number, batchCount: number): PurgeStep {
-  if (!Number.isInteger(step) || step < 0 || step >= stepCount(batchCount)) throw new Error(`step ${step} is outside 0..${stepCount(batchCount) - 1}`);
-  if (step < batchCount) return { kind: "mark", batch: step };
-  if (step < 2 * batchCount) return { kind: "execute", batch: step - batchCount };
-  return { kind: "finalize" };
+/**
+ * A unit's work as a list of steps, so one cursor (`nextStep`) checkpoints all of it: each stage is cut
+ * into groups of up to `groupSize` batches (one step each; the batches of a group run several at a time),
+ * and the last step finalizes (the final sweep, the Auth account, verification, the end state).
+ */
+export type PurgeStep = { kind: "group"; stage: string; batchKind: PurgeBatchKind; first: number; count: number } | { kind: "finalize" };
+
+export function stepsOf(layout: readonly StageLayout[], groupSize: number): PurgeStep[] {
+  if (!Number.isInteger(groupSize) || groupSize < 1) throw new Error(`groupSize must be a positive integer, got ${groupSize}`);
+  const steps: PurgeStep[] = [];
+  for (const s of layout) {
+    for (let first = 0; first < s.batches; first += groupSize) {
+      steps.push({ kind: "group", stage: s.key, batchKind: s.kind, first, count: Math.min(groupSize, s.batches - first) });
+    }
+  }
+  steps.push({ kind: "finalize" });
+  return steps;
+}
+
+export function stepCount(layout: readonly StageLayout[], groupSize: number): number {
+  return stepsOf(layout, groupSize).length;
 }
 
 /**

@@ -2,19 +2,19 @@ import type { UnitRound } from "./unit";
 import { evaluateDestroy, type DestroyReason } from "../../kernel/destroy-predicate";
 import { heldBy, type ActiveHoldRef } from "../../kernel/held";
 import { assertTransition, isLifecycleState, type LifecycleState } from "../../kernel/lifecycle";
-import { ancestorDocuments } from "../../kernel/paths";
 import type { PolicyIndex } from "../../kernel/policy";
 
 /**
- * The purge's per-document decisions, pure. Three moments ask the same questions with more or less
- * commitment: evaluation (before the brake and the archive), marking (the decision written on the
- * document), and execution (the last check, in the same step that deletes).
+ * The purge's per-document decisions, pure. The same questions are asked with more or less commitment:
+ * evaluation (planning: the decision a batch record keeps), marking (only for documents whose collection
+ * has a delete trigger), and execution (the last check, in the transaction that deletes, for a document
+ * that must be read there).
  */
 
 /** The unit (and round) a decision is made for (rules/unit.ts). */
 export type PurgeUnitRef = UnitRound;
 
-/** A document's claim: the unit, round and policy version whose decision made it PURGE_ELIGIBLE. */
+/** A mark's claim: the unit, round and policy version whose decision made the document PURGE_ELIGIBLE. */
 export interface PurgeClaim {
   unitKey: string;
   round: number;
@@ -50,9 +50,9 @@ export interface DecideContext {
 
 /**
  * Why the purge leaves a path: a refusal of the destroy predicate, a state it cannot route to
- * PURGE_ELIGIBLE, no decision of this unit on it, or (sweeps only) an open deletion request owns it.
+ * PURGE_ELIGIBLE, or (sweeps only) an open deletion request owns it.
  */
-export type BlockReason = Exclude<DestroyReason, "AUTHORIZED_BY_POLICY" | "LEGAL_HOLD"> | "INVALID_STATE" | "NOT_DECIDED" | "OPEN_DELETION_REQUEST";
+export type BlockReason = Exclude<DestroyReason, "AUTHORIZED_BY_POLICY" | "LEGAL_HOLD"> | "INVALID_STATE" | "OPEN_DELETION_REQUEST";
 
 export type Evaluation =
   | { path: string; verdict: "delete"; retentionClass: string; needsArchive: boolean }
@@ -117,77 +117,52 @@ export function evaluateForPurge(doc: PurgeDocFacts, ctx: DecideContext, archive
   return { path: doc.path, verdict: "delete", retentionClass: doc.retentionClass ?? "", needsArchive: needsArchive && archiveVerified === "pending" };
 }
 
-export type MarkAction =
-  | { kind: "mark"; from: LifecycleState; route: LifecycleState[] }
-  | { kind: "already" }
-  | { kind: "skip"; why: "GONE" | "HELD" | "NOT_ALLOWED" | "CLAIMED" };
+export type MarkAction = { kind: "mark"; from: LifecycleState; route: LifecycleState[] } | { kind: "already" } | { kind: "skip"; why: "GONE" | "HELD" | "NOT_ALLOWED" };
 
 /**
- * Marking: the decision is written on the document (PURGE_ELIGIBLE, `purgeDecision`) before any delete.
- * A document another unit has claimed, while that unit's round is still running, is left to it, so two
- * units (a request and a sweep, or two runners) never both delete and record the same path.
+ * Marking, for a document whose collection has a delete trigger: the decision is also written on the
+ * document (PURGE_ELIGIBLE, `purgeDecision`) before its delete, so the trigger classifies the delete as the
+ * purge's own and leaves the evidence to it.
  */
-export function decideMark(
-  doc: PurgeDocFacts,
-  unit: PurgeUnitRef,
-  ctx: DecideContext,
-  archiveVerified: boolean,
-  claimActive: (claim: PurgeClaim) => boolean,
-): MarkAction {
+export function decideMark(doc: PurgeDocFacts, unit: PurgeUnitRef, ctx: DecideContext, archiveVerified: boolean): MarkAction {
   const ev = evaluateForPurge(doc, ctx, archiveVerified);
   if (ev.verdict === "gone") return { kind: "skip", why: "GONE" };
   if (ev.verdict === "held") return { kind: "skip", why: "HELD" };
   if (ev.verdict === "blocked") return { kind: "skip", why: "NOT_ALLOWED" };
   if (isCurrentDecision(doc.claim, unit, ctx.policy.version) && doc.lifecycleState === "PURGE_ELIGIBLE") return { kind: "already" };
-  if (doc.claim && doc.claim.unitKey !== unit.unitKey && claimActive(doc.claim)) return { kind: "skip", why: "CLAIMED" };
   const from = doc.lifecycleState as LifecycleState;
   return { kind: "mark", from, route: stepsToPurgeEligible(from, ctx.policy.classById(doc.retentionClass)?.archive.required === true) };
 }
 
 export type ExecOutcome =
-  | { path: string; outcome: "delete" }
+  | { path: string; outcome: "delete"; redecided: boolean }
   | { path: string; outcome: "gone" }
   | { path: string; outcome: "held"; holdId: string | null; reasonCode: string }
-  | { path: string; outcome: "claimed"; by: string }
   | { path: string; outcome: "deferred" }
   | { path: string; outcome: "blocked"; reason: BlockReason };
 
 /**
- * Execution, in the same step that deletes: holds are checked again (records read in this step), the
- * document must carry this unit's own decision, the predicate must still allow it (an archive re-verified
- * now), and no descendant may remain: a parent goes only once everything under it is confirmed gone.
+ * Execution, for a document read in the transaction that deletes it: holds first (records read in that
+ * transaction), then the predicate (an archive verified again now), then no descendant may remain: a parent
+ * goes only once everything under it is gone. `recorded` says the document is the version its batch
+ * record decided on (or carries this round's own mark); one that changed since is judged afresh, and a
+ * delete then is a new decision (`redecided`), recorded in the same commit as the delete itself.
  */
 export function decideExecute(
   doc: PurgeDocFacts,
   unit: PurgeUnitRef,
   ctx: DecideContext,
-  opts: { archiveVerified: boolean; descendantsRemain: boolean; claimActive: (claim: PurgeClaim) => boolean },
+  opts: { recorded: boolean; archiveVerified: boolean; descendantsRemain: boolean },
 ): ExecOutcome {
   const path = doc.path;
   if (!doc.exists) return { path, outcome: "gone" };
   const hold = holdOf(doc, ctx.holds);
   if (hold) return { path, outcome: "held", ...hold };
-  if (!isCurrentDecision(doc.claim, unit, ctx.policy.version)) {
-    if (doc.claim && doc.claim.unitKey !== unit.unitKey && opts.claimActive(doc.claim)) return { path, outcome: "claimed", by: doc.claim.unitKey };
-    return { path, outcome: "blocked", reason: "NOT_DECIDED" };
-  }
-  if (doc.lifecycleState !== "PURGE_ELIGIBLE") return { path, outcome: "blocked", reason: "INVALID_STATE" };
-  const ev = evaluateForPurge(doc, ctx, opts.archiveVerified, true);
+  const marked = isCurrentDecision(doc.claim, unit, ctx.policy.version) && doc.lifecycleState === "PURGE_ELIGIBLE";
+  const ev = evaluateForPurge(doc, ctx, opts.archiveVerified, marked);
   if (ev.verdict === "held") return { path, outcome: "held", holdId: ev.holdId, reasonCode: ev.reasonCode };
   if (ev.verdict === "blocked") return { path, outcome: "blocked", reason: ev.reason };
   if (ev.verdict === "gone") return { path, outcome: "gone" };
   if (opts.descendantsRemain) return { path, outcome: "deferred" };
-  return { path, outcome: "delete" };
+  return { path, outcome: "delete", redecided: !opts.recorded && !marked };
 }
-
-/**
- * For a sweep: ancestors of anything kept (held, blocked) are kept too, so that a purge never orphans a
- * kept child. Returns the delete list without them and the ancestors that were moved out.
- */
-export function keepAncestorsOf(deletePaths: readonly string[], keptPaths: Iterable<string>): { delete: string[]; keptAncestors: string[] } {
-  const ancestors = new Set<string>();
-  for (const k of keptPaths) for (const a of ancestorDocuments(k)) ancestors.add(a);
-  const keep = deletePaths.filter((p) => ancestors.has(p));
-  return { delete: deletePaths.filter((p) => !ancestors.has(p)), keptAncestors: keep };
-}
-

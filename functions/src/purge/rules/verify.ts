@@ -7,7 +7,7 @@ import { isSameOrUnder } from "../../kernel/paths";
  */
 
 /** What the execution recorded for a delete path (undefined: never reached). */
-export type RecordedOutcome = "deleted" | "gone" | "held" | "claimed" | "deferred" | "blocked";
+export type RecordedOutcome = "deleted" | "gone" | "held" | "deferred" | "blocked";
 
 export interface ObservedDoc {
   exists: boolean;
@@ -19,8 +19,6 @@ export interface ObservedDoc {
 export type VerifyProblem =
   /** A delete path is still there and nothing documents why. */
   | "STILL_PRESENT"
-  /** A delete path is still there because another unit claimed it and has not finished. */
-  | "CLAIMED_ELSEWHERE"
   /** A delete path is still there because its predicate refused it at execution. */
   | "BLOCKED"
   /** A retained or masked record is missing. */
@@ -75,8 +73,8 @@ export function requestOutcome(tally: Pick<VerifyTally, "findings" | "underHoldC
 /**
  * Checks one delete path. A path still present is documented when a hold stopped it (LEGAL_HOLD), or when
  * it was deferred because a retained document lies under it (RETAINED_DESCENDANT). `strict` (deletion
- * requests) also refuses paths left to another unit or refused by the predicate: the subject's erasure is
- * not complete while they remain. A sweep (not strict) leaves them, documented, for its next run.
+ * requests) also refuses paths the predicate refused at execution: the subject's erasure is not complete
+ * while they remain. A sweep (not strict) leaves them, documented, for its next run.
  */
 export function verifyDeletePath(
   path: string,
@@ -100,11 +98,11 @@ export function verifyDeletePath(
     tally.retained++;
     return;
   }
-  if (!strict && (outcome === "claimed" || outcome === "blocked" || outcome === "deferred")) {
+  if (!strict && (outcome === "blocked" || outcome === "deferred")) {
     tally.retained++;
     return;
   }
-  const problem: VerifyProblem = outcome === "claimed" ? "CLAIMED_ELSEWHERE" : outcome === "blocked" ? "BLOCKED" : "STILL_PRESENT";
+  const problem: VerifyProblem = outcome === "blocked" ? "BLOCKED" : "STILL_PRESENT";
   tally.findings.push({ path, problem });
 }
 

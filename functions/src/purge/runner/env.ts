@@ -13,6 +13,7 @@ export type PurgeHookPoint =
   | "afterLease"
   | "afterArchiveWrite"
   | "afterStart"
+  /** A delete batch's decision stands: planned, and its trigger-collection documents marked. */
   | "afterMark"
   /** Before a delete batch's probe and transaction; `paths` are the batch's unsettled paths. */
   | "beforeExecute"
@@ -22,7 +23,9 @@ export type PurgeHookPoint =
    */
   | "inExecute"
   | "afterExecute"
-  | "beforeFinalize";
+  | "beforeFinalize"
+  /** In the final sweep, before the late batches of one stage run (`batch`: the first one's ordinal). */
+  | "beforeLate";
 
 export interface PurgeHookContext {
   point: PurgeHookPoint;
@@ -49,6 +52,8 @@ export interface StepEnv {
    * (Firestore's 500/50/5 guidance). One per invocation, so the ramp accrues over the whole run.
    */
   limiter: RampLimiter;
+  /** How many batches of a step run at a time. */
+  parallelBatches: number;
   /** The active holds, read through the hold fence and cached per fence generation (holds/fence.ts). */
   holdView: HoldView;
   hook: PurgeHook | undefined;

@@ -1,65 +1,111 @@
-import type { DocumentSnapshot } from "firebase-admin/firestore";
-import { decideExecute, type ExecOutcome } from "../rules/decide";
+import type { DocumentSnapshot, Transaction } from "firebase-admin/firestore";
+import { decideExecute, decideMark, type ExecOutcome } from "../rules/decide";
+import type { PurgeItem } from "../rules/batches";
 import { archiveRef, holdArchiveInTx, verifyArchiveSnapshot } from "./archive";
 import { db } from "../../platform/firestore";
+import { toTimestamp } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { emitMetric } from "../../platform/metrics";
 import { descendantsRemainBatch } from "./probe";
 import { fire, type StepEnv } from "./env";
-import { inStep, type StepDecision } from "./step";
-import { batchFrom, batchRef, claimsActiveInTx, factsOf, readFactsInTx, settledPaths, type UnitCheckpoint } from "../store";
+import { inBatch, type BatchDecisionResult, type BatchSpec } from "./step";
+import { timestampOfVersion, versionOf } from "./records";
+import { batchFrom, factsOf, readFactsInTx, settledPaths, type BatchDoc, type BatchOutcome, type UnitCheckpoint } from "../store";
 import { policy } from "../../platform/registry";
 
 /**
- * Execute step for a delete batch: ONE transaction decides and deletes (docs/HOLD-FENCE.md).
+ * A delete batch (docs/PURGE-ENGINE.md): ONE transaction decides and deletes.
  *
- * Through the step helper (`inStep`) it reads the unit's fence (lease and checkpoint: a runner that lost its
- * lease, or a step another attempt already did, commits nothing), the active holds of the hold fence's
- * generation and the batch record; then the batch's documents (retention fields only; whole documents where
- * an archive must be verified against its source).
- * Each document is decided again (held, still this unit's decision, predicate, archive, no descendant left)
- * and the ones still allowed are deleted in the same commit as the batch's outcome, the checkpoint's advance
- * and the PURGE_BATCH evidence. Because the transaction read the hold fence and every document it deletes,
- * Firestore serialises it against any hold placement: a hold either committed first (and this transaction
- * sees it) or commits after the documents are gone and their deletion is on the record. No delete happens
- * outside this transaction, so a crash leaves either all of a batch's effects or none of them.
+ * Through the batch helper (`inBatch`) it reads the unit's fence (lease and checkpoint: a runner that lost
+ * its lease, or a step another attempt already finished, commits nothing), the batch record and the hold
+ * fence's generation. Then, on the fast path, when the generation and the policy version are the ones the
+ * plan decided under, each document is deleted with its decided version as a precondition: the plan's
+ * decision is about exactly that version under exactly those holds, so it still stands, and the document
+ * costs its one read at discovery and its delete. Documents that must be looked at again are read in the
+ * transaction: trigger-collection documents (marked first), archive classes (the archive is verified
+ * against the source now), and everything when the fence or the policy moved. If any precondition fails
+ * (the document changed or went), the transaction fails as a whole and runs again on the read path, where
+ * every document is read and judged: holds, predicate, archive, and a document that changed since the plan
+ * is decided afresh in the same commit as its delete.
+ *
+ * A parent goes only when nothing is left under it: the items not known to be leaves are probed first.
+ * Because the transaction read the hold fence, Firestore serialises it against any hold placement: a hold
+ * either committed first (and the transaction sees the new generation, and the holds) or commits after the
+ * documents are gone and their deletion is on the record.
  */
-export async function deleteStep(cp: UnitCheckpoint, step: number, batchIndex: number, env: StepEnv): Promise<StepDecision | null> {
-  // A batch's items never change, only its outcome: the paths to probe and read are known before the transaction.
-  const before = batchFrom(await batchRef(cp.unitKey, cp.round, batchIndex).get());
-  const unsettled = before.items.map((i) => i.path).filter((p) => !settledPaths(before.outcome).has(p));
-  await fire(env, { point: "beforeExecute", unitKey: cp.unitKey, round: cp.round, step, batch: batchIndex, paths: unsettled });
-  // A parent goes only when nothing is left under it: one kindless probe per batch, right before the decision.
-  const probes = await descendantsRemainBatch(unsettled);
+export async function deleteBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv): Promise<BatchOutcome | null> {
+  let before = batchFrom(await spec.ref.get());
+  if (before.complete) return before.outcome;
+  const hook = { unitKey: cp.unitKey, round: cp.round, step: spec.step, batch: spec.ordinal };
+  if (!before.marked && before.items.some((i) => i.mark)) {
+    const marked = await markBatch(cp, spec, env);
+    if (marked === null) return null;
+    if (marked.complete) return marked.outcome;
+    before = batchFrom(await spec.ref.get());
+  }
+  await fire(env, { point: "afterMark", ...hook, paths: before.items.map((i) => i.path) });
+  const settled = settledPaths(before.outcome);
+  const unsettled = before.items.filter((i) => !settled.has(i.path));
+  await fire(env, { point: "beforeExecute", ...hook, paths: unsettled.map((i) => i.path) });
+  // One kindless probe over the batch's name range, right before the decision, for items that had
+  // something under them when planned (or whose subtree was never looked at).
+  const probes = await descendantsRemainBatch(unsettled.filter((i) => !i.leaf).map((i) => i.path));
   await env.limiter.acquire(unsettled.length);
+  let done: BatchDecisionResult | null;
+  try {
+    done = await executeTx(cp, spec, env, probes, "fast");
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 9) throw err;
+    // FAILED_PRECONDITION: a document changed (or went) since the plan. Nothing was committed.
+    log.info("purge.batch.changed", { unitKey: cp.unitKey, batch: spec.ref.id });
+    done = await executeTx(cp, spec, env, probes, "read");
+  }
+  if (!done) return null;
+  if (done.outcome.held.length > 0) log.warn("purge.hold_stopped", { unitKey: cp.unitKey, batch: spec.ref.id, held: done.outcome.held.length });
+  countDeletions(done.paths, env);
+  log.info("purge.batch.done", { unitKey: cp.unitKey, batch: spec.ref.id, deleted: done.paths.length });
+  return done.outcome;
+}
+
+/** Whether a document read now is the version its batch decided on. */
+const isRecorded = (item: PurgeItem, snap: DocumentSnapshot): boolean => item.version !== undefined && versionOf(snap.updateTime) === item.version;
+
+function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv, probes: ReadonlySet<string>, mode: "fast" | "read"): Promise<BatchDecisionResult | null> {
   const pol = policy();
-  const done = await inStep(cp, { step, batchIndex, inPoint: "inExecute", afterPoint: "afterExecute" }, env, async ({ tx, batch, holds }) => {
-    // Whole documents only where an archive must be verified against its source.
-    const read = unsettled.some((p) => batch.archives[p] !== undefined) ? await tx.getAll(...unsettled.map((p) => db().doc(p))) : await readFactsInTx(tx, unsettled);
+  return inBatch(cp, { ...spec, inPoint: "inExecute", afterPoint: "afterExecute" }, env, async ({ tx, batch, holds }) => {
     const settled = settledPaths(batch.outcome);
-    const snaps = read.filter((s) => !settled.has(s.ref.path));
-    const facts = snaps.map(factsOf);
-    const claimActive = await claimsActiveInTx(tx, facts, cp.unitKey);
-    const archiveSnaps = new Map<string, DocumentSnapshot>();
-    const archivePaths = facts.map((f) => f.path).filter((p) => batch.archives[p] !== undefined);
-    if (archivePaths.length > 0) {
-      const archivesRead = await tx.getAll(...archivePaths.map((p) => archiveRef(batch.archives[p]!)));
-      archivePaths.forEach((p, k) => archiveSnaps.set(p, archivesRead[k]!));
-    }
+    const items = batch.items.filter((i) => !settled.has(i.path));
+    const fast = mode === "fast" && holds.generation === batch.decision.fenceGeneration && batch.decision.policyVersion === pol.version;
+    const mustRead = (i: PurgeItem) => !fast || i.mark === true || i.archive === true || i.version === undefined;
+    const toRead = items.filter(mustRead);
+    // Whole documents only where an archive must be verified against its source.
+    const snaps =
+      toRead.length === 0 ? [] : toRead.some((i) => i.archive) ? await tx.getAll(...toRead.map((i) => db().doc(i.path))) : await readFactsInTx(tx, toRead.map((i) => i.path));
+    const archiveSnaps = await readArchives(tx, toRead, batch);
     const ctx = { holds: holds.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
-    const outcomes: ExecOutcome[] = facts.map((f, k) => {
-      const archive = archiveSnaps.get(f.path);
+    const outcomes: ExecOutcome[] = toRead.map((item, k) => {
+      const snap = snaps[k]!;
+      const archive = archiveSnaps.get(item.path);
       // The archive is verified again now, against the source as it is in this transaction.
-      const archiveVerified = archive !== undefined && f.exists && verifyArchiveSnapshot(snaps[k]!, archive) === null;
-      return decideExecute(f, cp, ctx, { archiveVerified, descendantsRemain: probes.has(f.path), claimActive });
+      const archiveVerified = archive !== undefined && snap.exists && verifyArchiveSnapshot(snap, archive) === null;
+      return decideExecute(factsOf(snap), cp, ctx, { recorded: isRecorded(item, snap), archiveVerified, descendantsRemain: probes.has(item.path) });
     });
+    // The plan's decision stands for the rest: same version (the precondition), same holds, same policy.
+    for (const item of items.filter((i) => !mustRead(i))) {
+      if (probes.has(item.path)) outcomes.push({ path: item.path, outcome: "deferred" });
+      else {
+        tx.delete(db().doc(item.path), { lastUpdateTime: timestampOfVersion(item.version!) });
+        outcomes.push({ path: item.path, outcome: "delete", redecided: false });
+      }
+    }
+    const read = new Set(toRead.map((i) => i.path));
     const o = batch.outcome;
-    const deleted: string[] = [];
     for (const out of outcomes) {
       switch (out.outcome) {
         case "delete":
-          tx.delete(db().doc(out.path));
-          deleted.push(out.path);
+          if (read.has(out.path)) tx.delete(db().doc(out.path));
+          o.deleted.push(out.path);
+          if (out.redecided) o.redecided.push(out.path);
           break;
         case "gone":
           o.gone.push(out.path);
@@ -70,9 +116,6 @@ export async function deleteStep(cp: UnitCheckpoint, step: number, batchIndex: n
           if (archive) holdArchiveInTx(tx, archive, out.holdId);
           break;
         }
-        case "claimed":
-          o.claimed.push(out.path);
-          break;
         case "deferred":
           o.deferred.push(out.path);
           break;
@@ -81,29 +124,85 @@ export async function deleteStep(cp: UnitCheckpoint, step: number, batchIndex: n
           break;
       }
     }
-    o.deleted.push(...deleted);
-    const of = (name: ExecOutcome["outcome"]) => outcomes.filter((x) => x.outcome === name).map((x) => x.path);
-    const held = of("held");
-    const gone = of("gone");
-    const evidence: StepDecision["evidence"] = [];
-    if (held.length > 0) evidence.push({ action: "PURGE_HOLD_STOPPED", decision: { reason: "LEGAL_HOLD" }, paths: held, counts: { held: held.length, batch: batchIndex } });
-    if (gone.length > 0) evidence.push({ action: "PURGE_OBSERVED_GONE", decision: { reason: "ALREADY_DELETED" }, paths: gone, counts: { gone: gone.length, batch: batchIndex } });
-    if (deleted.length > 0) {
-      evidence.push({ action: "PURGE_BATCH", decision: { reason: "AUTHORIZED_BY_POLICY" }, paths: deleted, counts: { deleted: deleted.length, batch: batchIndex, stage: batch.stage } });
+    return batchEvidence(batch, spec.ordinal, outcomes, fast);
+  });
+}
+
+async function readArchives(tx: Transaction, items: readonly PurgeItem[], batch: BatchDoc): Promise<Map<string, DocumentSnapshot>> {
+  const out = new Map<string, DocumentSnapshot>();
+  const paths = items.filter((i) => i.archive && batch.archives[i.path] !== undefined).map((i) => i.path);
+  if (paths.length === 0) return out;
+  const read = await tx.getAll(...paths.map((p) => archiveRef(batch.archives[p]!)));
+  paths.forEach((p, k) => out.set(p, read[k]!));
+  return out;
+}
+
+/** The batch's evidence: one PURGE_BATCH for what it deleted (and one entry for each other kind of outcome). */
+function batchEvidence(batch: BatchDoc, ordinal: number, outcomes: readonly ExecOutcome[], fast: boolean): BatchDecisionResult {
+  const of = (name: ExecOutcome["outcome"]) => outcomes.filter((x) => x.outcome === name).map((x) => x.path);
+  const deleted = of("delete");
+  const held = of("held");
+  const gone = of("gone");
+  const redecided = outcomes.filter((x) => x.outcome === "delete" && x.redecided).length;
+  const evidence: BatchDecisionResult["evidence"] = [];
+  if (held.length > 0) evidence.push({ action: "PURGE_HOLD_STOPPED", decision: { reason: "LEGAL_HOLD" }, paths: held, counts: { held: held.length, batch: ordinal } });
+  if (gone.length > 0) evidence.push({ action: "PURGE_OBSERVED_GONE", decision: { reason: "ALREADY_DELETED" }, paths: gone, counts: { gone: gone.length, batch: ordinal } });
+  if (deleted.length > 0) {
+    evidence.push({
+      action: "PURGE_BATCH",
+      decision: { reason: "AUTHORIZED_BY_POLICY" },
+      paths: deleted,
+      counts: { deleted: deleted.length, batch: ordinal, redecided },
+      detail: { stage: batch.stage, decidedGeneration: batch.decision.fenceGeneration, path: fast ? "precondition" : "read" },
+    });
+  }
+  return { outcome: batch.outcome, complete: true, evidence, paths: deleted };
+}
+
+/**
+ * Marks a batch's trigger-collection documents PURGE_ELIGIBLE with this round's decision (`purgeDecision`),
+ * in their own transaction before the delete: the delete trigger then sees a purge decision on the deleted
+ * document and leaves the evidence to the purge. Documents the predicate refuses now are not marked (the
+ * delete transaction records why).
+ */
+function markBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv): Promise<BatchDecisionResult | null> {
+  const pol = policy();
+  return inBatch(cp, spec, env, async ({ tx, batch, holds }) => {
+    const items = batch.items.filter((i) => i.mark);
+    const facts = (await readFactsInTx(tx, items.map((i) => i.path))).map(factsOf);
+    const ctx = { holds: holds.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
+    const paths: string[] = [];
+    for (const f of facts) {
+      const action = decideMark(f, cp, ctx, batch.archives[f.path] !== undefined);
+      if (action.kind !== "mark") continue;
+      tx.update(db().doc(f.path), {
+        lifecycleState: "PURGE_ELIGIBLE",
+        purgeDecision: {
+          allowed: true,
+          reason: "AUTHORIZED_BY_POLICY",
+          policyVersion: pol.version,
+          retentionClass: f.retentionClass,
+          decidedAt: toTimestamp(env.nowMs),
+          decidedBy: { type: env.actor.type, id: env.actor.id },
+          requestId: cp.requestId,
+          manifestHash: cp.manifestHash,
+          unitKey: cp.unitKey,
+          round: cp.round,
+          batch: spec.ref.id,
+          from: action.from,
+          route: action.route,
+        },
+      });
+      paths.push(f.path);
     }
     return {
-      outcome: o,
-      complete: true,
-      counts: { deleted: deleted.length, held: held.length, gone: gone.length, claimed: of("claimed").length, deferred: of("deferred").length, blocked: of("blocked").length },
-      evidence,
-      paths: deleted,
+      outcome: batch.outcome,
+      complete: false,
+      marked: true,
+      evidence: paths.length > 0 ? [{ action: "PURGE_ELIGIBLE_MARKED", decision: { reason: "AUTHORIZED_BY_POLICY" }, paths, counts: { marked: paths.length, batch: spec.ordinal } }] : [],
+      paths,
     };
   });
-  if (!done) return null;
-  if (done.counts.held! > 0) log.warn("purge.hold_stopped", { unitKey: cp.unitKey, batch: batchIndex, held: done.counts.held });
-  countDeletions(done.paths, env);
-  log.info("purge.batch.done", { unitKey: cp.unitKey, batch: batchIndex, deleted: done.paths.length });
-  return done;
 }
 
 /**

@@ -2,110 +2,21 @@ import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { getAuth } from "firebase-admin/auth";
 import { FieldValue } from "firebase-admin/firestore";
 import { assertRequestMove, parseRequestState } from "../../requests/rules/requests";
-import {
-  emptyTally,
-  requestOutcome,
-  verifyDeletePath,
-  verifyMaskedPath,
-  verifyRetainedPath,
-  type HeldPath,
-  type ObservedDoc,
-  type RecordedOutcome,
-  type VerifyTally,
-} from "../rules/verify";
+import { requestOutcome } from "../rules/verify";
 import { adminApp, db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
 import { readFence } from "../../holds/index";
 import { log } from "../../platform/logs";
 import { fenceStep, writeCheckpoint } from "./step";
 import { fire, purgeEvidence, type StepEnv } from "./env";
+import { requestRef, type UnitCheckpoint } from "../store";
+import { lateSweep } from "./late";
+import { verifyUnit } from "./verify";
+import type { BatchRun } from "./step";
 import { recordLedgerEntry } from "./ledger";
-import { compareNames, documentsInRange, existingAmong } from "./probe";
-import { batchFrom, batchRef, readAll, requestRef, retainedRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "../store";
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
 const MAX_FINDING_PATHS = 100;
-
-async function retainedRecords(cp: UnitCheckpoint): Promise<RetainedRecord[]> {
-  const out: RetainedRecord[] = [];
-  for (let i = 0; i < cp.retainedChunks; i++) {
-    const snap = await retainedRef(cp.unitKey, cp.round, i).get();
-    if (!snap.exists) throw new Error(`purge record ${snap.ref.path} is missing: the checkpoint names retained items that were never written`);
-    out.push(...((snap.get("items") as RetainedRecord[] | undefined) ?? []));
-  }
-  return out;
-}
-
-async function* batches(cp: UnitCheckpoint): AsyncGenerator<BatchDoc> {
-  for (let i = 0; i < cp.batchCount; i++) yield batchFrom(await batchRef(cp.unitKey, cp.round, i).get());
-}
-
-function outcomeOf(b: BatchDoc): Map<string, RecordedOutcome> {
-  const m = new Map<string, RecordedOutcome>();
-  for (const p of b.outcome.deleted) m.set(p, "deleted");
-  for (const p of b.outcome.gone) m.set(p, "gone");
-  for (const h of b.outcome.held) m.set(h.path, "held");
-  for (const p of b.outcome.claimed) m.set(p, "claimed");
-  for (const p of b.outcome.deferred) m.set(p, "deferred");
-  for (const x of b.outcome.blocked) m.set(x.path, "blocked");
-  return m;
-}
-
-/**
- * Re-checks the manifest against the data as it is now, one batch at a time: every delete path gone or
- * documented (stopped by a hold, kept above a retained descendant), every retained record present, every
- * masked record masked.
- */
-export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
-  const tally = emptyTally();
-  const retained = await retainedRecords(cp);
-  const retainedPaths = new Set(retained.map((r) => r.path));
-  let first: string | null = null;
-  let last: string | null = null;
-  const heldBy = new Map<string, HeldPath>();
-  for await (const b of batches(cp)) {
-    for (const h of b.outcome.held) {
-      retainedPaths.add(h.path);
-      heldBy.set(h.path, { path: h.path, holdId: h.holdId, reasonCode: h.reasonCode });
-    }
-    if (b.kind !== "delete") continue;
-    for (const { path } of b.items) {
-      if (first === null || compareNames(path, first) < 0) first = path;
-      if (last === null || compareNames(path, last) > 0) last = path;
-    }
-  }
-  // Existence is all a delete path is checked for. One scan of the range the whole manifest spans reads
-  // only what survived; when that range holds many other documents (a sweep over a live collection) each
-  // batch scans its own range, or reads its paths by name.
-  const survivors = first !== null && last !== null ? await documentsInRange(first, last, Math.max(1_000, cp.pathCount)) : null;
-  for await (const b of batches(cp)) {
-    const outcomes = outcomeOf(b);
-    if (b.kind === "delete") {
-      const existing = survivors ?? (await existingAmong(b.items.map((i) => i.path)));
-      for (const item of b.items) {
-        const observed: ObservedDoc = { exists: existing.has(item.path), presentFields: [], masked: false };
-        verifyDeletePath(item.path, observed, outcomes.get(item.path), retainedPaths, cp.kind === "request", tally, heldBy.get(item.path));
-      }
-      continue;
-    }
-    const snaps = await readAll(b.items.map((i) => i.path));
-    b.items.forEach((item, k) => {
-      const s = snaps[k]!;
-      const observed: ObservedDoc = {
-        exists: s.exists,
-        presentFields: (item.fields ?? []).filter((f) => s.get(f) !== undefined),
-        masked: s.exists && s.get("maskedAt") !== undefined,
-      };
-      verifyMaskedPath(item.path, observed, outcomes.get(item.path) === "held" ? (heldBy.get(item.path) ?? null) : null, tally);
-    });
-  }
-  const plainRetained = retained.filter((r) => r.action === "retain");
-  const snaps = await readAll(plainRetained.map((r) => r.path));
-  plainRetained.forEach((r, k) =>
-    verifyRetainedPath(r.path, { exists: snaps[k]!.exists, presentFields: [], masked: false }, tally, r.deferredByHold ? { path: r.path, holdId: r.holdId ?? null, reasonCode: r.reasonCode } : undefined),
-  );
-  return tally;
-}
 
 /**
  * The subject's Auth account goes once everything that may be erased is erased: when the request is PURGED,
@@ -155,15 +66,17 @@ async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv)
 }
 
 /**
- * Finalize step: verify the manifest. A clean verification ends the round (checkpoint DONE); for a request
+ * Finalize step: the final sweep (runner/late.ts), then verify the manifest. A clean verification ends the round (checkpoint DONE); for a request
  * it also decides the request's end state (`requestOutcome`): PURGED, or RETAINED_UNDER_HOLD with the held
  * paths listed on the request and the hold fence generation they were judged at, so that the next run
  * plans the request again as soon as any hold changes. A verification with findings makes the unit BLOCKED
  * with PURGE_VERIFY_FAILED, and the next run plans it afresh. The request's move is checked against the
  * state read in the same transaction. Returns the phase reached, or null when another attempt got there first.
  */
-export async function finalizeStep(cp: UnitCheckpoint, step: number, env: StepEnv): Promise<"DONE" | "BLOCKED" | null> {
-  await fire(env, { point: "beforeFinalize", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: [] });
+export async function finalizeStep(planned: UnitCheckpoint, step: number, env: StepEnv, run: BatchRun): Promise<"DONE" | "BLOCKED" | null> {
+  await fire(env, { point: "beforeFinalize", unitKey: planned.unitKey, round: planned.round, step, batch: null, paths: [] });
+  const cp = await lateSweep(planned, step, env, run);
+  if (!cp) return null;
   // Read before the verification: a hold released while it runs moves the fence past this generation, and
   // the next run takes the request up again.
   const fenceGeneration = await readFence();

@@ -1,6 +1,7 @@
 import { recordErasure } from "../../erasure/index";
-import { batchFrom, batchRef, type UnitCheckpoint } from "../store";
+import type { UnitCheckpoint } from "../store";
 import type { StepEnv } from "./env";
+import { roundBatches } from "./verify";
 
 /**
  * The erasure ledger's entry for a request whose erasure is done (PURGED, or RETAINED_UNDER_HOLD: what may be
@@ -10,8 +11,7 @@ import type { StepEnv } from "./env";
 export async function recordLedgerEntry(cp: UnitCheckpoint, env: StepEnv): Promise<void> {
   if (cp.kind !== "request" || !cp.requestId || !cp.subject) return;
   const masked: { path: string; fields: string[] }[] = [];
-  for (let i = 0; i < cp.batchCount; i++) {
-    const b = batchFrom(await batchRef(cp.unitKey, cp.round, i).get());
+  for await (const b of roundBatches(cp)) {
     if (b.kind !== "mask") continue;
     const done = new Set(b.outcome.masked);
     for (const item of b.items) if (done.has(item.path)) masked.push({ path: item.path, fields: item.fields ?? [] });

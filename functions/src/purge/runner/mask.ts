@@ -3,9 +3,9 @@ import { assertTransition, canTransition, isLifecycleState, type LifecycleState 
 import { toTimestamp } from "../../platform/governed-doc";
 import { db } from "../../platform/firestore";
 import { holdOf } from "../rules/decide";
-import { factsOf, settledPaths, type UnitCheckpoint } from "../store";
+import { batchFrom, factsOf, settledPaths, type BatchOutcome, type UnitCheckpoint } from "../store";
 import type { StepEnv } from "./env";
-import { inStep, type StepDecision } from "./step";
+import { inBatch, type BatchSpec } from "./step";
 
 /** The state a masked record returns to: the state before the request soft-deleted it, else ACTIVE. */
 function restoredState(current: LifecycleState, preDeleteState: unknown): LifecycleState {
@@ -20,8 +20,10 @@ function restoredState(current: LifecycleState, preDeleteState: unknown): Lifecy
  * personal fields, get `maskedAt`, and return to their state before the request (they stay in use). A held
  * record is not touched. Its evidence names the paths and the field names, never values.
  */
-export function maskStep(cp: UnitCheckpoint, step: number, batchIndex: number, env: StepEnv): Promise<StepDecision | null> {
-  return inStep(cp, { step, batchIndex, afterPoint: "afterExecute" }, env, async ({ tx, batch, holds }) => {
+export async function maskBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv): Promise<BatchOutcome | null> {
+  const before = batchFrom(await spec.ref.get());
+  if (before.complete) return before.outcome;
+  const done = await inBatch(cp, { ...spec, afterPoint: "afterExecute" }, env, async ({ tx, batch, holds }) => {
     const settled = settledPaths(batch.outcome);
     const items = batch.items.filter((i) => !settled.has(i.path));
     const snaps = items.length > 0 ? await tx.getAll(...items.map((i) => db().doc(i.path))) : [];
@@ -65,7 +67,6 @@ export function maskStep(cp: UnitCheckpoint, step: number, batchIndex: number, e
     return {
       outcome: o,
       complete: true,
-      counts: { masked: maskedNow.length },
       evidence:
         maskedNow.length > 0
           ? [
@@ -73,7 +74,7 @@ export function maskStep(cp: UnitCheckpoint, step: number, batchIndex: number, e
                 action: "PURGE_MASK",
                 decision: { reason: "AUTHORIZED_BY_POLICY", dataMapAction: "mask" },
                 paths: maskedNow,
-                counts: { masked: maskedNow.length, batch: batchIndex },
+                counts: { masked: maskedNow.length, batch: spec.ordinal },
                 detail: { fields: [...fieldNames].sort().join(",") },
               },
             ]
@@ -81,4 +82,5 @@ export function maskStep(cp: UnitCheckpoint, step: number, batchIndex: number, e
       paths: maskedNow,
     };
   });
+  return done ? done.outcome : null;
 }

@@ -1,174 +1,268 @@
+import { randomUUID } from "node:crypto";
+import type { DocumentData } from "firebase-admin/firestore";
 import { requestUnit, sweepUnit, type PurgeUnit } from "../rules/unit";
-import type { DocumentSnapshot } from "firebase-admin/firestore";
-import { hashCanonical } from "../../kernel/canonical";
 import { isOpenRequest } from "../../requests/rules/requests";
 import type { ActiveHoldRef } from "../../kernel/held";
-import { sortedUnique } from "../../kernel/paths";
-import type { Subject } from "../../plan/rules";
-import { evaluateForPurge, keepAncestorsOf, type BlockReason, type Evaluation, type PurgeDocFacts } from "../rules/decide";
+import { ancestorDocuments, compareNames } from "../../kernel/paths";
+import type { DataMapEntry } from "../../kernel/policy-schema";
+import type { PolicyIndex } from "../../kernel/policy";
+import { evaluateForPurge, type BlockReason, type PurgeDocFacts } from "../rules/decide";
+import type { PurgeItem, StageLayout } from "../rules/batches";
+import { ManifestBuilder, type ManifestSummary, type RetainedRecord } from "../rules/manifest";
 import type { SweepTarget } from "../rules/sweep";
+import { hasDeleteTrigger } from "../../ttl/rules";
 import { streamGovernedDescendants, toTimestamp } from "../../platform/governed-doc";
 import { db } from "../../platform/firestore";
-import { activeHolds } from "../../holds/index";
-import { planSubject } from "../../plan/index";
-import { factsOfData, readAll, requestRef, type RetainedRecord } from "../store";
+import { activeHolds, readFence } from "../../holds/index";
+import { discoverEntry, discoveredFrom, judgeDiscovered, KeptBelow, retainedDescendant, type DiscoveredSnapshot, type Subject } from "../../plan/index";
+import { factsOfData, readAll, requestRef } from "../store";
 import { policy } from "../../platform/registry";
+import { versionOf, type PlanSink } from "./records";
 
-/** A unit's manifest as the purge will execute it, after the destroy predicate has judged every path. */
-export interface UnitPlan extends PurgeUnit {
-  manifestHash: string;
-  delete: string[];
-  external: string[];
-  mask: { path: string; fields: string[] }[];
-  retain: RetainedRecord[];
-  /** Paths the predicate refused for a reason other than a hold. A request with any is BLOCKED. */
+/**
+ * A unit's plan, streamed (docs/PURGE-ENGINE.md): discovery reads each document once (its retention fields
+ * and version), the destroy predicate judges it, and the decision goes straight into a batch record through
+ * the sink. What stays in memory is the open batches, the chain of ancestors of the document being read,
+ * and counters; the plan itself is on disk, under a fresh plan id, before the brake ever sees it.
+ */
+export interface UnitPlan extends PurgeUnit, ManifestSummary {
+  planId: string;
+  round: number;
+  /** The hold fence generation the decisions were made under (read before the holds). */
+  fenceGeneration: number;
+  decidedAtMs: number;
   blocked: { path: string; reason: BlockReason }[];
-  /** Delete paths whose class requires a verified archive first. */
-  needsArchive: string[];
-  deleteByClass: Record<string, number>;
 }
 
-function evaluateFacts(facts: readonly PurgeDocFacts[], holds: readonly ActiveHoldRef[], workflowEligible: boolean, nowMs: number): Evaluation[] {
-  const ctx = { holds, workflowEligible, policy: policy(), nowMs };
-  return facts.map((f) => evaluateForPurge(f, ctx, "pending"));
+/** A fresh plan id: the round, then random characters (batch record ids start with it). */
+export const newPlanId = (round: number): string => `p${round}x${randomUUID().replace(/-/g, "").slice(0, 10)}`;
+
+export interface PlanInput {
+  /** The plan's id: its records are written under it (purge/store.ts). */
+  planId: string;
+  round: number;
+  nowMs: number;
+  batchSize: number;
+  sink: PlanSink;
 }
 
-/** A document as planning read it: its path and (retention) data, undefined when it does not exist. */
-interface Read {
-  path: string;
-  data: Record<string, unknown> | undefined;
+/** What planning needs besides the document: the holds and policy read once, and the builder it feeds. */
+interface PlanContext {
+  holds: readonly ActiveHoldRef[];
+  policy: PolicyIndex;
+  nowMs: number;
+  builder: ManifestBuilder;
+  sink: PlanSink;
 }
 
-const readOf = (s: DocumentSnapshot): Read => ({ path: s.ref.path, data: s.exists ? s.data() : undefined });
+/** One document, judged, waiting for its subtree to pass (the ancestor rule). */
+type Pending =
+  | { kind: "delete"; item: PurgeItem; retentionClass: string; external: boolean; recursive: boolean }
+  | { kind: "retain"; record: RetainedRecord }
+  | { kind: "refused" };
+
+async function begin(unit: PurgeUnit, input: PlanInput): Promise<{ ctx: PlanContext; planId: string; fenceGeneration: number }> {
+  // The fence first: a hold placed after this read moves it, and every batch decided here is then judged
+  // again inside its delete transaction.
+  const fenceGeneration = await readFence();
+  const holds = await activeHolds();
+  const pol = policy();
+  const planId = input.planId;
+  const builder = new ManifestBuilder({
+    unitKey: unit.unitKey,
+    planId,
+    batchSize: input.batchSize,
+    decision: { fenceGeneration, policyVersion: pol.version, decidedAtMs: input.nowMs },
+    onBatch: (b) => input.sink.batch(b),
+    onRetained: (i, items) => input.sink.retained(i, items),
+  });
+  return { ctx: { holds, policy: pol, nowMs: input.nowMs, builder, sink: input.sink }, planId, fenceGeneration };
+}
+
+async function finish(unit: PurgeUnit, input: PlanInput, begun: { ctx: PlanContext; planId: string; fenceGeneration: number }): Promise<UnitPlan> {
+  const summary = begun.ctx.builder.finish();
+  await input.sink.close();
+  return {
+    ...unit,
+    ...summary,
+    blocked: summary.blocked as UnitPlan["blocked"],
+    planId: begun.planId,
+    round: input.round,
+    fenceGeneration: begun.fenceGeneration,
+    decidedAtMs: input.nowMs,
+  };
+}
+
+/** The item a delete decision records: the path, the version decided on, and what execution must know. */
+function deleteItem(path: string, snap: DiscoveredSnapshot["snap"], root: boolean, pol: PolicyIndex, needsArchive: boolean): PurgeItem {
+  const version = versionOf(snap.updateTime);
+  return {
+    path,
+    ...(version ? { version } : {}),
+    ...(root ? { root: true as const } : {}),
+    ...(hasDeleteTrigger(pol, path) ? { mark: true as const } : {}),
+    ...(needsArchive ? { archive: true as const } : {}),
+  };
+}
+
+/** Emits a judged document once its subtree has passed: a delete with anything kept below it is kept instead. */
+function emitter(ctx: PlanContext, aboveKept: ReadonlySet<string>): (p: Pending, keptBelow: boolean, leaf: boolean) => void {
+  return (p, keptBelow, leaf) => {
+    if (p.kind === "retain") ctx.builder.retain(p.record);
+    if (p.kind !== "delete") return;
+    if (keptBelow || aboveKept.has(p.item.path)) {
+      const kept = retainedDescendant(p.item.path);
+      ctx.builder.retain({ path: kept.path, action: "retain", reasonCode: kept.reasonCode });
+      return;
+    }
+    ctx.builder.delete(leaf && p.recursive ? { ...p.item, leaf: true } : p.item, p.retentionClass, p.external);
+  };
+}
+
+const heldRecord = (path: string, holdId: string | null, reasonCode: string, deferred: boolean): RetainedRecord => ({
+  path,
+  action: "retain",
+  reasonCode,
+  ...(holdId ? { holdId } : {}),
+  ...(deferred ? { deferredByHold: true } : {}),
+});
+
+/**
+ * A deletion request's unit. The data map's retain and mask entries go first (what they keep wins over any
+ * delete entry, and their ancestors are kept), then each delete entry, one root's subtree at a time in name
+ * order. Every delete path is judged by the plan rules (plan/rules.ts#judgeDiscovered: holds, the entry, the
+ * class) and then by the destroy predicate with the workflow's authority; a hold found now keeps the path
+ * (the erasure is deferred), any other refusal blocks the request. A path two delete entries both reach is
+ * planned twice; the second batch finds it gone.
+ */
+export async function planRequestUnit(requestId: string, subject: Subject, input: PlanInput): Promise<UnitPlan> {
+  const unit = requestUnit(requestId, subject);
+  const begun = await begin(unit, input);
+  const { ctx } = begun;
+  const entries = ctx.policy.dataMap(subject.type);
+  const keptByEntry = new Set<string>();
+  const aboveKept = new Set<string>();
+  for (const entry of entries.filter((e) => e.action !== "delete")) {
+    for await (const d of discoverEntry(subject, entry)) {
+      const path = d.snap.ref.path;
+      if (keptByEntry.has(path)) continue;
+      keptByEntry.add(path);
+      for (const a of ancestorDocuments(path)) aboveKept.add(a);
+      const kept = judgeDiscovered(discoveredFrom(d.snap, entry.id), entry, ctx.holds, ctx.policy, ctx.nowMs);
+      if (!kept) throw new Error(`data-map entry ${entry.id} keeps ${path}, but the plan rules would delete it`);
+      const record: RetainedRecord = {
+        path,
+        action: kept.action,
+        reasonCode: kept.reasonCode,
+        ...(kept.holdId ? { holdId: kept.holdId } : {}),
+        ...(kept.deferredByHold ? { deferredByHold: true } : {}),
+      };
+      if (kept.action === "mask") {
+        const version = versionOf(d.snap.updateTime);
+        ctx.builder.mask({ path, fields: kept.fields ?? [], ...(version ? { version } : {}) }, record);
+      } else ctx.builder.retain(record);
+      await ctx.sink.ready();
+    }
+  }
+  const emit = emitter(ctx, aboveKept);
+  for (const entry of entries.filter((e) => e.action === "delete")) {
+    const keeper = new KeptBelow<Pending>(emit);
+    for await (const d of discoverEntry(subject, entry)) {
+      const p = judgeRequestDoc(d, entry, keptByEntry, ctx);
+      keeper.push(d.snap.ref.path, p, p.kind !== "delete");
+      await ctx.sink.ready();
+    }
+    keeper.end();
+  }
+  return finish(unit, input, begun);
+}
+
+/** Judges one document of a delete entry. */
+function judgeRequestDoc(d: DiscoveredSnapshot, entry: DataMapEntry, keptByEntry: ReadonlySet<string>, ctx: PlanContext): Pending {
+  const path = d.snap.ref.path;
+  if (keptByEntry.has(path)) return { kind: "refused" };
+  const kept = judgeDiscovered(discoveredFrom(d.snap, entry.id), entry, ctx.holds, ctx.policy, ctx.nowMs);
+  if (kept) {
+    return {
+      kind: "retain",
+      record: { path, action: "retain", reasonCode: kept.reasonCode, ...(kept.holdId ? { holdId: kept.holdId } : {}), ...(kept.deferredByHold ? { deferredByHold: true } : {}) },
+    };
+  }
+  const ev = evaluateForPurge(factsOfData(path, d.snap.data()), { holds: ctx.holds, workflowEligible: true, policy: ctx.policy, nowMs: ctx.nowMs }, "pending");
+  switch (ev.verdict) {
+    case "delete":
+      return { kind: "delete", item: deleteItem(path, d.snap, d.root && entry.recursive === true, ctx.policy, ev.needsArchive), retentionClass: ev.retentionClass, external: entry.external === true, recursive: entry.recursive === true };
+    case "held":
+      // Found held only now: the hold defers its deletion.
+      return { kind: "retain", record: heldRecord(path, ev.holdId, ev.reasonCode, true) };
+    case "blocked":
+      ctx.builder.block(path, ev.reason);
+      return { kind: "refused" };
+    case "gone":
+      return { kind: "refused" };
+  }
+}
 
 /**
  * Paths soft-deleted by a deletion request that is still open (requests/rules/requests.ts#isOpenRequest), or
- * being cancelled: they are that request's to purge (or to restore), never the sweep's.
+ * being cancelled, are that request's to purge (or to restore), never the sweep's. Request states are read
+ * once per request id.
  */
-async function ownedByOpenRequest(reads: readonly Read[]): Promise<Set<string>> {
-  const requestOf = (r: Read): string | null => (typeof r.data?.deletionRequestId === "string" && r.data.deletionRequestId !== "" ? r.data.deletionRequestId : null);
-  const ids = [...new Set(reads.map(requestOf).filter((v): v is string => v !== null))];
-  const open = new Set<string>();
-  for (let i = 0; i < ids.length; i += 300) {
-    const reqs = await db().getAll(...ids.slice(i, i + 300).map((id) => requestRef(id)));
-    for (const r of reqs) if (isOpenRequest(r.get("state")) || r.get("state") === "CANCELLING") open.add(r.id);
-  }
-  return new Set(reads.filter((r) => open.has(requestOf(r) ?? "")).map((r) => r.path));
-}
-
-function tally(evals: readonly Evaluation[]): { del: string[]; needsArchive: string[] } {
-  const del: string[] = [];
-  const needsArchive: string[] = [];
-  for (const e of evals) {
-    if (e.verdict !== "delete") continue;
-    del.push(e.path);
-    if (e.needsArchive) needsArchive.push(e.path);
-  }
-  return { del, needsArchive };
-}
-
-function recount(byPath: readonly Evaluation[], keep: ReadonlySet<string>): Record<string, number> {
-  const byClass: Record<string, number> = {};
-  for (const e of byPath) if (e.verdict === "delete" && keep.has(e.path)) byClass[e.retentionClass] = (byClass[e.retentionClass] ?? 0) + 1;
-  return byClass;
-}
-
-/**
- * A deletion request's unit: the subject's plan (planSubject: data map, holds, retain and mask entries),
- * then every delete path judged by the destroy predicate with the workflow's authority, on the retention
- * fields discovery read (the mark and execute steps read each document again inside their transactions).
- * A hold found now moves the path (and its ancestors) to retained; any other refusal blocks the request.
- */
-export async function planRequestUnit(requestId: string, subject: Subject, nowMs: number): Promise<UnitPlan> {
-  const seen = new Map<string, PurgeDocFacts>();
-  const plan = await planSubject(subject, nowMs, (d) => seen.set(d.snap.ref.path, factsOfData(d.snap.ref.path, d.snap.data())));
-  const holds = await activeHolds();
-  const evals = evaluateFacts(
-    plan.delete.map((p) => seen.get(p) ?? factsOfData(p, undefined)),
-    holds,
-    true,
-    nowMs,
-  );
-  seen.clear();
-  const held = evals.filter((e): e is Extract<Evaluation, { verdict: "held" }> => e.verdict === "held");
-  const { del, needsArchive } = tally(evals);
-  const kept = keepAncestorsOf(del, held.map((h) => h.path));
-  const retain: RetainedRecord[] = [
-    ...plan.retain.map((r) => ({
-      path: r.path,
-      action: r.action,
-      reasonCode: r.reasonCode,
-      ...(r.holdId ? { holdId: r.holdId } : {}),
-      ...(r.deferredByHold ? { deferredByHold: true } : {}),
-    })),
-    // Found held only now (the plan's delete list): the hold defers their deletion.
-    ...held.map((h) => ({ path: h.path, action: "retain" as const, reasonCode: h.reasonCode, ...(h.holdId ? { holdId: h.holdId } : {}), deferredByHold: true })),
-    ...kept.keptAncestors.map((p) => ({ path: p, action: "retain" as const, reasonCode: "RETAINED_DESCENDANT" })),
-  ];
-  const deleteSet = new Set(kept.delete);
-  return {
-    ...requestUnit(requestId, subject),
-    manifestHash: plan.manifestHash,
-    delete: kept.delete,
-    external: plan.externalCopiesToReview.filter((p) => deleteSet.has(p)),
-    mask: plan.retain.filter((r) => r.action === "mask").map((r) => ({ path: r.path, fields: r.fields ?? [] })),
-    retain,
-    blocked: evals.flatMap((e) => (e.verdict === "blocked" ? [{ path: e.path, reason: e.reason }] : [])),
-    needsArchive: needsArchive.filter((p) => deleteSet.has(p)),
-    deleteByClass: recount(evals, deleteSet),
+function openRequestOwner(): (data: DocumentData | undefined) => Promise<boolean> {
+  const known = new Map<string, boolean>();
+  return async (data) => {
+    const id = typeof data?.deletionRequestId === "string" && data.deletionRequestId !== "" ? data.deletionRequestId : null;
+    if (id === null) return false;
+    let open = known.get(id);
+    if (open === undefined) {
+      const state = (await requestRef(id).get()).get("state") as unknown;
+      open = isOpenRequest(state) || state === "CANCELLING";
+      known.set(id, open);
+    }
+    return open;
   };
 }
 
 /**
  * A policy sweep's unit for one collection: documents whose retention has run out (or that a
- * retention-admin made PURGE_ELIGIBLE), up to `limit`, with all their descendants. Paths the predicate
- * refuses stay, documented, and so do their ancestors. Returns null when there is nothing to delete.
+ * retention-admin made PURGE_ELIGIBLE), up to `limit`, each with all its descendants, judged by the destroy
+ * predicate without the workflow's authority. Paths it refuses stay, documented, and so do their ancestors;
+ * a root an open request owns is left out with its whole subtree. Null when there is nothing to delete.
  */
-export async function planSweepUnit(target: SweepTarget, nowMs: number, limit: number): Promise<UnitPlan | null> {
+export async function planSweepUnit(target: SweepTarget, limit: number, input: PlanInput): Promise<UnitPlan | null> {
   const col = db().collection(target.collection);
   const [due, decided] = await Promise.all([
-    col.where(target.field, "<=", toTimestamp(nowMs)).orderBy(target.field).limit(limit).select().get(),
+    col.where(target.field, "<=", toTimestamp(input.nowMs)).orderBy(target.field).limit(limit).select().get(),
     col.where("lifecycleState", "==", "PURGE_ELIGIBLE").limit(limit).select().get(),
   ]);
-  const candidates = sortedUnique([...due.docs, ...decided.docs].map((d) => d.ref.path));
-  // A root in an open request's hands is left out with its whole subtree.
-  const roots = (await readAll(candidates)).map(readOf);
-  const rootOwned = await ownedByOpenRequest(roots);
-  const all: Read[] = [];
-  for (const root of roots.filter((r) => !rootOwned.has(r.path))) {
-    all.push(root);
-    for await (const d of streamGovernedDescendants(root.path)) all.push({ path: d.ref.path, data: d.data() });
-  }
-  const holds = await activeHolds();
-  const owned = await ownedByOpenRequest(all);
-  const evals = evaluateFacts(all.map((r) => factsOfData(r.path, r.data)), holds, false, nowMs).map(
-    (e): Evaluation => (owned.has(e.path) && e.verdict === "delete" ? { path: e.path, verdict: "blocked", reason: "OPEN_DELETION_REQUEST" } : e),
-  );
-  const { del, needsArchive } = tally(evals);
-  const refused = evals.filter((e) => e.verdict === "held" || e.verdict === "blocked");
-  const kept = keepAncestorsOf(del, refused.map((e) => e.path));
-  if (kept.delete.length === 0) return null;
-  const retain: RetainedRecord[] = [
-    ...refused.map((e) => ({
-      path: e.path,
-      action: "retain" as const,
-      reasonCode: e.verdict === "held" ? e.reasonCode : e.verdict === "blocked" ? e.reason : "",
-      ...(e.verdict === "held" && e.holdId ? { holdId: e.holdId } : {}),
-    })),
-    ...kept.keptAncestors.map((p) => ({ path: p, action: "retain" as const, reasonCode: "RETAINED_DESCENDANT" })),
-  ].sort((a, b) => (a.path < b.path ? -1 : 1));
+  const candidates = [...new Set([...due.docs, ...decided.docs].map((d) => d.ref.path))].sort(compareNames);
   const unit = sweepUnit(target.collection);
-  const deleteSet = new Set(kept.delete);
-  const pol = policy();
-  return {
-    ...unit,
-    manifestHash: hashCanonical({ unitKey: unit.unitKey, delete: [...kept.delete].sort(), retain, policyVersion: pol.version }),
-    delete: kept.delete,
-    external: [],
-    mask: [],
-    retain,
-    blocked: [],
-    needsArchive: needsArchive.filter((p) => deleteSet.has(p)),
-    deleteByClass: recount(evals, deleteSet),
+  const begun = await begin(unit, input);
+  const { ctx } = begun;
+  const owned = openRequestOwner();
+  const keeper = new KeptBelow<Pending>(emitter(ctx, new Set()));
+  const judge = async (snap: DiscoveredSnapshot["snap"], root: boolean): Promise<void> => {
+    const path = snap.ref.path;
+    const data = snap.data();
+    const facts: PurgeDocFacts = factsOfData(path, data);
+    const ev = evaluateForPurge(facts, { holds: ctx.holds, workflowEligible: false, policy: ctx.policy, nowMs: ctx.nowMs }, "pending");
+    let p: Pending;
+    if (ev.verdict === "delete" && (await owned(data))) p = { kind: "retain", record: { path, action: "retain", reasonCode: "OPEN_DELETION_REQUEST" } };
+    else if (ev.verdict === "delete") p = { kind: "delete", item: deleteItem(path, snap, root, ctx.policy, ev.needsArchive), retentionClass: ev.retentionClass, external: false, recursive: true };
+    else if (ev.verdict === "held") p = { kind: "retain", record: heldRecord(path, ev.holdId, ev.reasonCode, false) };
+    else if (ev.verdict === "blocked") p = { kind: "retain", record: { path, action: "retain", reasonCode: ev.reason } };
+    else p = { kind: "refused" };
+    keeper.push(path, p, p.kind !== "delete");
+    await ctx.sink.ready();
   };
+  for (const root of await readAll(candidates)) {
+    if (!root.exists || (await owned(root.data()))) continue;
+    await judge(root, true);
+    for await (const d of streamGovernedDescendants(root.ref.path)) await judge(d, false);
+  }
+  keeper.end();
+  const plan = await finish(unit, input, begun);
+  return plan.counts.delete > 0 ? plan : null;
 }
+
+export type { StageLayout };

@@ -1,5 +1,5 @@
 import { FieldPath, type QueryDocumentSnapshot } from "firebase-admin/firestore";
-import { parentDocumentPath, segments } from "../../kernel/paths";
+import { compareNames, parentDocumentPath, segments } from "../../kernel/paths";
 import { db } from "../../platform/firestore";
 import { descendantsQuery } from "../../platform/kindless";
 import { readAll } from "../store";
@@ -24,17 +24,6 @@ function commonAncestorDoc(paths: readonly string[]): string | null {
   let n = Math.min(common.length, Math.min(...paths.map((p) => segments(p).length)) - 1);
   if (n % 2 === 1) n--;
   return n >= 2 ? common.slice(0, n).join("/") : null;
-}
-
-/** Firestore's order for document names: segment by segment, each by its UTF-8 bytes. */
-export function compareNames(a: string, b: string): number {
-  const x = segments(a);
-  const y = segments(b);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const c = Buffer.compare(Buffer.from(x[i]!, "utf8"), Buffer.from(y[i]!, "utf8"));
-    if (c !== 0) return c;
-  }
-  return x.length - y.length;
 }
 
 const PAGE = 1000;

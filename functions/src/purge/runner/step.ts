@@ -1,29 +1,31 @@
-import { FieldValue, type Transaction } from "firebase-admin/firestore";
+import { FieldValue, type DocumentReference, type Transaction } from "firebase-admin/firestore";
+import pLimit from "p-limit";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import type { EvidenceBody } from "../../evidence/rules";
 import type { HoldSnapshot } from "../../holds/index";
 import { db } from "../../platform/firestore";
 import { fenceLease, leaseValue } from "../../platform/lease";
-import { stepAt, stepCount } from "../rules/batches";
+import { stepsOf, type PurgeStep } from "../rules/batches";
 import { batchFrom, batchRef, checkpointFrom, checkpointRef, leaseRefOf, type BatchDoc, type BatchOutcome, type UnitCheckpoint } from "../store";
 import { fire, purgeEvidence, type PurgeHookPoint, type StepEnv } from "./env";
 
 /**
- * The one step helper. Every purge step that is a batch's transaction (mark, delete, mask) runs through
- * `inStep`, which owns what they all share, in this order:
+ * The one batch helper. Every purge transaction on a batch (mark, delete, mask) runs through `inBatch`,
+ * which owns what they all share, in this order:
  * 1. the fence: the unit's lease is still this runner's (else LeaseLostError) and the checkpoint is at this
- *    round and step (else null: another attempt already did it, and this one writes nothing);
- * 2. the reads every step needs, issued together: the batch record, the active holds as of the hold fence's
- *    generation (holds/fence.ts), and the evidence log's head;
- * 3. the step's own body, which reads its documents, decides, and writes to them;
- * 4. the writes every step makes: the batch's outcome, the checkpoint's advance with the body's counts (and
- *    the lease's renewal), and the body's evidence entries, all in the same commit;
+ *    round and step (else null: another attempt already finished the step, and this one writes nothing);
+ * 2. the reads every batch needs, issued together: the batch record and the active holds as of the hold
+ *    fence's generation (holds/fence.ts); a batch already complete is left as it is;
+ * 3. the body, which reads what it must, decides, and writes to its documents;
+ * 4. the batch's outcome and the body's evidence entries, in the same commit;
  * 5. the hooks a test may act on: `inPoint` before the commit, `afterPoint` after it.
- * A step is therefore its decision only: what to write to its documents, and what to record.
+ * A batch transaction writes only its own record and its evidence: the batches of a step run several at a
+ * time without contending on any shared document. The step's end (`runGroup`) advances the checkpoint and
+ * renews the lease once for all of them.
  */
 
-/** What a step's body sees. */
-export interface StepScope {
+/** What a batch body sees. */
+export interface BatchScope {
   tx: Transaction;
   /** The checkpoint as the fence read it. */
   cp: UnitCheckpoint;
@@ -33,52 +35,57 @@ export interface StepScope {
   holds: HoldSnapshot;
 }
 
-/** What a step's body decided: the helper records it. */
-export interface StepDecision {
-  /** The batch's outcome after the step (the body updates the one it was given), and whether the batch is done. */
+/** What a batch body decided: the helper records it. */
+export interface BatchDecisionResult {
+  /** The batch's outcome after the body (the body updates the one it was given), and whether the batch is done. */
   outcome: BatchOutcome;
   complete: boolean;
-  /** Counters added to the checkpoint (`counts.<name>`). */
-  counts: Record<string, number>;
-  /** Evidence entries of the step (the helper adds actor, time, policy version, request and unit). */
+  /** The batch's trigger-collection items are marked. */
+  marked?: boolean;
+  /** Evidence entries (the helper adds actor, time, policy version, request and unit). */
   evidence: (Pick<EvidenceBody, "action" | "decision"> & Partial<Pick<EvidenceBody, "paths" | "counts" | "detail">>)[];
   /** The paths the hooks are told about. */
   paths: string[];
 }
 
-export interface StepSpec {
+/** Which batch, in which step, and the hooks around its transaction. */
+export interface BatchSpec {
   step: number;
-  batchIndex: number;
-  /** Fired inside the transaction, after the body and before the commit. */
+  ref: DocumentReference;
+  /** The batch's position in the round's execution order (what hooks and evidence call "batch"). */
+  ordinal: number;
   inPoint?: PurgeHookPoint;
-  /** Fired after the commit. */
   afterPoint?: PurgeHookPoint;
 }
 
-/** Runs one step's transaction. Returns the body's decision, or null when the step was not this runner's to do. */
-export async function inStep(cp: UnitCheckpoint, spec: StepSpec, env: StepEnv, body: (scope: StepScope) => Promise<StepDecision>): Promise<StepDecision | null> {
-  const bRef = batchRef(cp.unitKey, cp.round, spec.batchIndex);
-  const hook = { unitKey: cp.unitKey, round: cp.round, step: spec.step, batch: spec.batchIndex };
+/**
+ * Runs one batch's transaction. Returns the body's decision; the recorded outcome (as `complete`) when the
+ * batch was already done; or null when the step is not this runner's any more.
+ */
+export async function inBatch(cp: UnitCheckpoint, spec: BatchSpec, env: StepEnv, body: (scope: BatchScope) => Promise<BatchDecisionResult>): Promise<BatchDecisionResult | null> {
+  const hook = { unitKey: cp.unitKey, round: cp.round, step: spec.step, batch: spec.ordinal };
   const decision = await db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, spec.step);
     if (!now) return null;
-    const [batchSnap, holds, evidence] = await Promise.all([tx.get(bRef), env.holdView.inTx(tx), openEvidence(tx, cp.unitKey)]);
-    const d = await body({ tx, cp: now, batch: batchFrom(batchSnap), holds });
-    tx.update(bRef, { outcome: d.outcome, ...(d.complete ? { complete: true } : {}) });
-    const counts = Object.fromEntries(Object.entries(d.counts).filter(([, n]) => n !== 0).map(([k, n]) => [`counts.${k}`, FieldValue.increment(n)]));
-    writeCheckpoint(tx, cp, env, { nextStep: spec.step + 1, ...counts });
-    for (const e of d.evidence) evidence.append(purgeEvidence(env, cp, { ...e, detail: { fenceGeneration: holds.generation, ...(e.detail ?? {}) } }));
+    const [batchSnap, holds] = await Promise.all([tx.get(spec.ref), env.holdView.inTx(tx)]);
+    const batch = batchFrom(batchSnap);
+    if (batch.complete) return { outcome: batch.outcome, complete: true, evidence: [], paths: [], already: true };
+    const evidence = await openEvidence(tx, cp.unitKey);
+    const d = await body({ tx, cp: now, batch, holds });
+    tx.update(spec.ref, { outcome: d.outcome, ...(d.complete ? { complete: true } : {}), ...(d.marked ? { marked: true } : {}) });
+    const detail = { fenceGeneration: holds.generation, batch: spec.ref.id, batchHash: batch.hash };
+    for (const e of d.evidence) evidence.append(purgeEvidence(env, cp, { ...e, detail: { ...detail, ...(e.detail ?? {}) } }));
     if (spec.inPoint) await fire(env, { point: spec.inPoint, ...hook, paths: d.paths });
-    return d;
+    return { ...d, already: false };
   }, EVIDENCE_TX);
-  if (decision && spec.afterPoint) await fire(env, { point: spec.afterPoint, ...hook, paths: decision.paths });
+  if (decision && !decision.already && spec.afterPoint) await fire(env, { point: spec.afterPoint, ...hook, paths: decision.paths });
   return decision;
 }
 
 /**
  * The fence every purge transaction starts with: the lease is still ours (else LeaseLostError), and the
  * checkpoint still says this round is RUNNING at this step (else null). Reads only; `writeCheckpoint` does
- * the matching write. Finalize, which is not a batch's step, uses the two directly.
+ * the matching write.
  */
 export async function fenceStep(tx: Transaction, cp: UnitCheckpoint, env: StepEnv, step: number | "any"): Promise<UnitCheckpoint | null> {
   const leaseRef = leaseRefOf(cp);
@@ -86,7 +93,7 @@ export async function fenceStep(tx: Transaction, cp: UnitCheckpoint, env: StepEn
   const leaseSnap = await fenceLease(tx, leaseRef, env.holder);
   const cpSnap = leaseRef.path === cpRef.path ? leaseSnap : await tx.get(cpRef);
   const now = checkpointFrom(cpSnap.data());
-  if (!now || now.round !== cp.round || now.phase !== "RUNNING") return null;
+  if (!now || now.round !== cp.round || now.planId !== cp.planId || now.phase !== "RUNNING") return null;
   if (step !== "any" && now.nextStep !== step) return null;
   return now;
 }
@@ -109,29 +116,85 @@ export function writeCheckpoint(tx: Transaction, cp: UnitCheckpoint, env: StepEn
 
 export type StepsResult = "DONE" | "BLOCKED" | "RUNNING" | "STALE";
 
-/** The steps, by kind: each is its decision, run through `inStep` (finalize runs its own transactions). */
+/** A batch executor: the batch's outcome once done (now or before), or null when the step is not this runner's. */
+export type BatchRun = (cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv) => Promise<BatchOutcome | null>;
+
+/** The steps, by kind: delete and mask batches, and the finalize step. */
 export interface Steps {
-  mark: (cp: UnitCheckpoint, step: number, batch: number, env: StepEnv) => Promise<StepDecision | null>;
-  delete: (cp: UnitCheckpoint, step: number, batch: number, env: StepEnv) => Promise<StepDecision | null>;
-  mask: (cp: UnitCheckpoint, step: number, batch: number, env: StepEnv) => Promise<StepDecision | null>;
+  delete: BatchRun;
+  mask: BatchRun;
   finalize: (cp: UnitCheckpoint, step: number, env: StepEnv) => Promise<"DONE" | "BLOCKED" | null>;
 }
 
+/** The outcome counters a step adds to the checkpoint (`counts.<name>`). */
+export function outcomeCounts(outcomes: readonly BatchOutcome[]): Record<string, number> {
+  const c: Record<string, number> = { deleted: 0, redecided: 0, gone: 0, held: 0, deferred: 0, blocked: 0, masked: 0 };
+  for (const o of outcomes) {
+    c.deleted! += o.deleted.length;
+    c.redecided! += o.redecided.length;
+    c.gone! += o.gone.length;
+    c.held! += o.held.length;
+    c.deferred! += o.deferred.length;
+    c.blocked! += o.blocked.length;
+    c.masked! += o.masked.length;
+  }
+  return c;
+}
+
+/** The execution-order position of a stage's first batch. */
+function firstOrdinal(cp: UnitCheckpoint, stage: string): number {
+  let n = 0;
+  for (const s of cp.layout) {
+    if (s.key === stage) return n;
+    n += s.batches;
+  }
+  throw new Error(`stage ${stage} is not in the layout of ${cp.unitKey}`);
+}
+
 /**
- * Runs a unit's steps from its checkpoint up to `end` (exclusive), one at a time. The checkpoint is read
- * once; each step's transaction fences it again and advances it by one, so a step that returns null (the
- * fence found another runner's progress) ends this runner's work on the unit.
+ * One step: a group of batches of one stage, up to `env.parallelBatches` at a time. Once every batch is
+ * done, one fenced transaction advances the checkpoint, adds the group's outcome counts (from the batches'
+ * records, so a rerun after a crash counts each batch once) and renews the lease. Null: the step was not
+ * this runner's any more.
+ */
+async function runGroup(cp: UnitCheckpoint, step: number, s: Extract<PurgeStep, { kind: "group" }>, env: StepEnv, steps: Steps): Promise<boolean> {
+  const run = s.batchKind === "mask" ? steps.mask : steps.delete;
+  const first = firstOrdinal(cp, s.stage);
+  const limit = pLimit(env.parallelBatches);
+  const settled = await Promise.allSettled(
+    Array.from({ length: s.count }, (_, k) => limit(() => run(cp, { step, ref: batchRef(cp.unitKey, cp.planId, s.stage, s.first + k), ordinal: first + s.first + k }, env))),
+  );
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  const outcomes = settled.map((r) => (r as PromiseFulfilledResult<BatchOutcome | null>).value);
+  if (outcomes.some((o) => o === null)) return false;
+  const counts = Object.fromEntries(
+    Object.entries(outcomeCounts(outcomes as BatchOutcome[]))
+      .filter(([, n]) => n !== 0)
+      .map(([k, n]) => [`counts.${k}`, FieldValue.increment(n)]),
+  );
+  return db().runTransaction(async (tx) => {
+    if (!(await fenceStep(tx, cp, env, step))) return false;
+    writeCheckpoint(tx, cp, env, { nextStep: step + 1, ...counts });
+    return true;
+  });
+}
+
+/**
+ * Runs a unit's steps from its checkpoint up to `end` (exclusive). The checkpoint is read once; each step
+ * fences it again and advances it by one, so a step that finds another runner's progress ends this
+ * runner's work on the unit.
  */
 export async function runSteps(unitKey: string, round: number, end: number, env: StepEnv, steps: Steps): Promise<StepsResult> {
   const cp = checkpointFrom((await checkpointRef(unitKey).get()).data());
   // Finished or superseded by someone else: this invocation did not do it.
   if (!cp || cp.round !== round || cp.phase !== "RUNNING") return "STALE";
+  const all = stepsOf(cp.layout, cp.groupSize);
   for (let step = cp.nextStep; ; step++) {
-    if (step >= Math.min(end, stepCount(cp.batchCount))) return "RUNNING";
+    if (step >= Math.min(end, all.length)) return "RUNNING";
     if (env.holder.clock() > env.deadlineMs) return "RUNNING";
-    const s = stepAt(step, cp.batchCount);
+    const s = all[step]!;
     if (s.kind === "finalize") return (await steps.finalize(cp, step, env)) ?? "STALE";
-    const run = s.kind === "mark" ? steps.mark : s.batch < cp.deleteBatches ? steps.delete : steps.mask;
-    if ((await run(cp, step, s.batch, env)) === null) return "STALE";
+    if (!(await runGroup(cp, step, s, env, steps))) return "STALE";
   }
 }

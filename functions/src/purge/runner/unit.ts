@@ -3,7 +3,6 @@ import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { FieldPath, FieldValue, type DocumentData, type DocumentReference, type QueryDocumentSnapshot, type Transaction } from "firebase-admin/firestore";
 import { assertRequestMove, parseRequestState, purgeMayTake, type RequestState, type TakeFacts } from "../../requests/rules/requests";
 import { DomainError } from "../../kernel/errors";
-import { planPurgeBatches, type PurgeBatch } from "../rules/batches";
 import type { Subject } from "../../plan/rules";
 import { COLLECTIONS, db } from "../../platform/firestore";
 import { toMs, toTimestamp } from "../../platform/governed-doc";
@@ -12,15 +11,8 @@ import { log } from "../../platform/logs";
 import { purgeEvidence, type StepEnv } from "./env";
 import type { UnitPlan } from "./plan";
 import { policy } from "../../platform/registry";
-import {
-  batchRef,
-  checkpointFrom,
-  checkpointRef,
-  emptyOutcome,
-  requestRef,
-  retainedRef,
-  type UnitCheckpoint,
-} from "../store";
+import { batchRef, checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "../store";
+import { pruneRecords } from "./records";
 
 /** A unit this runner holds the lease on, as it was when leased. */
 export interface LeasedUnit extends PurgeUnit {
@@ -30,8 +22,6 @@ export interface LeasedUnit extends PurgeUnit {
   /** A round is RUNNING: resume it instead of planning anew. */
   resume: boolean;
 }
-
-const RETAINED_PER_DOC = 200;
 
 /** The subject of a deletion request document (a user, or a whole tenant). */
 export function subjectOf(data: DocumentData): Subject {
@@ -98,96 +88,51 @@ export async function leaseSweep(collection: string, holder: LeaseHolder): Promi
   return { ...unit, leaseRef: ref, previous, resume: previous?.phase === "RUNNING" };
 }
 
-function baseCheckpoint(
-  unit: LeasedUnit,
-  plan: Pick<UnitPlan, "manifestHash">,
-  round: number,
-  env: StepEnv,
-): Omit<UnitCheckpoint, "phase" | "batchCount" | "deleteBatches" | "nextStep" | "blockedReason" | "pathCount" | "retainedChunks"> {
+function baseCheckpoint(unit: LeasedUnit, plan: UnitPlan, env: StepEnv): Omit<UnitCheckpoint, "phase" | "nextStep" | "blockedReason"> {
   return {
     unitKey: unit.unitKey,
     kind: unit.kind,
     requestId: unit.requestId,
     collection: unit.collection,
     subject: unit.subject,
-    round,
+    round: plan.round,
+    planId: plan.planId,
     manifestHash: plan.manifestHash,
     policyVersion: policy().version,
     decidedAtMs: env.nowMs,
+    fenceGeneration: plan.fenceGeneration,
+    layout: plan.layout,
+    groupSize: 1,
+    pathCount: plan.pathCount,
+    retainedChunks: plan.retainedChunks,
+    late: [],
     fanOut: null,
   };
 }
 
-/**
- * Writes a round's records in chunks, each in a transaction fenced by the unit's lease: a runner that lost
- * its lease writes nothing more, so it can never overwrite the records of the runner that took over.
- */
-async function writeInChunks(unit: LeasedUnit, holder: LeaseHolder, writes: { ref: DocumentReference; data: Record<string, unknown> }[]): Promise<void> {
-  for (let i = 0; i < writes.length; i += 400) {
-    await db().runTransaction(async (tx) => {
-      await fenceLease(tx, unit.leaseRef, holder);
-      for (const w of writes.slice(i, i + 400)) tx.set(w.ref, w.data);
-    }, EVIDENCE_TX);
+/** Writes the verified archive ids into the batch records that hold their sources (one write per batch). */
+async function recordArchives(unit: LeasedUnit, plan: UnitPlan, archives: ReadonlyMap<string, string>): Promise<void> {
+  const byBatch = new Map<string, { stage: string; seq: number; ids: Record<string, string> }>();
+  for (const a of plan.needsArchive) {
+    const id = archives.get(a.path);
+    if (id === undefined) continue;
+    const key = `${a.stage}/${a.seq}`;
+    const entry = byBatch.get(key) ?? { stage: a.stage, seq: a.seq, ids: {} };
+    entry.ids[a.path] = id;
+    byBatch.set(key, entry);
   }
-}
-
-/** Removes the records of earlier rounds (their story is in the evidence). */
-async function pruneRounds(unitKey: string, keepRound: number): Promise<void> {
-  for (const sub of ["batches", "retained"]) {
-    for (;;) {
-      const old = await checkpointRef(unitKey).collection(sub).where("round", "<", keepRound).limit(400).get();
-      if (old.empty) break;
-      const batch = db().batch();
-      for (const d of old.docs) batch.delete(d.ref);
-      await batch.commit();
-    }
-  }
+  for (const b of byBatch.values()) await batchRef(unit.unitKey, plan.planId, b.stage, b.seq).update({ archives: b.ids });
 }
 
 /**
- * Starts a fresh round: the manifest cut into batches (with the verified archives of archive classes) is
- * written under the checkpoint, then one fenced transaction makes the round RUNNING, moves the request to
- * PROCESSING and records PURGE_DECIDED. Nothing is marked or deleted yet.
+ * Starts a fresh round on a plan whose records are written: the verified archive ids go into their batch
+ * records, then one fenced transaction makes the round RUNNING on that plan, moves the request to
+ * PROCESSING and records PURGE_DECIDED. Records of every other plan are then removed. Nothing is deleted yet.
  */
-export async function startRound(
-  unit: LeasedUnit,
-  plan: UnitPlan,
-  archives: ReadonlyMap<string, string>,
-  batchSize: number,
-  env: StepEnv,
-): Promise<UnitCheckpoint> {
-  const round = (unit.previous?.round ?? 0) + 1;
-  const batches: PurgeBatch[] = planPurgeBatches({ delete: plan.delete, external: plan.external, mask: plan.mask }, batchSize);
-  const deleteBatches = batches.filter((b) => b.kind === "delete").length;
-  const writes: { ref: DocumentReference; data: Record<string, unknown> }[] = batches.map((b) => ({
-    ref: batchRef(unit.unitKey, round, b.index),
-    data: {
-      round,
-      index: b.index,
-      kind: b.kind,
-      stage: b.stage,
-      items: b.items,
-      archives: Object.fromEntries(b.items.flatMap((i) => (archives.has(i.path) ? [[i.path, archives.get(i.path)!]] : []))),
-      outcome: emptyOutcome(),
-      complete: false,
-    },
-  }));
-  const retainedChunks = Math.ceil(plan.retain.length / RETAINED_PER_DOC);
-  for (let i = 0; i < retainedChunks; i++) {
-    writes.push({ ref: retainedRef(unit.unitKey, round, i), data: { round, items: plan.retain.slice(i * RETAINED_PER_DOC, (i + 1) * RETAINED_PER_DOC) } });
-  }
-  await writeInChunks(unit, env.holder, writes);
-  const pathCount = plan.delete.length + plan.mask.length;
-  const cp: UnitCheckpoint = {
-    ...baseCheckpoint(unit, plan, round, env),
-    phase: "RUNNING",
-    batchCount: batches.length,
-    deleteBatches,
-    pathCount,
-    retainedChunks,
-    nextStep: 0,
-    blockedReason: null,
-  };
+export async function startRound(unit: LeasedUnit, plan: UnitPlan, archives: ReadonlyMap<string, string>, groupSize: number, env: StepEnv): Promise<UnitCheckpoint> {
+  await recordArchives(unit, plan, archives);
+  const batches = plan.layout.reduce((n, s) => n + s.batches, 0);
+  const cp: UnitCheckpoint = { ...baseCheckpoint(unit, plan, env), groupSize, phase: "RUNNING", nextStep: 0, blockedReason: null };
   await db().runTransaction(async (tx) => {
     await fenceLease(tx, unit.leaseRef, env.holder);
     if (unit.kind === "request" && unit.requestId) await requestMoveInTx(tx, unit.requestId, "PROCESSING");
@@ -201,7 +146,7 @@ export async function startRound(
         state: "PROCESSING",
         manifestHash: plan.manifestHash,
         blockedReason: FieldValue.delete(),
-        timeline: FieldValue.arrayUnion({ at: toTimestamp(env.nowMs), event: "PURGE_STARTED", detail: `round ${round}` }),
+        timeline: FieldValue.arrayUnion({ at: toTimestamp(env.nowMs), event: "PURGE_STARTED", detail: `round ${plan.round}` }),
       });
     } else {
       tx.set(checkpointRef(unit.unitKey), { ...cpData, ...lease });
@@ -210,11 +155,12 @@ export async function startRound(
       purgeEvidence(env, cp, {
         action: "PURGE_DECIDED",
         decision: { reason: "AUTHORIZED_BY_POLICY", unitKind: unit.kind },
-        counts: { delete: plan.delete.length, mask: plan.mask.length, retain: plan.retain.length, batches: batches.length, archived: archives.size },
+        counts: { delete: plan.counts.delete, mask: plan.counts.mask, retain: plan.counts.retain, batches, archived: archives.size },
+        detail: { planId: plan.planId, decidedGeneration: plan.fenceGeneration },
       }),
     );
   }, EVIDENCE_TX);
-  await pruneRounds(unit.unitKey, round);
+  await pruneRecords(unit.unitKey, plan.planId);
   return cp;
 }
 
@@ -223,30 +169,13 @@ export async function startRound(
  * not verify): the request becomes BLOCKED with the reason, the lease is released, and the evidence names
  * the refused paths. The next run plans the unit afresh.
  */
-export async function blockUnit(
-  unit: LeasedUnit,
-  plan: Pick<UnitPlan, "manifestHash">,
-  reason: string,
-  paths: readonly string[],
-  env: StepEnv,
-): Promise<void> {
-  const round = (unit.previous?.round ?? 0) + 1;
+export async function blockUnit(unit: LeasedUnit, plan: UnitPlan, reason: string, paths: readonly string[], refused: number, env: StepEnv): Promise<void> {
   await db().runTransaction(async (tx) => {
     await fenceLease(tx, unit.leaseRef, env.holder);
     if (unit.kind === "request" && unit.requestId) await requestMoveInTx(tx, unit.requestId, "BLOCKED");
     const evidence = await openEvidence(tx, unit.unitKey);
     const at = toTimestamp(env.nowMs);
-    const cp = {
-      ...baseCheckpoint(unit, plan, round, env),
-      phase: "BLOCKED",
-      batchCount: 0,
-      deleteBatches: 0,
-      pathCount: 0,
-      retainedChunks: 0,
-      nextStep: 0,
-      blockedReason: reason,
-      finishedAt: at,
-    };
+    const cp = { ...baseCheckpoint(unit, plan, env), layout: [], pathCount: 0, retainedChunks: 0, phase: "BLOCKED", nextStep: 0, blockedReason: reason, finishedAt: at };
     tx.set(checkpointRef(unit.unitKey), cp);
     if (unit.kind === "request" && unit.requestId) {
       releaseLeaseInTx(tx, unit.leaseRef, {
@@ -260,7 +189,7 @@ export async function blockUnit(
         action: "PURGE_BLOCKED",
         decision: { reason },
         paths: paths.slice(0, 100),
-        counts: { refused: paths.length },
+        counts: { refused },
       }),
     );
   }, EVIDENCE_TX);

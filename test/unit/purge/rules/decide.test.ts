@@ -4,7 +4,6 @@ import {
   decideExecute,
   decideMark,
   evaluateForPurge,
-  keepAncestorsOf,
   stepsToPurgeEligible,
   type PurgeDocFacts,
 } from "../../../../functions/src/purge/rules/decide";
@@ -74,44 +73,54 @@ describe("evaluateForPurge", () => {
 });
 
 describe("decideMark and decideExecute", () => {
-  const noClaims = () => false;
-
-  it("marks once; a live claim of another unit is left to it, a stale one is taken over", () => {
-    expect(decideMark(doc(), unit, ctx(), false, noClaims)).toEqual({ kind: "mark", from: "SOFT_DELETED", route: ["PURGE_ELIGIBLE"] });
-    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: unit }), unit, ctx(), false, noClaims)).toEqual({ kind: "already" });
+  it("marks once, whoever marked before", () => {
+    expect(decideMark(doc(), unit, ctx(), false)).toEqual({ kind: "mark", from: "SOFT_DELETED", route: ["PURGE_ELIGIBLE"] });
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: unit }), unit, ctx(), false)).toEqual({ kind: "already" });
     const other = { unitKey: "sweep-sessions", round: 1, policyVersion: "v1" };
-    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: other }), unit, ctx(), false, () => true)).toEqual({ kind: "skip", why: "CLAIMED" });
-    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: other }), unit, ctx(), false, noClaims)).toMatchObject({ kind: "mark" });
-    expect(decideMark(doc({ legalHold: true }), unit, ctx(), false, noClaims)).toEqual({ kind: "skip", why: "HELD" });
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: other }), unit, ctx(), false)).toMatchObject({ kind: "mark" });
+    expect(decideMark(doc({ legalHold: true }), unit, ctx(), false)).toEqual({ kind: "skip", why: "HELD" });
+    expect(decideMark(doc({ exists: false }), unit, ctx(), false)).toEqual({ kind: "skip", why: "GONE" });
   });
 
   const marked = (over: Partial<PurgeDocFacts> = {}) => doc({ lifecycleState: "PURGE_ELIGIBLE", claim: unit, ...over });
   const exec = (d: PurgeDocFacts, over: Partial<Parameters<typeof decideExecute>[3]> = {}, c = ctx()) =>
-    decideExecute(d, unit, c, { archiveVerified: false, descendantsRemain: false, claimActive: noClaims, ...over });
+    decideExecute(d, unit, c, { recorded: true, archiveVerified: false, descendantsRemain: false, ...over });
 
-  it("deletes only its own marked documents with nothing left under them", () => {
-    expect(exec(marked())).toEqual({ path: doc().path, outcome: "delete" });
-    expect(exec(marked(), { descendantsRemain: true })).toEqual({ path: doc().path, outcome: "deferred" });
-    expect(exec(doc())).toEqual({ path: doc().path, outcome: "blocked", reason: "NOT_DECIDED" });
-    expect(exec(marked({ claim: { unitKey: "req-1", round: 1, policyVersion: "v1" } }))).toMatchObject({ outcome: "blocked", reason: "NOT_DECIDED" });
-    expect(exec(marked({ claim: { unitKey: "other", round: 4, policyVersion: "v1" } }), { claimActive: () => true })).toEqual({ path: doc().path, outcome: "claimed", by: "other" });
-    expect(exec(marked({ exists: false }))).toEqual({ path: doc().path, outcome: "gone" });
+  it("deletes the version its batch decided on, or this round's own mark, when nothing is left under it", () => {
+    expect(exec(doc())).toEqual({ path: doc().path, outcome: "delete", redecided: false });
+    expect(exec(marked(), { recorded: false })).toEqual({ path: doc().path, outcome: "delete", redecided: false });
+    expect(exec(doc(), { descendantsRemain: true })).toEqual({ path: doc().path, outcome: "deferred" });
+    expect(exec(doc({ exists: false }))).toEqual({ path: doc().path, outcome: "gone" });
   });
 
-  it("treats an older decision as no authority: another round's or another policy version's mark is decided again", () => {
-    // This round's own mark, under an earlier policy version: not this round's decision any more.
-    expect(exec(marked({ claim: { ...unit, policyVersion: "v0" } }))).toMatchObject({ outcome: "blocked", reason: "NOT_DECIDED" });
-    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: { ...unit, policyVersion: "v0" } }), unit, ctx(), false, noClaims)).toMatchObject({ kind: "mark" });
+  it("judges a document that changed since its plan afresh: a delete then is a new decision", () => {
+    expect(exec(doc(), { recorded: false })).toEqual({ path: doc().path, outcome: "delete", redecided: true });
+    // Changed back to ACTIVE, outside any workflow, and not expired: no longer deletable.
+    expect(exec(doc({ lifecycleState: "ACTIVE", path: "events/e-1", retentionClass: "event-90d", expireAtMs: NOW + DAY_MS }), { recorded: false }, ctx({ workflowEligible: false }))).toMatchObject({
+      outcome: "blocked",
+      reason: "NOT_EXPIRED",
+    });
+    // Another round's mark, or this round's under an earlier policy version, is no authority of its own.
+    const stale = doc({ path: "events/e-1", retentionClass: "event-90d", lifecycleState: "PURGE_ELIGIBLE", expireAtMs: NOW + DAY_MS, claim: { ...unit, policyVersion: "v0" } });
+    expect(exec(stale, { recorded: false }, ctx({ workflowEligible: false }))).toMatchObject({ outcome: "blocked", reason: "NOT_EXPIRED" });
+    expect(exec({ ...stale, claim: { unitKey: "sweep-events", round: 1, policyVersion: "v1" } }, { recorded: false }, ctx({ workflowEligible: false }))).toMatchObject({ outcome: "blocked" });
+    expect(exec({ ...stale, claim: unit }, { recorded: false }, ctx({ workflowEligible: false }))).toEqual({ path: "events/e-1", outcome: "delete", redecided: false });
+  });
+
+  it("treats an older decision as no authority when planning either", () => {
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: { ...unit, policyVersion: "v0" } }), unit, ctx(), false)).toMatchObject({ kind: "mark" });
     // A sweep judging a PURGE_ELIGIBLE document that is not expired, marked by a round that is over: not eligible.
     const stale = doc({ path: "events/e-1", retentionClass: "event-90d", lifecycleState: "PURGE_ELIGIBLE", expireAtMs: NOW + DAY_MS, claim: { unitKey: "sweep-events", round: 1, policyVersion: "v1" } });
     expect(evaluateForPurge(stale, ctx({ workflowEligible: false }), "pending")).toMatchObject({ verdict: "blocked", reason: "NOT_EXPIRED" });
     expect(evaluateForPurge({ ...stale, expireAtMs: NOW - 1 }, ctx({ workflowEligible: false }), "pending")).toMatchObject({ verdict: "delete" });
   });
 
-  it("stops at a hold placed after marking, flag or record", () => {
+  it("stops at a hold, flag or record, whatever the batch decided", () => {
     expect(exec(marked({ legalHold: true, holdIds: ["h-9"] }))).toEqual({ path: doc().path, outcome: "held", holdId: "h-9", reasonCode: "LEGAL_HOLD" });
     const holds = [{ holdId: "h-2", targetPath: doc().path, reasonCode: "FRAUD_INVESTIGATION" }];
-    expect(exec(marked(), {}, ctx({ holds }))).toEqual({ path: doc().path, outcome: "held", holdId: "h-2", reasonCode: "FRAUD_INVESTIGATION" });
+    expect(exec(doc(), {}, ctx({ holds }))).toEqual({ path: doc().path, outcome: "held", holdId: "h-2", reasonCode: "FRAUD_INVESTIGATION" });
+    const ancestor = [{ holdId: "h-3", targetPath: "tenants/t-acme", reasonCode: "LITIGATION" }];
+    expect(exec(doc(), { descendantsRemain: true }, ctx({ holds: ancestor }))).toMatchObject({ outcome: "held", holdId: "h-3" });
   });
 
   it("re-verifies the archive at execution", () => {
@@ -121,11 +130,7 @@ describe("decideMark and decideExecute", () => {
   });
 });
 
-describe("keepAncestorsOf and sweepTargets", () => {
-  it("keeps the ancestors of anything kept", () => {
-    expect(keepAncestorsOf(["s/1", "s/1/t/1", "s/2"], ["s/1/t/2"])).toEqual({ delete: ["s/1/t/1", "s/2"], keptAncestors: ["s/1"] });
-  });
-
+describe("sweepTargets", () => {
   it("sweeps the top-level collections whose class has a duration, by the right field", () => {
     expect(sweepTargets(policy)).toEqual([
       { collection: "auditRecords", field: "retainUntil" },

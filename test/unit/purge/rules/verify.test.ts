@@ -43,7 +43,7 @@ describe("manifest verification", () => {
   it("reports undocumented survivors, missing retained records and incomplete masks", () => {
     const t = emptyTally();
     verifyDeletePath("a/1", there, undefined, new Set(), true, t);
-    verifyDeletePath("a/2", there, "claimed", new Set(), true, t);
+    verifyDeletePath("a/2", there, "deleted", new Set(), true, t);
     verifyDeletePath("a/3", there, "blocked", new Set(), true, t);
     verifyDeletePath("a/4", there, "deferred", new Set(["b/1"]), true, t);
     verifyRetainedPath("r/1", gone, t);
@@ -51,7 +51,7 @@ describe("manifest verification", () => {
     verifyMaskedPath("o/2", gone, null, t);
     expect(t.findings).toEqual([
       { path: "a/1", problem: "STILL_PRESENT" },
-      { path: "a/2", problem: "CLAIMED_ELSEWHERE" },
+      { path: "a/2", problem: "STILL_PRESENT" },
       { path: "a/3", problem: "BLOCKED" },
       { path: "a/4", problem: "STILL_PRESENT" },
       { path: "r/1", problem: "RETAINED_MISSING" },
@@ -62,7 +62,7 @@ describe("manifest verification", () => {
 
   it("lets a sweep leave refused paths for its next run, but never an unexplained one", () => {
     const t = emptyTally();
-    verifyDeletePath("a/1", there, "claimed", new Set(), false, t);
+    verifyDeletePath("a/1", there, "deferred", new Set(), false, t);
     verifyDeletePath("a/2", there, "blocked", new Set(), false, t);
     verifyDeletePath("a/3", there, undefined, new Set(), false, t);
     expect(t.findings).toEqual([{ path: "a/3", problem: "STILL_PRESENT" }]);

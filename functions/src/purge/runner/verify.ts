@@ -1,0 +1,103 @@
+import {
+  emptyTally,
+  verifyDeletePath,
+  verifyMaskedPath,
+  verifyRetainedPath,
+  type HeldPath,
+  type ObservedDoc,
+  type RecordedOutcome,
+  type VerifyTally,
+} from "../rules/verify";
+import { compareNames } from "../../kernel/paths";
+import { db } from "../../platform/firestore";
+import { documentsInRange, existingAmong } from "./probe";
+import { batchFrom, batchRefsOf, readAll, retainedRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "../store";
+
+/** Batch records read per call: each is up to about 100 KB. */
+const BATCH_READ_SLICE = 10;
+
+/** A round's retained records, chunk by chunk. */
+export async function* roundRetained(cp: UnitCheckpoint): AsyncGenerator<RetainedRecord> {
+  for (let i = 0; i < cp.retainedChunks; i++) {
+    const snap = await retainedRef(cp.unitKey, cp.planId, i).get();
+    if (!snap.exists) throw new Error(`purge record ${snap.ref.path} is missing: the checkpoint names retained items that were never written`);
+    yield* (snap.get("items") as RetainedRecord[] | undefined) ?? [];
+  }
+}
+
+/** A round's batch records (its stages, then the final sweep's), a few at a time. */
+export async function* roundBatches(cp: UnitCheckpoint): AsyncGenerator<BatchDoc> {
+  const refs = [...batchRefsOf(cp, [...cp.layout, ...cp.late])];
+  for (let i = 0; i < refs.length; i += BATCH_READ_SLICE) {
+    for (const snap of await db().getAll(...refs.slice(i, i + BATCH_READ_SLICE))) yield batchFrom(snap);
+  }
+}
+
+function outcomeOf(b: BatchDoc): Map<string, RecordedOutcome> {
+  const m = new Map<string, RecordedOutcome>();
+  for (const p of b.outcome.deleted) m.set(p, "deleted");
+  for (const p of b.outcome.gone) m.set(p, "gone");
+  for (const h of b.outcome.held) m.set(h.path, "held");
+  for (const p of b.outcome.deferred) m.set(p, "deferred");
+  for (const x of b.outcome.blocked) m.set(x.path, "blocked");
+  return m;
+}
+
+/**
+ * Re-checks the manifest against the data as it is now, one batch at a time: every delete path gone or
+ * documented (stopped by a hold, kept above a retained descendant), every retained record present, every
+ * masked record masked.
+ */
+export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
+  const tally = emptyTally();
+  const retained: RetainedRecord[] = [];
+  for await (const r of roundRetained(cp)) retained.push(r);
+  const retainedPaths = new Set(retained.map((r) => r.path));
+  let first: string | null = null;
+  let last: string | null = null;
+  let deletePaths = 0;
+  const heldBy = new Map<string, HeldPath>();
+  for await (const b of roundBatches(cp)) {
+    for (const h of b.outcome.held) {
+      retainedPaths.add(h.path);
+      heldBy.set(h.path, { path: h.path, holdId: h.holdId, reasonCode: h.reasonCode });
+    }
+    if (b.kind !== "delete") continue;
+    for (const { path } of b.items) {
+      deletePaths++;
+      if (first === null || compareNames(path, first) < 0) first = path;
+      if (last === null || compareNames(path, last) > 0) last = path;
+    }
+  }
+  // Existence is all a delete path is checked for. One scan of the range the whole manifest spans reads
+  // only what survived; when that range holds many other documents (a sweep over a live collection) each
+  // batch scans its own range, or reads its paths by name.
+  const survivors = first !== null && last !== null ? await documentsInRange(first, last, Math.max(1_000, deletePaths)) : null;
+  for await (const b of roundBatches(cp)) {
+    const outcomes = outcomeOf(b);
+    if (b.kind === "delete") {
+      const existing = survivors ?? (await existingAmong(b.items.map((i) => i.path)));
+      for (const item of b.items) {
+        const observed: ObservedDoc = { exists: existing.has(item.path), presentFields: [], masked: false };
+        verifyDeletePath(item.path, observed, outcomes.get(item.path), retainedPaths, cp.kind === "request", tally, heldBy.get(item.path));
+      }
+      continue;
+    }
+    const snaps = await readAll(b.items.map((i) => i.path));
+    b.items.forEach((item, k) => {
+      const s = snaps[k]!;
+      const observed: ObservedDoc = {
+        exists: s.exists,
+        presentFields: (item.fields ?? []).filter((f) => s.get(f) !== undefined),
+        masked: s.exists && s.get("maskedAt") !== undefined,
+      };
+      verifyMaskedPath(item.path, observed, outcomes.get(item.path) === "held" ? (heldBy.get(item.path) ?? null) : null, tally);
+    });
+  }
+  const plainRetained = retained.filter((r) => r.action === "retain");
+  const snaps = await readAll(plainRetained.map((r) => r.path));
+  plainRetained.forEach((r, k) =>
+    verifyRetainedPath(r.path, { exists: snaps[k]!.exists, presentFields: [], masked: false }, tally, r.deferredByHold ? { path: r.path, holdId: r.holdId ?? null, reasonCode: r.reasonCode } : undefined),
+  );
+  return tally;
+}

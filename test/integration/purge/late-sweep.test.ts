@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
+import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
+import { db } from "../../helpers/emulator";
+import {
+  allGovernedPaths,
+  expectBatchesDecided,
+  expectChainVerifies,
+  expectDeletionsExplained,
+  putCustomer,
+  putSession,
+  requestDeletion,
+  reset,
+  runOptions,
+} from "./support";
+
+/**
+ * Documents created under a subject while its purge runs are not in the plan. The late sweep finds them under
+ * every recursive root the purge deleted and under every parent it deferred, records a decision for them (late
+ * batch records) and deletes them children first, so the purge never leaves an orphan under a parent it
+ * deleted. A late find the rules keep (here: a hold) stays, and so does its parent.
+ */
+
+const UID = "u-71";
+/** The customer's session: a recursive root of the erasure (the session and everything under it goes). */
+const SESSION = "sessions/s-71";
+const TOKEN = `${SESSION}/tokens/tk-s-71`;
+const LATE = `${SESSION}/tokens/tk-late`;
+
+/** Issues a new token under the session with its sibling's retention fields: the subject's own data, created now. */
+async function issueLateToken(template: Record<string, unknown>): Promise<void> {
+  await db().doc(LATE).set({ ...template, kind: "issued while the erasure ran" });
+}
+
+/** The batch that deleted the session's planned token has committed; the session's own batch has not run. */
+const afterTokenStage = (ctx: PurgeHookContext) => ctx.paths.includes(TOKEN);
+
+async function run(point: "afterExecute" | "inExecute", when: (ctx: PurgeHookContext) => boolean, after?: () => Promise<void>, outcome = "DONE") {
+  await reset();
+  await putCustomer(UID, { messages: 2, activity: 2 });
+  await putSession("s-71", UID, 1);
+  const requestId = await requestDeletion(UID);
+  const before = await allGovernedPaths();
+  expect(before.has(TOKEN)).toBe(true);
+  // The planned token as the request left it: the late token's retention fields.
+  const template = (await db().doc(TOKEN).get()).data()!;
+  let posted = false;
+  const summary = await runNightlyPurge(
+    runOptions({
+      sweep: false,
+      batchSize: 2,
+      parallelBatches: 1,
+      hook: async (ctx: PurgeHookContext) => {
+        if (posted || ctx.point !== point || !when(ctx)) return;
+        posted = true;
+        await issueLateToken(template);
+        if (after) await after();
+      },
+    }),
+  );
+  expect(posted, `the hook point ${point} fired`).toBe(true);
+  expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual([outcome]);
+  const entries = await expectChainVerifies();
+  const remaining = await allGovernedPaths();
+  const state = (await db().doc(`deletionRequests/${requestId}`).get()).get("state") as string;
+  return { entries, before, remaining, state, requestId };
+}
+
+describe("the late sweep", () => {
+  it("deletes a child created under a parent after the children's stage ran (the parent is deferred, then decided again)", async () => {
+    const r = await run("afterExecute", afterTokenStage);
+    expect(r.remaining.has(LATE)).toBe(false);
+    expect(r.remaining.has(SESSION)).toBe(false);
+    const late = r.entries.filter((e) => e.action === "PURGE_LATE_FOUND");
+    expect(late).toHaveLength(1);
+    expect(late[0]!.counts).toMatchObject({ found: 2, refused: 0 });
+    await expectDeletionsExplained(r.entries, [...r.before, LATE].filter((p) => !r.remaining.has(p)));
+    // The late find was decided in a batch record before its delete, like every planned path.
+    const checked = await expectBatchesDecided(r.entries);
+    expect(checked).toBeGreaterThanOrEqual(r.before.size - r.remaining.size + 1);
+    const recorded = (await db().collection(`retentionJobs/purge-${r.requestId}/batches`).get()).docs.filter((d) => String(d.get("stage")).startsWith("late-"));
+    const latePaths = recorded.flatMap((d) => (d.get("items") as { path: string }[]).map((i) => i.path));
+    expect(latePaths).toContain(LATE);
+    expect(latePaths).toContain(SESSION);
+    expect(r.state).toBe("PURGED");
+  });
+
+  it("deletes a child created under a parent inside the parent's own delete transaction (no orphan under a deleted root)", async () => {
+    const r = await run("inExecute", (ctx) => ctx.paths.includes(SESSION));
+    expect(r.remaining.has(SESSION)).toBe(false);
+    expect(r.remaining.has(LATE)).toBe(false);
+    expect((await db().collection(`${SESSION}/tokens`).get()).size).toBe(0);
+    const late = r.entries.filter((e) => e.action === "PURGE_LATE_FOUND");
+    expect(late).toHaveLength(1);
+    expect(late[0]!.counts).toMatchObject({ found: 1, refused: 0 });
+    await expectDeletionsExplained(r.entries, [...r.before, LATE].filter((p) => !r.remaining.has(p)));
+    await expectBatchesDecided(r.entries);
+    expect(r.state).toBe("PURGED");
+  });
+
+  it("keeps a late find the rules refuse (it carries a legal-hold flag), and its parent, and does not report the erasure complete", async () => {
+    const r = await run(
+      "afterExecute",
+      afterTokenStage,
+      async () => {
+        await db().doc(LATE).update({ legalHold: true });
+      },
+      "BLOCKED",
+    );
+    expect(r.remaining.has(LATE)).toBe(true);
+    expect(r.remaining.has(SESSION)).toBe(true);
+    // Nothing was added to the plan, and the verification failure is on the record.
+    expect(r.entries.filter((e) => e.action === "PURGE_LATE_FOUND")).toHaveLength(0);
+    expect(r.entries.filter((e) => e.action === "PURGE_VERIFY_FAILED")).toHaveLength(1);
+    await expectDeletionsExplained(r.entries, [...r.before].filter((p) => !r.remaining.has(p)));
+    // The session's delete stays deferred, so verification refuses to call the erasure complete: the request
+    // is BLOCKED (PURGE_VERIFY_FAILED) for an operator, and the next run plans it again.
+    expect(r.state).toBe("BLOCKED");
+  });
+});
