@@ -107,7 +107,7 @@ describe("the streaming batch cutter", () => {
     );
   });
 
-  it("simulates a 100,000-document tenant: ordering holds and every step is covered once by the task chain", () => {
+  it("simulates a 100,000-document tenant: ordering holds and every step is covered once by the task chain", { timeout: 30_000 }, () => {
     const del: string[] = ["tenants/t-big"];
     for (let o = 0; o < 10_000; o++) {
       const order = `tenants/t-big/orders/o-${String(o).padStart(5, "0")}`;
