@@ -22,5 +22,6 @@ export { ttlDeleted } from "./entrypoints/firestore/ttl-deleted";
 export { expiryBackfill } from "./entrypoints/scheduled/expiry-backfill";
 export { retentionAudit } from "./entrypoints/scheduled/retention-audit";
 export { nightlyPurge } from "./entrypoints/scheduled/nightly-purge";
+export { evidenceAnchor } from "./entrypoints/scheduled/evidence-anchor";
 export { purgeChunk } from "./entrypoints/tasks/purge-chunk";
 export { applyRetentionHold } from "./entrypoints/tasks/apply-retention-hold";

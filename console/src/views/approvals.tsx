@@ -40,7 +40,7 @@ function Decide({ run }: { run: Run }) {
       {decide.isSuccess && (
         <p role="status" className="ok" data-testid="decision">
           {decide.data.state}
-          {decide.data.expiresAt ? ` until ${when(decide.data.expiresAt)}` : ""} (evidence #{decide.data.evidenceSeq})
+          {decide.data.expiresAt ? ` until ${when(decide.data.expiresAt)}` : ""} (evidence {decide.data.evidenceShard} #{decide.data.evidenceSeq})
         </p>
       )}
     </form>

@@ -45,7 +45,7 @@ export function DashboardView() {
               Policy {d.policyVersion}, audited {when(d.auditedAs)}.{" "}
               <span className={d.audit.ok ? "badge ok-badge" : "badge warn"}>{d.audit.ok ? "Audit: no findings" : `Audit: ${d.audit.totalFindings} finding(s)`}</span>{" "}
               <span className={d.evidence.ok ? "badge ok-badge" : "badge danger"} data-testid="dashboard-chain">
-                {d.evidence.ok ? "Evidence chain verifies" : "Evidence chain BROKEN"}
+                {d.evidence.ok ? "Evidence ledger verifies" : "Evidence ledger BROKEN"}
               </span>
             </p>
             <div className="tiles">

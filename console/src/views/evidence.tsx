@@ -20,7 +20,7 @@ const Question = z
   });
 type QuestionValues = z.infer<typeof Question>;
 
-const CSV_COLUMNS = ["seq", "at", "action", "actorType", "actorId", "reason", "policyVersion", "requestId", "holdId", "correlationId", "manifestHash", "role", "verified", "hash", "paths"] as const;
+const CSV_COLUMNS = ["id", "chain", "seq", "at", "action", "actorType", "actorId", "reason", "policyVersion", "requestId", "holdId", "correlationId", "manifestHash", "role", "verified", "hash", "paths"] as const;
 
 /** The entries as CSV for an auditor: one row per entry, RFC 4180 quoting. */
 export function toCsv(entries: readonly Entry[]): string {
@@ -29,7 +29,7 @@ export function toCsv(entries: readonly Entry[]): string {
     return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };
   const rows = entries.map((e) =>
-    [e.seq, e.at, e.action, e.actor.type, e.actor.id, e.reason, e.policyVersion, e.requestId, e.holdId, e.correlationId, e.manifestHash, e.role, e.verified, e.hash, e.paths.join(" ")].map(cell).join(","),
+    [e.id, e.chain, e.seq, e.at, e.action, e.actor.type, e.actor.id, e.reason, e.policyVersion, e.requestId, e.holdId, e.correlationId, e.manifestHash, e.role, e.verified, e.hash, e.paths.join(" ")].map(cell).join(","),
   );
   return [CSV_COLUMNS.join(","), ...rows].join("\r\n") + "\r\n";
 }
@@ -46,7 +46,7 @@ function download(name: string, type: string, text: string) {
 }
 
 const columns: ColumnDef<Entry, unknown>[] = [
-  { header: "Seq", accessorKey: "seq" },
+  { header: "Entry", accessorKey: "id" },
   { header: "When", accessorKey: "at", cell: (c) => when(c.row.original.at) },
   { header: "What", accessorKey: "action" },
   { header: "Who acted", id: "actor", accessorFn: (e) => `${e.actor.type} ${e.actor.id}` },
@@ -115,7 +115,7 @@ export function EvidenceView() {
           </p>
           {pages.flatMap((p) => p.verification.problems).map((p, i) => (
             <p key={i} className="error">
-              Entry {p.seq}: {p.problem}: {p.detail}
+              Entry {p.id ?? `${p.chain} #${p.seq}`}: {p.problem}: {p.detail}
             </p>
           ))}
           <h2>What happened</h2>
@@ -129,7 +129,7 @@ export function EvidenceView() {
             </ul>
           )}
           <h2>Entries</h2>
-          <DataTable caption="Evidence entries in chain order" columns={columns} data={entries} rowKey={(e) => String(e.seq)} testId="evidence" />
+          <DataTable caption="Evidence entries in the order they happened" columns={columns} data={entries} rowKey={(e) => e.id} testId="evidence" />
           {q.hasNextPage && (
             <button type="button" onClick={() => void q.fetchNextPage()}>
               Load more

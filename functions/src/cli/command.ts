@@ -24,8 +24,11 @@ export interface Command {
   options: OptionSpec;
   /** Names of positional arguments, in order; more are refused. */
   positionals: readonly string[];
-  /** Whether the command reads or writes Firestore (the CLI probes the connection first). */
-  needsFirestore: boolean;
+  /**
+   * Whether the command reads or writes Firestore (the CLI probes the connection first). A command that can
+   * also work on files alone says so per call: then no target is needed and none is probed.
+   */
+  needsFirestore: boolean | ((values: OptionValues) => boolean);
   /** Checks the arguments before any connection is made, so a usage error never waits on the network. */
   validate?(ctx: CommandContext): void;
   run(ctx: CommandContext): Promise<number>;

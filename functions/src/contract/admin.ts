@@ -40,7 +40,7 @@ export const BRAKE_RUN_STATES = ["WAITING", "APPROVED", "DENIED", "USED"] as con
 export const runKey = z.string().regex(/^[0-9a-f]{32}$/, "a run key: 32 lowercase hex characters");
 
 export const ApprovePurgeRunInput = z.object({ runKey, decision: z.enum(BRAKE_DECISIONS), note: inputs.text.min(1) }).strict();
-export const ApprovePurgeRunOutput = z.object({ runKey: z.string(), state: z.enum(BRAKE_RUN_STATES), expiresAt: isoString.nullable(), evidenceSeq: z.number() });
+export const ApprovePurgeRunOutput = z.object({ runKey: z.string(), state: z.enum(BRAKE_RUN_STATES), expiresAt: isoString.nullable(), evidenceShard: z.string(), evidenceSeq: z.number() });
 
 /** The deletion sets the mass-deletion brake holds back (default: those waiting for a decision), newest trip first. */
 export const ListBrakeRunsInput = z
@@ -63,7 +63,7 @@ export const BrakeRunItem = z.object({
   trips: z.number(),
   lastApprovalProblem: z.string().nullable(),
   decision: z
-    .object({ decision: z.enum(BRAKE_DECISIONS), by: z.string(), at: isoString.nullable(), expiresAt: isoString.nullable(), note: z.string(), evidenceSeq: z.number() })
+    .object({ decision: z.enum(BRAKE_DECISIONS), by: z.string(), at: isoString.nullable(), expiresAt: isoString.nullable(), note: z.string(), evidenceShard: z.string().nullable(), evidenceSeq: z.number() })
     .nullable(),
 });
 export const ListBrakeRunsOutput = z.object({ items: z.array(BrakeRunItem), nextCursor: z.string().nullable() });

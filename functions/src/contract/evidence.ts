@@ -7,7 +7,7 @@ const paging = { pageSize: inputs.pageSize.optional(), cursor: inputs.cursor.opt
 /**
  * "Why was this deleted, and who allowed it?" for one document path, one deletion request or one subject.
  * `verify`: "entries" (default) checks each returned entry's hash and its links to its neighbours;
- * "chain" walks the whole chain as `retention verify-evidence` does.
+ * "chain" walks the whole ledger (every chain and the anchors) as `retention verify-evidence` does.
  */
 export const ExplainDeletionInput = z.union([
   z.object({ path: inputs.documentPath, ...paging }).strict(),
@@ -16,6 +16,10 @@ export const ExplainDeletionInput = z.union([
 ]);
 
 export const EvidenceEntryView = z.object({
+  /** The entry's document id in the ledger: its chain and its place in it. */
+  id: z.string(),
+  /** The chain (shard) the entry belongs to, and its sequence number in that chain. */
+  chain: z.string(),
   seq: z.number(),
   at: isoString,
   action: z.string(),
@@ -34,7 +38,7 @@ export const EvidenceEntryView = z.object({
   hash: z.string(),
   /** Why this entry is shown: it names the path/request/subject, or it is context (the request, the run's approval). */
   role: z.enum(["match", "context"]),
-  /** The entry's own hash and its links to the entries before and after it. */
+  /** The entry's own hash, its MAC, and its links to the entries before and after it in its chain. */
   verified: z.boolean(),
 });
 
@@ -48,7 +52,6 @@ export const ExplainDeletionOutput = z.object({
     mode: z.enum(["entries", "chain"]),
     ok: z.boolean(),
     checked: z.number(),
-    headSeq: z.number().nullable(),
-    problems: z.array(z.object({ seq: z.number(), problem: z.string(), detail: z.string() })),
+    problems: z.array(z.object({ id: z.string().nullable(), chain: z.string(), seq: z.number(), problem: z.string(), detail: z.string() })),
   }),
 });

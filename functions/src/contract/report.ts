@@ -31,8 +31,13 @@ export const GetRetentionReportOutput = z.object({
   evidence: z.object({
     ok: z.boolean(),
     checked: z.number(),
-    headSeq: z.number().nullable(),
-    problems: z.array(z.object({ problem: z.string(), seq: z.number(), docId: z.string().nullable(), detail: z.string() })),
+    /** Chains walked (and the first release's single chain, when there is one). */
+    chains: z.number(),
+    /** Whether the MACs were checked with the evidence key. */
+    macs: z.enum(["checked", "unchecked"]),
+    /** The anchors the ledger was held against, in words; null when none were read. */
+    anchors: z.string().nullable(),
+    problems: z.array(z.object({ problem: z.string(), chain: z.string(), seq: z.number(), docId: z.string().nullable(), detail: z.string() })),
   }),
   ttlDelay: z.object({
     count: z.number(),

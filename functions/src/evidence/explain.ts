@@ -1,22 +1,23 @@
 import { FieldPath, type DocumentSnapshot, type Query } from "firebase-admin/firestore";
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
 import { COLLECTIONS, db } from "../platform/firestore";
-import { chainHash, evidenceDocId, GENESIS_HASH, type ChainedEvidence } from "./rules";
-import { chainHeadRef } from "./store";
+import { entryDocId, shardOf, type ChainedEvidence } from "./rules";
+import { verifyEntries } from "./read";
+import { entryRef } from "./store";
 import { verifyEvidence } from "./verify";
 
 /**
  * "Why was this deleted, and who allowed it?": the one place that reads the evidence about a document path,
  * a deletion request or a subject. Everything else (the explainDeletion callable, `retention explain`, the
- * console) goes through `explainEvidence`, so when the single chain becomes a sharded ledger only this module
- * changes.
+ * console) goes through `explainEvidence`. Entries are named by their ledger id (chain and seq): the ledger has
+ * many chains, so a seq alone names nothing.
  */
 export type ExplainQuery = { kind: "path" | "request" | "subject"; value: string };
 
 export interface ExplainOptions {
   pageSize?: number;
   cursor?: string;
-  /** "entries": each shown entry's hash and links; "chain": the whole chain as well. */
+  /** "entries": each shown entry's hash, MAC and links; "chain": the whole ledger (every chain, the anchors) as well. */
   verify?: "entries" | "chain";
 }
 
@@ -42,6 +43,8 @@ const REQUEST_CONTEXT_ACTIONS = new Set([
 ]);
 
 export interface EntryView {
+  id: string;
+  chain: string;
   seq: number;
   at: string;
   action: string;
@@ -61,18 +64,20 @@ export interface EntryView {
   verified: boolean;
 }
 
+type Problem = { id: string | null; chain: string; seq: number; problem: string; detail: string };
+
 export interface ExplainResult {
   query: ExplainQuery;
   entries: EntryView[];
   nextCursor: string | null;
   summary: string[];
-  verification: { mode: "entries" | "chain"; ok: boolean; checked: number; headSeq: number | null; problems: { seq: number; problem: string; detail: string }[] };
+  verification: { mode: "entries" | "chain"; ok: boolean; checked: number; problems: Problem[] };
 }
 
 const audits = () => db().collection(COLLECTIONS.deletionAudits);
 const entryOf = (s: DocumentSnapshot) => s.data() as ChainedEvidence;
 
-/** The page of entries that name the path, the request or the subject's requests, in chain order. */
+/** The page of entries that name the path, the request or the subject's requests, in ledger-id order. */
 async function matchPage(q: ExplainQuery, size: number, afterDocId: string | null): Promise<{ docs: DocumentSnapshot[]; more: boolean }> {
   let query: Query;
   if (q.kind === "path") query = audits().where("paths", "array-contains", q.value);
@@ -95,58 +100,31 @@ async function matchPage(q: ExplainQuery, size: number, afterDocId: string | nul
  * an operator's) and any brake approval, with the approver's own decision entry.
  */
 async function contextOf(matches: readonly ChainedEvidence[]): Promise<ChainedEvidence[]> {
-  const found = new Map<number, ChainedEvidence>();
+  const found = new Map<string, ChainedEvidence>();
+  const keep = (e: ChainedEvidence) => found.set(entryDocId(e), e);
   const requestIds = [...new Set(matches.map((m) => m.requestId).filter((r): r is string => typeof r === "string"))].slice(0, CONTEXT_FANOUT);
   for (const id of requestIds) {
     const snap = await audits().where("requestId", "==", id).orderBy(FieldPath.documentId()).limit(200).get();
-    for (const d of snap.docs) if (REQUEST_CONTEXT_ACTIONS.has(entryOf(d).action)) found.set(entryOf(d).seq, entryOf(d));
+    for (const d of snap.docs) if (REQUEST_CONTEXT_ACTIONS.has(entryOf(d).action)) keep(entryOf(d));
   }
   const runs = [...new Set(matches.filter((m) => m.action.startsWith("PURGE_")).map((m) => m.correlationId).filter((c): c is string => typeof c === "string"))].slice(0, CONTEXT_FANOUT);
   for (const correlationId of runs) {
     const snap = await audits().where("correlationId", "==", correlationId).where("action", "in", RUN_CONTEXT_ACTIONS).orderBy(FieldPath.documentId()).limit(20).get();
-    for (const d of snap.docs) found.set(entryOf(d).seq, entryOf(d));
+    for (const d of snap.docs) keep(entryOf(d));
   }
-  // An approval names the decision it used: the retention-admin's own PURGE_BRAKE_DECIDED entry.
-  const decisionSeqs = [...found.values()].map((e) => e.detail?.approvalSeq).filter((s): s is number => typeof s === "number" && !found.has(s));
-  if (decisionSeqs.length > 0) {
-    for (const s of await db().getAll(...decisionSeqs.map((seq) => audits().doc(evidenceDocId(seq))))) if (s.exists) found.set(entryOf(s).seq, entryOf(s));
-  }
-  const matched = new Set(matches.map((m) => m.seq));
-  return [...found.values()].filter((e) => !matched.has(e.seq)).sort((a, b) => a.seq - b.seq);
+  // An approval names the decision it used: the retention-admin's own PURGE_BRAKE_DECIDED entry, by chain and seq.
+  const decisions = [...found.values()]
+    .map((e) => ({ shard: e.detail?.approvalShard, seq: e.detail?.approvalSeq }))
+    .filter((d): d is { shard: string; seq: number } => typeof d.shard === "string" && typeof d.seq === "number")
+    .map((d) => entryRef(d.shard, d.seq))
+    .filter((ref) => !found.has(ref.id));
+  if (decisions.length > 0) for (const s of await db().getAll(...decisions)) if (s.exists) keep(entryOf(s));
+  const matched = new Set(matches.map(entryDocId));
+  return [...found.values()].filter((e) => !matched.has(entryDocId(e))).sort(byTime);
 }
 
-/**
- * Checks each entry on its own and where it sits: its hash matches its content, its prevHash is the hash of
- * the entry before it (the genesis for the first), and the entry after it (or the chain head, for the last)
- * links back to it. Proves the shown entries are intact and in the chain without walking all of it.
- */
-async function verifyEntries(entries: readonly ChainedEvidence[]): Promise<{ ok: Set<number>; problems: ExplainResult["verification"]["problems"]; headSeq: number | null }> {
-  const head = await chainHeadRef().get();
-  const headSeq = head.exists ? Number(head.get("seq")) : null;
-  const headHash = head.exists ? String(head.get("hash")) : null;
-  const neighbourSeqs = [...new Set(entries.flatMap((e) => [e.seq - 1, e.seq + 1]).filter((s) => s >= 1))];
-  const neighbours = new Map<number, ChainedEvidence>();
-  for (let i = 0; i < neighbourSeqs.length; i += 300) {
-    const snaps = await db().getAll(...neighbourSeqs.slice(i, i + 300).map((s) => audits().doc(evidenceDocId(s))));
-    for (const s of snaps) if (s.exists) neighbours.set(entryOf(s).seq, entryOf(s));
-  }
-  const ok = new Set<number>();
-  const problems: ExplainResult["verification"]["problems"] = [];
-  for (const e of entries) {
-    const { seq, prevHash, hash, ...body } = e;
-    const before = seq === 1 ? GENESIS_HASH : neighbours.get(seq - 1)?.hash;
-    const after = neighbours.get(seq + 1);
-    const issues: [string, string][] = [];
-    if (chainHash(prevHash, seq, body) !== hash) issues.push(["EDITED", "the entry's hash does not match its content"]);
-    if (before !== prevHash) issues.push(["BROKEN_LINK", before === undefined ? `entry ${seq - 1} is missing` : "prevHash is not the hash of the entry before it"]);
-    if (after ? after.prevHash !== hash : !(headSeq === seq && headHash === hash)) {
-      issues.push(["BROKEN_LINK", after ? `entry ${seq + 1} does not link to it` : `no entry ${seq + 1} and the chain head is not this entry`]);
-    }
-    if (issues.length === 0) ok.add(seq);
-    for (const [problem, detail] of issues) problems.push({ seq, problem, detail });
-  }
-  return { ok, problems, headSeq };
-}
+/** Entries of different chains in the order they happened (ties by ledger id, so the order is stable). */
+const byTime = (a: ChainedEvidence, b: ChainedEvidence): number => a.atMs - b.atMs || (entryDocId(a) < entryDocId(b) ? -1 : 1);
 
 /** One sentence for a person: what happened, who did it, under which reason and policy. */
 export function describeEntry(e: Pick<ChainedEvidence, "action" | "actor" | "decision" | "policyVersion" | "atMs" | "detail">): string {
@@ -158,6 +136,8 @@ export function describeEntry(e: Pick<ChainedEvidence, "action" | "actor" | "dec
 function view(e: ChainedEvidence, role: EntryView["role"], q: ExplainQuery, verified: boolean): EntryView {
   const paths = Array.isArray(e.paths) ? e.paths : [];
   return {
+    id: entryDocId(e),
+    chain: shardOf(e),
     seq: e.seq,
     at: new Date(e.atMs).toISOString(),
     action: e.action,
@@ -180,7 +160,8 @@ function view(e: ChainedEvidence, role: EntryView["role"], q: ExplainQuery, veri
 }
 
 /**
- * The evidence about a path, a request or a subject: the entries that name it (paged, in chain order), on the
+ * The evidence about a path, a request or a subject: the entries that name it (paged by ledger id, each page
+ * in time order), on the
  * first page the entries that say who allowed it, one sentence per match, and whether what is shown verifies
  * (and, with verify "chain", the whole chain).
  */
@@ -191,24 +172,24 @@ export async function explainEvidence(q: ExplainQuery, opts: ExplainOptions = {}
   const page = await matchPage(q, size, after);
   const matches = page.docs.map(entryOf);
   const context = after === null ? await contextOf(matches) : [];
-  const shown = [...matches, ...context];
-  const checked = await verifyEntries(shown);
-  const problems = [...checked.problems];
-  let headSeq = checked.headSeq;
-  let chainChecked = shown.length;
+  // Each shown entry checked where it sits: its hash, its MAC, its links in its chain (read.ts).
+  const checked = await verifyEntries([...matches, ...context]);
+  const verified = (e: ChainedEvidence) => (checked.get(entryDocId(e)) ?? []).length === 0;
+  const problems: Problem[] = [...checked.values()].flat().map((f) => ({ id: f.docId ?? null, chain: f.shard, seq: f.seq, problem: f.problem, detail: f.detail }));
+  let entriesChecked = checked.size;
   if (opts.verify === "chain") {
-    const chain = await verifyEvidence({ maxFindings: 50 });
-    problems.push(...chain.findings.map((f) => ({ seq: f.seq, problem: f.problem, detail: f.detail })));
-    headSeq = chain.head?.seq ?? null;
-    chainChecked = chain.checked;
+    const ledger = await verifyEvidence({ maxFindings: 50 });
+    problems.push(...ledger.findings.map((f) => ({ id: f.docId ?? null, chain: f.shard, seq: f.seq, problem: f.problem, detail: f.detail })));
+    entriesChecked = ledger.checked;
   }
   const last = page.docs[page.docs.length - 1];
+  const shownMatches = [...matches].sort(byTime);
   return {
     query: q,
-    entries: [...matches.map((e) => view(e, "match", q, checked.ok.has(e.seq))), ...context.map((e) => view(e, "context", q, checked.ok.has(e.seq)))],
+    entries: [...shownMatches.map((e) => view(e, "match", q, verified(e))), ...context.map((e) => view(e, "context", q, verified(e)))],
     nextCursor: page.more && last ? encodeCursor(list, [last.id]) : null,
     // What happened, then who allowed it (the request, the run, the brake approval and the approver's decision).
-    summary: [...matches.map(describeEntry), ...context.map((e) => `allowed by: ${describeEntry(e)}`)],
-    verification: { mode: opts.verify ?? "entries", ok: problems.length === 0, checked: chainChecked, headSeq, problems },
+    summary: [...shownMatches.map(describeEntry), ...context.map((e) => `allowed by: ${describeEntry(e)}`)],
+    verification: { mode: opts.verify ?? "entries", ok: problems.length === 0, checked: entriesChecked, problems },
   };
 }

@@ -47,6 +47,7 @@ function brakeRunFrom(d: DocumentSnapshot) {
             at: iso(decision.at),
             expiresAt: iso(decision.expiresAt),
             note: str(decision.note),
+            evidenceShard: typeof decision.evidenceShard === "string" ? decision.evidenceShard : null,
             evidenceSeq: typeof decision.evidenceSeq === "number" ? decision.evidenceSeq : 0,
           }
         : null,

@@ -59,6 +59,8 @@ export interface PurgeRunOptions extends JobOptions {
   maxOpsPerSecond?: number;
   /** Wall-clock budget of this invocation; steps stop starting after it (the rest resumes later). */
   budgetMs?: number;
+  /** Take only these deletion requests (an erasure replay's); default: every request the run may take. */
+  requestIds?: readonly string[];
   /** Run the policy sweep as well as the deletion requests (default true). */
   sweep?: boolean;
   hook?: PurgeHook;
@@ -268,7 +270,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
 
   // 1. Lease. Requests retained under a hold are taken again only when the holds changed since.
   const fenceGeneration = await readFence();
-  const candidates = await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun(), fenceGeneration);
+  const candidates = (await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun(), fenceGeneration)).filter((id) => !opts.requestIds || opts.requestIds.includes(id));
   const leased: LeasedUnit[] = [];
   let skipped = 0;
   for (const id of candidates) {

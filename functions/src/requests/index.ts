@@ -1,4 +1,4 @@
-export { cancelDeletionRequest, openDeletionRequest, readRequest, resumeCancellations } from "./service";
+export { cancelDeletionRequest, openDeletionRequest, readRequest, reopenErasedSubject, resumeCancellations } from "./service";
 export { currentStatusSummary, writeStatusSummary } from "./status";
 export { resolveTenantSubject, resolveUserSubject, tenantOfDeletedUser } from "./subjects";
 export { findRequest, listRequests, staffFacts } from "./queries";

@@ -9,6 +9,8 @@ import {
   newDeletionRequest,
   OPEN_REQUEST_STATES,
   parseRequestState,
+  replayAction,
+  replayedDeletionRequest,
   restoreOutcome,
   softDeleteOutcome,
   type DeletionRequest,
@@ -141,7 +143,7 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
         const cancellations = mine.filter((r) => r.state === "CANCELLED" || r.state === "CANCELLING").map((r) => ({ cancelledAtMs: r.cancelledAtMs ?? r.requestedAtMs }));
         assertNoCooldown(cancellations, settings.requestCooldownMs(), input.nowMs);
       }
-      const evidence = await openEvidence(tx);
+      const evidence = await openEvidence(tx, ref.id);
       const request = newDeletionRequest(
         { requestId: ref.id, subject: input.subject, requestedBy: input.actor.id, source: input.source, reason: input.reason, nowMs: input.nowMs },
         policy(),
@@ -180,6 +182,47 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
   }
 }
 
+/**
+ * Opens again, in the database `db()` names (a restored copy), the deletion request the erasure ledger names for
+ * a subject found there, so the normal purge erases it again (requests/rules/requests.ts#replayAction): created
+ * under the same id with its grace over, or its grace ended now, with ERASURE_REPLAY_OPENED evidence; then the
+ * subject's data is soft-deleted as for any request. A request already under way is left to the purge; a
+ * closed one is reported, not touched. Idempotent: a second call finds the request open with its grace over.
+ */
+export async function reopenErasedSubject(input: { requestId: string; subject: Subject; actor: Actor; nowMs: number }): Promise<{ action: ReturnType<typeof replayAction>; state: RequestState }> {
+  const ref = requestsCol().doc(input.requestId);
+  const result = await db().runTransaction(async (tx) => {
+    const snap = await tx.get(ref);
+    const current = snap.exists ? requestFromFirestore(snap) : null;
+    const action = replayAction(current?.state ?? null);
+    if (action === "take" || action === "closed") return { action, state: current!.state };
+    if (action === "end-grace" && current!.graceEndsAtMs <= input.nowMs) return { action: "take" as const, state: current!.state };
+    const evidence = await openEvidence(tx, input.requestId);
+    const request = current ?? replayedDeletionRequest({ requestId: input.requestId, subject: input.subject, requestedBy: input.actor.id, nowMs: input.nowMs }, policy());
+    if (current) {
+      tx.update(ref, {
+        graceEndsAt: toTimestamp(input.nowMs),
+        timeline: [...current.timeline, { atMs: input.nowMs, event: "REPLAYED", detail: "erasure ledger: grace ended, erased before a restore" }].map(timelineToFirestore),
+      });
+    } else {
+      tx.create(ref, requestToFirestore(request));
+    }
+    evidence.append({
+      action: "ERASURE_REPLAY_OPENED",
+      actor: input.actor,
+      decision: { reason: "ERASURE_LEDGER", replay: action },
+      policyVersion: request.policyVersion,
+      atMs: input.nowMs,
+      requestId: input.requestId,
+      detail: { subjectType: input.subject.type, tenantId: input.subject.tenantId },
+    });
+    return { action, state: request.state };
+  }, EVIDENCE_TX);
+  if (result.action === "create" || result.action === "end-grace") log.info("erasure.replay.reopened", { requestId: input.requestId, action: result.action });
+  if (result.state === "PENDING") await softDeleteSubjectData(input.requestId, input.actor, input.nowMs);
+  return result;
+}
+
 function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
   const pre = data?.preDeleteState;
   return {
@@ -212,7 +255,7 @@ export async function softDeleteSubjectData(requestId: string, actor: Actor, now
       const req = requestFromFirestore(await tx.get(requestRef));
       if (req.state !== "PENDING") return -1;
       const snaps = await tx.getAll(...batch.map((p) => db().doc(p)));
-      const evidence = await openEvidence(tx);
+      const evidence = await openEvidence(tx, requestId);
       const movedPaths: string[] = [];
       let held = 0;
       for (const s of snaps) {
@@ -290,7 +333,7 @@ export async function cancelDeletionRequest(requestId: string, callerUid: string
     const decision = cancelDecision(req, callerUid, nowMs, leaseLive);
     if (decision !== "cancel") return decision;
     assertRequestMove(req.state, "CANCELLING");
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, requestId);
     tx.update(requestRef, {
       state: "CANCELLING",
       cancelledAt: toTimestamp(nowMs),
@@ -330,7 +373,7 @@ async function finishCancel(requestId: string, actor: Actor, nowMs: number, opts
     const req = requestFromFirestore(snap);
     if (req.state !== "CANCELLING") return false;
     assertRequestMove(req.state, "CANCELLED");
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, requestId);
     tx.update(requestRef, { state: "CANCELLED", timeline: [...req.timeline, { atMs: nowMs, event: "CANCELLED" }].map(timelineToFirestore) });
     evidence.append(requestEvidence("DELETION_CANCELLED", { ...req, state: "CANCELLED" }, actor, nowMs, undefined, { softDeleted: req.softDeleted, restored }));
     return true;
@@ -357,7 +400,7 @@ async function restoreBatch(requestId: string, paths: string[], actor: Actor, no
   return db().runTransaction(async (tx) => {
     const req = requestFromFirestore(await tx.get(requestRef));
     const snaps = await tx.getAll(...paths.map((p) => db().doc(p)));
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, requestId);
     const restoredPaths: string[] = [];
     let movedOn = 0;
     for (const s of snaps) {

@@ -20,7 +20,7 @@ the approval. \`retention approve\` with no decision made yet prints nothing els
 Options:
   --note <text>   why (kept on the brake record; its hash goes into the evidence)
   --deny          deny instead of approve
-  --json          machine-readable output ({runKey, state, expiresAt, evidenceSeq})
+  --json          machine-readable output ({runKey, state, expiresAt, evidenceShard, evidenceSeq})
 
 Exit: 0 decided, 2 usage, a refusal (BRAKE_RUN_NOT_FOUND, BRAKE_RUN_USED, ALREADY_APPROVED,
 NOT_RETENTION_ADMIN) or a connection error.`,
@@ -34,7 +34,7 @@ NOT_RETENTION_ADMIN) or a connection error.`,
     const input = inputOf(ctx);
     const actor = await staffOperator(ctx.values, ctx.target, "retention-admin");
     const r = await decideBrakeRun({ ...input, approver: actor.id, nowMs: Date.now(), ttlMs: purgeSettings.approvalTtlMs() });
-    const out = { runKey: r.runKey, state: r.state, expiresAt: r.expiresAtMs === null ? null : new Date(r.expiresAtMs).toISOString(), evidenceSeq: r.evidenceSeq };
+    const out = { runKey: r.runKey, state: r.state, expiresAt: r.expiresAtMs === null ? null : new Date(r.expiresAtMs).toISOString(), evidenceShard: r.evidenceShard, evidenceSeq: r.evidenceSeq };
     if (ctx.json) writeJson(out);
     else writeOut(keyValues([...Object.entries(out), ["decided by", actor.id]]));
     return EXIT.ok;

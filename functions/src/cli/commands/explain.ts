@@ -41,14 +41,14 @@ Exit: 0 the evidence shown verifies, 1 it does not, 2 usage or connection error.
           r.entries.length === 0
             ? `No evidence names ${query.kind} ${query.value}.`
             : table(
-                ["SEQ", "AT", "ACTION", "BY", "REASON", "POLICY", "REQUEST", "ROLE", "VERIFIED"],
-                r.entries.map((e) => [e.seq, e.at, e.action, who(e), e.reason, e.policyVersion, e.requestId ?? "-", e.role, e.verified ? "yes" : "NO"]),
+                ["ENTRY", "AT", "ACTION", "BY", "REASON", "POLICY", "REQUEST", "ROLE", "VERIFIED"],
+                r.entries.map((e) => [e.id, e.at, e.action, who(e), e.reason, e.policyVersion, e.requestId ?? "-", e.role, e.verified ? "yes" : "NO"]),
               ),
           "",
-          ...r.verification.problems.map((p) => `problem: seq ${p.seq} ${p.problem}: ${p.detail}`),
+          ...r.verification.problems.map((p) => `problem: ${p.id ?? `${p.chain} #${p.seq}`} ${p.problem}: ${p.detail}`),
           keyValues([
             ["question", `${query.kind} ${query.value}`],
-            ["verification", `${r.verification.ok ? "OK" : "FAILED"} (${r.verification.mode}, ${r.verification.checked} checked, head ${r.verification.headSeq ?? "-"})`],
+            ["verification", `${r.verification.ok ? "OK" : "FAILED"} (${r.verification.mode}, ${r.verification.checked} checked)`],
             ["more", r.nextCursor ? `--cursor ${r.nextCursor}` : null],
           ]),
         ].join("\n"),

@@ -4,10 +4,25 @@ import { auditCommand } from "./audit";
 import { explainCommand } from "./explain";
 import { holdsCommand } from "./holds";
 import { planCommand } from "./plan";
+import { replayErasuresCommand } from "./replay-erasures";
 import { reportCommand } from "./report";
 import { requestsCommand } from "./requests";
 import { runCommand } from "./run";
 import { seedDemoCommand } from "./seed-demo";
+import { exportEvidenceCommand } from "./export-evidence";
 import { verifyEvidenceCommand } from "./verify-evidence";
 
-export const COMMANDS: readonly Command[] = [seedDemoCommand, auditCommand, verifyEvidenceCommand, planCommand, runCommand, reportCommand, holdsCommand, requestsCommand, explainCommand, approveCommand];
+export const COMMANDS: readonly Command[] = [
+  seedDemoCommand,
+  auditCommand,
+  verifyEvidenceCommand,
+  exportEvidenceCommand,
+  planCommand,
+  runCommand,
+  reportCommand,
+  holdsCommand,
+  requestsCommand,
+  explainCommand,
+  approveCommand,
+  replayErasuresCommand,
+];

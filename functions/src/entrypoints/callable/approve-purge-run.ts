@@ -22,7 +22,7 @@ export async function approvePurgeRunHandler(
 ) {
   requireRole(caller, "retention-admin");
   const r = await decideBrakeRun({ runKey: input.runKey, decision: input.decision, note: input.note, approver: caller.uid, nowMs: env.nowMs, ttlMs: env.ttlMs });
-  return { runKey: r.runKey, state: r.state, expiresAt: r.expiresAtMs === null ? null : new Date(r.expiresAtMs).toISOString(), evidenceSeq: r.evidenceSeq };
+  return { runKey: r.runKey, state: r.state, expiresAt: r.expiresAtMs === null ? null : new Date(r.expiresAtMs).toISOString(), evidenceShard: r.evidenceShard, evidenceSeq: r.evidenceSeq };
 }
 
 export const approvePurgeRun = callable("approvePurgeRun", ApprovePurgeRunInput, (input, caller) => approvePurgeRunHandler(input, caller));

@@ -13,7 +13,7 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
   const subject = "subjectUid" in input ? await resolveUserSubject(input.subjectUid) : await resolveTenantSubject(input.tenantId);
   const nowMs = Date.now();
   const plan = await planSubject(subject, nowMs);
-  await recordEvidence({
+  await recordEvidence(plan.manifestHash, {
     action: "PLAN_PREVIEWED",
     actor: actorOf(caller),
     decision: { reason: "DRY_RUN", subjectType: subject.type },

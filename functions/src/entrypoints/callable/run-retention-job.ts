@@ -35,7 +35,7 @@ export async function runRetentionJobHandler(
   const actor = actorOf(caller);
   const correlationId = randomUUID();
   const dryRun = input.dryRun ?? false;
-  await recordEvidence({
+  await recordEvidence(correlationId, {
     action: "JOB_RUN",
     actor,
     decision: { reason: "OPERATOR_REQUEST", job: input.job },

@@ -1,5 +1,6 @@
 import { HttpsError, onCall, type CallableOptions, type CallableRequest } from "firebase-functions/v2/https";
 import { z } from "zod";
+import { FUNCTION_SECRETS } from "../../config/params";
 import { DomainError } from "../../kernel/errors";
 import type { Actor } from "../../evidence/rules";
 import { log } from "../../platform/logs";
@@ -63,7 +64,8 @@ export function callable<S extends z.ZodType, R>(
   handler: (input: z.infer<S>, caller: Caller, req: CallableRequest) => Promise<R>,
   { appCheck = false, ...resources }: CallableSettings = {},
 ) {
-  return onCall({ cors: false, enforceAppCheck: false, ...resources }, async (req: CallableRequest): Promise<R> => {
+  // Every callable may append evidence, so every one binds the evidence key (config/params.ts#FUNCTION_SECRETS).
+  return onCall({ cors: false, enforceAppCheck: false, secrets: FUNCTION_SECRETS, ...resources }, async (req: CallableRequest): Promise<R> => {
     if (appCheck) requireAppCheck(req, settings.enforceAppCheck());
     const caller = callerFrom(req);
     const parsed = schema.safeParse(req.data ?? {});

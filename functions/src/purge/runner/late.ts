@@ -84,7 +84,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
   const next: UnitCheckpoint = { ...cp, late: layout };
   const ok = await db().runTransaction(async (tx) => {
     if (!(await fenceStep(tx, cp, env, step))) return false;
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, cp.unitKey);
     writeCheckpoint(tx, cp, env, { late: layout });
     evidence.append(
       purgeEvidence(env, cp, {

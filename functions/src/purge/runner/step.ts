@@ -73,7 +73,7 @@ export async function inBatch(cp: UnitCheckpoint, spec: BatchSpec, env: StepEnv,
     const problem = recordProblem(batch, cp.unitKey, now.planId);
     if (problem) throw new Error(`PURGE_RECORD_MISMATCH: ${spec.ref.path}: ${problem}`);
     if (batch.complete) return { outcome: batch.outcome, complete: true, evidence: [], paths: [], already: true };
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, cp.unitKey);
     const d = await body({ tx, cp: now, batch, holds });
     tx.update(spec.ref, { outcome: d.outcome, ...(d.complete ? { complete: true } : {}), ...(d.marked ? { marked: true } : {}) });
     const detail = { fenceGeneration: holds.generation, batch: spec.ref.id, batchHash: batch.hash };
