@@ -2,13 +2,13 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "functions/lib/", "functions/src/generated/", ".emulators/", "artifacts/", "test/fixtures/", "**/*.js", "**/*.mjs", "**/*.cjs"] },
+  { ignores: ["node_modules/", "functions/lib/", "functions/src/generated/", ".emulators/", "artifacts/", "test/fixtures/", "console/dist/", "packages/client/dist/", "**/*.js", "**/*.mjs", "**/*.cjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: {
-        project: ["./functions/tsconfig.json", "./tsconfig.json"],
+        project: ["./functions/tsconfig.json", "./tsconfig.json", "./console/tsconfig.json", "./packages/client/tsconfig.json"],
         tsconfigRootDir: import.meta.dirname,
       },
     },

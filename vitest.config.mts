@@ -38,6 +38,16 @@ export default defineConfig({
         },
       },
       {
+        // The console in a real browser (playwright-core driving Debian's Chromium) on the Hosting emulator.
+        test: {
+          name: "browser",
+          include: ["test/e2e/**/*.test.ts"],
+          setupFiles: ["test/helpers/require-emulators.ts", "test/helpers/require-console.ts"],
+          ...emulatorDefaults,
+          testTimeout: 600_000,
+        },
+      },
+      {
         test: {
           name: "functions",
           include: FUNCTIONS_SUITES,

@@ -51,6 +51,41 @@ async function clearDatabase() {
   if (!res.ok) throw new Error(`clear failed: ${res.status}`);
 }
 
+// Evidence appends per second with 64 concurrent TTL-shaped writers: the single head (every append in one
+// chain, as the first release had it) against the sharded ledger (the default RETENTION_EVIDENCE_SHARDS), each on
+// an empty database, in this run. BENCH_ONLY=evidence-ledger runs this part alone (and leaves BENCHMARKS.md as it is).
+const ledgerSeconds = process.env.BENCH_LEDGER_SECONDS ?? "10";
+const ledgerWriters = process.env.BENCH_LEDGER_WRITERS ?? "64";
+async function evidenceLedgerBench() {
+  const runs = [];
+  for (const [label, env] of [
+    ["single-head", { RETENTION_EVIDENCE_SHARDS: "1" }],
+    ["ledger", { RETENTION_EVIDENCE_SHARDS: "" }],
+  ]) {
+    await clearDatabase();
+    const r = await runChild("evidence-ledger.mjs", [label, ledgerSeconds, ledgerWriters], env);
+    if (!r.ledgerVerifies) throw new Error(`evidence bench ${label}: the ledger it wrote does not verify (${r.findings} findings)`);
+    runs.push(r);
+    process.stderr.write(`[bench] evidence ${label.padEnd(12)} ${String(r.appendsPerSecond).padStart(7)} appends/s  p50 ${r.latencyMs.p50} ms  p95 ${r.latencyMs.p95} ms  ${r.chainsUsed} chains\n`);
+  }
+  await clearDatabase();
+  const [single, ledger] = runs;
+  return { single, ledger, ratio: Number((ledger.appendsPerSecond / single.appendsPerSecond).toFixed(2)) };
+}
+
+/** The two runs behind the ratio: rates, writers, how long each ran (in-flight appends finish after the deadline) and p50 latency. */
+const ledgerRates = (ev) => ({
+  writers: ev.ledger.writers,
+  single_head: { appends_per_second: ev.single.appendsPerSecond, seconds: ev.single.seconds, p50_ms: ev.single.latencyMs.p50 },
+  ledger: { appends_per_second: ev.ledger.appendsPerSecond, seconds: ev.ledger.seconds, p50_ms: ev.ledger.latencyMs.p50, chains_used: ev.ledger.chainsUsed, shards: ev.ledger.shards },
+});
+
+if (process.env.BENCH_ONLY === "evidence-ledger") {
+  const ev = await evidenceLedgerBench();
+  console.log(JSON.stringify({ evidence_ledger_vs_single_head: ev.ratio, evidence_appends_per_second: ledgerRates(ev) }));
+  process.exit(0);
+}
+
 const results = [];
 for (const size of sizes) {
   const orders = ordersFor(size);
@@ -95,6 +130,7 @@ await clearDatabase();
 await runChild("generate.mjs", ["60"]);
 const ttl = await runChild("ttl-cost.mjs", ["20"]);
 await clearDatabase();
+const ledgerBench = await evidenceLedgerBench();
 
 const get = (size, name) => results.find((r) => r.size === size && r.contender === name);
 const baselineOf = { "purge (default rate)": "recursiveDelete", "purge (fastest)": "recursiveDelete", "purge (fastest, 128 MB heap)": "recursiveDelete", "CLI FirestoreDelete": "recursiveDelete", audit: "raw stream()" };
@@ -134,6 +170,8 @@ const summary = {
     return { reads: Number((r.ops.reads / r.size).toFixed(2)), writes: Number((r.ops.writes / r.size).toFixed(2)), deletes: Number((r.ops.deletes / r.size).toFixed(2)) };
   })(),
   ttl_ops_per_delete: ttl,
+  evidence_ledger_vs_single_head: ledgerBench.ratio,
+  evidence_appends_per_second: ledgerRates(ledgerBench),
   heap_200k_over_10k: Number((heapRuns[heapRuns.length - 1].peakHeapMb / heapRuns[0].peakHeapMb).toFixed(3)),
   heap_runs: heapRuns.map((h) => ({ docs: h.size, peakHeapMb: Number(h.peakHeapMb.toFixed(1)), docsPerSecond: Math.round(h.rate) })),
   audit_rss_50k_over_1k: Number((get(large, "audit").rssMb / get(small, "audit").rssMb).toFixed(3)),

@@ -5,7 +5,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { sha256Hex } from "../functions/src/kernel/canonical";
 import { checkRegistry, collectionsInRules, type LockEntry } from "../functions/src/kernel/registry-check";
-import { retentionFingerprints } from "../functions/src/kernel/policy";
+import { retentionFingerprints } from "../functions/src/kernel/policy-fingerprint";
 import { RegistrySchema } from "../functions/src/kernel/policy-schema";
 import { demoCollectionIds } from "../functions/src/demo/atlasmart";
 

@@ -3,7 +3,10 @@
 // gcloud jar when needed, and runs `firebase emulators:exec|start` on fixed 127.0.0.1 ports.
 //
 //   node scripts/emulators.mjs exec [--only firestore,auth] [--record-queries <label>] -- <command...>
-//   node scripts/emulators.mjs start
+//   node scripts/emulators.mjs start      (also Pub/Sub, for the schedules, and Hosting, serving console/dist)
+//
+// With Hosting among the emulators, exec sets CONSOLE_ORIGIN to the console's URL, and the config the CLI gets is a
+// copy of firebase.json whose Content-Security-Policy also lets the page reach the Auth emulator (emulatorCsp).
 //
 // --record-queries <label> records the shape of every query the code sends, in .query-log/<label>/ (cleared first),
 // for the index coverage check (scripts/index-check/): it sets RETENTION_QUERY_LOG for the vitest setup file and puts
@@ -12,6 +15,7 @@
 // EMULATOR_PORT_OFFSET=N shifts every port by N (writes firebase.port-N.json), so two developers or
 // helpers can run suites side by side on one machine. CI and the README use the fixed defaults.
 import { spawn, execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -96,8 +100,8 @@ function resolvePubsubBinary(env = process.env) {
   return copy;
 }
 
-function configWithOffset(offset) {
-  if (!offset) return "firebase.json";
+function configWithOffset(offset, withHosting) {
+  if (!offset && !withHosting) return "firebase.json";
   const config = JSON.parse(readFileSync(join(root, "firebase.json"), "utf8"));
   for (const [name, value] of Object.entries(config.emulators)) {
     if (value && typeof value === "object") {
@@ -105,9 +109,31 @@ function configWithOffset(offset) {
     }
     void name;
   }
+  if (withHosting) emulatorCsp(config);
   const file = `firebase.port-${offset}.json`;
   writeFileSync(join(root, file), JSON.stringify(config, null, 2));
   return file;
+}
+
+/**
+ * The Hosting emulator serves the console with the deployed headers, except that its Content-Security-Policy
+ * must also let the page reach the Auth emulator (plain http on 127.0.0.1), and must not upgrade that to https.
+ * Only the emulator's copy of the config changes; firebase.json keeps the production policy.
+ */
+function emulatorCsp(config) {
+  const auth = config.emulators.auth;
+  for (const rule of config.hosting?.headers ?? []) {
+    for (const h of rule.headers ?? []) {
+      if (h.key !== "Content-Security-Policy") continue;
+      h.value = h.value
+        .split(";")
+        .map((d) => d.trim())
+        .filter((d) => d !== "upgrade-insecure-requests")
+        .map((d) => (d.startsWith("connect-src ") ? `${d} http://${auth.host}:${auth.port}` : d))
+        .join("; ");
+    }
+  }
+  return config;
 }
 
 /** The environment that turns query recording on (see --record-queries above); clears the label's old log first. */
@@ -119,6 +145,21 @@ function queryLogEnv(label) {
   const nodeOptions = [process.env.NODE_OPTIONS, `--require ${JSON.stringify(preload)}`].filter(Boolean).join(" ");
   process.stderr.write(`[emulators] recording query shapes in .query-log/${label}/\n`);
   return { RETENTION_QUERY_LOG: dir, NODE_OPTIONS: nodeOptions };
+}
+
+/**
+ * The emulators' evidence key: functions/.secret.local, which the Functions emulator reads for the
+ * RETENTION_EVIDENCE_KEY secret and the CLI and in-process tests read too (platform/evidence-key.ts). A fresh
+ * clone has none, so one is made here with a random key; it is git-ignored and never deployed. An existing
+ * file is left alone (a developer may have put their own key in it).
+ */
+function ensureLocalEvidenceKey() {
+  const file = join(root, "functions", ".secret.local");
+  if (existsSync(file) && /^RETENTION_EVIDENCE_KEY=\S{32,}/m.test(readFileSync(file, "utf8"))) return;
+  const existing = existsSync(file) ? readFileSync(file, "utf8").replace(/^RETENTION_EVIDENCE_KEY=.*\n?/m, "") : "";
+  const header = existing.length > 0 ? existing.replace(/\n?$/, "\n") : "# Emulator-only secrets (git-ignored; written by scripts/emulators.mjs). Production keys live in Secret Manager.\n";
+  writeFileSync(file, `${header}RETENTION_EVIDENCE_KEY=${randomBytes(32).toString("hex")}\n`, { mode: 0o600 });
+  process.stderr.write("[emulators] wrote a new evidence key to functions/.secret.local (emulators only)\n");
 }
 
 function requireJava() {
@@ -151,6 +192,7 @@ function main() {
   if (mode === "exec" && command.length === 0) fail("exec needs a command after --");
 
   requireJava();
+  ensureLocalEvidenceKey();
   const jar = resolveFirestoreJar();
   if (only.includes("functions") && !existsSync(join(root, "functions", "lib", "index.js"))) {
     fail("functions/lib/index.js is missing. Run `npm run build` first.");
@@ -161,8 +203,13 @@ function main() {
     if (pubsub) only += ",pubsub";
     else process.stderr.write("[emulators] no Pub/Sub emulator found: the scheduled functions will not load (run them with `npx retention run`).\n");
   }
+  if (mode === "start" && onlyIdx < 0) only += ",hosting";
+  const withHosting = only.split(",").includes("hosting");
+  if (withHosting && !existsSync(join(root, "console", "dist", "index.html"))) {
+    fail("console/dist/index.html is missing: the Hosting emulator serves the built console. Run `npm run build` first.");
+  }
   const offset = Number(process.env.EMULATOR_PORT_OFFSET ?? 0);
-  const configFile = configWithOffset(offset);
+  const configFile = configWithOffset(offset, withHosting);
   const config = JSON.parse(readFileSync(join(root, configFile), "utf8"));
   const em = config.emulators;
   const env = {
@@ -170,8 +217,12 @@ function main() {
     FIRESTORE_EMULATOR_BINARY_PATH: jar,
     ...(pubsub ? { PUBSUB_EMULATOR_BINARY_PATH: pubsub } : {}),
     GCLOUD_PROJECT: PROJECT,
+    // The Functions emulator gives a new worker 30 s to load the functions, then drops the request unanswered.
+    // Twenty parallel calls start twenty workers at once; on a loaded 2-core machine they have taken longer.
+    FUNCTIONS_DISCOVERY_TIMEOUT: process.env.FUNCTIONS_DISCOVERY_TIMEOUT ?? "120",
     FUNCTIONS_EMULATOR_ORIGIN: `http://127.0.0.1:${em.functions.port}`,
     RETENTION_PROJECT_ID: PROJECT,
+    ...(withHosting ? { CONSOLE_ORIGIN: `http://${em.hosting.host}:${em.hosting.port}` } : {}),
     ...(recordQueries ? queryLogEnv(recordQueries) : {}),
   };
   process.stderr.write(`[emulators] Firestore jar: ${jar} (${statSync(jar).size} bytes); config ${configFile}\n`);
@@ -217,14 +268,18 @@ async function seedWhenReady(em, env) {
     seed.on("exit", (code) => (code === 0 ? resolvePromise() : reject(new Error(`seed-demo exited ${code}`))));
   });
   const fn = `http://127.0.0.1:${em.functions.port}/${PROJECT}/us-central1`;
+  const consoleUrl = `http://${em.hosting.host}:${em.hosting.port}/`;
   process.stdout.write(`
 ────────────────────────────────────────────────────────────────────────────
  AtlasMart retention control plane is running on the emulators (Ctrl-C stops).
    Firestore  127.0.0.1:${em.firestore.port}    Auth  127.0.0.1:${em.auth.port}    Functions  ${fn}
 
- Demo users (password "atlasmart-demo"): ada@atlasmart.test and ben@atlasmart.test (customers,
- tenant t-acme), clara.compliance@ / dev.compliance@atlasmart.test (compliance),
- rita.admin@atlasmart.test (retention-admin).
+ Compliance console:  ${consoleUrl}
+ Sign in with the demo password "atlasmart-demo":
+   clara.compliance@atlasmart.test   compliance (requests, holds, evidence, dashboard)
+   dev.compliance@atlasmart.test     compliance (the second officer for two-person releases)
+   rita.admin@atlasmart.test         retention-admin (approvals of braked purge runs)
+   ada@atlasmart.test, ben@atlasmart.test   customers of tenant t-acme (the console refuses them)
 
  Try next, in another terminal:
    export FIRESTORE_EMULATOR_HOST=127.0.0.1:${em.firestore.port} FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:${em.auth.port}
@@ -233,6 +288,7 @@ async function seedWhenReady(em, env) {
    npx retention verify-evidence            # check the deletionAudits hash chain
    npx retention run nightlyPurge --as-of 2027-01-15T00:00:00Z --dry-run
    npx retention report --out report.html   # the dashboard, one self-contained page
+   npx retention requests list              # deletion requests, most urgent first (holds list, explain <path>, approve)
  Callables (e.g. requestAccountDeletion) are at ${fn}/<name>; see README.md.
 ────────────────────────────────────────────────────────────────────────────
 `);

@@ -3,6 +3,7 @@
  * invocation over HTTP exactly as a client SDK would (POST {data}, Bearer ID token).
  */
 import { getAuth } from "firebase-admin/auth";
+import { ANCHOR_DATABASE, localAnchors } from "../../functions/src/platform/anchors";
 import { adminApp, db } from "../../functions/src/platform/firestore";
 
 export const PROJECT_ID = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
@@ -16,12 +17,28 @@ export function firestoreHost(): string {
 
 export { db, adminApp };
 
-/** Deletes every document in the emulator's default database (the emulator's reset endpoint). */
+/**
+ * Deletes every document in one of the emulator's databases (the emulator's reset endpoint), and the evidence
+ * anchors kept for it in the anchors database: anchors of a ledger that no longer exists would report it wiped.
+ */
 export async function clearFirestore(databaseId = "(default)"): Promise<void> {
   const res = await fetch(`http://${firestoreHost()}/emulator/v1/projects/${PROJECT_ID}/databases/${databaseId}/documents`, {
     method: "DELETE",
   });
   if (!res.ok) throw new Error(`clearing Firestore failed: ${res.status} ${await res.text()}`);
+  await clearAnchors(databaseId);
+}
+
+/** Deletes the evidence anchors the emulators keep for one governed database. */
+export async function clearAnchors(databaseId = "(default)"): Promise<void> {
+  const col = localAnchors(databaseId);
+  for (;;) {
+    const snap = await col.limit(400).get();
+    if (snap.empty) return;
+    const batch = db(ANCHOR_DATABASE).batch();
+    for (const d of snap.docs) batch.delete(d.ref);
+    await batch.commit();
+  }
 }
 
 /** Deletes every Auth-emulator account. */

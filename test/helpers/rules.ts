@@ -142,6 +142,11 @@ function controlPlaneDocs(nowMs: number): FixtureDoc[] {
       data: { sourcePath: "auditRecords/ar-001", sha256: "b".repeat(64), verified: true, retentionClass: "audit-7y", retainUntil: at(2545) },
     },
     { path: "retentionJobs/evidence-chain-head", data: { seq: 1, hash: "a".repeat(64) } },
+    {
+      path: "deletionAudits/s0042-000000000001",
+      data: { shard: "s0042", seq: 1, action: "TTL_DELETE", decision: { reason: "SWEEPER" }, policyVersion: "v1", prevHash: "0".repeat(64), hash: "d".repeat(64), mac: "e".repeat(64), keyId: "f".repeat(16) },
+    },
+    { path: "retentionJobs/evidence-head-s0042", data: { seq: 1, hash: "d".repeat(64) } },
     { path: "retentionReports/rr-0001", data: { job: "retentionAudit", findings: [], generatedAt: at(-1) } },
   ];
 }

@@ -128,6 +128,8 @@ const MATRIX: readonly Target[] = [
   closed("processedEvents", "evt-0001", { eventId: "evt-0002" }, { eventId: "evt-0003" }),
   closed("archives", "auditRecords__ar-001", { sourcePath: "auditRecords/ar-001", verified: true }, { verified: false }),
   closed("retentionJobs", "evidence-chain-head", { leaseExpiresAt: 0 }, { seq: 0 }),
+  closed("deletionAudits", "s0042-000000000001", { shard: "s0042", seq: 2, prevHash: "d".repeat(64), hash: "c".repeat(64) }, { mac: "0".repeat(64) }, "deletionAudits (a sharded chain)"),
+  closed("retentionJobs", "evidence-head-s0042", { seq: 9, hash: "c".repeat(64) }, { seq: 0 }, "retentionJobs (a chain head)"),
   closed("retentionReports", "rr-0001", { findings: [] }, { findings: ["EDITED"] }),
   closed("scratchpad", "x-001", { note: "new" }, { note: "changed" }, "scratchpad (no rule names it)"),
 ];

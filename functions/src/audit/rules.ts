@@ -94,7 +94,7 @@ export interface AuditContext {
   /** Published registry versions, oldest first; the last is the current one. */
   publishedVersions: readonly string[];
   /**
-   * Each published version's retention fingerprints (kernel/policy.ts#retentionFingerprints), by version. A
+   * Each published version's retention fingerprints (kernel/policy-fingerprint.ts#retentionFingerprints), by version. A
    * document stamped with an older version whose fingerprint for its collection equals the current one's is
    * not stale. Absent: every older version is stale.
    */

@@ -257,7 +257,7 @@ async function processPage(
   };
   if (!tx) return { kind: "page", counts, next };
 
-  const evidence = changes.length > 0 ? await openEvidence(tx) : null;
+  const evidence = changes.length > 0 ? await openEvidence(tx, changes[0]!.ref.path) : null;
   for (const { ref, fix } of changes) {
     if (fix.kind === "DELETE_ORPHAN") tx.delete(ref);
     else if (fix.kind !== "NONE") tx.update(ref, { expireAt: toTimestamp(fix.expireAtMs) });

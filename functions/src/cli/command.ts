@@ -25,8 +25,8 @@ export interface Command {
   /** Names of positional arguments, in order; more are refused. */
   positionals: readonly string[];
   /**
-   * Whether the command reads or writes Firestore (the CLI resolves its target and probes the connection
-   * first), or, for a command with an offline mode, a function of its options that says so.
+   * Whether the command reads or writes Firestore (the CLI probes the connection first). A command that can
+   * also work on files alone says so per call: then no target is needed and none is probed.
    */
   needsFirestore: boolean | ((values: OptionValues) => boolean);
   /** Checks the arguments before any connection is made, so a usage error never waits on the network. */

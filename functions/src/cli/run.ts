@@ -4,7 +4,7 @@ import { setMetricsTransport } from "../platform/metrics";
 import { EXIT, stringOpt, type Command, type OptionSpec } from "./command";
 import { COMMANDS } from "./commands";
 import { writeErr, writeJson, writeOut } from "./output";
-import { closeConnections, ConnectionError, connectTimeoutMs, OFFLINE_TARGET, probeFirestore, resolveTarget, UsageError } from "./target";
+import { closeConnections, ConnectionError, connectTimeoutMs, offlineTarget, probeFirestore, resolveTarget, UsageError } from "./target";
 
 const GLOBAL_OPTIONS: OptionSpec = {
   json: { type: "boolean" },
@@ -83,12 +83,11 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   // Metric points are for the deployed jobs; an operator's ad-hoc run must not feed the alerting series.
   setMetricsTransport(null);
   try {
-    const online = typeof cmd.needsFirestore === "function" ? cmd.needsFirestore(values) : cmd.needsFirestore;
-    // An offline run (export --verify) needs no target, so none is required of the operator.
-    const target = online ? resolveTarget({ project: stringOpt(values, "project"), database: stringOpt(values, "database") }) : OFFLINE_TARGET;
+    const needsFirestore = typeof cmd.needsFirestore === "function" ? cmd.needsFirestore(values) : cmd.needsFirestore;
+    const target = needsFirestore ? resolveTarget({ project: stringOpt(values, "project"), database: stringOpt(values, "database") }) : offlineTarget();
     const ctx = { values, positionals, json, target };
     cmd.validate?.(ctx);
-    if (online) await probeFirestore(target, connectTimeoutMs());
+    if (needsFirestore) await probeFirestore(target, connectTimeoutMs());
     return await cmd.run(ctx);
   } catch (err) {
     return fail(cmd, json, err);

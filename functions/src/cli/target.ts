@@ -56,8 +56,10 @@ export function resolveTarget(opts: { project?: string; database?: string }): Ta
   };
 }
 
-/** The target of a command run that touches no database (`export --verify`). */
-export const OFFLINE_TARGET: Target = { emulator: null, authEmulator: null, projectId: "(none)", databaseId: "(none)" };
+/** The target of a command that reads files only (an exported evidence bundle): nothing to reach. */
+export function offlineTarget(): Target {
+  return { emulator: null, authEmulator: null, projectId: "-", databaseId: "-" };
+}
 
 export function describeTarget(t: Target): string {
   const where = t.emulator ? `emulator ${t.emulator}` : "Application Default Credentials";

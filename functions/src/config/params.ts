@@ -1,4 +1,4 @@
-import { defineBoolean, defineInt, defineString, type Param } from "firebase-functions/params";
+import { defineBoolean, defineInt, defineSecret, defineString, type Param } from "firebase-functions/params";
 
 /**
  * Every setting of the service, defined once. Each is a deploy-time param (below) with a default; Cloud
@@ -22,6 +22,7 @@ export interface SettingSpec {
 
 export const SETTINGS = {
   databaseId: { env: "RETENTION_DATABASE_ID", kind: "string", default: "(default)", description: "Firestore database id the control plane governs (named databases are supported)." },
+  ledgerDatabaseId: { env: "RETENTION_LEDGER_DATABASE_ID", kind: "string", default: "erasure-ledger", description: "Firestore database id of the erasure ledger (keyed hashes of erased subjects, no personal data); never the governed database, so that restoring that one does not roll the ledger back." },
   purgeSchedule: { env: "RETENTION_PURGE_SCHEDULE", kind: "string", default: "0 2 * * *", description: "Cron for nightlyPurge." },
   purgeTimezone: { env: "RETENTION_PURGE_TIMEZONE", kind: "string", default: "Etc/UTC", description: "Time zone of the purge schedule." },
   auditSchedule: { env: "RETENTION_AUDIT_SCHEDULE", kind: "string", default: "30 3 * * *", description: "Cron for retentionAudit." },
@@ -42,6 +43,8 @@ export const SETTINGS = {
   purgeBrakeApprovalHours: { env: "RETENTION_BRAKE_APPROVAL_HOURS", kind: "int", default: 24, min: 1, description: "Hours a retention-admin's approval of a tripped mass-deletion brake (approvePurgeRun) stays usable." },
   statusRefreshMinutes: { env: "RETENTION_STATUS_REFRESH_MINUTES", kind: "int", default: 15, min: 1, description: "getDeletionStatus plans the subject again at most this often (and whenever holds change)." },
   enforceAppCheck: { env: "RETENTION_ENFORCE_APP_CHECK", kind: "bool", default: true, emulator: false, description: "Refuse the user-facing callables (requestAccountDeletion, cancelAccountDeletion, getDeletionStatus) without a valid App Check token." },
+  evidenceShards: { env: "RETENTION_EVIDENCE_SHARDS", kind: "int", default: 512, min: 1, max: 2048, description: "Independent evidence chains; each append goes to the chain a stable hash of its subject picks. Raise it with the peak append rate (docs/SCALE.md); changing it never invalidates evidence already written." },
+  evidenceAnchorSchedule: { env: "RETENTION_EVIDENCE_ANCHOR_SCHEDULE", kind: "string", default: "*/10 * * * *", description: "Cron for evidenceAnchor, which writes every chain head outside the database (a truncation after the last anchor is the window it leaves)." },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof SETTINGS;
@@ -57,6 +60,32 @@ function declare<K extends SettingKey>(key: K): Param<SettingValue<K>> {
 
 /** The deploy-time params, one per setting (firebase-tools finds them when it loads the functions). */
 export const PARAMS = Object.fromEntries(Object.keys(SETTINGS).map((k) => [k, declare(k as SettingKey)])) as unknown as { [K in SettingKey]: Param<SettingValue<K>> };
+
+/**
+ * Secrets are not settings: they have no default, never appear in `functions/.env.local` (which is committed),
+ * and reach a function only when it names them in its `secrets` (Cloud Functions then sets the environment
+ * variable of the same name from Secret Manager). On the emulators the Functions emulator reads them from
+ * `functions/.secret.local` (never committed; `scripts/emulators.mjs` creates it with a fresh key when it is
+ * missing), and the CLI and in-process tests read the same file (`platform/evidence-key.ts`).
+ */
+export interface SecretSpec {
+  env: string;
+  description: string;
+}
+
+export const SECRETS = {
+  evidenceKey: {
+    env: "RETENTION_EVIDENCE_KEY",
+    description:
+      "HMAC key of the evidence ledger (at least 32 characters, e.g. `openssl rand -hex 32`). Several keys, comma-separated, during a rotation: the first signs, all verify.",
+  },
+} as const satisfies Record<string, SecretSpec>;
+
+/** The Secret Manager secret of the evidence key. Every deployed function binds it (they all append evidence). */
+export const EVIDENCE_KEY_SECRET = defineSecret(SECRETS.evidenceKey.env);
+
+/** The secrets every function of the service names in its options. */
+export const FUNCTION_SECRETS = [EVIDENCE_KEY_SECRET];
 
 /** What `functions/.env.local` must say: every setting, with its emulator value where it has one. */
 export function renderEnvLocal(): string {

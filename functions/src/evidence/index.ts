@@ -1,2 +1,9 @@
-export { EVIDENCE_TX, openEvidence, recordEvidence } from "./store";
-export { verifyEvidence } from "./verify";
+export { EVIDENCE_TX, openEvidence, recordEvidence, type EvidenceAppender } from "./store";
+export { verifyEvidence, verifyLedger, type EvidenceVerification, type VerifyOptions } from "./verify";
+export { anchorEvidence, runEvidenceAnchor } from "./anchor";
+export { type AnchorSource } from "./anchor-source";
+export { bundleLedger, exportEvidence, readBundle, type BundleManifest } from "./bundle";
+export { keyedSubjectHash, keyedSubjectHashes, verifierKeys, EvidenceKeyMissingError } from "./keys";
+export { readEntry, verifyEntries } from "./read";
+export { describeEntry, explainEvidence } from "./explain";
+export type { EntryView, ExplainOptions, ExplainQuery, ExplainResult } from "./explain";

@@ -1,8 +1,15 @@
+import { createHmac } from "node:crypto";
 import { canonicalJson, sha256Hex } from "../kernel/canonical";
 
 import type { Actor } from "../kernel/actor";
 
 export type { Actor };
+
+/**
+ * The evidence ledger's rules, pure: how an entry is chained and signed, which chain (shard) a subject's
+ * evidence goes to, how an anchor is made, and how a chain is verified against its head, its MACs and the
+ * anchored points. docs/decisions/0006-evidence-chain.md says why.
+ */
 
 /** The body of one `deletionAudits` entry, before it is chained. */
 export interface EvidenceBody {
@@ -26,77 +33,437 @@ export interface EvidenceBody {
 }
 
 export interface ChainedEvidence extends EvidenceBody {
+  /** The chain the entry belongs to (`s0042`). Absent on the legacy segment, whose entries predate shards. */
+  shard?: string;
   seq: number;
   prevHash: string;
   hash: string;
+  /** HMAC-SHA256 of `hash` under the evidence key. Absent on the legacy segment. */
+  mac?: string;
+  /** Which key made `mac` ({@link evidenceKeyId}). */
+  keyId?: string;
 }
 
 export const GENESIS_HASH = "0".repeat(64);
 
-/** hash = SHA-256(prevHash + "\n" + canonical JSON of {seq, ...body}). */
-export function chainHash(prevHash: string, seq: number, body: EvidenceBody): string {
+/**
+ * The first release's single chain: `deletionAudits/{seq:012d}` with its head at
+ * `retentionJobs/evidence-chain-head`, no shard and no MAC. It stays the ledger's first segment, verified by
+ * its hashes, sealed into the keyed ledger by an EVIDENCE_SEGMENT_SEALED entry, and anchored like a shard.
+ */
+export const LEGACY_SEGMENT = "legacy";
+
+/** The action of the entry that seals the legacy segment at a head (its seq and hash, in detail). */
+export const SEAL_ACTION = "EVIDENCE_SEGMENT_SEALED";
+
+/**
+ * The most chains a ledger may have (RETENTION_EVIDENCE_SHARDS is bounded by it). An anchor names every head in
+ * one log entry: 2,048 heads is about 211 KB, under Cloud Logging's 256 KB limit on one entry.
+ */
+export const MAX_SHARDS = 2048;
+
+/**
+ * hash = SHA-256(prevHash + "\n" + canonical JSON of {seq, ...body}). The body of a sharded entry includes
+ * its `shard`, so an entry cannot be moved to another chain; a legacy entry's body has none, which is exactly
+ * the first release's formula.
+ */
+export function chainHash(prevHash: string, seq: number, body: EvidenceBody & { shard?: string }): string {
   return sha256Hex(`${prevHash}\n${canonicalJson({ ...body, seq })}`);
 }
 
-export function chainEntry(prev: { seq: number; hash: string } | null, body: EvidenceBody): ChainedEvidence {
-  const seq = prev ? prev.seq + 1 : 1;
-  const prevHash = prev ? prev.hash : GENESIS_HASH;
-  return { ...body, seq, prevHash, hash: chainHash(prevHash, seq, body) };
+/** An entry's fields split into what its hash covers and the chain's own fields. */
+function partsOf(entry: ChainedEvidence): { seq: number; prevHash: string; hash: string; mac: string | undefined; keyId: string | undefined; hashed: EvidenceBody & { shard?: string } } {
+  const { seq, prevHash, hash, mac, keyId, ...hashed } = entry;
+  return { seq, prevHash, hash, mac, keyId, hashed };
 }
 
-export type ChainProblem = "EDITED" | "REMOVED" | "INSERTED" | "BROKEN_LINK" | "HEAD_MISMATCH";
+/** Whether an entry's hash matches its content. */
+export function entryHashMatches(entry: ChainedEvidence): boolean {
+  const p = partsOf(entry);
+  return chainHash(p.prevHash, p.seq, p.hashed) === p.hash;
+}
+
+// ---- keys -------------------------------------------------------------------------------------------------
+
+/** A key the ledger signs with: its secret and its public fingerprint. */
+export interface EvidenceKey {
+  id: string;
+  secret: string;
+}
+
+/** The keys a verifier knows, by id. */
+export type KeyRing = ReadonlyMap<string, string>;
+
+/** A key's fingerprint, stored on every entry it signs: it names the key and reveals nothing of it. */
+export function evidenceKeyId(secret: string): string {
+  return sha256Hex(`retention-evidence-key-id\n${secret}`).slice(0, 16);
+}
+
+export function evidenceKey(secret: string): EvidenceKey {
+  return { id: evidenceKeyId(secret), secret };
+}
+
+export function keyRing(secrets: readonly string[]): KeyRing {
+  return new Map(secrets.map((s) => [evidenceKeyId(s), s]));
+}
+
+/** HMAC-SHA256 under `secret` of a domain-separated message, hex. Each use has its own domain. */
+export function keyedHash(secret: string, domain: string, message: string): string {
+  return createHmac("sha256", secret).update(`${domain}\n${message}`, "utf8").digest("hex");
+}
+
+/** The MAC of an entry: over its hash, which covers its shard, seq, link and content. */
+export function entryMac(secret: string, hash: string): string {
+  return keyedHash(secret, "retention-evidence-entry/v1", hash);
+}
+
+/**
+ * A keyed hash of a subject (a uid, a tenant id): stable for one key, useless to anyone without it, so a
+ * record can name a subject without holding the raw id (the erasure ledger's use).
+ */
+export function subjectHash(secret: string, subject: string): string {
+  return keyedHash(secret, "retention-subject/v1", subject);
+}
+
+// ---- shards and ids ---------------------------------------------------------------------------------------
+
+/** Chain `index` of the ledger, as its id: `s0000` .. `s2047`. */
+export function shardLabel(index: number): string {
+  return `s${String(index).padStart(4, "0")}`;
+}
+
+/**
+ * The chain a subject's evidence goes to: a stable hash of the key (a request id, a hold id, a document path,
+ * a purge unit key), modulo the number of chains. The same key always lands in the same chain while the count
+ * stays; changing the count moves keys to other chains and invalidates nothing (each chain stands alone).
+ */
+export function shardFor(key: string, shardCount: number): string {
+  if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > MAX_SHARDS) throw new Error(`shard count must be 1..${MAX_SHARDS}, got ${shardCount}`);
+  const h = sha256Hex(`retention-evidence-shard\n${key}`);
+  return shardLabel(Number.parseInt(h.slice(0, 12), 16) % shardCount);
+}
+
+const SEQ_WIDTH = 12;
+const SHARD_RE = /^s\d{4}$/;
+
+export const isShardLabel = (s: string): boolean => SHARD_RE.test(s);
+
+/**
+ * Evidence documents: `{shard}-{seq:012d}` (e.g. `s0042-000000000017`), or `{seq:012d}` on the legacy segment.
+ * A chain's ids sort by seq, so one ordered range read walks it; the ledger's writes land at the ends of up
+ * to RETENTION_EVIDENCE_SHARDS separate key ranges, each growing at one chain's rate (docs/SCALE.md).
+ */
+export function evidenceDocId(shard: string, seq: number): string {
+  const s = String(seq).padStart(SEQ_WIDTH, "0");
+  return shard === LEGACY_SEGMENT ? s : `${shard}-${s}`;
+}
+
+/** The chain and seq a document id names, or null for an id no entry can have. */
+export function parseEvidenceDocId(docId: string): { shard: string; seq: number } | null {
+  let m = /^(\d{12})$/.exec(docId);
+  if (m) return { shard: LEGACY_SEGMENT, seq: Number(m[1]) };
+  m = /^(s\d{4})-(\d{12})$/.exec(docId);
+  return m ? { shard: m[1]!, seq: Number(m[2]) } : null;
+}
+
+/** The chain an entry belongs to. */
+export const shardOf = (entry: Pick<ChainedEvidence, "shard">): string => entry.shard ?? LEGACY_SEGMENT;
+
+/** The document id of an entry. */
+export const entryDocId = (entry: Pick<ChainedEvidence, "shard" | "seq">): string => evidenceDocId(shardOf(entry), entry.seq);
+
+// ---- appending --------------------------------------------------------------------------------------------
+
+export interface ChainHead {
+  seq: number;
+  hash: string;
+}
+
+/** The next entry of `shard` after `prev` (null: the chain's first), signed with `key`. */
+export function chainEntry(shard: string, prev: ChainHead | null, body: EvidenceBody, key: EvidenceKey): ChainedEvidence {
+  if (!isShardLabel(shard)) throw new Error(`not a shard: ${shard} (the legacy segment is never appended to)`);
+  const seq = prev ? prev.seq + 1 : 1;
+  const prevHash = prev ? prev.hash : GENESIS_HASH;
+  const hashed = { ...body, shard };
+  const hash = chainHash(prevHash, seq, hashed);
+  return { ...hashed, seq, prevHash, hash, mac: entryMac(key.secret, hash), keyId: key.id };
+}
+
+// ---- anchors ----------------------------------------------------------------------------------------------
+
+/**
+ * An anchor: every chain head at one moment, written outside the database (a log routed to a locked bucket in
+ * production, a named database on the emulators). The ledger must always contain each anchored entry with the
+ * anchored hash: a truncation, a rewrite, a wiped ledger or a deleted chain breaks that.
+ */
+export interface EvidenceAnchor {
+  v: 1;
+  projectId: string;
+  databaseId: string;
+  /** Wall-clock time the heads were read. */
+  atMs: number;
+  /** Non-empty chains only, the legacy segment under "legacy". */
+  heads: Record<string, ChainHead>;
+  keyId: string;
+  mac: string;
+}
+
+export const ANCHOR_EVENT = "retention.evidence.anchor";
+
+export function anchorMac(secret: string, anchor: Omit<EvidenceAnchor, "mac" | "keyId">): string {
+  return keyedHash(secret, "retention-evidence-anchor/v1", canonicalJson(anchor));
+}
+
+export function makeAnchor(a: Omit<EvidenceAnchor, "v" | "mac" | "keyId">, key: EvidenceKey): EvidenceAnchor {
+  const body = { v: 1 as const, projectId: a.projectId, databaseId: a.databaseId, atMs: a.atMs, heads: a.heads };
+  return { ...body, keyId: key.id, mac: anchorMac(key.secret, body) };
+}
+
+/**
+ * An anchor found in a log line, in any of the shapes an anchor travels in: the line `logSync` writes to
+ * stdout (the payload's fields at the top), a LogEntry as a Cloud Storage sink stores it (`jsonPayload`), or
+ * the bare anchor. Null when the line is something else.
+ */
+export function anchorFromLogLine(value: unknown): EvidenceAnchor | null {
+  const o = value as { jsonPayload?: { anchor?: Partial<EvidenceAnchor> }; anchor?: Partial<EvidenceAnchor> } | null;
+  const candidate: Partial<EvidenceAnchor> | null = o?.jsonPayload?.anchor ?? o?.anchor ?? (o as Partial<EvidenceAnchor> | null);
+  if (!candidate || typeof candidate !== "object" || candidate.v !== 1 || typeof candidate.atMs !== "number" || !candidate.heads || typeof candidate.heads !== "object") return null;
+  return candidate as EvidenceAnchor;
+}
+
+/** A point the ledger must contain: an anchored head, or the head a seal names. */
+export interface Checkpoint extends ChainHead {
+  /** Where it comes from, for the finding: "anchor 2026-06-01T00:10:00.000Z", "seal s0042-000000000003". */
+  source: string;
+  /**
+   * Held only where the chain reaches it: an anchor made after a bundle's cut may name entries the bundle
+   * rightly ends before, but an entry the bundle does hold must have the hash that anchor saw.
+   */
+  reachOnly?: boolean;
+}
+
+export type ChainProblem =
+  /** The entry's content no longer matches its hash. */
+  | "EDITED"
+  /** A gap in seq, or the head is ahead of the last entry. */
+  | "REMOVED"
+  /** A repeated seq, an id that does not match its seq and chain, or a document that is no entry. */
+  | "INSERTED"
+  | "BROKEN_LINK"
+  | "HEAD_MISMATCH"
+  /** An entry of a keyed chain without a MAC. */
+  | "UNSIGNED"
+  /** The MAC does not match: the entry was written, or re-hashed, without the key. */
+  | "BAD_MAC"
+  /** Signed with a key the verifier was not given. */
+  | "UNKNOWN_KEY"
+  /** An anchored (or sealed) entry is there with another hash: rewritten since it was anchored. */
+  | "ANCHOR_MISMATCH"
+  /** The chain ends before an anchored (or sealed) entry: truncated, with its head rewound. */
+  | "TRUNCATED"
+  /** A chain the anchors (or a seal) say had entries has none. */
+  | "SEGMENT_MISSING"
+  /** No entries at all, while anchors say there was evidence. */
+  | "LEDGER_WIPED"
+  /** An anchor that does not verify, or two anchors that disagree about one entry. */
+  | "BAD_ANCHOR";
 
 export interface ChainFinding {
   problem: ChainProblem;
+  shard: string;
   seq: number;
   docId?: string;
   detail: string;
 }
 
 /**
- * Walks a chain in seq order and reports every entry that was edited (its hash no longer matches its
- * body), removed (a gap in seq, or the head is ahead of the last entry), inserted (a seq that repeats or
- * a document whose id does not match its seq) or relinked.
+ * The anchored points, by chain, from anchors in any order. An anchor that does not verify under a known key
+ * is reported and not used; without keys (`null`, an auditor without the key) every anchor is used as found.
+ * Two anchors that name one entry with different hashes prove a rewrite between them: BAD_ANCHOR.
+ *
+ * `cutAtMs` (a bundle's cut): anchors made after it give reach-only points ({@link Checkpoint.reachOnly}), so a
+ * bundle whose stated cut was moved back still has every entry it holds checked against every anchor. They are
+ * counted apart (`afterCut`); `count` and `latestAtMs` are the anchors at or before the cut.
  */
-export function verifyChain(
-  entries: Iterable<{ docId: string; entry: ChainedEvidence }>,
-  head: { seq: number; hash: string } | null,
-): { ok: boolean; checked: number; findings: ChainFinding[] } {
+export function anchorCheckpoints(
+  anchors: Iterable<EvidenceAnchor>,
+  keys: KeyRing | null,
+  cutAtMs: number = Number.POSITIVE_INFINITY,
+): { points: Map<string, Map<number, Checkpoint>>; count: number; afterCut: number; latestAtMs: number | null; findings: ChainFinding[] } {
+  const points = new Map<string, Map<number, Checkpoint>>();
   const findings: ChainFinding[] = [];
-  let prev: { seq: number; hash: string } | null = null;
-  let checked = 0;
-  for (const { docId, entry } of entries) {
-    checked++;
-    const { seq, prevHash, hash, ...body } = entry;
-    if (docId !== evidenceDocId(seq)) {
-      findings.push({ problem: "INSERTED", seq, docId, detail: `document ${docId} claims seq ${seq}` });
+  let count = 0;
+  let afterCut = 0;
+  let latestAtMs: number | null = null;
+  // Oldest first, so the first anchor to name an entry is the one a finding cites, and a point held in full
+  // (at or before the cut) is never weakened by a later reach-only one.
+  for (const a of [...anchors].sort((x, y) => x.atMs - y.atMs)) {
+    const at = new Date(a.atMs).toISOString();
+    if (keys) {
+      const secret = keys.get(a.keyId);
+      const { mac, keyId, ...body } = a;
+      void keyId;
+      if (!secret || anchorMac(secret, body) !== mac) {
+        findings.push({ problem: "BAD_ANCHOR", shard: "-", seq: 0, detail: `anchor of ${at} ${secret ? "does not match its MAC" : `is signed with unknown key ${a.keyId}`}; not used` });
+        continue;
+      }
     }
-    const expectedSeq = prev ? prev.seq + 1 : 1;
-    if (prev && seq === prev.seq) {
-      findings.push({ problem: "INSERTED", seq, docId, detail: `seq ${seq} appears twice` });
-    } else if (seq > expectedSeq) {
-      findings.push({ problem: "REMOVED", seq: expectedSeq, docId, detail: `entries ${expectedSeq}..${seq - 1} are missing` });
+    const reachOnly = a.atMs > cutAtMs;
+    if (reachOnly) afterCut++;
+    else {
+      count++;
+      latestAtMs = Math.max(latestAtMs ?? a.atMs, a.atMs);
     }
-    if (chainHash(prevHash, seq, body) !== hash) {
-      findings.push({ problem: "EDITED", seq, docId, detail: "hash does not match the entry's content" });
+    for (const [shard, head] of Object.entries(a.heads)) {
+      if (!head || typeof head.seq !== "number" || typeof head.hash !== "string") continue;
+      let byShard = points.get(shard);
+      if (!byShard) points.set(shard, (byShard = new Map<number, Checkpoint>()));
+      const seen = byShard.get(head.seq);
+      if (seen && seen.hash !== head.hash) {
+        findings.push({ problem: "BAD_ANCHOR", shard, seq: head.seq, detail: `${seen.source} and anchor ${at} disagree about entry ${head.seq}: it was rewritten between them` });
+      }
+      if (!seen) byShard.set(head.seq, { seq: head.seq, hash: head.hash, source: `anchor ${at}`, ...(reachOnly ? { reachOnly: true } : {}) });
     }
-    const expectedPrev = prev ? prev.hash : GENESIS_HASH;
-    if (prevHash !== expectedPrev && !(prev && seq > expectedSeq)) {
-      findings.push({ problem: "BROKEN_LINK", seq, docId, detail: "prevHash does not match the previous entry" });
-    }
-    prev = { seq, hash };
   }
-  if (head && (!prev || head.seq !== prev.seq || head.hash !== prev.hash)) {
-    findings.push({
-      problem: head.seq > (prev?.seq ?? 0) ? "REMOVED" : "HEAD_MISMATCH",
-      seq: head.seq,
-      detail: `chain head says seq ${head.seq}, last entry is ${prev?.seq ?? 0}`,
-    });
-  }
-  return { ok: findings.length === 0, checked, findings };
+  return { points, count, afterCut, latestAtMs, findings };
 }
 
-/** Evidence documents are keyed by zero-padded seq, so a plain ordered read walks the chain. */
-export function evidenceDocId(seq: number): string {
-  return String(seq).padStart(12, "0");
+// ---- verification -----------------------------------------------------------------------------------------
+
+export interface WalkOptions {
+  /** The keys to check MACs with; null checks none (what a reader without the key can do). */
+  keys: KeyRing | null;
+  /** Entries the chain must contain with these hashes (anchored heads, sealed heads), by seq. */
+  checkpoints?: ReadonlyMap<number, Checkpoint>;
+}
+
+/**
+ * One chain, walked in seq order as a fold: `push` each entry (page by page, memory one entry), then `finish`
+ * with the chain's head. Reports every entry that was edited (hash), forged or re-hashed without the key (MAC),
+ * removed (a gap, or the head ahead of the last entry), inserted (a repeated seq, an id that does not match
+ * its chain and seq) or relinked; and every checkpoint the chain does not contain as it was (rewritten) or no
+ * longer reaches (truncated).
+ */
+export class ChainWalk {
+  private prev: ChainHead | null = null;
+  private prevDocId: string | null = null;
+  private count = 0;
+  private readonly legacy: boolean;
+
+  constructor(
+    readonly shard: string,
+    private readonly opts: WalkOptions,
+  ) {
+    this.legacy = shard === LEGACY_SEGMENT;
+  }
+
+  get checked(): number {
+    return this.count;
+  }
+
+  /** The last entry walked, and its document id. */
+  get last(): (ChainHead & { docId: string }) | null {
+    return this.prev && this.prevDocId !== null ? { ...this.prev, docId: this.prevDocId } : null;
+  }
+
+  push(docId: string, entry: ChainedEvidence): ChainFinding[] {
+    const out: ChainFinding[] = [];
+    const { seq, prevHash, hash, mac, keyId, hashed } = partsOf(entry);
+    const f = (problem: ChainProblem, detail: string, at = seq) => out.push({ problem, shard: this.shard, seq: at, docId, detail });
+    this.count++;
+    if (docId !== evidenceDocId(this.shard, seq) || (this.legacy ? entry.shard !== undefined : entry.shard !== this.shard)) {
+      f("INSERTED", `document ${docId} claims ${entry.shard ? `chain ${entry.shard}, ` : ""}seq ${seq}`);
+    }
+    const expectedSeq = this.prev ? this.prev.seq + 1 : 1;
+    const gap = seq > expectedSeq;
+    if (this.prev && seq <= this.prev.seq) f("INSERTED", `seq ${seq} appears after seq ${this.prev.seq}`);
+    else if (gap) f("REMOVED", `entries ${expectedSeq}..${seq - 1} are missing`, expectedSeq);
+    const contentOk = chainHash(prevHash, seq, hashed) === hash;
+    if (!contentOk) f("EDITED", "hash does not match the entry's content");
+    const expectedPrev = this.prev ? this.prev.hash : GENESIS_HASH;
+    if (prevHash !== expectedPrev && !gap) f("BROKEN_LINK", "prevHash does not match the previous entry");
+    if (!this.legacy) {
+      if (typeof mac !== "string" || typeof keyId !== "string") f("UNSIGNED", "the entry carries no MAC");
+      else if (this.opts.keys) {
+        const secret = this.opts.keys.get(keyId);
+        if (secret === undefined) f("UNKNOWN_KEY", `signed with key ${keyId}, which the verifier was not given`);
+        // An edited entry already fails its hash; a MAC over a matching hash that fails is a re-hash or a forgery.
+        else if (entryMac(secret, hash) !== mac && contentOk) f("BAD_MAC", "the MAC does not match: written or re-hashed without the evidence key");
+      }
+    }
+    const cp = this.opts.checkpoints?.get(seq);
+    if (cp && cp.hash !== hash) f("ANCHOR_MISMATCH", `${cp.source} recorded another hash for this entry: rewritten since`);
+    this.prev = { seq, hash };
+    this.prevDocId = docId;
+    return out;
+  }
+
+  /** Ends the walk: the head must name the last entry, and every checkpoint must have been reached. */
+  finish(head: ChainHead | null): ChainFinding[] {
+    const out: ChainFinding[] = [];
+    const lastSeq = this.prev?.seq ?? 0;
+    if (head && (!this.prev || head.seq !== this.prev.seq || head.hash !== this.prev.hash)) {
+      out.push({
+        problem: head.seq > lastSeq ? "REMOVED" : "HEAD_MISMATCH",
+        shard: this.shard,
+        seq: head.seq,
+        detail: `chain head says seq ${head.seq}, last entry is ${lastSeq}`,
+      });
+    }
+    if (!head && this.prev) out.push({ problem: "HEAD_MISMATCH", shard: this.shard, seq: lastSeq, detail: `the chain has ${this.count} entries and no head` });
+    let beyond: Checkpoint | null = null;
+    for (const cp of this.opts.checkpoints?.values() ?? []) if (!cp.reachOnly && cp.seq > lastSeq && (!beyond || cp.seq > beyond.seq)) beyond = cp;
+    if (beyond) {
+      out.push(
+        this.prev
+          ? { problem: "TRUNCATED", shard: this.shard, seq: beyond.seq, detail: `${beyond.source} saw entry ${beyond.seq}; the chain ends at ${lastSeq}` }
+          : { problem: "SEGMENT_MISSING", shard: this.shard, seq: beyond.seq, detail: `${beyond.source} saw ${beyond.seq} entries; the chain has none` },
+      );
+    }
+    return out;
+  }
+}
+
+/** Verifies one whole chain held in memory (tests, small segments). */
+export function verifyChain(
+  shard: string,
+  entries: Iterable<{ docId: string; entry: ChainedEvidence }>,
+  head: ChainHead | null,
+  opts: WalkOptions = { keys: null },
+): { ok: boolean; checked: number; findings: ChainFinding[] } {
+  const walk = new ChainWalk(shard, opts);
+  const findings: ChainFinding[] = [];
+  for (const { docId, entry } of entries) findings.push(...walk.push(docId, entry));
+  findings.push(...walk.finish(head));
+  return { ok: findings.length === 0, checked: walk.checked, findings };
+}
+
+/** A seal's checkpoint on the legacy segment, from a verified EVIDENCE_SEGMENT_SEALED entry. */
+export function sealCheckpoint(entry: ChainedEvidence): Checkpoint | null {
+  const d = entry.detail ?? {};
+  if (entry.action !== SEAL_ACTION || d.segment !== LEGACY_SEGMENT || typeof d.seq !== "number" || typeof d.hash !== "string") return null;
+  return { seq: d.seq, hash: d.hash, source: `seal ${entryDocId(entry)}` };
+}
+
+/** The body of the entry that seals the legacy segment at its head. */
+export function sealBody(head: ChainHead, policyVersion: string, atMs: number): EvidenceBody {
+  return {
+    action: SEAL_ACTION,
+    actor: { type: "system", id: "evidenceAnchor" },
+    decision: { reason: "LEDGER_MIGRATION" },
+    policyVersion,
+    atMs,
+    detail: { segment: LEGACY_SEGMENT, seq: head.seq, hash: head.hash },
+  };
+}
+
+/**
+ * The hold fence as the ledger's order across chains (docs/HOLD-FENCE.md). A placement or release records the
+ * fence generation it wrote; a destructive transaction (a purge batch, a TTL delete) the generation it read.
+ * Firestore serialises a fence read against a fence write, so a deletion that read generation r committed
+ * before the placement that wrote g exactly when r < g. A covered path deleted at r violates a hold placed at
+ * g and released at g' (null: still standing) exactly when g <= r and (g' is null or r < g').
+ */
+export function deletedWhileHeld(readGeneration: number, placedGeneration: number, releasedGeneration: number | null): boolean {
+  return placedGeneration <= readGeneration && (releasedGeneration === null || readGeneration < releasedGeneration);
 }

@@ -1,51 +1,77 @@
 import type { DocumentReference, Transaction } from "firebase-admin/firestore";
-import { chainEntry, evidenceDocId, type ChainedEvidence, type EvidenceBody } from "./rules";
+import { chainEntry, evidenceDocId, LEGACY_SEGMENT, shardFor, type ChainedEvidence, type ChainHead, type EvidenceBody } from "./rules";
+import { signingKey } from "./keys";
 import { COLLECTIONS, db } from "../platform/firestore";
+import { setting } from "../platform/settings";
 
 /**
- * The transaction policy of every transaction that appends evidence: appenders contend on the chain head, so
- * they get room to retry under load. The evidence log owns it; callers pass it to runTransaction.
+ * The transaction policy of every transaction that appends evidence: appenders to one chain contend on its
+ * head, so they get room to retry under load. The evidence log owns it; callers pass it to runTransaction.
  */
 export const EVIDENCE_TX = { maxAttempts: 30 } as const;
 
-/** The chain head: the last seq and hash. Every append reads and moves it inside one transaction. */
-export const CHAIN_HEAD_DOC = "evidence-chain-head";
+/** The legacy segment's head (the first release's single chain). Read by the verifier and the seal only. */
+export const LEGACY_HEAD_DOC = "evidence-chain-head";
 
-export function chainHeadRef(): DocumentReference {
-  return db().collection(COLLECTIONS.retentionJobs).doc(CHAIN_HEAD_DOC);
+/** Each chain's head, `retentionJobs/evidence-head-s0042`: its last seq and hash. */
+export const HEAD_PREFIX = "evidence-head-";
+
+export function headRef(shard: string): DocumentReference {
+  return db()
+    .collection(COLLECTIONS.retentionJobs)
+    .doc(shard === LEGACY_SEGMENT ? LEGACY_HEAD_DOC : `${HEAD_PREFIX}${shard}`);
+}
+
+export const entryRef = (shard: string, seq: number): DocumentReference => db().collection(COLLECTIONS.deletionAudits).doc(evidenceDocId(shard, seq));
+
+/** The chain a shard key's evidence goes to, under the current RETENTION_EVIDENCE_SHARDS. */
+export const shardOfKey = (shardKey: string): string => shardFor(shardKey, setting("evidenceShards"));
+
+export interface EvidenceAppender {
+  /** The chain this transaction appends to. */
+  readonly shard: string;
+  append(body: EvidenceBody): ChainedEvidence;
 }
 
 /**
- * Appends evidence inside the caller's transaction, so that evidence and effect commit together.
- * The head read must come before the transaction's first write (Firestore's rule), hence two steps:
+ * Appends evidence inside the caller's transaction, so that evidence and effect commit together. `shardKey`
+ * names the subject of the entries (a request id, a hold id, a document path, a purge unit key): it picks the
+ * chain, so writers about different subjects contend on different heads and the ledger's append rate grows
+ * with RETENTION_EVIDENCE_SHARDS. The head read must come before the transaction's first write (Firestore's
+ * rule), hence two steps:
  *
- *   const evidence = await openEvidence(tx);   // among the other reads
+ *   const evidence = await openEvidence(tx, requestId);   // among the other reads
  *   ...writes...
  *   evidence.append(body);
  *
- * Concurrent writers conflict on the head document and Firestore retries the losing transaction, so
- * the chain stays linear (no forks, no gaps) under any number of writers.
+ * Concurrent writers to one chain conflict on its head and Firestore retries the losing transaction, so each
+ * chain stays linear (no forks, no gaps). Every entry is signed with the evidence key, which the database
+ * does not hold; without a key nothing is appended (the transaction fails before its commit).
  */
-export async function openEvidence(tx: Transaction): Promise<{ append: (body: EvidenceBody) => ChainedEvidence }> {
-  const headSnap = await tx.get(chainHeadRef());
-  let head = headSnap.exists ? (headSnap.data() as { seq: number; hash: string }) : null;
+export async function openEvidence(tx: Transaction, shardKey: string): Promise<EvidenceAppender> {
+  const key = signingKey();
+  const shard = shardOfKey(shardKey);
+  const ref = headRef(shard);
+  const headSnap = await tx.get(ref);
+  let head = headSnap.exists ? (headSnap.data() as ChainHead) : null;
   return {
+    shard,
     append(body: EvidenceBody): ChainedEvidence {
-      const entry = chainEntry(head, stripUndefined(body));
-      tx.create(db().collection(COLLECTIONS.deletionAudits).doc(evidenceDocId(entry.seq)), entry);
+      const entry = chainEntry(shard, head, stripUndefined(body), key);
+      tx.create(entryRef(shard, entry.seq), entry);
       head = { seq: entry.seq, hash: entry.hash };
-      tx.set(chainHeadRef(), head);
+      tx.set(ref, head);
       return entry;
     },
   };
 }
 
-/** Appends one or more entries in a transaction of their own. */
-export async function recordEvidence(...bodies: EvidenceBody[]): Promise<ChainedEvidence[]> {
+/** Appends one or more entries about one subject in a transaction of their own. */
+export async function recordEvidence(shardKey: string, ...bodies: EvidenceBody[]): Promise<ChainedEvidence[]> {
   return db().runTransaction(async (tx) => {
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, shardKey);
     return bodies.map((b) => evidence.append(b));
-  });
+  }, EVIDENCE_TX);
 }
 
 function stripUndefined<T extends object>(o: T): T {

@@ -1,5 +1,7 @@
 export { HoldView, activeHoldsInTx, readFence, readFenceInTx } from "./fence";
-export { activeHolds, activeHoldsCoveringInTx, applyHoldFlags, holdFlaggingCursor, placeHold, releaseHoldById, resumeHoldApplications } from "./service";
+export { activeHolds, activeHoldsCoveringInTx, applyHoldFlags, applyHoldNow, holdFlaggingCursor, placeHold, releaseHoldById, resumeHoldApplications } from "./service";
 export type { ApplyHold } from "./service";
 export { enqueueHoldApply, enqueueHoldTask } from "./tasks";
 export type { HoldSnapshot } from "./fence";
+export { listHolds } from "./queries";
+export type { ListHoldsQuery } from "./queries";

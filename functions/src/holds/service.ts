@@ -168,7 +168,7 @@ async function placeDocumentHold(input: PlaceHoldInput): Promise<{ holdId: strin
   const result = await db().runTransaction(async (tx) => {
     const same = await findSameActiveHold(tx, input);
     if (same) return { holdId: same.id, created: false };
-    const [snap, fence, evidence] = await Promise.all([tx.get(ref), readFenceInTx(tx), openEvidence(tx)]);
+    const [snap, fence, evidence] = await Promise.all([tx.get(ref), readFenceInTx(tx), openEvidence(tx, holdRef.id)]);
     if (!snap.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
     const g = readGovernedStrict(snap.data());
     if (!g) throw new DomainError("failed-precondition", "UNKNOWN_POLICY", "The target document carries no valid retention fields.");
@@ -192,7 +192,7 @@ async function placeSubtreeHold(input: PlaceHoldInput, tenantId: string, apply: 
   const placed = await db().runTransaction(async (tx) => {
     const same = await findSameActiveHold(tx, input);
     if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false };
-    const [fence, evidence] = await Promise.all([readFenceInTx(tx), openEvidence(tx)]);
+    const [fence, evidence] = await Promise.all([readFenceInTx(tx), openEvidence(tx, holdRef.id)]);
     const record = newRecord(input, holdRef.id, "subtree", tenantId, 0);
     tx.create(holdRef, { ...holdRecordData(record, null, false), flagging: initialFlagging(input.nowMs) });
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: holdRef.id, change: "PLACED" });
@@ -310,7 +310,7 @@ export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}
       if (flaggingOf(fresh).cursor !== from.cursor) return "moved" as const;
       const snaps = wanted.length > 0 ? await tx.getAll(...wanted.map((p) => db().doc(p))) : [];
       const vanished = snaps.filter((s) => !s.exists).map((s) => s.ref.path);
-      const evidence = vanished.length > 0 || last ? await openEvidence(tx) : null;
+      const evidence = vanished.length > 0 || last ? await openEvidence(tx, holdId) : null;
       const flagged: string[] = [];
       for (const s of snaps) {
         const g = s.exists ? readGovernedStrict(s.data()) : null;
@@ -456,7 +456,7 @@ export async function releaseHoldById(input: ReleaseHoldInput): Promise<{ holdId
     const current = holdFromFirestore(fresh);
     assertReleaseAllowed(current, pol.holdReason(current.reasonCode), input.actor.id, input.nowMs);
     const changes = await restore(tx, finalPaths);
-    const [fence, evidence] = await Promise.all([readFenceInTx(tx), openEvidence(tx)]);
+    const [fence, evidence] = await Promise.all([readFenceInTx(tx), openEvidence(tx, hold.holdId)]);
     for (const c of changes) tx.update(c.ref, governedToFirestore(c.next));
     const txDigest = new PathDigest();
     for (const c of changes) txDigest.add(c.ref.path);

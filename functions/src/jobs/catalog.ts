@@ -9,4 +9,5 @@ export const JOBS: Partial<Record<JobName, () => Promise<JobRunner>>> = {
   expiryBackfill: async () => (await import("../backfill")).runExpiryBackfill,
   retentionAudit: async () => (await import("../audit")).runRetentionAudit,
   nightlyPurge: async () => (await import("../purge")).runNightlyPurge,
+  evidenceAnchor: async () => (await import("../evidence")).runEvidenceAnchor,
 };

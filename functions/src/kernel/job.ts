@@ -2,7 +2,7 @@ import type { Actor } from "./actor";
 import { preconditionFailed } from "./errors";
 
 /** The jobs an operator can run on demand (runRetentionJob, `retention run`) as well as on a schedule. */
-export const JOB_NAMES = ["nightlyPurge", "retentionAudit", "expiryBackfill"] as const;
+export const JOB_NAMES = ["nightlyPurge", "retentionAudit", "expiryBackfill", "evidenceAnchor"] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 
 export interface JobOptions {

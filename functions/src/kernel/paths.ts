@@ -113,10 +113,24 @@ export function compareNames(a: string, b: string): number {
   const x = segments(a);
   const y = segments(b);
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const c = Buffer.compare(Buffer.from(x[i]!, "utf8"), Buffer.from(y[i]!, "utf8"));
+    const c = compareCodePoints(x[i]!, y[i]!);
     if (c !== 0) return c;
   }
   return x.length - y.length;
+}
+
+/** UTF-8 byte order, which is Unicode code point order (plain `<` compares UTF-16 units, which differs past U+FFFF). */
+function compareCodePoints(a: string, b: string): number {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(j)!;
+    if (x !== y) return x < y ? -1 : 1;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
+  }
+  return i < a.length ? 1 : j < b.length ? -1 : 0;
 }
 
 export function sortedUnique(paths: Iterable<string>): string[] {

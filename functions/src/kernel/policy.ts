@@ -1,5 +1,4 @@
 import type { CollectionRule, DataMapEntry, HoldReason, Registry, RetentionClass } from "./policy-schema";
-import { hashCanonical } from "./canonical";
 import { parentDocumentPath, patternMatchesSegments, segments } from "./paths";
 
 export const DAY_MS = 86_400_000;
@@ -81,16 +80,4 @@ export class PolicyIndex {
   isControlPlane(collection: string): boolean {
     return this.registry.controlPlane.some((c) => c.collection === collection);
   }
-}
-
-/**
- * What decides the retention fields a document carries, per collection pattern: the collection's rule and its
- * class, without the class's prose (description, recovery note). Where two registry versions give a pattern the
- * same fingerprint, its documents get the same retention under both, so a document stamped with the older
- * version needs no re-evaluation (the audit's STALE_POLICY_VERSION). The data map is not part of it: erasure is
- * planned afresh under the current version whenever it runs.
- */
-export function retentionFingerprints(registry: Registry): Record<string, string> {
-  const classes = new Map(registry.classes.map(({ description: _d, recovery: _r, ...rest }) => [rest.id, rest]));
-  return Object.fromEntries(registry.collections.map((rule) => [rule.pattern, hashCanonical({ rule, retentionClass: classes.get(rule.retentionClass) ?? null })]));
 }

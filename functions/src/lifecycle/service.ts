@@ -81,7 +81,7 @@ export async function transitionDocument(input: TransitionInput): Promise<{ path
       );
       assertDestroyAuthorized(decision);
     }
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, ref.path);
     const update: Record<string, unknown> = { ...governedToFirestore({ ...g, lifecycleState: input.to }) };
     if (input.to === "SOFT_DELETED") {
       update.softDeletedAt = toTimestamp(input.nowMs);

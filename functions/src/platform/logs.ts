@@ -50,7 +50,12 @@ export type LogEvent =
   | "purge.lease.lost"
   | "audit.done"
   | "audit.findings"
-  | "job.done";
+  | "evidence.anchored"
+  | "evidence.verified"
+  | "job.done"
+  | "erasure.ledger.recorded"
+  | "erasure.replay.reopened"
+  | "erasure.replay.done";
 
 type Fields = Record<string, string | number | boolean | null | undefined | string[]>;
 

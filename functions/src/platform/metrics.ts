@@ -1,5 +1,6 @@
 import { Logging, type LogSync } from "@google-cloud/logging";
 import type { Writable } from "node:stream";
+import { logResource } from "./log-resource";
 import { settings } from "./settings";
 
 /**
@@ -51,27 +52,6 @@ export function setMetricsTransport(stream: Writable | null): void {
   sink = undefined;
 }
 
-/**
- * The resource is given explicitly so the library never probes the metadata server: Cloud Run's revision
- * labels on Cloud Functions 2nd gen (K_SERVICE/K_REVISION are set there), `global` anywhere else.
- */
-function resource(projectId: string): { type: string; labels: Record<string, string> } {
-  const service = process.env.K_SERVICE;
-  if (service) {
-    return {
-      type: "cloud_run_revision",
-      labels: {
-        project_id: projectId,
-        service_name: service,
-        revision_name: process.env.K_REVISION ?? "",
-        configuration_name: process.env.K_CONFIGURATION ?? service,
-        location: process.env.FUNCTION_REGION ?? "",
-      },
-    };
-  }
-  return { type: "global", labels: { project_id: projectId } };
-}
-
 function logSync(): LogSync | null {
   if (transport === null) return null;
   if (!sink) {
@@ -92,7 +72,7 @@ export function emitMetric(name: MetricName, value: number, labels: MetricLabels
   if (!log) return;
   const projectId = settings.projectId();
   const entry = log.entry(
-    { severity: "INFO", resource: resource(projectId), labels: { metric: name, ...labels } },
+    { severity: "INFO", resource: logResource(projectId), labels: { metric: name, ...labels } },
     { metric: name, value, ...labels },
   );
   log.write(entry);

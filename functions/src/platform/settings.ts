@@ -66,6 +66,8 @@ export function emulatorGate(env: Env): { open: boolean; missing: string[] } {
 
 export const settings = {
   databaseId: (): string => setting("databaseId"),
+  /** The erasure ledger's database: never the governed one (erasure/ledger.ts refuses that). */
+  ledgerDatabaseId: (): string => setting("ledgerDatabaseId"),
   projectId: (): string => process.env.GCLOUD_PROJECT || process.env.GOOGLE_CLOUD_PROJECT || process.env.RETENTION_PROJECT_ID || "demo-atlasmart-firestore",
   /** The request/cancel cooldown's base (requests/rules/requests.ts#requestCooldownUntil); 0 turns it off. */
   requestCooldownMs: (): number => setting("requestCooldownMinutes") * 60_000,

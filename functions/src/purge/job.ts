@@ -34,8 +34,8 @@ import type { JobOptions, JobSummary } from "../kernel/job";
  *    waits for a retention-admin's approval of exactly its deletion set (approvePurgeRun); the others run,
  *    oldest due first, until the run's limits would trip, and the rest wait for the next run;
  * 4. per unit: archives and verifies what needs an archive (else ARCHIVE_NOT_VERIFIED, nothing deleted),
- *    writes the manifest and checkpoint, marks every path PURGE_ELIGIBLE with its decision, then deletes
- *    children first, external copies, masks, and finally verifies the manifest before PURGED;
+ *    starts the round on the plan's batch records (the decision, docs/PURGE-ENGINE.md), then deletes
+ *    children first, external copies, masks, sweeps for late finds, and verifies every record before PURGED;
  *    a unit over the fan-out threshold goes to the purgeChunk task queue instead.
  * Every step is leased, checkpointed and resumable; failures are collected per unit and rethrown at the
  * end, so one broken unit neither hides its error nor stops the others.
@@ -59,6 +59,8 @@ export interface PurgeRunOptions extends JobOptions {
   maxOpsPerSecond?: number;
   /** Wall-clock budget of this invocation; steps stop starting after it (the rest resumes later). */
   budgetMs?: number;
+  /** Take only these deletion requests (an erasure replay's); default: every request the run may take. */
+  requestIds?: readonly string[];
   /** Run the policy sweep as well as the deletion requests (default true). */
   sweep?: boolean;
   hook?: PurgeHook;
@@ -268,7 +270,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
 
   // 1. Lease. Requests retained under a hold are taken again only when the holds changed since.
   const fenceGeneration = await readFence();
-  const candidates = await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun(), fenceGeneration);
+  const candidates = (await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun(), fenceGeneration)).filter((id) => !opts.requestIds || opts.requestIds.includes(id));
   const leased: LeasedUnit[] = [];
   let skipped = 0;
   for (const id of candidates) {

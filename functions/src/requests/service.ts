@@ -11,6 +11,8 @@ import {
   newDeletionRequest,
   OPEN_REQUEST_STATES,
   parseRequestState,
+  replayAction,
+  replayedDeletionRequest,
   restoreOutcome,
   softDeleteOutcome,
   type Canceller,
@@ -60,6 +62,8 @@ export function requestToFirestore(r: DeletionRequest): Record<string, unknown> 
     timeline: r.timeline.map(timelineToFirestore),
     softDeleted: r.softDeleted,
     ...(r.manifestHash !== undefined ? { manifestHash: r.manifestHash } : {}),
+    ...(r.approvedBy !== undefined ? { approvedBy: r.approvedBy } : {}),
+    ...(r.approvedAtMs !== undefined ? { approvedAt: toTimestamp(r.approvedAtMs) } : {}),
   };
 }
 
@@ -162,7 +166,7 @@ export async function openDeletionRequest(input: OpenRequestInput): Promise<{ re
         const cancellations = mine.filter((r) => r.state === "CANCELLED" || r.state === "CANCELLING").map((r) => ({ cancelledAtMs: r.cancelledAtMs ?? r.requestedAtMs }));
         assertNoCooldown(cancellations, settings.requestCooldownMs(), input.nowMs);
       }
-      const evidence = await openEvidence(tx);
+      const evidence = await openEvidence(tx, ref.id);
       const request = newDeletionRequest(
         { requestId: ref.id, subject: input.subject, requestedBy: input.actor.id, source: input.source, reason: input.reason, nowMs: input.nowMs },
         policy(),
@@ -222,7 +226,7 @@ export async function approveTenantClosure(requestId: string, approver: Actor, n
     if (decision.kind === "already-approved") return { request: req, approved: false };
     assertRequestMove(req.state, "PENDING");
     const tenant = await tx.get(tenantRef(req.subject.tenantId));
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, requestId);
     const approved: DeletionRequest = {
       ...req,
       state: "PENDING",
@@ -265,6 +269,53 @@ export async function approveTenantClosure(requestId: string, approver: Actor, n
   return { ...outcome, request: { ...outcome.request, softDeleted: outcome.request.softDeleted + moved } };
 }
 
+/**
+ * Opens again, in the database `db()` names (a restored copy), the deletion request the erasure ledger names for
+ * a subject found there, so the normal purge erases it again (requests/rules/requests.ts#replayAction): created
+ * under the same id with its grace over, or its grace ended now, with ERASURE_REPLAY_OPENED evidence; then the
+ * subject's data is soft-deleted as for any request. A request already under way is left to the purge; a
+ * closed one is reported, not touched. Idempotent: a second call finds the request open with its grace over.
+ */
+export async function reopenErasedSubject(input: { requestId: string; subject: Subject; actor: Actor; nowMs: number }): Promise<{ action: ReturnType<typeof replayAction>; state: RequestState }> {
+  const ref = requestsCol().doc(input.requestId);
+  const result = await db().runTransaction(async (tx) => {
+    const snap = await tx.get(ref);
+    const current = snap.exists ? requestFromFirestore(snap) : null;
+    const action = replayAction(current?.state ?? null);
+    if (action === "take" || action === "closed") return { action, state: current!.state };
+    if (action === "end-grace" && current!.state === "PENDING" && current!.graceEndsAtMs !== null && current!.graceEndsAtMs <= input.nowMs) return { action: "take" as const, state: current!.state };
+    // A closed tenant is hidden again from the replay's commit, as its approval hid it in the original.
+    const tenant = input.subject.type === "tenant" ? await tx.get(tenantRef(input.subject.tenantId)) : null;
+    const evidence = await openEvidence(tx, input.requestId);
+    const request = current ?? replayedDeletionRequest({ requestId: input.requestId, subject: input.subject, requestedBy: input.actor.id, nowMs: input.nowMs }, policy());
+    if (current) {
+      const approving = current.state === "AWAITING_APPROVAL";
+      if (approving) assertRequestMove(current.state, "PENDING");
+      tx.update(ref, {
+        graceEndsAt: toTimestamp(input.nowMs),
+        ...(approving ? { state: "PENDING", dueAt: toTimestamp(input.nowMs), approvedBy: input.actor.id, approvedAt: toTimestamp(input.nowMs) } : {}),
+        timeline: [...current.timeline, { atMs: input.nowMs, event: "REPLAYED", detail: "erasure ledger: grace ended, erased before a restore" }].map(timelineToFirestore),
+      });
+    } else {
+      tx.create(ref, requestToFirestore(request));
+    }
+    if (tenant?.exists) tx.update(tenant.ref, { [TENANT_CLOSURE_FIELD]: { requestId: input.requestId, reason: TENANT_CLOSURE_REASON, closedAt: toTimestamp(input.nowMs) } });
+    evidence.append({
+      action: "ERASURE_REPLAY_OPENED",
+      actor: input.actor,
+      decision: { reason: "ERASURE_LEDGER", replay: action },
+      policyVersion: request.policyVersion,
+      atMs: input.nowMs,
+      requestId: input.requestId,
+      detail: { subjectType: input.subject.type, tenantId: input.subject.tenantId },
+    });
+    return { action, state: "PENDING" as RequestState };
+  }, EVIDENCE_TX);
+  if (result.action === "create" || result.action === "end-grace") log.info("erasure.replay.reopened", { requestId: input.requestId, action: result.action });
+  if (result.state === "PENDING") await softDeleteSubjectData(input.requestId, input.actor, input.nowMs);
+  return result;
+}
+
 function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
   const pre = data?.preDeleteState;
   return {
@@ -298,7 +349,7 @@ export async function softDeleteSubjectData(requestId: string, actor: Actor, now
       const req = requestFromFirestore(await tx.get(requestRef));
       if (req.state !== "PENDING") return -1;
       const snaps = await tx.getAll(...batch.map((p) => db().doc(p)));
-      const evidence = await openEvidence(tx);
+      const evidence = await openEvidence(tx, requestId);
       const movedPaths: string[] = [];
       let held = 0;
       for (const s of snaps) {
@@ -382,7 +433,7 @@ export async function cancelDeletionRequest(requestId: string, caller: Canceller
     if (decision === "resume" || decision === "already-cancelled") return decision;
     const to = decision === "withdraw" ? "CANCELLED" : "CANCELLING";
     assertRequestMove(req.state, to);
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, requestId);
     tx.update(requestRef, {
       state: to,
       cancelledAt: toTimestamp(nowMs),
@@ -431,7 +482,7 @@ async function finishCancel(requestId: string, actor: Actor, nowMs: number, opts
     assertRequestMove(req.state, "CANCELLED");
     // A tenant's closure is lifted with the CANCELLED state: the tenant's data is readable again from this commit.
     const tenant = req.subject.type === "tenant" ? await tx.get(tenantRef(req.subject.tenantId)) : null;
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, requestId);
     if (tenant?.exists && (tenant.get(`${TENANT_CLOSURE_FIELD}.requestId`) as unknown) === requestId) {
       tx.update(tenant.ref, { [TENANT_CLOSURE_FIELD]: FieldValue.delete() });
     }
@@ -461,7 +512,7 @@ async function restoreBatch(requestId: string, paths: string[], actor: Actor, no
   return db().runTransaction(async (tx) => {
     const req = requestFromFirestore(await tx.get(requestRef));
     const snaps = await tx.getAll(...paths.map((p) => db().doc(p)));
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, requestId);
     const restoredPaths: string[] = [];
     let movedOn = 0;
     for (const s of snaps) {

@@ -1,4 +1,5 @@
 import { EVIDENCE_TX, openEvidence } from "../evidence/index";
+import { entryDocId } from "../evidence/rules";
 import { FieldPath, type DocumentData, type DocumentReference, type QueryDocumentSnapshot } from "firebase-admin/firestore";
 import type { Actor } from "../evidence/rules";
 import { heldBy, isHeld } from "../kernel/held";
@@ -52,9 +53,10 @@ export interface TtlDeleteResult {
   classification: TtlDeleteClass;
   childrenRemoved: number;
   childrenKept: number;
-  /** Document writes this call committed (deletes, marker, evidence entry and chain head). */
+  /** Document writes this call committed (deletes, marker, evidence entry and its chain's head). */
   writes: number;
-  evidenceSeq: number | null;
+  /** The evidence entry's document id (`deletionAudits/{id}`). */
+  evidenceId: string | null;
 }
 
 /** `processedEvents/{eventId}`: the idempotency marker, and the progress of a delete with many children. */
@@ -68,7 +70,7 @@ interface MarkerDoc {
   childrenKept: number;
   /** Where the next page starts, while IN_PROGRESS: a child collection id and the last child id read in it. */
   cursor: { collection: string; after: string | null } | null;
-  evidenceSeq: number | null;
+  evidenceId: string | null;
 }
 
 /**
@@ -107,7 +109,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
 
   if (plan.action === null) {
     log.info("ttl.delete.workflow_observed", { ...base, trigger: input.trigger });
-    return { outcome: "WORKFLOW_SKIPPED", classification, childrenRemoved: 0, childrenKept: 0, writes: 0, evidenceSeq: null };
+    return { outcome: "WORKFLOW_SKIPPED", classification, childrenRemoved: 0, childrenKept: 0, writes: 0, evidenceId: null };
   }
   const action = plan.action;
 
@@ -127,7 +129,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
       const parentRecreated = (await tx.get(parentRef)).exists;
       // The hold fence (holds/fence.ts): holds covering the parent are read again in the transaction that
       // deletes, so a hold placed since the classification above keeps every child under it.
-      await readFenceInTx(tx);
+      const fenceGeneration = await readFenceInTx(tx);
       const holdsNow = await activeHoldsCoveringInTx(tx, input.path);
       // The cursor names its collection, so a collection emptied by an earlier page (and no longer listed)
       // cannot shift it; collections are walked in sorted order.
@@ -149,7 +151,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
         } else after = snap.docs[snap.size - 1]!.id;
       }
       const finished = !walking || index >= collections.length;
-      const evidence = finished ? await openEvidence(tx) : null;
+      const evidence = finished ? await openEvidence(tx, input.path) : null;
 
       let removed = marker?.childrenRemoved ?? 0;
       let kept = marker?.childrenKept ?? 0;
@@ -173,7 +175,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
         childrenRemoved: removed,
         childrenKept: kept,
         cursor: finished ? null : { collection: collections[index]!, after },
-        evidenceSeq: null,
+        evidenceId: null,
       };
       if (!evidence) {
         tx.set(markerRef, { ...markerBody, updatedAt: toTimestamp(nowMs), expireAt: toTimestamp(markerExpireAtMs(nowMs, pol)) });
@@ -197,24 +199,25 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
           childrenKept: kept,
           parentRecreated,
           holdId,
+          fenceGeneration,
         }),
       );
       tx.set(markerRef, {
         ...markerBody,
-        evidenceSeq: entry.seq,
+        evidenceId: entryDocId(entry),
         updatedAt: toTimestamp(nowMs),
         expireAt: toTimestamp(markerExpireAtMs(nowMs, pol)),
       });
       opts.beforeCommit?.("final");
-      // Children deleted, the marker, the evidence entry and the chain head.
-      return { kind: "done" as const, writes: pageWrites + 3, removed, kept, seq: entry.seq, parentRecreated };
+      // Children deleted, the marker, the evidence entry and its chain's head.
+      return { kind: "done" as const, writes: pageWrites + 3, removed, kept, evidenceId: entryDocId(entry), parentRecreated };
     }, EVIDENCE_TX);
 
     if (step.kind === "duplicate") return duplicate(step.marker, input);
     writes += step.writes;
     if (step.kind === "page") continue;
 
-    const fields = { ...base, trigger: input.trigger, childrenRemoved: step.removed, childrenKept: step.kept, writes, evidenceSeq: step.seq };
+    const fields = { ...base, trigger: input.trigger, childrenRemoved: step.removed, childrenKept: step.kept, writes, evidenceId: step.evidenceId };
     if (plan.severity === "error") log.error("ttl.delete.held_incident", { ...fields, action });
     else if (plan.severity === "warn") log.warn("ttl.delete.unexplained", { ...fields, parentRecreated: step.parentRecreated });
     else log.info("ttl.delete.processed", { ...fields, parentRecreated: step.parentRecreated });
@@ -222,7 +225,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
     const cls = pol.classForPath(input.path)?.id ?? "(unknown)";
     emitMetric("retention.ttl_deletions", 1, { class: cls, classification });
     if (expireAtMs !== null) emitMetric("retention.ttl_cleanup_lag_ms", Math.max(0, input.eventTimeMs - expireAtMs), { class: cls });
-    return { outcome: "PROCESSED", classification, childrenRemoved: step.removed, childrenKept: step.kept, writes, evidenceSeq: step.seq };
+    return { outcome: "PROCESSED", classification, childrenRemoved: step.removed, childrenKept: step.kept, writes, evidenceId: step.evidenceId };
   }
 }
 
@@ -235,7 +238,7 @@ function duplicate(marker: MarkerDoc, input: TtlDeleteInput): TtlDeleteResult {
     childrenRemoved: 0,
     childrenKept: 0,
     writes: 0,
-    evidenceSeq: marker.evidenceSeq,
+    evidenceId: marker.evidenceId ?? null,
   };
 }
 

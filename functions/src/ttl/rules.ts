@@ -132,6 +132,11 @@ export interface TtlEvidenceInput {
   parentRecreated: boolean;
   /** The hold that makes a held delete an incident. */
   holdId: string | null;
+  /**
+   * The hold fence generation the deleting transaction read: the ledger's order of this delete against hold
+   * placements and releases in other chains (evidence/rules.ts#deletedWhileHeld).
+   */
+  fenceGeneration?: number;
 }
 
 /**
@@ -155,6 +160,7 @@ export function ttlEvidenceBody(i: TtlEvidenceInput): EvidenceBody {
       deletionLagMs: i.expireAtMs === null ? null : i.eventTimeMs - i.expireAtMs,
       docPolicyVersion: i.docPolicyVersion,
       parentRecreated: i.parentRecreated,
+      ...(i.fenceGeneration !== undefined ? { fenceGeneration: i.fenceGeneration } : {}),
     },
   };
 }

@@ -4,15 +4,16 @@
  * verification, 2 usage or connection error.
  */
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { FieldValue } from "firebase-admin/firestore";
 import { beforeAll, describe, expect, it } from "vitest";
 import { evidenceDocId } from "../../../functions/src/evidence/rules";
-import { recordEvidence } from "../../../functions/src/evidence/store";
+import { recordEvidence, shardOfKey } from "../../../functions/src/evidence/store";
 import { COLLECTIONS } from "../../../functions/src/platform/firestore";
 import { planSubject } from "../../../functions/src/plan/planning";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
@@ -62,7 +63,7 @@ describe("npx retention", () => {
   it("--help lists every command and the exit codes; each command has its own --help", async () => {
     const r = await npxRetention(["--help"]);
     expect(r.code).toBe(0);
-    for (const c of ["seed-demo", "audit", "verify-evidence", "plan", "run", "report", "export"]) expect(r.stdout).toContain(`  ${c} `);
+    for (const c of ["seed-demo", "audit", "verify-evidence", "export-evidence", "plan", "run", "report", "export"]) expect(r.stdout).toContain(`  ${c} `);
     expect(r.stdout).toContain("0 all good, 1 findings or a failed verification, 2 usage or connection error");
     const a = await retention(["audit", "--help"]);
     expect(a.code).toBe(0);
@@ -127,8 +128,9 @@ describe("npx retention", () => {
     expect(json(repaired)).toMatchObject({ ok: true, totalFindings: 0 });
   });
 
-  it("verify-evidence exits 0 on an intact chain and 1, naming the entries, once one is edited and another removed", async () => {
+  it("verify-evidence exits 0 on an intact ledger and 1, naming the entries, once one is edited and another removed", async () => {
     await recordEvidence(
+      "cli-test",
       ...Array.from({ length: 4 }, (_, i) => ({
         action: "TEST_ENTRY",
         actor: { type: "system" as const, id: "cli-test" },
@@ -138,16 +140,72 @@ describe("npx retention", () => {
       })),
     );
     const ok = await retention(["verify-evidence", "--json"]);
-    expect(ok.code).toBe(0);
-    const head = json<{ head: { seq: number } }>(ok).head.seq;
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(json(ok)).toMatchObject({ ok: true, macs: "checked", anchors: { source: "emulator database evidence-anchors" } });
+    const shard = shardOfKey("cli-test");
     const col = db().collection(COLLECTIONS.deletionAudits);
-    await col.doc(evidenceDocId(head - 2)).update({ atMs: 42 });
-    await col.doc(evidenceDocId(head - 1)).delete();
+    const saved = [(await col.doc(evidenceDocId(shard, 2)).get()).data()!, (await col.doc(evidenceDocId(shard, 3)).get()).data()!];
+    await col.doc(evidenceDocId(shard, 2)).update({ atMs: 42 });
+    await col.doc(evidenceDocId(shard, 3)).delete();
     const bad = await retention(["verify-evidence"]);
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toMatch(new RegExp(`EDITED\\s+${head - 2}\\s+${evidenceDocId(head - 2)}`));
-    expect(bad.stdout).toMatch(new RegExp(`REMOVED\\s+${head - 1}\\s`));
+    expect(bad.stdout).toMatch(new RegExp(`EDITED\\s+${shard}\\s+2\\s+${evidenceDocId(shard, 2)}`));
+    expect(bad.stdout).toMatch(new RegExp(`REMOVED\\s+${shard}\\s+3\\s`));
     expect(bad.stdout).toContain("FAILED");
+    await col.doc(evidenceDocId(shard, 2)).set(saved[0]!);
+    await col.doc(evidenceDocId(shard, 3)).set(saved[1]!);
+    const unkeyed = await retention(["verify-evidence", "--without-key"]);
+    expect(unkeyed.code).toBe(0);
+    expect(unkeyed.stdout).toMatch(/MACs\s+NOT checked/);
+  });
+
+  it("verify-evidence on a project needs the anchors named (or refused on purpose), before it connects anywhere", async () => {
+    const project = { ...process.env, FIRESTORE_EMULATOR_HOST: "", RETENTION_EVIDENCE_KEY: "p".repeat(64) };
+    const r = await retention(["verify-evidence", "--project", "demo-nowhere"], project);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("Name the anchors");
+    const both = await retention(["verify-evidence", "--anchors", "x", "--without-anchors"]);
+    expect(both.code).toBe(2);
+  });
+
+  it("run evidenceAnchor anchors the heads; export-evidence writes a bundle that verifies offline, and a doctored bundle does not", async () => {
+    const anchored = await retention(["run", "evidenceAnchor", "--json"]);
+    expect(anchored.code, anchored.stderr).toBe(0);
+    expect(json(anchored)).toMatchObject({ job: "evidenceAnchor", sinks: ["firestore:evidence-anchors"] });
+    expect(json<{ chains: number }>(anchored).chains).toBeGreaterThan(0);
+
+    const out = join(mkdtempSync(join(tmpdir(), "evidence-bundle-")), "bundle");
+    const exported = await retention(["export-evidence", "--out", out, "--json"]);
+    expect(exported.code, exported.stdout + exported.stderr).toBe(0);
+    const ex = json<{ manifest: { chains: { chain: string; entries: number }[]; anchors: { count: number } }; verification: { ok: boolean; macs: string } }>(exported);
+    expect(ex.verification).toMatchObject({ ok: true, macs: "checked" });
+    expect(ex.manifest.anchors.count).toBeGreaterThan(0);
+    expect(await retention(["export-evidence", "--out", out])).toMatchObject({ code: 2 });
+
+    // The auditor: no database, no project, no key; the bundle and the anchors only.
+    const offline = { PATH: process.env.PATH, HOME: process.env.HOME };
+    const audit = await retention(["verify-evidence", "--bundle", out, "--without-key", "--json"], offline);
+    expect(audit.code, audit.stdout + audit.stderr).toBe(0);
+    expect(json(audit)).toMatchObject({ ok: true, macs: "unchecked", anchors: { count: ex.manifest.anchors.count } });
+
+    // A bundle edited in transit fails its manifest; an edit with the manifest made to match fails the chain.
+    const chain = ex.manifest.chains.find((c) => c.chain === shardOfKey("cli-test"))!;
+    const file = join(out, "chains", `${chain.chain}.jsonl`);
+    const lines = readFileSync(file, "utf8").split("\n");
+    const first = JSON.parse(lines[0]!) as { id: string; entry: { atMs: number } };
+    first.entry.atMs = 7;
+    lines[0] = JSON.stringify(first);
+    writeFileSync(file, lines.join("\n"));
+    const damaged = await retention(["verify-evidence", "--bundle", out, "--without-key"], offline);
+    expect(damaged.code).toBe(2);
+    expect(damaged.stderr).toContain("does not match the SHA-256");
+    const manifestPath = join(out, "manifest.json");
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { files: Record<string, string> };
+    manifest.files[`chains/${chain.chain}.jsonl`] = createHash("sha256").update(readFileSync(file)).digest("hex");
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    const doctored = await retention(["verify-evidence", "--bundle", out, "--without-key"], offline);
+    expect(doctored.code).toBe(1);
+    expect(doctored.stdout).toMatch(new RegExp(`EDITED\\s+${chain.chain}\\s+1\\s`));
   });
 
   it("plan prints the same manifest and hash as planSubject, run after run", async () => {
@@ -194,7 +252,8 @@ describe("npx retention", () => {
     expect(flagged.code, flagged.stderr).toBe(0);
     const viaEnv = await retention(["run", "expiryBackfill", "--dry-run", "--json"], { ...process.env, RETENTION_OPERATOR: "ops.oncall@example.com" });
     expect(viaEnv.code, viaEnv.stderr).toBe(0);
-    const runs = (await col.where("action", "==", "JOB_RUN").get()).docs.map((d) => d.data() as { seq: number; actor: unknown; detail: { operatorSource: string } }).sort((a, b) => a.seq - b.seq);
+    // Each run's evidence is in the chain of its own correlation id: they are ordered by their time.
+    const runs = (await col.where("action", "==", "JOB_RUN").get()).docs.map((d) => d.data() as { atMs: number; actor: unknown; detail: { operatorSource: string } }).sort((a, b) => a.atMs - b.atMs);
     expect(runs.slice(before).map((r) => [r.actor, r.detail.operatorSource])).toEqual([
       [{ type: "staff", id: "r-3001" }, "flag"],
       [{ type: "staff", id: "ops.oncall@example.com" }, "env"],

@@ -1,11 +1,12 @@
 /**
  * The evidence verifier against the emulator: a chain written through the real evidence store verifies;
  * one entry edited and another deleted fail verification with both places named; restoring them makes it
- * verify again. Small pages make the walk cross page boundaries, where the carried link must hold.
+ * verify again. Small pages make the walk cross page boundaries and chain boundaries. The tamper cases an
+ * insider with database write could try, and the anchors that catch them, are in tamper.test.ts.
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { evidenceDocId, type EvidenceBody } from "../../../functions/src/evidence/rules";
-import { recordEvidence } from "../../../functions/src/evidence/store";
+import { headRef, recordEvidence, shardOfKey } from "../../../functions/src/evidence/store";
 import { verifyEvidence } from "../../../functions/src/evidence/verify";
 import { COLLECTIONS } from "../../../functions/src/platform/firestore";
 import { clearFirestore, db } from "../../helpers/emulator";
@@ -21,28 +22,41 @@ const body = (i: number): EvidenceBody => ({
   detail: { expireAtMs: 1_800_000_000_000, eventTimeMs: 1_800_000_000_000 + i * 60_000, deletionLagMs: i * 60_000 },
 });
 
-const entryRef = (seq: number) => db().collection(COLLECTIONS.deletionAudits).doc(evidenceDocId(seq));
+/** One subject's evidence: one chain. A second subject's two entries sort after it (and another, before). */
+const SUBJECT = "sessions/subject-a";
+const shard = () => shardOfKey(SUBJECT);
+const entryRef = (seq: number) => db().collection(COLLECTIONS.deletionAudits).doc(evidenceDocId(shard(), seq));
+const OTHERS = Array.from({ length: 40 }, (_, i) => `sessions/other-${i}`);
 
 describe("verify-evidence", () => {
   beforeEach(async () => {
     await clearFirestore();
     // Two transactions, as separate writers would append.
-    await recordEvidence(...Array.from({ length: 6 }, (_, i) => body(i)));
-    await recordEvidence(...Array.from({ length: 6 }, (_, i) => body(6 + i)));
+    await recordEvidence(SUBJECT, ...Array.from({ length: 6 }, (_, i) => body(i)));
+    await recordEvidence(SUBJECT, ...Array.from({ length: 6 }, (_, i) => body(6 + i)));
   });
 
-  it("an untouched chain verifies, walked in pages", async () => {
+  it("an untouched chain verifies, walked in pages, with its MACs checked", async () => {
     const r = await verifyEvidence({ pageSize: 5 });
-    expect(r).toMatchObject({ ok: true, checked: 12, head: { seq: 12 }, findings: [] });
+    expect(r).toMatchObject({ ok: true, checked: 12, chains: 1, macs: "checked", findings: [] });
+    expect((await headRef(shard()).get()).data()).toMatchObject({ seq: 12 });
   });
 
-  it("an empty collection with no head verifies; a head without entries does not", async () => {
+  it("many chains verify together, walked across page and chain boundaries", async () => {
+    const others = OTHERS.filter((k) => shardOfKey(k) !== shard()).slice(0, 5);
+    for (const k of others) await recordEvidence(k, body(100), body(101));
+    const r = await verifyEvidence({ pageSize: 3 });
+    expect(r).toMatchObject({ ok: true, checked: 12 + 2 * others.length, findings: [] });
+    expect(r.chains).toBe(new Set([shard(), ...others.map(shardOfKey)]).size);
+  });
+
+  it("an empty ledger with no heads verifies; a head without entries does not", async () => {
     await clearFirestore();
-    expect(await verifyEvidence()).toMatchObject({ ok: true, checked: 0, head: null });
-    await db().collection(COLLECTIONS.retentionJobs).doc("evidence-chain-head").set({ seq: 3, hash: "f".repeat(64) });
+    expect(await verifyEvidence()).toMatchObject({ ok: true, checked: 0, chains: 0 });
+    await headRef("s0003").set({ seq: 3, hash: "f".repeat(64) });
     const r = await verifyEvidence();
     expect(r.ok).toBe(false);
-    expect(r.findings).toEqual([expect.objectContaining({ problem: "REMOVED", seq: 3 })]);
+    expect(r.findings).toEqual([expect.objectContaining({ problem: "REMOVED", shard: "s0003", seq: 3 })]);
   });
 
   it("one entry edited and another deleted: the verifier fails and says where; restoring both repairs it", async () => {
@@ -55,8 +69,8 @@ describe("verify-evidence", () => {
     expect(r.ok).toBe(false);
     expect(r.findings).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ problem: "EDITED", seq: 4, docId: evidenceDocId(4) }),
-        expect.objectContaining({ problem: "REMOVED", seq: 9, docId: evidenceDocId(10) }),
+        expect.objectContaining({ problem: "EDITED", shard: shard(), seq: 4, docId: evidenceDocId(shard(), 4) }),
+        expect.objectContaining({ problem: "REMOVED", shard: shard(), seq: 9, docId: evidenceDocId(shard(), 10) }),
       ]),
     );
     // Nothing else is blamed: entries after the gap still link to the entry before it by their own hashes.
@@ -78,7 +92,7 @@ describe("verify-evidence", () => {
     expect((await verifyEvidence({ pageSize: 5 })).ok).toBe(true);
   });
 
-  it("removing the newest entry is caught through the chain head", async () => {
+  it("removing the newest entry is caught through its chain's head", async () => {
     await entryRef(12).delete();
     const r = await verifyEvidence({ pageSize: 4 });
     expect(r.ok).toBe(false);
@@ -87,13 +101,14 @@ describe("verify-evidence", () => {
 
   it("an inserted entry (a forged document between two real ones) is reported as inserted", async () => {
     const forged = { ...(await entryRef(5).get()).data()!, counts: { childrenRemoved: 7 } };
-    await db().collection(COLLECTIONS.deletionAudits).doc(`${evidenceDocId(5)}a`).set(forged);
+    await db().collection(COLLECTIONS.deletionAudits).doc(`${evidenceDocId(shard(), 5)}a`).set(forged);
+    await db().collection(COLLECTIONS.deletionAudits).doc("audit-note").set(forged);
     const r = await verifyEvidence({ pageSize: 3 });
     expect(r.ok).toBe(false);
-    expect(r.findings).toEqual(expect.arrayContaining([expect.objectContaining({ problem: "INSERTED", docId: `${evidenceDocId(5)}a` })]));
+    expect(r.findings.map((f) => `${f.problem}:${f.docId}`).sort()).toEqual(["INSERTED:audit-note", `INSERTED:${evidenceDocId(shard(), 5)}a`]);
   });
 
-  it("hands every entry to the visitor once, in order (the dashboard's TTL delays come from this pass)", async () => {
+  it("hands every entry to the visitor once, in its chain's order (the dashboard's TTL delays come from this pass)", async () => {
     const seen: number[] = [];
     await verifyEvidence({ pageSize: 5, onEntry: (e) => seen.push(e.seq) });
     expect(seen).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));

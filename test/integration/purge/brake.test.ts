@@ -2,7 +2,7 @@ import { getAuth } from "firebase-admin/auth";
 import { logger } from "firebase-functions";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { approvePurgeRunHandler } from "../../../functions/src/entrypoints/callable/approve-purge-run";
-import { evidenceDocId } from "../../../functions/src/evidence/rules";
+import { chainHash, evidenceDocId, type ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { policy } from "../../../functions/src/platform/registry";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { adminApp, db } from "../../helpers/emulator";
@@ -125,7 +125,7 @@ describe("mass-deletion brake", () => {
   it("runs exactly the approved set once after approvePurgeRun, recording the real approver", async () => {
     const runKey = await trip();
     const decided = await approve(runKey);
-    expect(decided).toMatchObject({ runKey, state: "APPROVED", evidenceSeq: expect.any(Number) as number });
+    expect(decided).toMatchObject({ runKey, state: "APPROVED", evidenceShard: expect.stringMatching(/^s\d{4}$/) as string, evidenceSeq: expect.any(Number) as number });
     const second = await runNightlyPurge(runOptions({ batchSize: 10 }));
     expect(brakeOf(second)).toMatchObject({ status: "APPROVED", approved: [{ runKey, unitKey: "sweep-events" }], waiting: [] });
     expect(outcomeOf(second, "sweep-events")?.outcome).toBe("DONE");
@@ -135,15 +135,15 @@ describe("mass-deletion brake", () => {
     expect(gone.every((p) => p.startsWith("events/old-"))).toBe(true);
     const entries = await expectChainVerifies();
     const decision = entries.find((e) => e.action === "PURGE_BRAKE_DECIDED")!;
-    expect(decision).toMatchObject({ seq: decided.evidenceSeq, actor: { type: "staff", id: "r-3001" }, decision: { reason: "RETENTION_ADMIN_APPROVED" } });
+    expect(decision).toMatchObject({ shard: decided.evidenceShard, seq: decided.evidenceSeq, actor: { type: "staff", id: "r-3001" }, decision: { reason: "RETENTION_ADMIN_APPROVED" } });
     expect(decision.detail).toMatchObject({ runKey, decision: "APPROVE", approver: "r-3001", expiresAtMs: Date.parse(decided.expiresAt!) });
     expect(JSON.stringify(decision)).not.toContain("reviewed the expired events");
     const used = entries.filter((e) => e.action === "PURGE_BRAKE_APPROVED");
     expect(used).toHaveLength(1);
-    expect(used[0]!.detail).toMatchObject({ runKey, unitKey: "sweep-events", approvedBy: "r-3001", approvalSeq: decided.evidenceSeq });
+    expect(used[0]!.detail).toMatchObject({ runKey, unitKey: "sweep-events", approvedBy: "r-3001", approvalShard: decided.evidenceShard, approvalSeq: decided.evidenceSeq });
     await expectDeletionsExplained(entries, gone);
     const rec = await record(runKey);
-    expect(rec).toMatchObject({ state: "USED", decision: { decision: "APPROVE", by: "r-3001", note: "reviewed the expired events", evidenceSeq: decided.evidenceSeq } });
+    expect(rec).toMatchObject({ state: "USED", decision: { decision: "APPROVE", by: "r-3001", note: "reviewed the expired events", evidenceShard: decided.evidenceShard, evidenceSeq: decided.evidenceSeq } });
     // Used once: the callable refuses to decide on it again.
     await expect(approve(runKey)).rejects.toMatchObject({ reason: "BRAKE_RUN_USED" });
   });
@@ -156,7 +156,7 @@ describe("mass-deletion brake", () => {
     const tripEntry = (await evidence()).find((e) => e.action === "PURGE_BRAKE_TRIPPED")!;
     await db().doc(`retentionJobs/brake-${runKey}`).update({
       state: "APPROVED",
-      decision: { decision: "APPROVE", by: "r-3001", at: new Date(), expiresAt: new Date(Date.now() + HOUR), note: "", evidenceSeq: tripEntry.seq, evidenceHash: tripEntry.hash },
+      decision: { decision: "APPROVE", by: "r-3001", at: new Date(), expiresAt: new Date(Date.now() + HOUR), note: "", evidenceShard: tripEntry.shard!, evidenceSeq: tripEntry.seq, evidenceHash: tripEntry.hash },
     });
     const second = await runNightlyPurge(runOptions({ batchSize: 10 }));
     expect(brakeOf(second).waiting).toEqual([expect.objectContaining({ runKey, state: "WAITING", approval: "NOT_A_DECISION" })]);
@@ -181,17 +181,30 @@ describe("mass-deletion brake", () => {
 
     // The evidence entry edited to match a forged record: the chain no longer proves it.
     const again = await approve(runKey);
-    await db().doc(`deletionAudits/${evidenceDocId(again.evidenceSeq)}`).update({ "detail.expiresAtMs": Date.parse(again.expiresAt!) + 1 });
+    const againRef = db().doc(`deletionAudits/${evidenceDocId(again.evidenceShard, again.evidenceSeq)}`);
+    const genuine = (await againRef.get()).data() as ChainedEvidence;
+    await againRef.update({ "detail.expiresAtMs": Date.parse(again.expiresAt!) + 1 });
     await db().doc(`retentionJobs/brake-${runKey}`).update({ "decision.expiresAt": new Date(Date.parse(again.expiresAt!) + 1) });
     const fifth = await runNightlyPurge(runOptions({ batchSize: 10 }));
     expect(brakeOf(fifth).waiting[0]).toMatchObject({ runKey, approval: "EVIDENCE_EDITED" });
+
+    // The same edit with the entry re-hashed and the record pointing at the new hash: every link holds, and only
+    // the MAC, which needs the evidence key the database does not hold, tells the forgery from the approval.
+    const { seq, prevHash, hash: _genuineHash, mac, keyId, ...hashed } = genuine;
+    const longer = { ...hashed, detail: { ...hashed.detail, expiresAtMs: Date.parse(again.expiresAt!) + 30 * 24 * HOUR } };
+    const forgedHash = chainHash(prevHash, seq, longer);
+    await againRef.set({ ...longer, seq, prevHash, hash: forgedHash, mac, keyId });
+    // (The fifth run put the record back to WAITING; the forger sets it to APPROVED again.)
+    await db().doc(`retentionJobs/brake-${runKey}`).update({ state: "APPROVED", "decision.expiresAt": new Date(Date.parse(again.expiresAt!) + 30 * 24 * HOUR), "decision.evidenceHash": forgedHash });
+    const sixth = await runNightlyPurge(runOptions({ batchSize: 10 }));
+    expect(brakeOf(sixth).waiting[0]).toMatchObject({ runKey, approval: "EVIDENCE_NOT_SIGNED" });
     expect(await allGovernedPaths()).toEqual(before);
     expect((await evidence()).filter((e) => e.action === "PURGE_BRAKE_APPROVED")).toEqual([]);
 
     // Nor can a forged approval block a real decision.
     await db().doc(`retentionJobs/brake-${runKey}`).update({
       state: "APPROVED",
-      decision: { decision: "APPROVE", by: "r-3001", at: new Date(), expiresAt: new Date(Date.now() + 365 * 24 * HOUR), note: "", evidenceSeq: tripEntry.seq, evidenceHash: tripEntry.hash },
+      decision: { decision: "APPROVE", by: "r-3001", at: new Date(), expiresAt: new Date(Date.now() + 365 * 24 * HOUR), note: "", evidenceShard: tripEntry.shard!, evidenceSeq: tripEntry.seq, evidenceHash: tripEntry.hash },
     });
     await expect(approve(runKey, "APPROVE")).resolves.toMatchObject({ state: "APPROVED" });
   });

@@ -5,6 +5,7 @@ import { isBusinessVisible } from "../../../functions/src/kernel/visibility";
 import { readGoverned } from "../../../functions/src/platform/governed-doc";
 import { seedDemo } from "../../../functions/src/demo/seed";
 import { scanRetention } from "../../../functions/src/audit/scan";
+import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { runNightlyPurge } from "../../../functions/src/purge/job";
 import { policy } from "../../../functions/src/platform/registry";
 import { hasDeleteTrigger } from "../../../functions/src/ttl/rules";
@@ -12,6 +13,7 @@ import { adminApp, db } from "../../helpers/emulator";
 import {
   AFTER_GRACE,
   allGovernedPaths,
+  expectBefore,
   expectChainVerifies,
   expectBatchesDecided,
   expectDeletionsExplained,
@@ -124,10 +126,10 @@ describe("nightly purge: the end-to-end scenario", () => {
     expect(await expectBatchesDecided(entries)).toBe(eligible.length);
     // Documents a delete trigger watches were also marked PURGE_ELIGIBLE before their delete, so the
     // trigger leaves the evidence to the purge.
-    const markedAt = new Map<string, number>();
-    for (const e of entries) if (e.action === "PURGE_ELIGIBLE_MARKED") for (const p of e.paths ?? []) markedAt.set(p, e.seq);
+    const markedAt = new Map<string, ChainedEvidence>();
+    for (const e of entries) if (e.action === "PURGE_ELIGIBLE_MARKED") for (const p of e.paths ?? []) markedAt.set(p, e);
     for (const e of entries.filter((x) => x.action === "PURGE_BATCH")) {
-      for (const p of (e.paths ?? []).filter((x) => hasDeleteTrigger(policy(), x))) expect(markedAt.get(p), p).toBeLessThan(e.seq);
+      for (const p of (e.paths ?? []).filter((x) => hasDeleteTrigger(policy(), x))) expectBefore(markedAt.get(p)!, e);
     }
     expect(markedAt.size).toBeGreaterThan(0);
     expect(entries.filter((e) => e.action === "PURGE_BATCH").length).toBeGreaterThanOrEqual(5);

@@ -5,11 +5,11 @@
  */
 import { FieldPath, type DocumentReference } from "firebase-admin/firestore";
 import { expect } from "vitest";
-import { verifyChain, type ChainedEvidence } from "../../../functions/src/evidence/rules";
+import { deletedWhileHeld, entryDocId, shardOf, type ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { hashCanonical } from "../../../functions/src/kernel/canonical";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { computeExpireAt, computeRetainUntil } from "../../../functions/src/kernel/retention";
-import { chainHeadRef } from "../../../functions/src/evidence/store";
+import { verifyEvidence } from "../../../functions/src/evidence/verify";
 import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
 import { placeHold } from "../../../functions/src/holds/service";
 import { settings } from "../../../functions/src/platform/settings";
@@ -152,21 +152,36 @@ export async function allGovernedPaths(): Promise<Set<string>> {
   return out;
 }
 
+/** Every evidence entry, chain by chain, each chain in seq order (its commit order). */
 export async function evidence(): Promise<ChainedEvidence[]> {
   const snap = await db().collection("deletionAudits").orderBy(FieldPath.documentId()).get();
   return snap.docs.map((d) => d.data() as ChainedEvidence);
 }
 
+/** The ledger verifies as `retention verify-evidence` checks it (chains, heads, MACs, anchors); returns its entries. */
 export async function expectChainVerifies(): Promise<ChainedEvidence[]> {
-  const snap = await db().collection("deletionAudits").orderBy(FieldPath.documentId()).get();
-  const head = (await chainHeadRef().get()).data() as { seq: number; hash: string } | undefined;
-  const r = verifyChain(
-    snap.docs.map((d) => ({ docId: d.id, entry: d.data() as ChainedEvidence })),
-    head ?? null,
-  );
+  const r = await verifyEvidence();
   expect(r.findings).toEqual([]);
   expect(r.ok).toBe(true);
-  return snap.docs.map((d) => d.data() as ChainedEvidence);
+  expect(r.macs).toBe("checked");
+  return evidence();
+}
+
+/**
+ * `a` committed before `b`, where the ledger can prove it: both in one chain (one purge unit's entries are), in
+ * seq order. Entries of different chains have no order of their own; across chains the hold fence orders
+ * deletions against holds ({@link expectHoldsFenced}).
+ */
+export function expectBefore(a: ChainedEvidence, b: ChainedEvidence): void {
+  expect(shardOf(a), `${entryDocId(a)} and ${entryDocId(b)} are in one chain`).toBe(shardOf(b));
+  expect(a.seq, `${entryDocId(a)} before ${entryDocId(b)}`).toBeLessThan(b.seq);
+}
+
+/** The hold fence generation an entry recorded (a purge step the one it read, a placement or release the one it wrote). */
+export function fenceGenerationOf(e: ChainedEvidence): number {
+  const g = e.detail?.fenceGeneration;
+  expect(typeof g, `${e.action} ${entryDocId(e)} records its hold fence generation`).toBe("number");
+  return g as number;
 }
 
 /** How many times each path appears in evidence entries of `action`. */
@@ -242,51 +257,60 @@ export class InjectedCrash extends Error {
   }
 }
 
-/** A hold placement's evidence entry with the target its record names, and its release's entry if any. */
+/** A hold's placement and release as the ledger records them: the fence generations they wrote. */
 export interface PlacedHold {
   holdId: string;
-  seq: number;
-  releasedSeq: number | null;
+  generation: number;
+  releasedGeneration: number | null;
   targetPath: string;
 }
 
-/** Every HOLD_PLACED entry, with the target path from its hold record and the seq of its HOLD_RELEASED. */
+/** Every HOLD_PLACED entry, with the target path from its hold record and the generation of its HOLD_RELEASED. */
 export async function placedHolds(entries: readonly ChainedEvidence[]): Promise<PlacedHold[]> {
   const out: PlacedHold[] = [];
   for (const e of entries.filter((x) => x.action === "HOLD_PLACED")) {
     const rec = await db().doc(`retentionHolds/${e.holdId}`).get();
     const released = entries.find((x) => x.action === "HOLD_RELEASED" && x.holdId === e.holdId);
-    out.push({ holdId: String(e.holdId), seq: e.seq, releasedSeq: released?.seq ?? null, targetPath: String(rec.get("targetPath")) });
+    out.push({ holdId: String(e.holdId), generation: fenceGenerationOf(e), releasedGeneration: released ? fenceGenerationOf(released) : null, targetPath: String(rec.get("targetPath")) });
   }
   return out;
 }
 
 /**
  * The hold fence, read from the evidence (which commits with each deletion): for every hold, each path it
- * covers that existed before the purge was either deleted by a PURGE_BATCH outside the hold's life in the
- * chain (before its HOLD_PLACED entry, or after its HOLD_RELEASED entry), or still exists. And the purge never says a path was stopped by a hold when the path
- * is gone. Returns how many covered paths were checked.
+ * covers that existed before the purge was either deleted by a PURGE_BATCH outside the hold's life, or still
+ * exists. And the purge never says a path was stopped by a hold when the path is gone.
+ *
+ * "Outside the hold's life" is decided by the hold fence generation, the ledger's order across chains: a purge
+ * batch records the generation it read in the transaction that deleted, a placement and a release the one they
+ * wrote, and Firestore serialises the fence's readers against its writers, so a batch that read r committed
+ * before a placement that wrote g exactly when r < g (evidence/rules.ts#deletedWhileHeld). It is the same
+ * "before" the single chain's seq gave, without needing one chain. Returns how many covered paths were checked.
  */
 export async function expectHoldsFenced(entries: readonly ChainedEvidence[], before: ReadonlySet<string>): Promise<number> {
-  const deletedAt = new Map<string, number>();
-  for (const e of entries) if (e.action === "PURGE_BATCH") for (const p of e.paths ?? []) deletedAt.set(p, e.seq);
+  const deletedAt = new Map<string, { generation: number; id: string }>();
+  for (const e of entries) if (e.action === "PURGE_BATCH") for (const p of e.paths ?? []) deletedAt.set(p, { generation: fenceGenerationOf(e), id: entryDocId(e) });
   let checked = 0;
   for (const h of await placedHolds(entries)) {
     for (const p of before) {
       if (p !== h.targetPath && !p.startsWith(`${h.targetPath}/`)) continue;
       checked++;
-      const seq = deletedAt.get(p);
-      if (seq === undefined) expect(await exists(p), `${p}, covered by hold ${h.holdId} on ${h.targetPath}, survives`).toBe(true);
-      else if (h.releasedSeq === null || seq < h.releasedSeq) {
-        expect(seq, `${p} deleted (seq ${seq}) while hold ${h.holdId} on ${h.targetPath} (seq ${h.seq}) stood`).toBeLessThan(h.seq);
+      const deleted = deletedAt.get(p);
+      if (deleted === undefined) expect(await exists(p), `${p}, covered by hold ${h.holdId} on ${h.targetPath}, survives`).toBe(true);
+      else {
+        expect(
+          deletedWhileHeld(deleted.generation, h.generation, h.releasedGeneration),
+          `${p} deleted (${deleted.id}, fence generation ${deleted.generation}) while hold ${h.holdId} on ${h.targetPath} stood (generations ${h.generation}..${h.releasedGeneration ?? "now"})`,
+        ).toBe(false);
       }
     }
   }
   // A path recorded as stopped by a hold is still there, unless a later round deleted it (after a release).
   for (const e of entries.filter((x) => x.action === "PURGE_HOLD_STOPPED")) {
+    const stoppedAt = fenceGenerationOf(e);
     for (const p of e.paths ?? []) {
-      const later = (deletedAt.get(p) ?? -1) > e.seq;
-      if (!later) expect(await exists(p), `${p} recorded as stopped by a hold (seq ${e.seq}) still exists`).toBe(true);
+      const later = (deletedAt.get(p)?.generation ?? -1) > stoppedAt;
+      if (!later) expect(await exists(p), `${p} recorded as stopped by a hold (${entryDocId(e)}) still exists`).toBe(true);
     }
   }
   return checked;

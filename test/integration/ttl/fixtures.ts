@@ -8,6 +8,7 @@ import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { COLLECTIONS, db } from "../../../functions/src/platform/firestore";
 import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
 import { policy } from "../../../functions/src/platform/registry";
+import { readHeads } from "../../../functions/src/evidence/anchor";
 
 export const TENANT = "t-acme";
 
@@ -59,9 +60,11 @@ export async function existing(paths: string[]): Promise<string[]> {
   return snaps.filter((s) => s.exists).map((s) => s.ref.path);
 }
 
+/** Entries appended to the ledger so far: the sum of every chain head's seq. */
 export async function chainHeadSeq(): Promise<number> {
-  const snap = await db().collection(COLLECTIONS.retentionJobs).doc("evidence-chain-head").get();
-  return (snap.get("seq") as number | undefined) ?? 0;
+  let n = 0;
+  for (const head of (await readHeads()).values()) n += head.seq;
+  return n;
 }
 
 /** The event a trigger gets for a delete: the deleted document's last snapshot, its params and an id. */

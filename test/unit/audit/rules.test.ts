@@ -16,7 +16,8 @@ import {
   type AuditDoc,
   type ArchiveFacts,
 } from "../../../functions/src/audit/rules";
-import { DAY_MS, PolicyIndex, retentionFingerprints } from "../../../functions/src/kernel/policy";
+import { DAY_MS, PolicyIndex } from "../../../functions/src/kernel/policy";
+import { retentionFingerprints } from "../../../functions/src/kernel/policy-fingerprint";
 import { loadVersion, policyV1 } from "../../helpers/policy";
 
 const NOW = Date.parse("2027-03-01T00:00:00Z");

@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it, vi } from "vitest";
 
 interface Endpoint {
+  secretEnvironmentVariables?: { key: string }[];
   timeoutSeconds: number | null;
   availableMemoryMb: number | null;
   eventTrigger?: { eventType: string; retry: boolean };
@@ -29,5 +30,16 @@ describe("deployed function settings", () => {
     expect(endpointOf(planDeletion)).toMatchObject({ timeoutSeconds: 540, availableMemoryMb: 2048 });
     expect(endpointOf(placeRetentionHold)).toMatchObject({ timeoutSeconds: 540, availableMemoryMb: 512 });
     expect(endpointOf(runRetentionJob)).toMatchObject({ timeoutSeconds: 540, availableMemoryMb: 2048 });
+  });
+
+  it("every deployed function binds the evidence key (each may append evidence, and appending needs the key)", async () => {
+    const deployed = (await import("../../../functions/src/index")) as Record<string, unknown>;
+    const functions = Object.entries(deployed).flatMap(([name, fn]) =>
+      (fn as { __endpoint?: unknown }).__endpoint ? [[name, fn] as const] : Object.entries(fn as Record<string, unknown>).map(([sub, f]) => [`${name}-${sub}`, f] as const),
+    );
+    expect(functions.length).toBeGreaterThan(15);
+    for (const [name, fn] of functions) {
+      expect(endpointOf(fn).secretEnvironmentVariables?.map((s) => s.key), name).toEqual(["RETENTION_EVIDENCE_KEY"]);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { matchPattern, parentDocumentPath, patternMatchesSegments, segments } from "../../../functions/src/kernel/paths";
+import { compareNames, matchPattern, parentDocumentPath, patternMatchesSegments, segments } from "../../../functions/src/kernel/paths";
 
 /** The helpers' definitions, written the slow and obvious way: the fast paths must agree with them. */
 const reference = {
@@ -46,5 +46,25 @@ describe("path helpers agree with their definitions", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("compareNames", () => {
+  it("orders names as Firestore does: segment by segment, each by its UTF-8 bytes", () => {
+    const names = ["a/b", "a/b/c/d", "a/b-x", "a/\u{1F600}", "a/\uFFFD", "a/é", "a/z", "a/B", "a/bb", "a/b/c/\u0000"];
+    const bytes = (s: string) => s.split("/").map((x) => Buffer.from(x, "utf8"));
+    const byBytes = (p: string, q: string) => {
+      const x = bytes(p);
+      const y = bytes(q);
+      for (let i = 0; i < Math.min(x.length, y.length); i++) {
+        const c = Buffer.compare(x[i]!, y[i]!);
+        if (c !== 0) return c;
+      }
+      return x.length - y.length;
+    };
+    const sign = (n: number) => Math.sign(n);
+    for (const p of names) for (const q of names) expect(sign(compareNames(p, q)), `${p} vs ${q}`).toBe(sign(byBytes(p, q)));
+    // A subtree stays contiguous.
+    expect(["a/b-x", "a/b/c/d", "a/b"].sort(compareNames)).toEqual(["a/b", "a/b/c/d", "a/b-x"]);
   });
 });

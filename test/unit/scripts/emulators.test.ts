@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -20,5 +20,33 @@ describe("emulator harness", () => {
     expect(r.stdout).not.toContain("SHOULD-NOT-RUN");
     expect(r.stderr).toContain("No Cloud Firestore emulator jar was found");
     expect(r.stderr).toContain("gcloud components install cloud-firestore-emulator");
+  });
+
+  it("gives a fresh clone an emulator evidence key in functions/.secret.local, and keeps one that is there", () => {
+    const clone = mkdtempSync(join(tmpdir(), "fresh-clone-"));
+    mkdirSync(join(clone, "scripts"));
+    mkdirSync(join(clone, "functions"));
+    copyFileSync(join(repoRoot, "scripts", "emulators.mjs"), join(clone, "scripts", "emulators.mjs"));
+    const emptyHome = mkdtempSync(join(tmpdir(), "no-emulator-home-"));
+    const env: Record<string, string | undefined> = { ...process.env, HOME: emptyHome, GCLOUD_FIRESTORE_JAR: join(emptyHome, "missing.jar") };
+    delete env.FIRESTORE_EMULATOR_BINARY_PATH;
+    const run = () => spawnSync(process.execPath, [join(clone, "scripts", "emulators.mjs"), "exec", "--only", "firestore", "--", "true"], { env, encoding: "utf8" });
+    run();
+    const file = join(clone, "functions", ".secret.local");
+    const first = readFileSync(file, "utf8");
+    expect(first).toMatch(/^RETENTION_EVIDENCE_KEY=[0-9a-f]{64}$/m);
+    expect(statSync(file).mode & 0o077).toBe(0);
+    run();
+    expect(readFileSync(file, "utf8")).toBe(first);
+    writeFileSync(file, "OTHER_SECRET=x\n");
+    run();
+    expect(readFileSync(file, "utf8")).toMatch(/^OTHER_SECRET=x\nRETENTION_EVIDENCE_KEY=[0-9a-f]{64}\n$/);
+  });
+
+  it("never commits or deploys the local key", () => {
+    expect(readFileSync(join(repoRoot, ".gitignore"), "utf8")).toMatch(/^functions\/\.secret\.local$/m);
+    const config = JSON.parse(readFileSync(join(repoRoot, "firebase.json"), "utf8")) as { functions: { ignore: string[] }[] };
+    expect(config.functions[0]!.ignore).toContain(".secret.local");
+    expect(readFileSync(join(repoRoot, "functions", ".env.local"), "utf8")).not.toContain("RETENTION_EVIDENCE_KEY");
   });
 });

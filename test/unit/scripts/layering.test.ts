@@ -19,7 +19,7 @@ async function violations(): Promise<string[]> {
   const { cruise } = (await import("dependency-cruiser")) as unknown as {
     cruise: (files: string[], options: Record<string, unknown>) => Promise<{ output: { summary: { violations: Violation[] } } }>;
   };
-  const result = await cruise(["functions/src"], {
+  const result = await cruise(["functions/src", "console/src"], {
     baseDir: join(__dirname, "..", "..", "fixtures", "layering"),
     ruleSet: { forbidden: config.forbidden },
     validate: true,
@@ -30,7 +30,7 @@ async function violations(): Promise<string[]> {
 }
 
 describe("the layering rules", () => {
-  it("fail a rule file that imports Firebase, a wing reaching into another wing's store, an adapter on a wing, a cycle", async () => {
+  it("fail a rule file that imports Firebase, a wing reaching into another wing's store, an adapter on a wing, a cycle, a contract or console that is not browser-safe", async () => {
     const found = await violations();
     expect(found).toEqual(
       expect.arrayContaining([
@@ -39,9 +39,17 @@ describe("the layering rules", () => {
         "wing-through-its-index: functions/src/requests/reaches-into-purge.ts -> functions/src/purge/store.ts",
         "platform-imports-no-wing: functions/src/platform/knows-a-wing.ts -> functions/src/requests/through-index.ts",
         "no-cycles: functions/src/holds/a.ts -> functions/src/holds/b.ts",
+        "contract-is-pure: functions/src/contract/reaches-a-wing.ts -> functions/src/requests/through-index.ts",
+        "contract-reaches-no-node: functions/src/contract/reaches-node.ts -> crypto",
+        "browser-takes-browser-code: console/src/reaches-a-wing.ts -> functions/src/requests/through-index.ts",
+        "browser-reaches-no-node: console/src/reaches-node.ts -> crypto",
       ]),
     );
     // Going through the other wing's index is allowed.
     expect(found.filter((v) => v.includes("through-index.ts ->"))).toEqual([]);
+    // The contract may use zod and a pure kernel module; a kernel module may use Node (no contract reaches it).
+    expect(found.filter((v) => v.includes("contract/fine.ts") || v.includes("kernel/digest.ts") || v.includes("kernel/clean.ts"))).toEqual([]);
+    // The console may bundle the contract, a pure kernel module and the report's charts.
+    expect(found.filter((v) => v.startsWith("browser-") && v.includes("console/src/fine.ts"))).toEqual([]);
   }, 60_000);
 });

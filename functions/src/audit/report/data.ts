@@ -114,8 +114,10 @@ export async function collectReportData(opts: { nowMs: number; target: string; s
     evidence: {
       ok: evidence.ok,
       checked: evidence.checked,
-      headSeq: evidence.head?.seq ?? null,
-      problems: evidence.findings.map((f) => ({ problem: f.problem, seq: f.seq, docId: f.docId ?? null, detail: f.detail })),
+      chains: evidence.chains,
+      macs: evidence.macs,
+      anchors: evidence.anchors ? `${evidence.anchors.count} from ${evidence.anchors.source}${evidence.anchors.latestAt ? `, latest ${evidence.anchors.latestAt}` : ""}` : null,
+      problems: evidence.findings.map((f) => ({ problem: f.problem, chain: f.shard, seq: f.seq, docId: f.docId ?? null, detail: f.detail })),
     },
     ttlDelay: delays.result(),
     lastStoredAudit: await lastStoredAudit(),

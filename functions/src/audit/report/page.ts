@@ -16,7 +16,7 @@ export function renderReport(d: ReportData): string {
 
   const body = [
     `<header><h1>Retention dashboard</h1><p class="meta">${esc(d.target)} · policy ${esc(d.policyVersion)} · audited as ${esc(d.auditedAs)} · generated ${esc(d.generatedAt)}</p>`,
-    `<div class="badges">${badge(a.ok, a.ok ? "Audit: no findings" : `Audit: ${a.totalFindings} finding(s)`, "audit-status")}${badge(d.evidence.ok, d.evidence.ok ? "Evidence chain verifies" : "Evidence chain BROKEN", "chain-status")}</div></header>`,
+    `<div class="badges">${badge(a.ok, a.ok ? "Audit: no findings" : `Audit: ${a.totalFindings} finding(s)`, "audit-status")}${badge(d.evidence.ok, d.evidence.ok ? "Evidence ledger verifies" : "Evidence ledger BROKEN", "chain-status")}</div></header>`,
     `<section class="tiles">`,
     tile("Documents scanned", a.documents, "documents"),
     tile("Deletion candidates", candidates, "candidates-total"),
@@ -111,17 +111,19 @@ export function renderReport(d: ReportData): string {
     ),
 
     section(
-      "Evidence chain",
-      "deletionAudits verified entry by entry against its hash chain and head.",
+      "Evidence ledger",
+      "deletionAudits verified entry by entry against its chains, their heads, their MACs and the anchors.",
       kv([
         ["status", `<span data-testid="chain-ok">${d.evidence.ok ? "verifies" : "BROKEN"}</span>`],
         ["entries checked", `<span data-testid="chain-checked">${d.evidence.checked}</span>`],
-        ["head seq", `<span data-testid="chain-head">${d.evidence.headSeq ?? "-"}</span>`],
+        ["chains", `<span data-testid="chain-count">${d.evidence.chains}</span>`],
+        ["MACs", esc(d.evidence.macs === "checked" ? "checked with the evidence key" : "not checked (no evidence key)")],
+        ["anchors", esc(d.evidence.anchors ?? "none read")],
       ]) +
         (d.evidence.problems.length > 0
           ? table(
-              ["Problem", "Seq", "Doc id", "Detail"],
-              d.evidence.problems.map((p) => [p.problem, p.seq, p.docId ?? "-", p.detail]),
+              ["Problem", "Chain", "Seq", "Doc id", "Detail"],
+              d.evidence.problems.map((p) => [p.problem, p.chain, p.seq, p.docId ?? "-", p.detail]),
               "chain-problems",
             )
           : ""),

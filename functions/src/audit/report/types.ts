@@ -39,8 +39,13 @@ export interface ReportAudit {
 export interface ReportEvidence {
   ok: boolean;
   checked: number;
-  headSeq: number | null;
-  problems: { problem: string; seq: number; docId: string | null; detail: string }[];
+  /** Chains walked (and the legacy segment). */
+  chains: number;
+  /** Whether the MACs were checked (the dashboard had the evidence key). */
+  macs: "checked" | "unchecked";
+  /** The anchors the ledger was held against, in words; null when none were read. */
+  anchors: string | null;
+  problems: { problem: string; chain: string; seq: number; docId: string | null; detail: string }[];
 }
 
 /** Expiration-to-deletion delay of TTL deletes (event time minus expireAt), from TTL_DELETE evidence. */

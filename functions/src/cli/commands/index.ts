@@ -1,10 +1,30 @@
 import type { Command } from "../command";
+import { approveCommand } from "./approve";
 import { auditCommand } from "./audit";
+import { explainCommand } from "./explain";
+import { holdsCommand } from "./holds";
 import { exportCommand } from "./export";
 import { planCommand } from "./plan";
+import { replayErasuresCommand } from "./replay-erasures";
 import { reportCommand } from "./report";
+import { requestsCommand } from "./requests";
 import { runCommand } from "./run";
 import { seedDemoCommand } from "./seed-demo";
+import { exportEvidenceCommand } from "./export-evidence";
 import { verifyEvidenceCommand } from "./verify-evidence";
 
-export const COMMANDS: readonly Command[] = [seedDemoCommand, auditCommand, verifyEvidenceCommand, planCommand, runCommand, reportCommand, exportCommand];
+export const COMMANDS: readonly Command[] = [
+  seedDemoCommand,
+  auditCommand,
+  verifyEvidenceCommand,
+  exportEvidenceCommand,
+  planCommand,
+  runCommand,
+  reportCommand,
+  holdsCommand,
+  requestsCommand,
+  explainCommand,
+  approveCommand,
+  replayErasuresCommand,
+  exportCommand,
+];

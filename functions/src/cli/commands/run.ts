@@ -44,7 +44,7 @@ Exit: 0 the job ran clean, 1 it reported findings or a failure (summary ok=false
     const dryRun = values["dry-run"] === true;
     const correlationId = randomUUID();
     const runner = await load();
-    await recordEvidence({
+    await recordEvidence(correlationId, {
       action: "JOB_RUN",
       actor: operator.actor,
       decision: { reason: "OPERATOR_REQUEST", job: name },

@@ -1,48 +1,67 @@
-import { verifyEvidence } from "../../evidence/index";
-import { EXIT, positiveIntOpt, type Command } from "../command";
-import { keyValues, progressLine, table, writeJson, writeOut } from "../output";
+import { bundleLedger, readBundle, verifyEvidence, verifyLedger } from "../../evidence/index";
+import { EXIT, positiveIntOpt, stringOpt, type Command } from "../command";
+import { progressLine, writeJson, writeOut } from "../output";
+import { UsageError } from "../target";
+import { anchorsOption, EVIDENCE_OPTIONS, EVIDENCE_OPTIONS_HELP, keysOption, renderVerification } from "./evidence-shared";
 
 export const verifyEvidenceCommand: Command = {
   name: "verify-evidence",
-  summary: "Walk the deletionAudits hash chain and report edited, inserted or removed entries",
-  usage: "retention verify-evidence [--json] [--page-size <n>]",
-  details: `Reads deletionAudits in document-id (= seq) order, recomputes every hash, checks every link and
-the chain head (retentionJobs/evidence-chain-head), and reports each problem with its seq and document id:
-EDITED (content no longer matches its hash), REMOVED (a gap, or the head is ahead of the last entry),
-INSERTED (a repeated seq, or an id that does not match its seq), BROKEN_LINK, HEAD_MISMATCH. Read-only.
+  summary: "Verify the evidence ledger (every chain, head, MAC, anchor and seal), live or from an exported bundle",
+  usage: "retention verify-evidence [--anchors <path> | --without-anchors] [--without-key] [--bundle <dir>] [--json]",
+  details: `Walks deletionAudits chain by chain in seq order and checks, for every entry: its hash (EDITED), its
+link to the entry before (BROKEN_LINK), its seq and document id (REMOVED for a gap, INSERTED for a repeat or a
+foreign document), and its MAC under the evidence key (UNSIGNED, BAD_MAC: written or re-hashed without the key;
+UNKNOWN_KEY). Every chain's head must name its last entry (REMOVED, HEAD_MISMATCH). Every anchored head and every
+seal of the legacy segment must still be in the ledger with the hash it had: ANCHOR_MISMATCH (rewritten since),
+TRUNCATED (cut short, with its head rewound), SEGMENT_MISSING (a whole chain deleted), LEDGER_WIPED (no entries,
+while anchors say there was evidence); BAD_ANCHOR for an anchor that does not verify. Read-only.
+
+With --bundle <dir> it verifies an export of export-evidence offline, with no database: its anchors are the
+ones --anchors names, else the copy in the bundle.
 
 Options:
-  --page-size <n>   entries per read (default 500)
-  --json            machine-readable output
+  --bundle <dir>      verify an exported bundle instead of the database
+${EVIDENCE_OPTIONS_HELP}
+  --json              machine-readable output
 
-Exit: 0 the chain verifies, 1 it does not, 2 usage or connection error.`,
-  options: { "page-size": { type: "string" } },
+Exit: 0 the ledger verifies, 1 it does not, 2 usage or connection error (or no key and no --without-key).`,
+  options: { ...EVIDENCE_OPTIONS, bundle: { type: "string" } },
   positionals: [],
-  needsFirestore: true,
-  async run({ values, json }) {
+  needsFirestore: (values) => values.bundle === undefined,
+  validate({ values, target }) {
+    // Before any connection: a missing key or missing anchors is a usage error, not a slow failure.
+    keysOption(values);
+    if (values.bundle === undefined) anchorsOption(values, target);
+  },
+  async run({ values, json, target }) {
     const progress = progressLine();
-    const r = await verifyEvidence({
+    const common = {
       pageSize: positiveIntOpt(values, "page-size", 500),
-      onProgress: (n) => progress.update(`verifying evidence: ${n} entries`),
-    });
-    progress.done();
-    if (json) {
-      writeJson(r);
-    } else {
-      const parts: string[] = [];
-      if (r.findings.length > 0) {
-        parts.push(table(["PROBLEM", "SEQ", "DOC ID", "DETAIL"], r.findings.map((f) => [f.problem, f.seq, f.docId ?? "-", f.detail])), "");
+      keys: keysOption(values),
+      onProgress: (n: number) => progress.update(`verifying evidence: ${n} entries`),
+    };
+    const bundleDir = stringOpt(values, "bundle");
+    let r;
+    if (bundleDir !== undefined) {
+      let manifest;
+      try {
+        manifest = readBundle(bundleDir);
+      } catch (err) {
+        throw new UsageError(`--bundle ${bundleDir}: ${err instanceof Error ? err.message : String(err)}`);
       }
-      parts.push(
-        keyValues([
-          ["result", r.ok ? "OK: the chain verifies" : `FAILED: ${r.findings.length} problem(s)${r.truncated ? " (list truncated)" : ""}`],
-          ["entries checked", r.checked],
-          ["head seq", r.head ? r.head.seq : null],
-          ["duration", `${r.durationMs} ms`],
-        ]),
-      );
-      writeOut(parts.join("\n"));
+      const own = manifest.anchors ? { kind: "path" as const, path: `${bundleDir}/anchors.jsonl` } : null;
+      r = await verifyLedger(bundleLedger(bundleDir), {
+        ...common,
+        anchors: anchorsOption(values, null, own),
+        ledger: { projectId: manifest.projectId, databaseId: manifest.databaseId },
+        anchorsUntilMs: manifest.cutAtMs,
+      });
+    } else {
+      r = await verifyEvidence({ ...common, anchors: anchorsOption(values, target) });
     }
+    progress.done();
+    if (json) writeJson(r);
+    else writeOut(renderVerification(r, bundleDir !== undefined ? "the bundle" : "the ledger"));
     return r.ok ? EXIT.ok : EXIT.findings;
   },
 };

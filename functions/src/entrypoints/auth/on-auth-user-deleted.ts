@@ -1,4 +1,5 @@
 import * as functionsV1 from "firebase-functions/v1";
+import { FUNCTION_SECRETS } from "../../config/params";
 import { log } from "../../platform/logs";
 import { emitMetric } from "../../platform/metrics";
 import { openDeletionRequest, tenantOfDeletedUser } from "../../requests/index";
@@ -36,7 +37,7 @@ export async function handleAuthUserDeleted(
  * background function drops an event whose handler throws unless it has a failure policy, so it retries
  * (for up to 7 days); the handler is idempotent, so a retry finishes what a failed delivery started.
  */
-export const onAuthUserDeleted = functionsV1.runWith({ failurePolicy: true }).auth.user().onDelete(async (user, context) => {
+export const onAuthUserDeleted = functionsV1.runWith({ failurePolicy: true, secrets: FUNCTION_SECRETS }).auth.user().onDelete(async (user, context) => {
   try {
     await handleAuthUserDeleted({ uid: user.uid, customClaims: user.customClaims }, context.eventId, Date.now());
   } catch (err) {

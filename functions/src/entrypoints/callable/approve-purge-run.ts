@@ -1,15 +1,9 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { ApprovePurgeRunInput } from "../../contract/admin";
 import { decideBrakeRun, purgeSettings } from "../../purge/index";
-import { callable, inputs, requireRole, type Caller } from "./shared";
+import { callable, requireRole, type Caller } from "./shared";
 
-export const ApprovePurgeRunInput = z
-  .object({
-    /** The key the tripped brake recorded (`retentionJobs/brake-{runKey}`, PURGE_BRAKE_TRIPPED evidence). */
-    runKey: z.string().regex(/^[0-9a-f]{32}$/, "a run key: 32 lowercase hex characters"),
-    decision: z.enum(["APPROVE", "DENY"]),
-    note: inputs.text.min(1),
-  })
-  .strict();
+export { ApprovePurgeRunInput };
 
 export interface ApproveEnv {
   nowMs: number;
@@ -28,7 +22,7 @@ export async function approvePurgeRunHandler(
 ) {
   requireRole(caller, "retention-admin");
   const r = await decideBrakeRun({ runKey: input.runKey, decision: input.decision, note: input.note, approver: caller.uid, nowMs: env.nowMs, ttlMs: env.ttlMs });
-  return { runKey: r.runKey, state: r.state, expiresAt: r.expiresAtMs === null ? null : new Date(r.expiresAtMs).toISOString(), evidenceSeq: r.evidenceSeq };
+  return { runKey: r.runKey, state: r.state, expiresAt: r.expiresAtMs === null ? null : new Date(r.expiresAtMs).toISOString(), evidenceShard: r.evidenceShard, evidenceSeq: r.evidenceSeq };
 }
 
 export const approvePurgeRun = callable("approvePurgeRun", ApprovePurgeRunInput, (input, caller) => approvePurgeRunHandler(input, caller));

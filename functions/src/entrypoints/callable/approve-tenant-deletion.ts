@@ -1,9 +1,10 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { ApproveTenantDeletionInput } from "../../contract/requests";
 import { permissionDenied } from "../../kernel/errors";
 import { approveTenantClosure } from "../../requests/index";
-import { actorOf, callable, inputs, type Caller } from "./shared";
+import { actorOf, callable, type Caller } from "./shared";
 
-export const ApproveTenantDeletionInput = z.object({ requestId: inputs.id }).strict();
+export { ApproveTenantDeletionInput };
 
 /**
  * A second staff member (retention-admin or compliance, never the one who requested it: TWO_PERSON_RULE)

@@ -1,8 +1,9 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { CancelAccountDeletionInput } from "../../contract/requests";
 import { cancelDeletionRequest } from "../../requests/index";
-import { callable, inputs, type Caller } from "./shared";
+import { callable, type Caller } from "./shared";
 
-export const CancelAccountDeletionInput = z.object({ requestId: inputs.id }).strict();
+export { CancelAccountDeletionInput };
 
 /** The request's owner cancels before the grace period ends; everything the request soft-deleted comes back. */
 export async function cancelAccountDeletionHandler(input: z.infer<typeof CancelAccountDeletionInput>, caller: Caller) {

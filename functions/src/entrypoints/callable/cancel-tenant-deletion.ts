@@ -1,9 +1,10 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { CancelTenantDeletionInput } from "../../contract/requests";
 import { notFound } from "../../kernel/errors";
 import { cancelDeletionRequest, readRequest } from "../../requests/index";
-import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+import { actorOf, callable, requireRole, type Caller } from "./shared";
 
-export const CancelTenantDeletionInput = z.object({ requestId: inputs.id, reason: inputs.text.min(1) }).strict();
+export { CancelTenantDeletionInput };
 
 /**
  * A retention-admin (any of them: a cancel destroys nothing) cancels a tenant's closure: before its approval

@@ -1,13 +1,14 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { GetDeletionStatusInput } from "../../contract/requests";
 import { describeRetained } from "../../requests/rules/status";
 import { permissionDenied } from "../../kernel/errors";
 import { policy } from "../../platform/registry";
-import { readRequest, currentStatusSummary } from "../../requests/index";
+import { currentStatusSummary, findRequest, staffFacts } from "../../requests/index";
 import { requestOwner } from "../../requests/rules/requests";
 import { settings } from "../../platform/settings";
-import { callable, inputs, type Caller } from "./shared";
+import { callable, type Caller } from "./shared";
 
-export const GetDeletionStatusInput = z.object({ requestId: inputs.id }).strict();
+export { GetDeletionStatusInput };
 
 const iso = (ms: number) => new Date(ms).toISOString();
 /** A request's grace and due dates: null while a tenant's closure awaits its approval. */
@@ -22,14 +23,14 @@ export interface StatusEnv {
  * The owner (or compliance) sees the request's timeline and what will be kept, and why. What is kept comes
  * from the request's status summary (planned at most every RETENTION_STATUS_REFRESH_MINUTES, or when holds
  * change), never from a plan per call. The subject is told "retained for a legal obligation" for anything a
- * hold keeps; compliance sees the hold's reason.
+ * hold keeps; compliance sees the hold's reason. Without a requestId it answers for the caller's latest request.
  */
 export async function getDeletionStatusHandler(
   input: z.infer<typeof GetDeletionStatusInput>,
   caller: Caller,
   env: StatusEnv = { nowMs: Date.now(), refreshMs: settings.statusRefreshMs() },
 ) {
-  const request = await readRequest(input.requestId);
+  const { request, snap } = await findRequest(input.requestId !== undefined ? { requestId: input.requestId } : { latestOf: caller.uid });
   const staff = caller.roles.includes("compliance");
   if (requestOwner(request) !== caller.uid && !staff) {
     throw permissionDenied("NOT_OWNER", "Only the subject or compliance staff may read this request.");
@@ -43,6 +44,8 @@ export async function getDeletionStatusHandler(
     timeline: request.timeline.map((t) => ({ at: iso(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) })),
     retained: describeRetained(summary.retained, policy(), staff ? "staff" : "subject"),
     ...(summary.retainedOmitted > 0 ? { retainedOmitted: summary.retainedOmitted } : {}),
+    // Staff also see whose request it is and why it is blocked or what holds retain; a subject never does.
+    ...(staff ? { staff: staffFacts(snap) } : {}),
   };
 }
 

@@ -1,10 +1,9 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { PlaceRetentionHoldInput } from "../../contract/holds";
 import { enqueueHoldApply, placeHold } from "../../holds/index";
-import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+import { actorOf, callable, requireRole, type Caller } from "./shared";
 
-export const PlaceRetentionHoldInput = z
-  .object({ targetPath: inputs.documentPath, reasonCode: inputs.code, releaseAfter: inputs.isoTime.optional(), note: inputs.text.optional() })
-  .strict();
+export { PlaceRetentionHoldInput };
 
 /**
  * Compliance places a hold on a document or a tenant subtree (`tenants/{tenantId}`). A subtree hold returns

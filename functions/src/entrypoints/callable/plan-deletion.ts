@@ -1,10 +1,11 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { PlanDeletionInput } from "../../contract/admin";
 import { recordEvidence } from "../../evidence/index";
 import { planSubject } from "../../plan/index";
 import { resolveTenantSubject, resolveUserSubject } from "../../requests/index";
-import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+import { actorOf, callable, requireRole, type Caller } from "./shared";
 
-export const PlanDeletionInput = z.union([z.object({ subjectUid: inputs.id }).strict(), z.object({ tenantId: inputs.id }).strict()]);
+export { PlanDeletionInput };
 
 /** A dry run: the deterministic manifest of what erasing a user or a tenant would delete and retain. */
 export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInput>, caller: Caller) {
@@ -12,7 +13,7 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
   const subject = "subjectUid" in input ? await resolveUserSubject(input.subjectUid) : await resolveTenantSubject(input.tenantId);
   const nowMs = Date.now();
   const plan = await planSubject(subject, nowMs);
-  await recordEvidence({
+  await recordEvidence(plan.manifestHash, {
     action: "PLAN_PREVIEWED",
     actor: actorOf(caller),
     decision: { reason: "DRY_RUN", subjectType: subject.type },

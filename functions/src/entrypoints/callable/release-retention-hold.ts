@@ -1,8 +1,9 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { ReleaseRetentionHoldInput } from "../../contract/holds";
 import { releaseHoldById } from "../../holds/index";
-import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+import { actorOf, callable, requireRole, type Caller } from "./shared";
 
-export const ReleaseRetentionHoldInput = z.object({ holdId: inputs.id, reason: inputs.text.min(1) }).strict();
+export { ReleaseRetentionHoldInput };
 
 /** Compliance releases a hold, subject to the two-person rule and releaseAfter of its reason code. */
 export async function releaseRetentionHoldHandler(input: z.infer<typeof ReleaseRetentionHoldInput>, caller: Caller) {

@@ -1,9 +1,10 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { RequestAccountDeletionInput } from "../../contract/requests";
 import { permissionDenied } from "../../kernel/errors";
 import { openDeletionRequest, writeStatusSummary } from "../../requests/index";
-import { actorOf, callable, inputs, type Caller } from "./shared";
+import { actorOf, callable, type Caller } from "./shared";
 
-export const RequestAccountDeletionInput = z.object({ reason: inputs.text.optional() }).strict();
+export { RequestAccountDeletionInput };
 
 /** The signed-in user asks for their own account to be erased. Idempotent while a request is open. */
 export async function requestAccountDeletionHandler(input: z.infer<typeof RequestAccountDeletionInput>, caller: Caller) {
@@ -18,7 +19,9 @@ export async function requestAccountDeletionHandler(input: z.infer<typeof Reques
   });
   // The request's status summary starts with it, so the subject's status calls plan nothing for a while.
   if (created) await writeStatusSummary(request, nowMs);
-  return { requestId: request.requestId, state: request.state, graceEndsAt: request.graceEndsAtMs === null ? null : new Date(request.graceEndsAtMs).toISOString() };
+  // Only a tenant's closure waits for an approval before its grace starts; a user's erasure has one from the start.
+  if (request.graceEndsAtMs === null) throw new Error(`request ${request.requestId} of a user has no grace period`);
+  return { requestId: request.requestId, state: request.state, graceEndsAt: new Date(request.graceEndsAtMs).toISOString() };
 }
 
 /** User-facing: App Check is required where enforcement is on. */

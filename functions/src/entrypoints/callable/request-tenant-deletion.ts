@@ -1,8 +1,9 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { RequestTenantDeletionInput } from "../../contract/requests";
 import { openDeletionRequest, resolveTenantSubject } from "../../requests/index";
-import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+import { actorOf, callable, requireRole, type Caller } from "./shared";
 
-export const RequestTenantDeletionInput = z.object({ tenantId: inputs.id, reason: inputs.text.min(1) }).strict();
+export { RequestTenantDeletionInput };
 
 /**
  * A retention-admin asks for a tenant's closure. The request waits for a second staff member's approval

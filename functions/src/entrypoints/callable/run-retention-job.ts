@@ -1,15 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
+import type { z } from "zod";
+import { RunRetentionJobInput } from "../../contract/admin";
 import { preconditionFailed } from "../../kernel/errors";
 import { recordEvidence } from "../../evidence/index";
 import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
 import { settings } from "../../platform/settings";
 import { JOBS } from "../../jobs/catalog";
-import { JOB_NAMES, resolveJobClock, type JobSummary } from "../../kernel/job";
-import { actorOf, callable, inputs, requireRole, type Caller } from "./shared";
+import { resolveJobClock, type JobSummary } from "../../kernel/job";
+import { actorOf, callable, requireRole, type Caller } from "./shared";
 
-export const RunRetentionJobInput = z.object({ job: z.enum(JOB_NAMES), dryRun: z.boolean().optional(), asOf: inputs.isoTime.optional() }).strict();
+export { RunRetentionJobInput };
 
 export interface RunJobEnv {
   jobs: typeof JOBS;
@@ -34,7 +35,7 @@ export async function runRetentionJobHandler(
   const actor = actorOf(caller);
   const correlationId = randomUUID();
   const dryRun = input.dryRun ?? false;
-  await recordEvidence({
+  await recordEvidence(correlationId, {
     action: "JOB_RUN",
     actor,
     decision: { reason: "OPERATOR_REQUEST", job: input.job },

@@ -1,5 +1,6 @@
 import { HttpsError, onCall, type CallableOptions, type CallableRequest } from "firebase-functions/v2/https";
 import { z } from "zod";
+import { FUNCTION_SECRETS } from "../../config/params";
 import { DomainError } from "../../kernel/errors";
 import type { Actor } from "../../evidence/rules";
 import { log } from "../../platform/logs";
@@ -63,7 +64,8 @@ export function callable<S extends z.ZodType, R>(
   handler: (input: z.infer<S>, caller: Caller, req: CallableRequest) => Promise<R>,
   { appCheck = false, ...resources }: CallableSettings = {},
 ) {
-  return onCall({ cors: false, enforceAppCheck: false, ...resources }, async (req: CallableRequest): Promise<R> => {
+  // Every callable may append evidence, so every one binds the evidence key (config/params.ts#FUNCTION_SECRETS).
+  return onCall({ cors: false, enforceAppCheck: false, secrets: FUNCTION_SECRETS, ...resources }, async (req: CallableRequest): Promise<R> => {
     if (appCheck) requireAppCheck(req, settings.enforceAppCheck());
     const caller = callerFrom(req);
     const parsed = schema.safeParse(req.data ?? {});
@@ -91,21 +93,5 @@ export function actorOf(caller: Caller): Actor {
   return { type: caller.roles.length > 0 ? "staff" : "user", id: caller.uid };
 }
 
-/** Bounded input shapes shared by the callable schemas. */
-export const inputs = {
-  /** A Firestore document id as this service issues them (auto-ids, uids, fixed demo ids). */
-  id: z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/, "letters, digits, - and _ only"),
-  /** A document path: collection/id pairs, no empty, `.` / `..` or reserved `__x__` segments. */
-  documentPath: z
-    .string()
-    .min(3)
-    .max(1024)
-    .refine((p) => {
-      const s = p.split("/");
-      return s.length % 2 === 0 && s.every((seg) => seg.length > 0 && seg.length <= 200 && seg !== "." && seg !== ".." && !/^__.*__$/.test(seg));
-    }, "a document path: collection/id pairs"),
-  /** Staff or user free text: stored on the record, hashed in evidence. */
-  text: z.string().max(500),
-  isoTime: z.iso.datetime({ offset: true }),
-  code: z.string().min(1).max(64).regex(/^[A-Z][A-Z0-9_]*$/, "SCREAMING_SNAKE code"),
-};
+/** Bounded input shapes shared by the callable schemas (the contract's, one source with the typed client). */
+export { inputs } from "../../contract/inputs";

@@ -1,7 +1,7 @@
 import type { DocumentData } from "firebase-admin/firestore";
 import type { CloudFunction } from "firebase-functions/v2";
 import { onDocumentDeleted, type FirestoreEvent } from "firebase-functions/v2/firestore";
-import { PARAMS } from "../../config/params";
+import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import { fillTemplate } from "../../kernel/paths";
 import { ttlTriggerTargets, type TtlTriggerTarget } from "../../ttl/rules";
 import { emitMetric } from "../../platform/metrics";
@@ -57,7 +57,7 @@ type DeleteTrigger = CloudFunction<FirestoreEvent<unknown>>;
 export function ttlDeletedTriggers(): Record<string, DeleteTrigger> {
   const triggers: Record<string, DeleteTrigger> = {};
   for (const target of ttlTriggerTargets(policy())) {
-    triggers[target.name] = onDocumentDeleted({ document: target.pattern, database: PARAMS.databaseId, retry: true }, async (event) => {
+    triggers[target.name] = onDocumentDeleted({ document: target.pattern, database: PARAMS.databaseId, retry: true, secrets: FUNCTION_SECRETS }, async (event) => {
       await handleTtlDeleted(target, event);
     }) as DeleteTrigger;
   }

@@ -1,5 +1,5 @@
 import { onSchedule } from "firebase-functions/v2/scheduler";
-import { PARAMS } from "../../config/params";
+import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import { setting } from "../../platform/settings";
 import { log } from "../../platform/logs";
 import { runExpiryBackfill } from "../../backfill/index";
@@ -16,6 +16,7 @@ export const expiryBackfill = onSchedule(
     schedule: PARAMS.backfillSchedule as unknown as string,
     timeoutSeconds: 540,
     retryCount: 1,
+    secrets: FUNCTION_SECRETS,
   },
   async (event) => {
     const nowMs = Date.now();

@@ -1,5 +1,5 @@
 import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
-import { PARAMS } from "../../config/params";
+import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import type { JobSummary } from "../../kernel/job";
 import { enqueueHoldApply } from "../../holds/index";
 import { runNightlyPurge } from "../../purge/index";
@@ -29,6 +29,7 @@ export const nightlyPurge = onSchedule(
     // heap plans subjects of several hundred thousand documents. Execution (here and in purgeChunk) is flat.
     memory: "2GiB",
     retryCount: 1,
+    secrets: FUNCTION_SECRETS,
   },
   async (event) => {
     await purgeOnSchedule(event);

@@ -1,5 +1,5 @@
 import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
-import { PARAMS } from "../../config/params";
+import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import { runRetentionAudit } from "../../audit/index";
 import type { JobSummary } from "../../kernel/job";
 
@@ -25,6 +25,7 @@ export const retentionAudit = onSchedule(
     timeoutSeconds: 540,
     memory: "512MiB",
     retryCount: 1,
+    secrets: FUNCTION_SECRETS,
   },
   async (event) => {
     await auditOnSchedule(event);

@@ -1,4 +1,5 @@
 import { onTaskDispatched } from "firebase-functions/v2/tasks";
+import { FUNCTION_SECRETS } from "../../config/params";
 import { z } from "zod";
 import { enqueueHoldTask, applyHoldFlags, holdFlaggingCursor } from "../../holds/index";
 
@@ -16,6 +17,7 @@ export const applyRetentionHold = onTaskDispatched(
     rateLimits: { maxConcurrentDispatches: 2, maxDispatchesPerSecond: 1 },
     timeoutSeconds: 540,
     memory: "512MiB",
+    secrets: FUNCTION_SECRETS,
   },
   async (req) => {
     const task = ApplyHoldTask.parse(req.data);

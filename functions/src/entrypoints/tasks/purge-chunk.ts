@@ -1,4 +1,5 @@
 import { onTaskDispatched } from "firebase-functions/v2/tasks";
+import { FUNCTION_SECRETS } from "../../config/params";
 import { z } from "zod";
 import { runPurgeChunk } from "../../purge/index";
 
@@ -25,6 +26,7 @@ export const purgeChunk = onTaskDispatched(
     rateLimits: { maxConcurrentDispatches: 4, maxDispatchesPerSecond: 2 },
     timeoutSeconds: 540,
     memory: "512MiB",
+    secrets: FUNCTION_SECRETS,
   },
   async (req) => {
     await runPurgeChunk(PurgeChunkTask.parse(req.data));

@@ -25,8 +25,6 @@ export interface PurgeItem {
    * a precondition: a document that changed since is read and judged again.
    */
   version?: string;
-  /** Nothing lay under it when it was planned: it needs no descendant probe before its delete. */
-  leaf?: true;
   /** A recursive root: the final sweep looks under it for anything created during the purge. */
   root?: true;
   /** Its collection has a delete trigger: it is marked PURGE_ELIGIBLE first, so the trigger knows the purge did it. */

@@ -1,5 +1,5 @@
 import { hashCanonical } from "../../kernel/canonical";
-import { chainHash, GENESIS_HASH, type ChainedEvidence, type EvidenceBody } from "../../evidence/rules";
+import { entryHashMatches, entryMac, GENESIS_HASH, shardOf, type ChainedEvidence, type EvidenceBody, type KeyRing } from "../../evidence/rules";
 
 /** The registry's mass-deletion brake (`registry.purge`). */
 export interface BrakeLimits {
@@ -141,6 +141,8 @@ export interface BrakeDecisionClaim {
   approver: string;
   /** null for a DENY (it stands until another decision). */
   expiresAtMs: number | null;
+  /** The evidence chain the decision entry is in (null: a record that names none, which proves nothing). */
+  evidenceShard: string | null;
   evidenceSeq: number;
   evidenceHash: string;
 }
@@ -176,6 +178,7 @@ export function brakeDecisionEvidence(args: {
 export type BindingProblem =
   | "NO_EVIDENCE"
   | "EVIDENCE_EDITED"
+  | "EVIDENCE_NOT_SIGNED"
   | "EVIDENCE_NOT_CHAINED"
   | "NOT_A_DECISION"
   | "WRONG_RUN_KEY"
@@ -184,24 +187,28 @@ export type BindingProblem =
   | "WRONG_EXPIRY";
 
 /**
- * Whether a decision on a brake record is one approvePurgeRun made, proven by the evidence chain rather than
- * by the record (which anyone with database access could write): the entry it points at exists at that seq,
- * still hashes to its recorded hash and to the hash the record names, links to the entry before it, is a
- * decision entry made by the approver as a staff member, and its body names the same run key, decision,
- * approver and expiry. Editing the record, pointing it at another run's decision, or writing one by hand does
- * not pass. This is the one place that binds an approval; a signature over the entry (with a key the database
- * does not hold) is checked here when there is one.
+ * Whether a decision on a brake record is one approvePurgeRun made, proven by the evidence ledger rather than
+ * by the record (which anyone with database access could write): the entry it points at exists in that chain
+ * at that seq, still hashes to its recorded hash and to the hash the record names, carries a MAC under the
+ * evidence key (which the database does not hold, so nobody with database write alone can make one), links
+ * to the entry before it, is a decision entry made by the approver as a staff member, and its body names the
+ * same run key, decision, approver and expiry. Editing the record, pointing it at another run's decision, or
+ * writing one by hand (even re-hashed) does not pass. This is the one place that binds an approval.
  */
 export function verifyDecisionBinding(
   claim: BrakeDecisionClaim,
   entry: ChainedEvidence | null,
   previous: { seq: number; hash: string } | null,
+  keys: KeyRing | null,
 ): BindingProblem | null {
-  if (!entry || entry.seq !== claim.evidenceSeq) return "NO_EVIDENCE";
-  const { seq, prevHash, hash, ...body } = entry;
-  if (hash !== claim.evidenceHash || chainHash(prevHash, seq, body) !== hash) return "EVIDENCE_EDITED";
+  if (!entry || entry.seq !== claim.evidenceSeq || claim.evidenceShard === null || shardOf(entry) !== claim.evidenceShard) return "NO_EVIDENCE";
+  const { seq, prevHash, hash } = entry;
+  if (hash !== claim.evidenceHash || !entryHashMatches(entry)) return "EVIDENCE_EDITED";
+  const secret = entry.keyId ? keys?.get(entry.keyId) : undefined;
+  if (secret === undefined || entry.mac !== entryMac(secret, hash)) return "EVIDENCE_NOT_SIGNED";
   const expectedPrev = seq === 1 ? GENESIS_HASH : previous?.seq === seq - 1 ? previous.hash : null;
   if (expectedPrev === null || prevHash !== expectedPrev) return "EVIDENCE_NOT_CHAINED";
+  const body = entry;
   if (body.action !== BRAKE_DECISION_ACTION || body.actor.type !== "staff") return "NOT_A_DECISION";
   const d = body.detail ?? {};
   if (d.runKey !== claim.runKey) return "WRONG_RUN_KEY";

@@ -45,6 +45,21 @@ export interface ManifestSummary {
   deleteByClass: Record<string, number>;
 }
 
+/** A batch record's hash: the unit, plan, stage, position and items (paths with the versions decided on). */
+export function batchHash(b: { unitKey: string; planId: string; stage: string; seq: number; items: readonly PurgeItem[] }): string {
+  return hashCanonical({ unitKey: b.unitKey, planId: b.planId, stage: b.stage, seq: b.seq, items: b.items });
+}
+
+/**
+ * Whether a batch record is the decision this round may execute: written for this plan, and its items still
+ * hash to the hash it carries (the one its evidence will name). Anything else is refused, never executed.
+ */
+export function recordProblem(b: { planId: string; stage: string; seq: number; items: readonly PurgeItem[]; hash: string }, unitKey: string, planId: string): string | null {
+  if (b.planId !== planId) return `the record belongs to plan ${b.planId}, not ${planId}`;
+  if (batchHash({ unitKey, planId, stage: b.stage, seq: b.seq, items: b.items }) !== b.hash) return "the record's items do not hash to its hash";
+  return null;
+}
+
 export const MAX_BLOCKED_LISTED = 100;
 export const RETAINED_PER_CHUNK = 200;
 
@@ -72,7 +87,7 @@ export class ManifestBuilder {
     this.digest.add({ unitKey: opts.unitKey, policyVersion: opts.decision.policyVersion });
     this.cutter = new BatchCutter(opts.batchSize, (b) => {
       for (const item of b.items) if (item.archive) this.needsArchive.push({ path: item.path, stage: b.stage, seq: b.seq });
-      const hash = hashCanonical({ unitKey: opts.unitKey, planId: opts.planId, stage: b.stage, seq: b.seq, items: b.items });
+      const hash = batchHash({ unitKey: opts.unitKey, planId: opts.planId, stage: b.stage, seq: b.seq, items: b.items });
       opts.onBatch({ ...b, hash, decision: opts.decision });
     });
   }

@@ -81,7 +81,7 @@ async function writeCopies(unit: ArchiveUnit, paths: readonly string[], env: Ste
       const ids = sources.map((s) => archiveIdFor(s.ref.path, readGoverned(s.data())?.createdAtMs ?? 0));
       const archives = ids.length > 0 ? await tx.getAll(...ids.map(archiveRef)) : [];
       const holds = await activeHoldsInTx(tx);
-      const evidence = await openEvidence(tx);
+      const evidence = await openEvidence(tx, unit.unitKey);
       const created: string[] = [];
       const out: ArchiveEntry[] = [];
       sources.forEach((s, k) => {
@@ -129,7 +129,7 @@ async function verifySlice(
       if (problem) problems.push({ path: e.sourcePath, problem });
     });
     if (problems.length > 0) return problems;
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, unit.unitKey);
     for (const e of slice) {
       tx.update(archiveRef(e.archiveId), { verified: true, verifiedAt: toTimestamp(env.nowMs), archiveManifestHash: manifestHash });
     }

@@ -1,9 +1,8 @@
-import { EVIDENCE_TX, openEvidence, recordEvidence } from "../../evidence/index";
+import { EVIDENCE_TX, openEvidence, readEntry, recordEvidence, verifierKeys } from "../../evidence/index";
 import { getAuth } from "firebase-admin/auth";
 import { FieldValue, type DocumentReference, type Transaction } from "firebase-admin/firestore";
 import { hashCanonical } from "../../kernel/canonical";
 import { notFound, preconditionFailed } from "../../kernel/errors";
-import { evidenceDocId, type ChainedEvidence } from "../../evidence/rules";
 import { segments } from "../../kernel/paths";
 import {
   admitUnits,
@@ -58,7 +57,8 @@ function claimOf(runKey: string, data: Record<string, unknown> | undefined): Bra
   if (!d || (d.decision !== "APPROVE" && d.decision !== "DENY") || typeof d.by !== "string" || typeof d.evidenceSeq !== "number" || typeof d.evidenceHash !== "string") {
     return null;
   }
-  return { runKey, decision: d.decision, approver: d.by, expiresAtMs: toMs(d.expiresAt), evidenceSeq: d.evidenceSeq, evidenceHash: d.evidenceHash };
+  const evidenceShard = typeof d.evidenceShard === "string" ? d.evidenceShard : null;
+  return { runKey, decision: d.decision, approver: d.by, expiresAtMs: toMs(d.expiresAt), evidenceShard, evidenceSeq: d.evidenceSeq, evidenceHash: d.evidenceHash };
 }
 
 /**
@@ -66,12 +66,9 @@ function claimOf(runKey: string, data: Record<string, unknown> | undefined): Bra
  * checks the binding ({@link verifyDecisionBinding}).
  */
 async function proveDecision(tx: Transaction, claim: BrakeDecisionClaim): Promise<string | null> {
-  const col = db().collection(COLLECTIONS.deletionAudits);
-  const refs = [col.doc(evidenceDocId(claim.evidenceSeq)), ...(claim.evidenceSeq > 1 ? [col.doc(evidenceDocId(claim.evidenceSeq - 1))] : [])];
-  const [entrySnap, prevSnap] = await tx.getAll(...refs);
-  const entry = entrySnap?.exists ? (entrySnap.data() as ChainedEvidence) : null;
-  const prev = prevSnap?.exists ? (prevSnap.data() as ChainedEvidence) : null;
-  return verifyDecisionBinding(claim, entry, prev ? { seq: prev.seq, hash: prev.hash } : null);
+  if (claim.evidenceShard === null) return "NO_EVIDENCE";
+  const [entry, prev] = await Promise.all([readEntry(claim.evidenceShard, claim.evidenceSeq, tx), claim.evidenceSeq > 1 ? readEntry(claim.evidenceShard, claim.evidenceSeq - 1, tx) : null]);
+  return verifyDecisionBinding(claim, entry, prev ? { seq: prev.seq, hash: prev.hash } : null, verifierKeys());
 }
 
 /** Whether a uid holds the retention-admin role now (custom claims, read from Auth). */
@@ -118,7 +115,7 @@ async function settleWaiting(plan: UnitPlan, runKey: string, result: BrakeResult
     } else if (state === "DENIED") {
       why = "DENIED";
     }
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, plan.unitKey);
     const base = {
       actor: env.actor,
       policyVersion: pol.version,
@@ -136,7 +133,7 @@ async function settleWaiting(plan: UnitPlan, runKey: string, result: BrakeResult
         ...base,
         action: "PURGE_BRAKE_APPROVED",
         decision: { reason: "RETENTION_ADMIN_APPROVED", violations },
-        detail: { runKey, unitKey: plan.unitKey, approvedBy: claim!.approver, approvalSeq: claim!.evidenceSeq, expiresAtMs: claim!.expiresAtMs },
+        detail: { runKey, unitKey: plan.unitKey, approvedBy: claim!.approver, approvalShard: claim!.evidenceShard, approvalSeq: claim!.evidenceSeq, expiresAtMs: claim!.expiresAtMs },
       });
       return { approved: true, state: "USED" as const, why, approver: claim!.approver };
     }
@@ -276,7 +273,7 @@ export async function applyBrake(inputs: readonly BrakeInput[], env: StepEnv): P
   if (deferred.length > 0) {
     const pol = policy();
     const wouldDelete = deferred.reduce((n, k) => n + total(plans.get(k)!.deleteByClass), 0);
-    await recordEvidence({
+    await recordEvidence(env.correlationId ?? "purge-brake-deferred", {
       action: "PURGE_BRAKE_DEFERRED",
       actor: env.actor,
       decision: { reason: "BRAKE_RUN_LIMIT" },
@@ -311,7 +308,7 @@ export interface DecideInput {
  * held back (and revokes an approval not yet used). Refused: an unknown run key (not-found), a set already
  * used (BRAKE_RUN_USED), an approval while an unexpired one stands (ALREADY_APPROVED).
  */
-export async function decideBrakeRun(input: DecideInput): Promise<{ runKey: string; state: BrakeRecordState; expiresAtMs: number | null; evidenceSeq: number }> {
+export async function decideBrakeRun(input: DecideInput): Promise<{ runKey: string; state: BrakeRecordState; expiresAtMs: number | null; evidenceShard: string; evidenceSeq: number }> {
   const ref = brakeRecordRef(input.runKey);
   const pol = policy();
   const result = await db().runTransaction(async (tx) => {
@@ -327,7 +324,7 @@ export async function decideBrakeRun(input: DecideInput): Promise<{ runKey: stri
     if (stands && standsUntil !== null) {
       throw preconditionFailed("ALREADY_APPROVED", "An approval of this deletion set stands until it expires.", { expiresAt: new Date(standsUntil).toISOString() });
     }
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, input.runKey);
     const expiresAtMs = input.decision === "APPROVE" ? input.nowMs + input.ttlMs : null;
     const noteHash = hashCanonical({ note: input.note });
     const entry = evidence.append(
@@ -354,11 +351,12 @@ export async function decideBrakeRun(input: DecideInput): Promise<{ runKey: stri
         // The approver's words stay on the record; the evidence keeps their hash.
         note: input.note,
         noteHash,
+        evidenceShard: evidence.shard,
         evidenceSeq: entry.seq,
         evidenceHash: entry.hash,
       },
     });
-    return { runKey: input.runKey, state: next, expiresAtMs, evidenceSeq: entry.seq };
+    return { runKey: input.runKey, state: next, expiresAtMs, evidenceShard: evidence.shard, evidenceSeq: entry.seq };
   }, EVIDENCE_TX);
   log.warn("purge.brake.decided", { runKey: input.runKey, decision: input.decision });
   return result;

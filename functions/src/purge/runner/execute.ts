@@ -28,7 +28,8 @@ import { policy } from "../../platform/registry";
  * every document is read and judged: holds, predicate, archive, and a document that changed since the plan
  * is decided afresh in the same commit as its delete.
  *
- * A parent goes only when nothing is left under it: the items not known to be leaves are probed first.
+ * A parent goes only when nothing is left under it: every item is probed first (a child may have been
+ * created under any of them since the plan).
  * Because the transaction read the hold fence, Firestore serialises it against any hold placement: a hold
  * either committed first (and the transaction sees the new generation, and the holds) or commits after the
  * documents are gone and their deletion is on the record.
@@ -47,16 +48,19 @@ export async function deleteBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inP
   const settled = settledPaths(before.outcome);
   const unsettled = before.items.filter((i) => !settled.has(i.path));
   await fire(env, { point: "beforeExecute", ...hook, paths: unsettled.map((i) => i.path) });
-  // One kindless probe over the batch's name range, right before the decision, for items that had
-  // something under them when planned (or whose subtree was never looked at).
-  const probes = await descendantsRemainBatch(unsettled.filter((i) => !i.leaf).map((i) => i.path));
+  // One kindless probe over the batch's name range, right before the decision: a child may have been
+  // created under any item since the plan (a leaf when planned included), and a parent with anything under
+  // it is not deleted.
+  const probes = await descendantsRemainBatch(unsettled.map((i) => i.path));
   await env.limiter.acquire(unsettled.length);
   let done: BatchDecisionResult | null;
   try {
     done = await executeTx(cp, spec, env, probes, "fast");
   } catch (err) {
-    if ((err as { code?: unknown }).code !== 9) throw err;
-    // FAILED_PRECONDITION: a document changed (or went) since the plan. Nothing was committed.
+    const code = (err as { code?: unknown }).code;
+    if (code !== 9 && code !== 5) throw err;
+    // FAILED_PRECONDITION (or NOT_FOUND for a document already gone): a document changed or went since the
+    // plan. Nothing was committed; the read path, which checks strictly more, decides again.
     log.info("purge.batch.changed", { unitKey: cp.unitKey, batch: spec.ref.id });
     done = await executeTx(cp, spec, env, probes, "read");
   }
@@ -74,7 +78,13 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
   const pol = policy();
   return inBatch(cp, { ...spec, inPoint: "inExecute", afterPoint: "afterExecute" }, env, async ({ tx, batch, holds }) => {
     const settled = settledPaths(batch.outcome);
-    const items = batch.items.filter((i) => !settled.has(i.path));
+    // A path two data-map entries both reached is decided once per batch.
+    const seen = new Set<string>();
+    const items = batch.items.filter((i) => {
+      if (settled.has(i.path) || seen.has(i.path)) return false;
+      seen.add(i.path);
+      return true;
+    });
     const fast = mode === "fast" && holds.generation === batch.decision.fenceGeneration && batch.decision.policyVersion === pol.version;
     const mustRead = (i: PurgeItem) => !fast || i.mark === true || i.archive === true || i.version === undefined;
     const toRead = items.filter(mustRead);
@@ -129,7 +139,8 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
           break;
       }
     }
-    return batchEvidence(batch, spec.ordinal, outcomes, fast);
+    const versions = new Map(toRead.map((i, k) => [i.path, versionOf(snaps[k]!.updateTime)]));
+    return batchEvidence(batch, spec.ordinal, outcomes, fast, versions);
   });
 }
 
@@ -143,12 +154,15 @@ async function readArchives(tx: Transaction, items: readonly PurgeItem[], batch:
 }
 
 /** The batch's evidence: one PURGE_BATCH for what it deleted (and one entry for each other kind of outcome). */
-function batchEvidence(batch: BatchDoc, ordinal: number, outcomes: readonly ExecOutcome[], fast: boolean): BatchDecisionResult {
+function batchEvidence(batch: BatchDoc, ordinal: number, outcomes: readonly ExecOutcome[], fast: boolean, versions: ReadonlyMap<string, string | undefined>): BatchDecisionResult {
   const of = (name: ExecOutcome["outcome"]) => outcomes.filter((x) => x.outcome === name).map((x) => x.path);
   const deleted = of("delete");
   const held = of("held");
   const gone = of("gone");
-  const redecided = outcomes.filter((x) => x.outcome === "delete" && x.redecided).length;
+  // A document that changed since the plan was decided again in this transaction: each such path with the
+  // version that decision was about (`path@seconds.nanos`, one per line) goes into the entry, beside the
+  // batch record's hash.
+  const redecided = outcomes.filter((x) => x.outcome === "delete" && x.redecided).map((x) => ({ path: x.path, version: versions.get(x.path) ?? null }));
   const evidence: BatchDecisionResult["evidence"] = [];
   if (held.length > 0) evidence.push({ action: "PURGE_HOLD_STOPPED", decision: { reason: "LEGAL_HOLD" }, paths: held, counts: { held: held.length, batch: ordinal } });
   if (gone.length > 0) evidence.push({ action: "PURGE_OBSERVED_GONE", decision: { reason: "ALREADY_DELETED" }, paths: gone, counts: { gone: gone.length, batch: ordinal } });
@@ -157,8 +171,8 @@ function batchEvidence(batch: BatchDoc, ordinal: number, outcomes: readonly Exec
       action: "PURGE_BATCH",
       decision: { reason: "AUTHORIZED_BY_POLICY" },
       paths: deleted,
-      counts: { deleted: deleted.length, batch: ordinal, redecided },
-      detail: { stage: batch.stage, decidedGeneration: batch.decision.fenceGeneration, path: fast ? "precondition" : "read" },
+      counts: { deleted: deleted.length, batch: ordinal, redecided: redecided.length },
+      detail: { stage: batch.stage, decidedGeneration: batch.decision.fenceGeneration, path: fast ? "precondition" : "read", ...(redecided.length > 0 ? { redecided: redecided.map((r) => `${r.path}@${r.version ?? "?"}`).join("\n") } : {}) },
     });
   }
   return { outcome: batch.outcome, complete: true, evidence, paths: deleted };

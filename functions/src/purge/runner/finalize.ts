@@ -14,6 +14,7 @@ import { lateSweep } from "./late";
 import { verifyUnit } from "./verify";
 import { deleteTenantAccounts } from "./tenant-accounts";
 import type { BatchRun } from "./step";
+import { recordLedgerEntry } from "./ledger";
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
 const MAX_FINDING_PATHS = 100;
@@ -37,7 +38,7 @@ async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv)
       const req = await tx.get(requestRef(requestId));
       const state = req.get("authDeletion.state") as unknown;
       if (state === "DONE" || (phase === "INTENT" && state === "INTENT")) return phase === "INTENT";
-      const evidence = await openEvidence(tx);
+      const evidence = await openEvidence(tx, cp.unitKey);
       const at = toTimestamp(env.nowMs);
       tx.update(requestRef(requestId), {
         authDeletion: { state: phase, by: env.actor.id, ...(phase === "INTENT" ? { intentAt: at } : { doneAt: at, outcome }) },
@@ -83,13 +84,15 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
   const tally = await verifyUnit(cp);
   const end = requestOutcome(tally);
   if (end !== "BLOCKED") await (cp.subject?.type === "tenant" ? deleteTenantAccounts(cp, step, env) : deleteAuthAccount(cp, step, env));
+  // The erasure ledger hears of it before the request says PURGED: a restore cannot lose what it records.
+  if (end !== "BLOCKED") await recordLedgerEntry(cp, env);
   const counts = { gone: tally.gone, archived: tally.archived, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
   const phase = await db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, step);
     if (!now) return null;
     const req = cp.requestId ? await tx.get(requestRef(cp.requestId)) : null;
     if (req) assertRequestMove(parseRequestState(req.get("state")), end);
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, cp.unitKey);
     const at = toTimestamp(env.nowMs);
     if (end !== "BLOCKED") {
       const held = {

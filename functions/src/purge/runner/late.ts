@@ -1,8 +1,9 @@
+import { FieldPath } from "firebase-admin/firestore";
 import pLimit from "p-limit";
-import { hashCanonical } from "../../kernel/canonical";
 import { compareNames, isSameOrUnder } from "../../kernel/paths";
 import { BatchCutter, orderStages, type PurgeItem, type StageLayout } from "../rules/batches";
 import { evaluateForPurge } from "../rules/decide";
+import { batchHash } from "../rules/manifest";
 import { hasDeleteTrigger } from "../../ttl/rules";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { activeHolds, readFence } from "../../holds/index";
@@ -12,7 +13,7 @@ import { streamGovernedDescendants } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
 import { purgeSettings } from "../settings";
-import { batchRef, factsOfData, readAll, type BatchDoc, type UnitCheckpoint } from "../store";
+import { batchRef, checkpointRef, factsOfData, readAll, type BatchDoc, type UnitCheckpoint } from "../store";
 import { fire, purgeEvidence, type StepEnv } from "./env";
 import { recordSink, versionOf } from "./records";
 import { fenceStep, writeCheckpoint, type BatchRun } from "./step";
@@ -20,14 +21,14 @@ import { roundBatches, roundRetained } from "./verify";
 
 /**
  * The final sweep (docs/PURGE-ENGINE.md, "Late finds"). Once every stage has run, the purge looks again
- * under each recursive root it deleted and under each parent whose delete it deferred (something was still
- * under it). Whatever is there and is not a documented survivor of the plan (retained, held, refused) was
+ * under each recursive root it deleted or deferred (something was still under it). Whatever is there and is not a documented survivor of the plan (retained, held, refused) was
  * created while the purge ran, or is what kept a parent back. It is judged by the destroy predicate like
  * planned data, written down in late batch records (the decision), and deleted children first with the same
  * batch transaction as the rest, so the purge never leaves a child orphaned under a parent it deleted. The
  * deferred parents are decided again with them. What the predicate refuses now stays, with its ancestors.
  */
 export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, run: BatchRun): Promise<UnitCheckpoint | null> {
+  await fire(env, { point: "beforeLate", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: [] });
   const { roots, expected } = await survivorsAndRoots(cp);
   if (roots.length === 0) return cp;
   const fenceGeneration = await readFence();
@@ -38,20 +39,20 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
   const decision = { fenceGeneration, policyVersion: pol.version, decidedAtMs: env.nowMs };
   const cutter = new BatchCutter(
     purgeSettings.batchSize(),
-    (b) => sink.batch({ ...b, hash: hashCanonical({ unitKey: cp.unitKey, planId: cp.planId, stage: b.stage, seq: b.seq, items: b.items }), decision }),
-    cp.late,
+    (b) => sink.batch({ ...b, hash: batchHash({ unitKey: cp.unitKey, planId: cp.planId, stage: b.stage, seq: b.seq, items: b.items }), decision }),
+    await lateRecordsSoFar(cp),
   );
   let found = 0;
   let refused = 0;
   type Pending = { item: PurgeItem } | null;
-  const keeper = new KeptBelow<Pending>((p, keptBelow, leaf) => {
+  const keeper = new KeptBelow<Pending>((p, keptBelow) => {
     if (p === null) return;
     if (keptBelow) {
       refused++;
       return;
     }
     found++;
-    cutter.add("late", leaf ? { ...p.item, leaf: true } : p.item);
+    cutter.add("late", p.item);
   });
   const visit = (path: string, data: Record<string, unknown> | undefined, version: string | undefined): void => {
     if (expected.has(path) || data === undefined) {
@@ -83,7 +84,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
   const next: UnitCheckpoint = { ...cp, late: layout };
   const ok = await db().runTransaction(async (tx) => {
     if (!(await fenceStep(tx, cp, env, step))) return false;
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, cp.unitKey);
     writeCheckpoint(tx, cp, env, { late: layout });
     evidence.append(
       purgeEvidence(env, cp, {
@@ -100,6 +101,28 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
   return next;
 }
 
+/**
+ * The late stages as far as records exist: the checkpoint's late layout, extended by records an earlier
+ * attempt of this step wrote before it crashed (never run: a late batch runs only once the layout naming it
+ * has committed). New records are numbered after them, so a record is never written twice (records are
+ * created, never overwritten), and the leftovers, real decisions of this plan, run with the new ones.
+ */
+async function lateRecordsSoFar(cp: UnitCheckpoint): Promise<StageLayout[]> {
+  const counts = new Map(cp.late.map((s) => [s.key, s.batches]));
+  const prefix = `${cp.planId}-late-`;
+  const records = checkpointRef(cp.unitKey).collection("batches");
+  const snap = await records
+    .where(FieldPath.documentId(), ">=", records.doc(prefix))
+    .where(FieldPath.documentId(), "<", records.doc(`${prefix}\uf8ff`))
+    .select("stage", "seq")
+    .get();
+  for (const d of snap.docs) {
+    const stage = d.get("stage") as string;
+    counts.set(stage, Math.max(counts.get(stage) ?? 0, (d.get("seq") as number) + 1));
+  }
+  return orderStages([...counts].map(([key, batches]) => ({ key, kind: "delete" as const, batches })));
+}
+
 /** Runs the late batches added since `before`, stage by stage (children first), several at a time. */
 async function runLate(cp: UnitCheckpoint, before: readonly StageLayout[], step: number, env: StepEnv, run: BatchRun): Promise<void> {
   const had = new Map(before.map((s) => [s.key, s.batches]));
@@ -110,7 +133,6 @@ async function runLate(cp: UnitCheckpoint, before: readonly StageLayout[], step:
     const seqs = Array.from({ length: s.batches - from }, (_, k) => from + k);
     const base = ordinal;
     ordinal += seqs.length;
-    await fire(env, { point: "beforeLate", unitKey: cp.unitKey, round: cp.round, step, batch: base, paths: [] });
     const results = await Promise.allSettled(seqs.map((seq, k) => limit(() => run(cp, { step, ref: batchRef(cp.unitKey, cp.planId, s.key, seq), ordinal: base + k }, env))));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
@@ -119,8 +141,8 @@ async function runLate(cp: UnitCheckpoint, before: readonly StageLayout[], step:
 
 /**
  * What the plan expects to survive (retained records; paths its batches recorded as held or refused) and
- * where to look again: every recursive root the round deleted, and every parent it deferred, outermost
- * only (a scan covers everything under its root).
+ * where to look again: every recursive root the round deleted or deferred, outermost only (a scan covers
+ * everything under its root).
  */
 async function survivorsAndRoots(cp: UnitCheckpoint): Promise<{ roots: string[]; expected: Set<string> }> {
   const expected = new Set<string>();
@@ -141,7 +163,8 @@ function noteBatch(b: BatchDoc, expected: Set<string>, roots: string[]): void {
   if (b.kind !== "delete") return;
   for (const h of b.outcome.held) expected.add(h.path);
   for (const x of b.outcome.blocked) expected.add(x.path);
-  const deleted = new Set(b.outcome.deleted);
-  for (const item of b.items) if (item.root && deleted.has(item.path)) roots.push(item.path);
-  roots.push(...b.outcome.deferred);
+  // Only recursive roots: everything under one is the erasure's. A non-recursive parent that was deferred
+  // stays deferred (what is under it is not the erasure's to delete), and verification reports it.
+  const settled = new Set([...b.outcome.deleted, ...b.outcome.deferred]);
+  for (const item of b.items) if (item.root && settled.has(item.path)) roots.push(item.path);
 }

@@ -1,13 +1,13 @@
-import { Timestamp, type BulkWriter } from "firebase-admin/firestore";
+import { Timestamp } from "firebase-admin/firestore";
 import type { PlannedBatch, RetainedRecord } from "../rules/manifest";
 import { db } from "../../platform/firestore";
 import { batchRef, checkpointRef, emptyOutcome, retainedRef } from "../store";
 
 /**
  * Where a streaming plan's records go: the real sink writes each batch and retained chunk as soon as the
- * plan cuts it (a BulkWriter, unthrottled: these are the purge's own few control records), and holds the
- * stream back while too many writes are in flight, so memory stays flat however large the subject. A dry
- * run's sink writes nothing.
+ * plan cuts it, each with its own `create()` (a record is never overwritten: a second writer of the same id
+ * fails instead of resetting a batch that already ran), and holds the stream back while too many writes are
+ * in flight, so memory stays flat however large the subject. A dry run's sink writes nothing.
  */
 export interface PlanSink {
   batch(batch: PlannedBatch): void;
@@ -22,7 +22,6 @@ export interface PlanSink {
 const MAX_IN_FLIGHT = 16;
 
 export function recordSink(unitKey: string, planId: string, round: number): PlanSink {
-  const writer: BulkWriter = db().bulkWriter({ throttling: false });
   const inFlight = new Set<Promise<unknown>>();
   let failure: Error | null = null;
   const track = (p: Promise<unknown>): void => {
@@ -38,7 +37,7 @@ export function recordSink(unitKey: string, planId: string, round: number): Plan
   return {
     batch(b) {
       track(
-        writer.set(batchRef(unitKey, planId, b.stage, b.seq), {
+        batchRef(unitKey, planId, b.stage, b.seq).create({
           unitKey,
           planId,
           round,
@@ -56,14 +55,13 @@ export function recordSink(unitKey: string, planId: string, round: number): Plan
       );
     },
     retained(index, items) {
-      track(writer.set(retainedRef(unitKey, planId, index), { unitKey, planId, round, items }));
+      track(retainedRef(unitKey, planId, index).create({ unitKey, planId, round, items }));
     },
     async ready() {
       while (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
       if (failure) throw failure;
     },
     async close() {
-      await writer.close();
       await Promise.all(inFlight);
       if (failure) throw failure;
     },
@@ -96,7 +94,7 @@ export async function pruneRecords(unitKey: string, keepPlanId: string): Promise
         for (const d of stale) batch.delete(d.ref);
         await batch.commit();
       }
-      if (page.size < 400) return;
+      if (page.size < 400) break;
       after = page.docs[page.docs.length - 1]!.id;
     }
   }

@@ -6,6 +6,7 @@ import type { HoldSnapshot } from "../../holds/index";
 import { db } from "../../platform/firestore";
 import { fenceLease, leaseValue } from "../../platform/lease";
 import { stepsOf, type PurgeStep } from "../rules/batches";
+import { recordProblem } from "../rules/manifest";
 import { batchFrom, batchRef, checkpointFrom, checkpointRef, leaseRefOf, type BatchDoc, type BatchOutcome, type UnitCheckpoint } from "../store";
 import { fire, purgeEvidence, type PurgeHookPoint, type StepEnv } from "./env";
 
@@ -69,8 +70,10 @@ export async function inBatch(cp: UnitCheckpoint, spec: BatchSpec, env: StepEnv,
     if (!now) return null;
     const [batchSnap, holds] = await Promise.all([tx.get(spec.ref), env.holdView.inTx(tx)]);
     const batch = batchFrom(batchSnap);
+    const problem = recordProblem(batch, cp.unitKey, now.planId);
+    if (problem) throw new Error(`PURGE_RECORD_MISMATCH: ${spec.ref.path}: ${problem}`);
     if (batch.complete) return { outcome: batch.outcome, complete: true, evidence: [], paths: [], already: true };
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, cp.unitKey);
     const d = await body({ tx, cp: now, batch, holds });
     tx.update(spec.ref, { outcome: d.outcome, ...(d.complete ? { complete: true } : {}), ...(d.marked ? { marked: true } : {}) });
     const detail = { fenceGeneration: holds.generation, batch: spec.ref.id, batchHash: batch.hash };

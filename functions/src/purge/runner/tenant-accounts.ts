@@ -70,7 +70,7 @@ export async function deleteTenantAccounts(cp: UnitCheckpoint, step: number, env
       const req = await tx.get(requestRef(requestId));
       const state = req.get("authDeletion.state") as unknown;
       if (state === "DONE" || (phase === "INTENT" && state === "INTENT")) return phase === "INTENT";
-      const evidence = await openEvidence(tx);
+      const evidence = await openEvidence(tx, cp.unitKey);
       const at = toTimestamp(env.nowMs);
       tx.update(requestRef(requestId), {
         authDeletion: { state: phase, by: env.actor.id, counts, ...(phase === "INTENT" ? { intentAt: at } : { doneAt: at }) },

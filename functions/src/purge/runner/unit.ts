@@ -136,7 +136,7 @@ export async function startRound(unit: LeasedUnit, plan: UnitPlan, archives: Rea
   await db().runTransaction(async (tx) => {
     await fenceLease(tx, unit.leaseRef, env.holder);
     if (unit.kind === "request" && unit.requestId) await requestMoveInTx(tx, unit.requestId, "PROCESSING");
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, unit.unitKey);
     const cpData = { ...cp, startedAt: toTimestamp(env.nowMs), counts: {} };
     const lease = { lease: leaseValue(env.holder) };
     if (unit.kind === "request" && unit.requestId) {
@@ -173,7 +173,7 @@ export async function blockUnit(unit: LeasedUnit, plan: UnitPlan, reason: string
   await db().runTransaction(async (tx) => {
     await fenceLease(tx, unit.leaseRef, env.holder);
     if (unit.kind === "request" && unit.requestId) await requestMoveInTx(tx, unit.requestId, "BLOCKED");
-    const evidence = await openEvidence(tx);
+    const evidence = await openEvidence(tx, unit.unitKey);
     const at = toTimestamp(env.nowMs);
     const cp = { ...baseCheckpoint(unit, plan, env), layout: [], pathCount: 0, retainedChunks: 0, phase: "BLOCKED", nextStep: 0, blockedReason: reason, finishedAt: at };
     tx.set(checkpointRef(unit.unitKey), cp);

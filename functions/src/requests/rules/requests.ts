@@ -2,11 +2,11 @@ import { DomainError, permissionDenied, preconditionFailed } from "../../kernel/
 import type { GovernedFields } from "../../kernel/governed";
 import { assertTransition, isLifecycleState, type LifecycleState } from "../../kernel/lifecycle";
 import { DAY_MS, type PolicyIndex } from "../../kernel/policy";
+import { REQUEST_STATES, type RequestState } from "../../kernel/request-states";
 import type { Subject } from "../../plan/rules";
 
-export const REQUEST_STATES = ["AWAITING_APPROVAL", "PENDING", "CANCELLING", "CANCELLED", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD", "PURGED"] as const;
-export type RequestState = (typeof REQUEST_STATES)[number];
-export type RequestSource = "user" | "auth-backstop" | "staff";
+export { REQUEST_STATES, type RequestState };
+export type RequestSource = "user" | "auth-backstop" | "staff" | "erasure-replay";
 
 /**
  * A request is open while the subject's erasure is in progress: waiting for a second staff member's approval
@@ -347,4 +347,38 @@ export function restoreOutcome(doc: GovernedFields, marks: SoftDeleteMarks, requ
 export function parseRequestState(value: unknown): RequestState {
   if (typeof value === "string" && (REQUEST_STATES as readonly string[]).includes(value)) return value as RequestState;
   throw new DomainError("failed-precondition", "CORRUPT_REQUEST", "The deletion request record has an unknown state.");
+}
+
+/**
+ * What an erasure replay does with the request id the erasure ledger names, in a restored database:
+ * - `create`: the request is not there (the backup predates it): open it again under the same id, its grace
+ *   already served;
+ * - `end-grace`: it is there and PENDING (the backup was taken in its grace), or a tenant's closure still
+ *   AWAITING_APPROVAL (the backup predates the second person's approval, which the ledger's entry proves was
+ *   given): it becomes PENDING with its grace ended now;
+ * - `take`: it is under way (PROCESSING, BLOCKED, RETAINED_UNDER_HOLD): the purge takes it as it would anyway;
+ * - `closed`: CANCELLING, CANCELLED or PURGED under that id, which the ledger's PURGED request cannot have been
+ *   in a copy of its own past: the operator must look (nothing is done).
+ */
+export function replayAction(state: RequestState | null): "create" | "end-grace" | "take" | "closed" {
+  if (state === null) return "create";
+  if (state === "PENDING" || state === "AWAITING_APPROVAL") return "end-grace";
+  if (state === "PROCESSING" || state === "BLOCKED" || state === "RETAINED_UNDER_HOLD") return "take";
+  return "closed";
+}
+
+/**
+ * A request opened again by an erasure replay: the subject already had its grace period, so it ends at once, and
+ * a tenant's closure already had its two approvals (the ledger's entry is their outcome), so it opens PENDING.
+ */
+export function replayedDeletionRequest(args: { requestId: string; subject: Subject; requestedBy: string; nowMs: number }, policy: PolicyIndex): DeletionRequest {
+  const r = newDeletionRequest({ ...args, source: "erasure-replay" }, policy);
+  return {
+    ...r,
+    state: "PENDING",
+    graceEndsAtMs: args.nowMs,
+    dueAtMs: args.nowMs,
+    ...(needsApproval(args.subject) ? { approvedBy: args.requestedBy, approvedAtMs: args.nowMs } : {}),
+    timeline: [{ atMs: args.nowMs, event: "REPLAYED", detail: "erasure ledger: erased before a restore" }],
+  };
 }

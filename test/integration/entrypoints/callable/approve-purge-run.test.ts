@@ -18,6 +18,7 @@ interface Decided {
   runKey: string;
   state: string;
   expiresAt: string | null;
+  evidenceShard: string;
   evidenceSeq: number;
 }
 
@@ -55,7 +56,7 @@ describe("approvePurgeRun", () => {
     const hours = (Date.parse(decided.expiresAt!) - Date.now()) / 3_600_000;
     expect(hours).toBeGreaterThan(23.9);
     expect(hours).toBeLessThanOrEqual(24);
-    const entry = (await readChain()).entries.find((e) => e.entry.seq === decided.evidenceSeq)!.entry;
+    const entry = (await readChain()).entries.find((e) => e.entry.shard === decided.evidenceShard && e.entry.seq === decided.evidenceSeq)!.entry;
     expect(entry).toMatchObject({ action: "PURGE_BRAKE_DECIDED", actor: { type: "staff", id: "r-3001" }, detail: { runKey: waiting.runKey, decision: "APPROVE", approver: "r-3001" } });
     expect(await docData(`retentionJobs/brake-${waiting.runKey}`)).toMatchObject({ state: "APPROVED", decision: { by: "r-3001", note: "expired telemetry, checked" } });
 

@@ -149,7 +149,10 @@ describe("account deletion requests", () => {
     const until = new Date(toMs((await docData("tenants/t-acme/orders/o-1001")).retainUntil)!).toISOString().slice(0, 10);
     expect(order).toMatchObject({ reasonCode: "FINANCE_RETENTION", until, text: `order o-1001: finance retention until ${until}` });
     expect(status.retained.find((r) => r.path === "auditRecords/ar-001")).toMatchObject({ reasonCode: "AUDIT_RETENTION" });
-    expect(await callExpect<Status>("getDeletionStatus", { requestId: opened.requestId }, t.clara)).toEqual(status);
+    // Compliance gets the same answer, plus whose request it is and why it is blocked or retained.
+    const { staff, ...asStaff } = await callExpect<Status & { staff?: unknown }>("getDeletionStatus", { requestId: opened.requestId }, t.clara);
+    expect(asStaff).toEqual(status);
+    expect(staff).toEqual({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, requestedBy: "u-1001", source: "user", blockedReason: null, retainedUnderHold: null });
   });
 
   it("getDeletionStatus: refuses another user, a non-compliance staff member, unknown ids, bad payloads and the unauthenticated", async () => {
@@ -160,7 +163,8 @@ describe("account deletion requests", () => {
       expectRefused(await call("getDeletionStatus", { requestId: opened.requestId }, t.rita), "PERMISSION_DENIED", "NOT_OWNER");
       expectRefused(await call("getDeletionStatus", { requestId: "no-such-request" }, t.clara), "NOT_FOUND", "REQUEST_NOT_FOUND");
       expectRefused(await call("getDeletionStatus", { requestId: "a/b" }, t.ada), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
-      expectRefused(await call("getDeletionStatus", {}, t.ada), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
+      expectRefused(await call("getDeletionStatus", { requestId: "" }, t.ada), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
+      expectRefused(await call("getDeletionStatus", { requestId: opened.requestId, extra: 1 }, t.ada), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
     });
   });
 

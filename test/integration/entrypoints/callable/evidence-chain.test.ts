@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { chainHeadRef } from "../../../../functions/src/evidence/store";
+import { headRef } from "../../../../functions/src/evidence/store";
+import { chainHash, shardOf } from "../../../../functions/src/evidence/rules";
 import { db } from "../../../helpers/emulator";
 import { callExpect, freshDemo, readChain, verifyStoredChain, type Tokens } from "./support";
 
@@ -52,18 +53,19 @@ describe("the evidence chain over a run of the callables", () => {
     }
   });
 
-  it("moving the head or rewriting an entry with a fresh hash is detected", async () => {
-    const { entries, head } = await readChain();
-    await chainHeadRef().set({ seq: head!.seq, hash: "f".repeat(64) });
+  it("moving a head, or rewriting an entry with a fresh hash (without the key), is detected", async () => {
+    const { entries, heads } = await readChain();
+    const [shard, head] = [...heads][0]!;
+    await headRef(shard).set({ seq: head.seq, hash: "f".repeat(64) });
     expect((await verifyStoredChain()).findings.map((f) => f.problem)).toContain("HEAD_MISMATCH");
-    await chainHeadRef().set(head!);
-    // Recomputing an edited entry's own hash does not help: the next entry's prevHash no longer matches.
-    const { chainHash } = await import("../../../../functions/src/evidence/rules");
+    await headRef(shard).set(head);
+    // Recomputing an edited entry's own hash does not help: its MAC needs the evidence key.
     const victim = entries[1]!;
-    const { seq, prevHash, hash: _old, ...body } = victim.entry;
+    const { seq, prevHash, hash: _old, mac, keyId, ...body } = victim.entry;
     const forged = { ...body, counts: { ...(body.counts ?? {}), forged: 1 } };
-    await db().collection("deletionAudits").doc(victim.docId).set({ ...forged, seq, prevHash, hash: chainHash(prevHash, seq, forged) });
-    expect((await verifyStoredChain()).findings.map((f) => f.problem)).toContain("BROKEN_LINK");
+    await db().collection("deletionAudits").doc(victim.docId).set({ ...forged, seq, prevHash, hash: chainHash(prevHash, seq, forged), mac, keyId });
+    const r = await verifyStoredChain();
+    expect(r.findings).toContainEqual(expect.objectContaining({ problem: "BAD_MAC", shard: shardOf(victim.entry), docId: victim.docId }));
     await db().collection("deletionAudits").doc(victim.docId).set(victim.entry);
     expect((await verifyStoredChain()).ok).toBe(true);
   });

@@ -22,6 +22,7 @@ import { TransitionLifecycleInput } from "../../../../functions/src/entrypoints/
 import { RequestTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/request-tenant-deletion";
 import { ApproveTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/approve-tenant-deletion";
 import { CancelTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/cancel-tenant-deletion";
+import { ExplainDeletionInput, GetRetentionReportInput, ListBrakeRunsInput, ListDeletionRequestsInput, ListRetentionHoldsInput } from "../../../../functions/src/contract";
 import { DEMO_DOCS } from "../../../../functions/src/demo/atlasmart";
 import { LIFECYCLE_STATES } from "../../../../functions/src/kernel/lifecycle";
 import { call, db } from "../../../helpers/emulator";
@@ -289,6 +290,68 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
           .map(([job, dryRun, token]) => ({ payload: dryRun === undefined ? { job } : { job, dryRun }, token })),
       documented: ["PERMISSION_DENIED/NOT_RETENTION_ADMIN"],
     },
+    {
+      name: "listDeletionRequests",
+      schema: ListDeletionRequestsInput,
+      base: () => ({ state: "PENDING", overdueOnly: false, pageSize: 10 }),
+      privileged: "clara",
+      unprivileged: "ada",
+      refusals: () =>
+        fc.oneof(
+          fuzzId.map((cursor) => ({ payload: { cursor }, token: "clara" as const })),
+          fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger").map((token) => ({ payload: { state: "PENDING" }, token })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "INVALID_ARGUMENT/INVALID_CURSOR"],
+    },
+    {
+      name: "listRetentionHolds",
+      schema: ListRetentionHoldsInput,
+      base: () => ({ state: "ACTIVE", reasonCode: "FINANCE_RETENTION", placedBy: "c-2001", targetPath: "tenants/t-acme/orders/o-1002", pageSize: 5 }),
+      privileged: "clara",
+      unprivileged: "ada",
+      refusals: () =>
+        fc.oneof(
+          fuzzId.map((cursor) => ({ payload: { cursor }, token: "dev" as const })),
+          fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger").map((token) => ({ payload: {}, token })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "INVALID_ARGUMENT/INVALID_CURSOR"],
+    },
+    {
+      name: "listBrakeRuns",
+      schema: ListBrakeRunsInput,
+      base: () => ({ state: "WAITING", pageSize: 5 }),
+      privileged: "rita",
+      unprivileged: "ada",
+      refusals: () =>
+        fc.oneof(
+          fuzzId.map((cursor) => ({ payload: { cursor }, token: "rita" as const })),
+          fc.constantFrom<TokenRole>("ada", "ben", "stranger").map((token) => ({ payload: {}, token })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_RETENTION_ADMIN", "INVALID_ARGUMENT/INVALID_CURSOR"],
+    },
+    {
+      name: "explainDeletion",
+      schema: ExplainDeletionInput,
+      base: () => ({ path: "tenants/t-acme/orders/o-1002", pageSize: 5, verify: "entries" }),
+      privileged: "clara",
+      unprivileged: "rita",
+      refusals: () =>
+        fc.oneof(
+          fc.tuple(fc.constantFrom(...docPaths), fuzzId).map(([path, cursor]) => ({ payload: { path, cursor }, token: "clara" as const })),
+          fc.tuple(fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger"), fc.constantFrom(...docPaths)).map(([token, path]) => ({ payload: { path }, token })),
+          fuzzId.map((requestId) => ({ payload: { requestId }, token: "ada" as const })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "INVALID_ARGUMENT/INVALID_CURSOR"],
+    },
+    {
+      name: "getRetentionReport",
+      schema: GetRetentionReportInput,
+      base: () => ({ skipSubjects: true }),
+      privileged: "clara",
+      unprivileged: "ada",
+      refusals: () => fc.tuple(fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger"), fc.option(fc.boolean(), { nil: undefined })).map(([token, skipSubjects]) => ({ payload: skipSubjects === undefined ? {} : { skipSubjects }, token })),
+      documented: ["PERMISSION_DENIED/NOT_COMPLIANCE"],
+    },
   ];
 }
 
@@ -350,6 +413,11 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
     "requestTenantDeletion",
     "approveTenantDeletion",
     "cancelTenantDeletion",
+    "listDeletionRequests",
+    "listRetentionHolds",
+    "listBrakeRuns",
+    "explainDeletion",
+    "getRetentionReport",
   ];
   for (const [index, name] of names.entries()) {
     it(`${name}: only invalid-argument or documented refusals, and nothing written`, async () => {

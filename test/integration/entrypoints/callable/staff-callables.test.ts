@@ -72,7 +72,8 @@ describe("transitionLifecycle", () => {
 
   it("a subtree hold record blocks moves of documents under it, even without the flag (created after the hold)", async () => {
     const { holdId } = await callExpect<{ holdId: string }>("placeRetentionHold", { targetPath: "tenants/t-acme", reasonCode: "LITIGATION" }, t.clara);
-    // The flags are set in the background; the document below is created after they are, so it carries none.
+    // The applyRetentionHold task flags the subtree in the background: let it finish, so that it cannot write
+    // during the no-write check below. The document created afterwards carries no flag; the record still covers it.
     await waitFor(async () => (await docData(`retentionHolds/${holdId}`)).applied === true, "the subtree hold's flags", 60_000);
     await db().doc("tenants/t-acme/orders/o-new").set({ ...(await docData(O1)), legalHold: false, holdIds: [], lifecycleState: "ACTIVE" });
     await expectNothingWritten(async () => {

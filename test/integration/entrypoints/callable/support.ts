@@ -1,11 +1,12 @@
 /**
  * Shared set-up for the callable suites: a freshly seeded demo, one ID token per demo role, a snapshot of
- * every document (to prove that refused calls write nothing) and the evidence chain as stored.
+ * every document (to prove that refused calls write nothing) and the evidence ledger as stored.
  */
 import type { DocumentReference, Firestore } from "firebase-admin/firestore";
 import { expect } from "vitest";
-import { verifyChain, type ChainedEvidence } from "../../../../functions/src/evidence/rules";
-import { chainHeadRef } from "../../../../functions/src/evidence/store";
+import type { ChainedEvidence, ChainHead } from "../../../../functions/src/evidence/rules";
+import { readHeads } from "../../../../functions/src/evidence/anchor";
+import { verifyEvidence } from "../../../../functions/src/evidence/verify";
 import { policy } from "../../../../functions/src/platform/registry";
 import { seedDemo } from "../../../../functions/src/demo/seed";
 import { call, clearAuth, clearFirestore, db, idTokenFor, waitFor, type CallableResult } from "../../../helpers/emulator";
@@ -100,19 +101,15 @@ export async function snapshotDatabase(firestore: Firestore = db()): Promise<Map
   return out;
 }
 
-/** The stored chain, in id order, with its head. */
-export async function readChain(): Promise<{ entries: { docId: string; entry: ChainedEvidence }[]; head: { seq: number; hash: string } | null }> {
+/** The stored ledger in id order (chain by chain, each in seq order: its commit order), with every chain's head. */
+export async function readChain(): Promise<{ entries: { docId: string; entry: ChainedEvidence }[]; heads: Map<string, ChainHead> }> {
   const snap = await db().collection("deletionAudits").orderBy("__name__").get();
-  const head = await chainHeadRef().get();
-  return {
-    entries: snap.docs.map((d) => ({ docId: d.id, entry: d.data() as ChainedEvidence })),
-    head: head.exists ? (head.data() as { seq: number; hash: string }) : null,
-  };
+  return { entries: snap.docs.map((d) => ({ docId: d.id, entry: d.data() as ChainedEvidence })), heads: await readHeads() };
 }
 
+/** The ledger verified as `retention verify-evidence` does: chains, heads, MACs (the emulators' key) and anchors. */
 export async function verifyStoredChain() {
-  const { entries, head } = await readChain();
-  return verifyChain(entries, head);
+  return verifyEvidence();
 }
 
 export async function evidenceActions(): Promise<string[]> {

@@ -26,7 +26,7 @@ function data(over: Partial<ReportData> = {}): ReportData {
       requests: { unfinished: 0, overdue: 0, dueBuckets: [{ label: "overdue", count: 0 }], mostUrgent: [] },
       archives: { entries: 0, unverified: 0 },
     },
-    evidence: { ok: true, checked: 3, headSeq: 3, problems: [] },
+    evidence: { ok: true, checked: 3, chains: 2, macs: "checked", anchors: "1 from emulator database evidence-anchors", problems: [] },
     ttlDelay: { count: 0, buckets: [], meanMs: null, maxMs: null, overSla: 0, slaMs: 72 * HOUR },
     lastStoredAudit: null,
     ...over,
@@ -57,10 +57,14 @@ describe("report page", () => {
   });
 
   it("shows a broken chain and its problems", () => {
-    const html = renderReport(data({ evidence: { ok: false, checked: 9, headSeq: 10, problems: [{ problem: "REMOVED", seq: 10, docId: null, detail: "gone" }] } }));
-    expect(html).toContain('data-testid="chain-status">Evidence chain BROKEN');
+    const html = renderReport(
+      data({ evidence: { ok: false, checked: 9, chains: 3, macs: "unchecked", anchors: null, problems: [{ problem: "TRUNCATED", chain: "s0007", seq: 10, docId: null, detail: "gone" }] } }),
+    );
+    expect(html).toContain('data-testid="chain-status">Evidence ledger BROKEN');
     expect(html).toContain('<span data-testid="chain-ok">BROKEN</span>');
-    expect(html).toContain("<td>REMOVED</td><td>10</td>");
+    expect(html).toContain("<td>TRUNCATED</td><td>s0007</td><td>10</td>");
+    expect(html).toContain("not checked (no evidence key)");
+    expect(html).toContain("none read");
   });
 
   it("charts carry their numbers as text, and bars scale to the largest value", () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { chainEntry } from "../../../../functions/src/evidence/rules";
+import { chainEntry, evidenceKey, keyRing } from "../../../../functions/src/evidence/rules";
 import { admitUnits, brakeDecisionEvidence, brakeRunKey, evaluateBrake, unitBrakeKey, verifyDecisionBinding } from "../../../../functions/src/purge/rules/brake";
 
 const limits = { brakeMaxDocuments: 100, brakeMaxShareOfClass: 0.5, brakeMinClassSize: 50 };
@@ -101,33 +101,47 @@ describe("admitUnits: a tripped brake holds back only what tripped it", () => {
   });
 });
 
-describe("verifyDecisionBinding: only a decision the evidence chain proves", () => {
+describe("verifyDecisionBinding: only a decision the evidence ledger proves", () => {
+  const KEY = evidenceKey("k".repeat(40));
+  const keys = keyRing([KEY.secret]);
   const runKey = "0123456789abcdef0123456789abcdef";
   const body = brakeDecisionEvidence({ runKey, decision: "APPROVE", approver: "r-3001", expiresAtMs: 5_000, noteHash: "n", units: 1, wouldDelete: 40, policyVersion: "v1", atMs: 1_000 });
-  const first = chainEntry(null, { action: "X", actor: { type: "system", id: "t" }, decision: { reason: "X" }, policyVersion: "v1", atMs: 1 });
-  const entry = chainEntry(first, body);
-  const claim = { runKey, decision: "APPROVE" as const, approver: "r-3001", expiresAtMs: 5_000, evidenceSeq: entry.seq, evidenceHash: entry.hash };
+  const first = chainEntry("s0003", null, { action: "X", actor: { type: "system", id: "t" }, decision: { reason: "X" }, policyVersion: "v1", atMs: 1 }, KEY);
+  const entry = chainEntry("s0003", first, body, KEY);
+  const claim = { runKey, decision: "APPROVE" as const, approver: "r-3001", expiresAtMs: 5_000, evidenceShard: "s0003", evidenceSeq: entry.seq, evidenceHash: entry.hash };
   const prev = { seq: first.seq, hash: first.hash };
 
   it("accepts the entry approvePurgeRun wrote", () => {
-    expect(verifyDecisionBinding(claim, entry, prev)).toBeNull();
+    expect(verifyDecisionBinding(claim, entry, prev, keys)).toBeNull();
   });
 
   it("refuses a hand-written record, an edited record and an edited or stray entry", () => {
-    expect(verifyDecisionBinding(claim, null, prev)).toBe("NO_EVIDENCE");
-    expect(verifyDecisionBinding({ ...claim, evidenceSeq: 7 }, entry, prev)).toBe("NO_EVIDENCE");
-    expect(verifyDecisionBinding({ ...claim, evidenceHash: "f".repeat(64) }, entry, prev)).toBe("EVIDENCE_EDITED");
-    expect(verifyDecisionBinding(claim, { ...entry, detail: { ...entry.detail, expiresAtMs: 9_999 } }, prev)).toBe("EVIDENCE_EDITED");
-    expect(verifyDecisionBinding(claim, entry, { seq: 1, hash: "0".repeat(64) })).toBe("EVIDENCE_NOT_CHAINED");
-    expect(verifyDecisionBinding(claim, entry, null)).toBe("EVIDENCE_NOT_CHAINED");
-    expect(verifyDecisionBinding({ ...claim, runKey: "f".repeat(32) }, entry, prev)).toBe("WRONG_RUN_KEY");
-    expect(verifyDecisionBinding({ ...claim, decision: "DENY" }, entry, prev)).toBe("WRONG_DECISION");
-    expect(verifyDecisionBinding({ ...claim, approver: "c-2001" }, entry, prev)).toBe("WRONG_APPROVER");
-    expect(verifyDecisionBinding({ ...claim, expiresAtMs: 99_999 }, entry, prev)).toBe("WRONG_EXPIRY");
+    expect(verifyDecisionBinding(claim, null, prev, keys)).toBe("NO_EVIDENCE");
+    expect(verifyDecisionBinding({ ...claim, evidenceSeq: 7 }, entry, prev, keys)).toBe("NO_EVIDENCE");
+    expect(verifyDecisionBinding({ ...claim, evidenceShard: "s0004" }, entry, prev, keys)).toBe("NO_EVIDENCE");
+    expect(verifyDecisionBinding({ ...claim, evidenceShard: null }, entry, prev, keys)).toBe("NO_EVIDENCE");
+    expect(verifyDecisionBinding({ ...claim, evidenceHash: "f".repeat(64) }, entry, prev, keys)).toBe("EVIDENCE_EDITED");
+    expect(verifyDecisionBinding(claim, { ...entry, detail: { ...entry.detail, expiresAtMs: 9_999 } }, prev, keys)).toBe("EVIDENCE_EDITED");
+    expect(verifyDecisionBinding(claim, entry, { seq: 1, hash: "0".repeat(64) }, keys)).toBe("EVIDENCE_NOT_CHAINED");
+    expect(verifyDecisionBinding(claim, entry, null, keys)).toBe("EVIDENCE_NOT_CHAINED");
+    expect(verifyDecisionBinding({ ...claim, runKey: "f".repeat(32) }, entry, prev, keys)).toBe("WRONG_RUN_KEY");
+    expect(verifyDecisionBinding({ ...claim, decision: "DENY" }, entry, prev, keys)).toBe("WRONG_DECISION");
+    expect(verifyDecisionBinding({ ...claim, approver: "c-2001" }, entry, prev, keys)).toBe("WRONG_APPROVER");
+    expect(verifyDecisionBinding({ ...claim, expiresAtMs: 99_999 }, entry, prev, keys)).toBe("WRONG_EXPIRY");
     // A well-chained entry that is not a decision (any other evidence) proves nothing.
-    const other = chainEntry(first, { ...body, action: "PURGE_BRAKE_TRIPPED" });
-    expect(verifyDecisionBinding({ ...claim, evidenceHash: other.hash }, other, prev)).toBe("NOT_A_DECISION");
-    const bySystem = chainEntry(first, { ...body, actor: { type: "system", id: "r-3001" } });
-    expect(verifyDecisionBinding({ ...claim, evidenceHash: bySystem.hash }, bySystem, prev)).toBe("NOT_A_DECISION");
+    const other = chainEntry("s0003", first, { ...body, action: "PURGE_BRAKE_TRIPPED" }, KEY);
+    expect(verifyDecisionBinding({ ...claim, evidenceHash: other.hash }, other, prev, keys)).toBe("NOT_A_DECISION");
+    const bySystem = chainEntry("s0003", first, { ...body, actor: { type: "system", id: "r-3001" } }, KEY);
+    expect(verifyDecisionBinding({ ...claim, evidenceHash: bySystem.hash }, bySystem, prev, keys)).toBe("NOT_A_DECISION");
+  });
+
+  it("refuses a decision written with database access alone: chained and hashed right, but not signed with the evidence key", () => {
+    const forged = chainEntry("s0003", first, body, evidenceKey("x".repeat(40)));
+    expect(verifyDecisionBinding({ ...claim, evidenceHash: forged.hash }, forged, prev, keys)).toBe("EVIDENCE_NOT_SIGNED");
+    const { mac, keyId, ...unsigned } = entry;
+    void mac;
+    void keyId;
+    expect(verifyDecisionBinding(claim, unsigned, prev, keys)).toBe("EVIDENCE_NOT_SIGNED");
+    expect(verifyDecisionBinding(claim, entry, prev, null)).toBe("EVIDENCE_NOT_SIGNED");
   });
 });

@@ -1,0 +1,31 @@
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { RouterProvider } from "@tanstack/react-router";
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { connectFirebase } from "./firebase";
+import { router } from "./routes";
+import { SessionProvider } from "./session";
+import "./styles.css";
+
+const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: 5_000 } } });
+const root = createRoot(document.getElementById("root")!);
+
+connectFirebase().then(
+  (fb) =>
+    root.render(
+      <StrictMode>
+        <QueryClientProvider client={queryClient}>
+          <SessionProvider fb={fb}>
+            <RouterProvider router={router} />
+          </SessionProvider>
+        </QueryClientProvider>
+      </StrictMode>,
+    ),
+  (err: unknown) =>
+    root.render(
+      <main id="main">
+        <h1>The console could not start</h1>
+        <p role="alert">{err instanceof Error ? err.message : String(err)}</p>
+      </main>,
+    ),
+);

@@ -1,0 +1,157 @@
+import { refusalReason, type CallableOutput } from "@atlasmart/retention-client";
+import { useQuery } from "@tanstack/react-query";
+import { Link, useParams } from "@tanstack/react-router";
+import { countdown, problem, subjectLabel, when } from "../format";
+import { useSession } from "../session";
+
+type Plan = CallableOutput<"planDeletion">;
+
+/** The collection a document path belongs to (the last collection segment). */
+const collectionOf = (path: string) => {
+  const s = path.split("/");
+  return s[s.length - 2] ?? path;
+};
+
+interface PlanRow {
+  collection: string;
+  deleted: number;
+  masked: number;
+  kept: number;
+  reasons: Map<string, number>;
+}
+
+/** Counts per collection: what goes, what is masked, what is kept and under which legal reason. */
+export function planByCollection(plan: Plan): PlanRow[] {
+  const rows = new Map<string, PlanRow>();
+  const row = (c: string) => {
+    let r = rows.get(c);
+    if (!r) rows.set(c, (r = { collection: c, deleted: 0, masked: 0, kept: 0, reasons: new Map() }));
+    return r;
+  };
+  for (const p of plan.delete) row(collectionOf(p)).deleted++;
+  for (const item of plan.retain) {
+    const r = row(collectionOf(item.path));
+    if (item.action === "mask") r.masked++;
+    else r.kept++;
+    r.reasons.set(item.reasonCode, (r.reasons.get(item.reasonCode) ?? 0) + 1);
+  }
+  return [...rows.values()].sort((a, b) => a.collection.localeCompare(b.collection));
+}
+
+export function RequestDetailView() {
+  const { requestId } = useParams({ from: "/requests/$requestId" });
+  const { fb } = useSession();
+  const status = useQuery({ queryKey: ["status", requestId], queryFn: () => fb.client.getDeletionStatus({ requestId }) });
+  const subject = status.data?.staff?.subject;
+  // A user's erasure is planned by uid, a tenant's closure by tenant.
+  const planInput = subject === undefined ? undefined : subject.type === "user" ? { subjectUid: subject.uid } : { tenantId: subject.tenantId };
+  const plan = useQuery({ queryKey: ["plan", planInput], enabled: planInput !== undefined, queryFn: () => fb.client.planDeletion(planInput!) });
+  const s = status.data;
+  return (
+    <section>
+      <p>
+        <Link to="/requests">← All requests</Link>
+      </p>
+      <h1>Request {requestId}</h1>
+      {status.isPending && <p className="loading">Loading…</p>}
+      {status.isError && (
+        <p role="alert" className="error">
+          {problem(status.error)}
+        </p>
+      )}
+      {s && (
+        <>
+          <dl className="facts" data-testid="request-facts">
+            <dt>State</dt>
+            <dd>
+              <span className={`state state-${s.state}`}>{s.state}</span>
+            </dd>
+            <dt>Subject</dt>
+            <dd>
+              {s.staff && `${subjectLabel(s.staff.subject)}, opened by ${s.staff.requestedBy} via ${s.staff.source}`}
+            </dd>
+            <dt>Grace period ends</dt>
+            <dd>{when(s.graceEndsAt)}</dd>
+            <dt>Due</dt>
+            <dd>
+              {when(s.dueAt)} ({countdown(s.dueAt)})
+            </dd>
+            {s.staff?.blockedReason && (
+              <>
+                <dt>Blocked because</dt>
+                <dd className="danger-text">{s.staff.blockedReason}</dd>
+              </>
+            )}
+            {s.staff?.retainedUnderHold && (
+              <>
+                <dt>Retained under hold</dt>
+                <dd>
+                  {s.staff.retainedUnderHold.count} document(s), by {s.staff.retainedUnderHold.holds.map((h) => `${h.reasonCode}${h.holdId ? ` (${h.holdId})` : ""}`).join(", ")}
+                </dd>
+              </>
+            )}
+          </dl>
+          <h2>Timeline</h2>
+          <ol className="timeline" data-testid="timeline">
+            {s.timeline.map((t, i) => (
+              <li key={i}>
+                <span className="muted">{when(t.at)}</span> <strong>{t.event}</strong> {t.detail ?? ""}
+              </li>
+            ))}
+          </ol>
+          <h2>What is kept, and why</h2>
+          {s.retained.length === 0 ? (
+            <p className="empty">Nothing is retained.</p>
+          ) : (
+            <ul data-testid="retained">
+              {s.retained.map((r) => (
+                <li key={r.path}>
+                  <code>{r.path}</code>: {r.reasonCode} ({r.reason}){r.until ? ` until ${r.until}` : ""}
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+      <h2>Plan preview</h2>
+      {plan.isPending && planInput !== undefined && <p className="loading">Planning…</p>}
+      {plan.isError && (
+        <p className={refusalReason(plan.error) === "SUBJECT_NOT_FOUND" ? "empty" : "error"} role="status">
+          {refusalReason(plan.error) === "SUBJECT_NOT_FOUND" ? "The subject's data is gone: nothing is left to plan." : problem(plan.error)}
+        </p>
+      )}
+      {plan.data && (
+        <>
+          <div className="table-wrap">
+            <table data-testid="plan">
+              <caption className="visually-hidden">Plan preview per collection</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Collection</th>
+                  <th scope="col">Deleted</th>
+                  <th scope="col">Masked</th>
+                  <th scope="col">Kept</th>
+                  <th scope="col">Legal reason</th>
+                </tr>
+              </thead>
+              <tbody>
+                {planByCollection(plan.data).map((r) => (
+                  <tr key={r.collection}>
+                    <th scope="row">{r.collection}</th>
+                    <td>{r.deleted}</td>
+                    <td>{r.masked}</td>
+                    <td>{r.kept}</td>
+                    <td>{[...r.reasons].map(([code, n]) => `${code} (${n})`).join(", ") || "-"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <p className="muted">
+            Policy {plan.data.policyVersion}, manifest <code>{plan.data.manifestHash.slice(0, 16)}…</code>
+          </p>
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,74 @@
+import { ExplainDeletionInput } from "../../contract/evidence";
+import { explainEvidence, type ExplainQuery } from "../../evidence/index";
+import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
+import { keyValues, table, writeJson, writeOut } from "../output";
+import { parseInput } from "../staff";
+import { UsageError } from "../target";
+
+export const explainCommand: Command = {
+  name: "explain",
+  summary: "Why was this deleted, and who allowed it: the evidence for a path (or --request, --subject)",
+  usage: "retention explain (<path> | --request <id> | --subject <uid>) [--verify-chain] [--limit <n>] [--cursor <c>] [--json]",
+  details: `Prints the evidence entries that name a document path (or a deletion request, or every request of a
+subject), in chain order, as explainDeletion returns them: what was done, by whom (user, staff or the
+system), under which reason and policy version; then the entries that say who allowed it (the subject's
+request, the run an operator started, a brake approval and its approver's decision). Each entry's hash and
+its links to its neighbours are checked; --verify-chain walks the whole chain as verify-evidence does.
+About a path, the other paths an entry names (a purge batch names other subjects' documents) are not shown.
+
+Options:
+  --request <id>   explain a deletion request instead of a path
+  --subject <uid>  explain every deletion request of a subject
+  --verify-chain   verify the whole evidence chain too
+  --limit <n>      entries per page (default 25, at most 100); the printed cursor pages on
+  --json           machine-readable output (explainDeletion's answer)
+
+Exit: 0 the evidence shown verifies, 1 it does not, 2 usage or connection error.`,
+  options: { request: { type: "string" }, subject: { type: "string" }, "verify-chain": { type: "boolean" }, limit: { type: "string" }, cursor: { type: "string" } },
+  positionals: ["path"],
+  needsFirestore: true,
+  validate(ctx) {
+    inputOf(ctx);
+  },
+  async run(ctx) {
+    const { query, pageSize, cursor, verify } = inputOf(ctx);
+    const r = await explainEvidence(query, { pageSize, cursor, verify });
+    if (ctx.json) writeJson(r);
+    else {
+      const who = (e: (typeof r.entries)[number]) => (e.actor.type === "system" ? `system ${e.actor.id}` : `${e.actor.type} ${e.actor.id}`);
+      writeOut(
+        [
+          r.entries.length === 0
+            ? `No evidence names ${query.kind} ${query.value}.`
+            : table(
+                ["ENTRY", "AT", "ACTION", "BY", "REASON", "POLICY", "REQUEST", "ROLE", "VERIFIED"],
+                r.entries.map((e) => [e.id, e.at, e.action, who(e), e.reason, e.policyVersion, e.requestId ?? "-", e.role, e.verified ? "yes" : "NO"]),
+              ),
+          "",
+          ...r.verification.problems.map((p) => `problem: ${p.id ?? `${p.chain} #${p.seq}`} ${p.problem}: ${p.detail}`),
+          keyValues([
+            ["question", `${query.kind} ${query.value}`],
+            ["verification", `${r.verification.ok ? "OK" : "FAILED"} (${r.verification.mode}, ${r.verification.checked} checked)`],
+            ["more", r.nextCursor ? `--cursor ${r.nextCursor}` : null],
+          ]),
+        ].join("\n"),
+      );
+    }
+    return r.verification.ok ? EXIT.ok : EXIT.findings;
+  },
+};
+
+function inputOf({ values, positionals }: CommandContext): { query: ExplainQuery; pageSize: number; cursor?: string; verify: "entries" | "chain" } {
+  const path = positionals[0];
+  const request = stringOpt(values, "request");
+  const subject = stringOpt(values, "subject");
+  const given = [path, request, subject].filter((v) => v !== undefined).length;
+  if (given !== 1) throw new UsageError("explain needs exactly one of: a document path, --request <id>, --subject <uid>.");
+  const pageSize = positiveIntOpt(values, "limit", 25);
+  const cursor = stringOpt(values, "cursor");
+  const verify = values["verify-chain"] === true ? ("chain" as const) : ("entries" as const);
+  const base = { pageSize, cursor, verify };
+  const parsed = parseInput(ExplainDeletionInput, path !== undefined ? { path, ...base } : request !== undefined ? { requestId: request, ...base } : { subjectUid: subject, ...base });
+  const query: ExplainQuery = "path" in parsed ? { kind: "path", value: parsed.path } : "requestId" in parsed ? { kind: "request", value: parsed.requestId } : { kind: "subject", value: parsed.subjectUid };
+  return { query, pageSize, cursor, verify };
+}

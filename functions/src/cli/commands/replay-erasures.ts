@@ -1,0 +1,80 @@
+import { randomUUID } from "node:crypto";
+import { replayErasures } from "../../restore/index";
+import { settings } from "../../platform/settings";
+import { EXIT, type Command } from "../command";
+import { keyValues, table, writeJson, writeOut } from "../output";
+import { operatorOf } from "../operator";
+import { UsageError } from "../target";
+
+export const replayErasuresCommand: Command = {
+  name: "replay-erasures",
+  summary: "After a restore: erase again every subject the erasure ledger says was erased",
+  usage: "retention replay-erasures --database <restored-db-id> [--apply] [--as <uid>] [--json]",
+  details: `Reads the erasure ledger (its own database, RETENTION_LEDGER_DATABASE_ID), finds every user and tenant in
+the restored database --database whose keyed hash the ledger holds, and plans what the purge would still
+delete or mask for each. A dry run by default: it prints that and writes nothing. With --apply each subject
+with something left is erased again through the normal purge, under its original request id: deletes,
+masks, external copies, the restored database's holds, the brake, and evidence in that database's chain.
+A subject with nothing left is reported and left alone, so running it again changes nothing.
+Erased tenants found back with data are listed as "tenants back".
+
+Options:
+  --database <id>   the restored database (required; never the ledger's database)
+  --apply           carry the erasures out (default: dry run)
+  --as <uid>        the operator to record (emulators only)
+  --json            machine-readable output: the report (databaseId, applied, ledgerEntries, subjects[],
+                    tenantsBack[], toErase, problems)
+
+Exit: 0 nothing left to erase (dry run) or every erasure done (--apply); 1 a dry run found subjects to
+erase, or a subject could not be erased (blocked plan, closed request, brake, unfinished purge);
+2 usage or connection error.`,
+  options: { apply: { type: "boolean" }, as: { type: "string" } },
+  positionals: [],
+  needsFirestore: true,
+  validate({ values, target }) {
+    if (typeof values.database !== "string" || values.database === "") throw new UsageError("replay-erasures needs --database <restored-db-id>: the restored copy to put right.");
+    if (values.database === settings.ledgerDatabaseId()) throw new UsageError(`--database ${values.database} is the erasure ledger's database (RETENTION_LEDGER_DATABASE_ID), not a restored copy.`);
+    if (values.as !== undefined && !target.emulator) throw new UsageError("--as is accepted only on the emulators: on a project the operator is the Application Default Credentials' account.");
+  },
+  async run({ values, json, target }) {
+    const operator = await operatorOf(values, target);
+    const apply = values.apply === true;
+    const report = await replayErasures({ databaseId: target.databaseId, apply, actor: operator.actor, nowMs: Date.now(), correlationId: randomUUID() });
+    if (json) {
+      writeJson(report);
+    } else {
+      const parts: string[] = [];
+      if (report.subjects.length > 0) {
+        parts.push(
+          table(
+            ["SUBJECT", "REQUEST", "DELETE", "MASK", "HELD", "ACTION", "OUTCOME"],
+            report.subjects.map((s) => [
+              s.kind === "user" ? `user ${s.uid ?? "?"} (${s.tenantId})` : `tenant ${s.tenantId}`,
+              s.requestId,
+              s.toDelete,
+              s.toMask,
+              s.underHold,
+              apply ? s.action : s.action === "erase" ? "would erase" : s.action,
+              s.outcome ?? "-",
+            ]),
+          ),
+          "",
+        );
+      }
+      parts.push(
+        keyValues([
+          ["database", report.databaseId],
+          ["mode", apply ? "applied" : "dry run (nothing written; --apply to erase)"],
+          ["ledger entries", report.ledgerEntries],
+          ["erased subjects found", report.subjects.length],
+          [apply ? "erased again" : "to erase", report.toErase],
+          ["tenants back", report.tenantsBack.length > 0 ? report.tenantsBack.join(", ") : "none"],
+          ["problems", report.problems],
+        ]),
+      );
+      writeOut(parts.join("\n"));
+    }
+    if (report.problems > 0) return EXIT.findings;
+    return !apply && report.toErase > 0 ? EXIT.findings : EXIT.ok;
+  },
+};

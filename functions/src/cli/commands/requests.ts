@@ -1,0 +1,115 @@
+import { GetDeletionStatusInput, ListDeletionRequestsInput } from "../../contract/requests";
+import { currentStatusSummary, findRequest, listRequests, staffFacts } from "../../requests/index";
+import { describeRetained } from "../../requests/rules/status";
+import type { Subject } from "../../plan/rules";
+import { policy } from "../../platform/registry";
+import { settings } from "../../platform/settings";
+import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
+import { keyValues, table, writeJson, writeOut } from "../output";
+import { parseInput } from "../staff";
+import { UsageError } from "../target";
+
+export const requestsCommand: Command = {
+  name: "requests",
+  summary: "List deletion requests or show one (list | show <requestId>)",
+  usage: `retention requests list [--state <STATE>] [--overdue] [--limit <n>] [--cursor <c>]
+       retention requests show <requestId>`,
+  details: `list   deletion requests, most urgent due date first, as listDeletionRequests returns them: OVERDUE
+       marks an erasure owed past its due date; --state narrows to one state (PENDING, CANCELLING,
+       CANCELLED, PROCESSING, BLOCKED, RETAINED_UNDER_HOLD, PURGED), --overdue to the overdue ones;
+       --limit (default 25, at most 100) and the printed cursor page through them.
+show   one request as compliance sees it (getDeletionStatus): state, dates, timeline, why it is blocked,
+       what is retained and under which reason.
+
+Options:
+  --json   machine-readable output (list: {items, nextCursor}; show: getDeletionStatus's staff answer)
+
+Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
+  options: { state: { type: "string" }, overdue: { type: "boolean" }, limit: { type: "string" }, cursor: { type: "string" } },
+  positionals: ["action", "requestId"],
+  needsFirestore: true,
+  validate(ctx) {
+    inputOf(ctx);
+  },
+  async run(ctx) {
+    const input = inputOf(ctx);
+    const nowMs = Date.now();
+    if (input.action === "list") {
+      const page = await listRequests({ ...input.list, nowMs });
+      if (ctx.json) writeJson(page);
+      else {
+        writeOut(
+          [
+            table(
+              ["REQUEST", "STATE", "SUBJECT", "TENANT", "REQUESTED", "DUE", "FLAGS"],
+              page.items.map((r) => [r.requestId, r.state, r.subject.type === "user" ? r.subject.uid : "(tenant)", r.subject.tenantId, r.requestedAt, r.dueAt ?? "-", [r.overdue ? "OVERDUE" : "", r.blockedReason ?? "", r.retainedUnderHold !== null ? `${r.retainedUnderHold} under hold` : ""].filter(Boolean).join(", ") || "-"]),
+            ),
+            ...(page.nextCursor ? ["", `more: --cursor ${page.nextCursor}`] : []),
+          ].join("\n"),
+        );
+      }
+      return EXIT.ok;
+    }
+    const { request, snap } = await findRequest({ requestId: input.requestId });
+    const summary = await currentStatusSummary(request, nowMs, settings.statusRefreshMs());
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+    const shown = {
+      requestId: request.requestId,
+      state: request.state,
+      graceEndsAt: isoOrNull(request.graceEndsAtMs),
+      dueAt: isoOrNull(request.dueAtMs),
+      timeline: request.timeline.map((t) => ({ at: iso(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) })),
+      retained: describeRetained(summary.retained, policy(), "staff"),
+      ...(summary.retainedOmitted > 0 ? { retainedOmitted: summary.retainedOmitted } : {}),
+      staff: staffFacts(snap),
+    };
+    if (ctx.json) {
+      writeJson(shown);
+      return EXIT.ok;
+    }
+    writeOut(
+      [
+        keyValues([
+          ["request", shown.requestId],
+          ["state", shown.state],
+          ["subject", `${subjectText(shown.staff.subject)}, opened by ${shown.staff.requestedBy} (source ${shown.staff.source})`],
+          ["grace ends", shown.graceEndsAt],
+          ["due", shown.dueAt],
+          ["blocked", shown.staff.blockedReason],
+          ["under hold", shown.staff.retainedUnderHold ? `${shown.staff.retainedUnderHold.count} (${shown.staff.retainedUnderHold.holds.map((h) => h.reasonCode).join(", ")})` : null],
+        ]),
+        "",
+        table(["AT", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.event, t.detail ?? ""])),
+        ...(shown.retained.length > 0 ? ["", table(["RETAINED", "REASON CODE", "UNTIL", "WHY"], shown.retained.map((r) => [r.path, r.reasonCode, r.until ?? "-", r.reason]))] : []),
+      ].join("\n"),
+    );
+    return EXIT.ok;
+  },
+};
+
+const subjectText = (s: Subject): string => (s.type === "user" ? `user ${s.uid} (tenant ${s.tenantId})` : `tenant ${s.tenantId}`);
+
+type RequestsInput = { action: "list"; list: ReturnType<typeof ListDeletionRequestsInput.parse> } | { action: "show"; requestId: string };
+
+function inputOf({ values, positionals }: CommandContext): RequestsInput {
+  const action = positionals[0];
+  if (action === "list") {
+    if (positionals[1] !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[1])}.`);
+    const list = parseInput(ListDeletionRequestsInput, {
+      state: stringOpt(values, "state"),
+      overdueOnly: values.overdue === true ? true : undefined,
+      pageSize: positiveIntOpt(values, "limit", 25),
+      cursor: stringOpt(values, "cursor"),
+    });
+    return { action, list };
+  }
+  if (action === "show") {
+    const extra = ["state", "overdue", "limit", "cursor"].filter((o) => values[o] !== undefined);
+    if (extra.length > 0) throw new UsageError(`requests show does not take --${extra.join(", --")}.`);
+    if (positionals[1] === undefined) throw new UsageError("requests show needs a request id.");
+    const { requestId } = parseInput(GetDeletionStatusInput, { requestId: positionals[1] });
+    return { action, requestId: requestId! };
+  }
+  throw new UsageError("requests needs an action: list, show.");
+}

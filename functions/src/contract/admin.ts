@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { JOB_NAMES } from "../kernel/job";
+import { LIFECYCLE_STATES } from "../kernel/lifecycle";
+import { inputs, isoString } from "./inputs";
+
+/** The jobs an operator can run on demand (runRetentionJob, `retention run`) as well as on a schedule. */
+export { JOB_NAMES };
+
+export const PlanDeletionInput = z.union([z.object({ subjectUid: inputs.id }).strict(), z.object({ tenantId: inputs.id }).strict()]);
+export const PlanRetainItem = z.object({
+  path: z.string(),
+  action: z.enum(["retain", "mask"]),
+  reasonCode: z.string(),
+  reason: z.string(),
+  fields: z.array(z.string()).optional(),
+  until: z.string().optional(),
+  holdId: z.string().optional(),
+  deferredByHold: z.enum(["delete", "mask"]).optional(),
+});
+export const PlanDeletionOutput = z.object({
+  delete: z.array(z.string()),
+  retain: z.array(PlanRetainItem),
+  externalCopiesToReview: z.array(z.string()),
+  policyVersion: z.string(),
+  manifestHash: z.string(),
+});
+
+export const TransitionLifecycleInput = z
+  .object({ path: inputs.documentPath, to: z.enum(LIFECYCLE_STATES), reason: inputs.text.min(1), correlationId: inputs.id.optional() })
+  .strict();
+export const TransitionLifecycleOutput = z.object({ path: z.string(), from: z.enum(LIFECYCLE_STATES), to: z.enum(LIFECYCLE_STATES) });
+
+export const RunRetentionJobInput = z.object({ job: z.enum(JOB_NAMES), dryRun: z.boolean().optional(), asOf: inputs.isoTime.optional() }).strict();
+/** A job's summary: counts and codes; each job adds its own members. */
+export const RunRetentionJobOutput = z.object({ job: z.enum(JOB_NAMES), dryRun: z.boolean(), asOf: isoString.nullable() }).catchall(z.unknown());
+
+export const BRAKE_DECISIONS = ["APPROVE", "DENY"] as const;
+export const BRAKE_RUN_STATES = ["WAITING", "APPROVED", "DENIED", "USED"] as const;
+/** The key the tripped brake recorded (`retentionJobs/brake-{runKey}`, PURGE_BRAKE_TRIPPED evidence). */
+export const runKey = z.string().regex(/^[0-9a-f]{32}$/, "a run key: 32 lowercase hex characters");
+
+export const ApprovePurgeRunInput = z.object({ runKey, decision: z.enum(BRAKE_DECISIONS), note: inputs.text.min(1) }).strict();
+export const ApprovePurgeRunOutput = z.object({ runKey: z.string(), state: z.enum(BRAKE_RUN_STATES), expiresAt: isoString.nullable(), evidenceShard: z.string(), evidenceSeq: z.number() });
+
+/** The deletion sets the mass-deletion brake holds back (default: those waiting for a decision), newest trip first. */
+export const ListBrakeRunsInput = z
+  .object({ state: z.enum(BRAKE_RUN_STATES).optional(), pageSize: inputs.pageSize.optional(), cursor: inputs.cursor.optional() })
+  .strict();
+export const BrakeRunItem = z.object({
+  runKey: z.string(),
+  state: z.enum(BRAKE_RUN_STATES),
+  kind: z.enum(["request", "sweep"]),
+  requestId: z.string().nullable(),
+  collection: z.string().nullable(),
+  /** The exact deletion set: each unit and the hash of its manifest (what an approval binds to). */
+  units: z.array(z.object({ unitKey: z.string(), manifestHash: z.string() })),
+  countsByClass: z.record(z.string(), z.number()),
+  wouldDelete: z.number(),
+  violations: z.array(z.object({ kind: z.string(), retentionClass: z.string().optional() }).catchall(z.unknown())),
+  policyVersion: z.string(),
+  firstTrippedAt: isoString.nullable(),
+  lastTrippedAt: isoString.nullable(),
+  trips: z.number(),
+  lastApprovalProblem: z.string().nullable(),
+  decision: z
+    .object({ decision: z.enum(BRAKE_DECISIONS), by: z.string(), at: isoString.nullable(), expiresAt: isoString.nullable(), note: z.string(), evidenceShard: z.string().nullable(), evidenceSeq: z.number() })
+    .nullable(),
+});
+export const ListBrakeRunsOutput = z.object({ items: z.array(BrakeRunItem), nextCursor: z.string().nullable() });

@@ -1,0 +1,30 @@
+import { z } from "zod";
+
+/**
+ * Bounded input shapes shared by the callable schemas. Pure zod (no Firebase imports): the functions, the
+ * typed client and the console all validate with these same schemas.
+ */
+export const inputs = {
+  /** A Firestore document id as this service issues them (auto-ids, uids, fixed demo ids). */
+  id: z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/, "letters, digits, - and _ only"),
+  /** A document path: collection/id pairs, no empty, `.` / `..` or reserved `__x__` segments. */
+  documentPath: z
+    .string()
+    .min(3)
+    .max(1024)
+    .refine((p) => {
+      const s = p.split("/");
+      return s.length % 2 === 0 && s.every((seg) => seg.length > 0 && seg.length <= 200 && seg !== "." && seg !== ".." && !/^__.*__$/.test(seg));
+    }, "a document path: collection/id pairs"),
+  /** Staff or user free text: stored on the record, hashed in evidence. */
+  text: z.string().max(500),
+  isoTime: z.iso.datetime({ offset: true }),
+  code: z.string().min(1).max(64).regex(/^[A-Z][A-Z0-9_]*$/, "SCREAMING_SNAKE code"),
+  /** A list's opaque paging cursor, as the previous page returned it. */
+  cursor: z.string().min(1).max(1500),
+  /** A list's page size: bounded, so one call reads a bounded number of documents. */
+  pageSize: z.number().int().min(1).max(100),
+};
+
+/** A time as the wire carries it: an ISO 8601 string (UTC). */
+export const isoString = z.string();

@@ -1,0 +1,92 @@
+import { z } from "zod";
+import { REQUEST_STATES } from "../kernel/request-states";
+import { inputs, isoString } from "./inputs";
+
+export { REQUEST_STATES };
+
+export const RequestState = z.enum(REQUEST_STATES);
+
+/** Whose data a request erases: a user (an account erasure) or a tenant (its closure). */
+export const RequestSubject = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("user"), uid: z.string(), tenantId: z.string() }),
+  z.object({ type: z.literal("tenant"), tenantId: z.string() }),
+]);
+
+export const RequestAccountDeletionInput = z.object({ reason: inputs.text.optional() }).strict();
+export const RequestAccountDeletionOutput = z.object({ requestId: z.string(), state: RequestState, graceEndsAt: isoString });
+
+/**
+ * A request's grace end and due date: null only for a tenant's closure awaiting its second approval (its grace
+ * starts when it is approved).
+ */
+const requestDate = isoString.nullable();
+
+export const CancelAccountDeletionInput = z.object({ requestId: inputs.id }).strict();
+export const CancelAccountDeletionOutput = z.object({ requestId: z.string(), state: z.literal("CANCELLED") });
+
+/** No `requestId`: the caller's latest request. */
+export const GetDeletionStatusInput = z.object({ requestId: inputs.id.optional() }).strict();
+export const RetainedStatusItem = z.object({ path: z.string(), reasonCode: z.string(), reason: z.string(), until: z.string().optional(), text: z.string() });
+export const GetDeletionStatusOutput = z.object({
+  requestId: z.string(),
+  state: RequestState,
+  graceEndsAt: requestDate,
+  dueAt: requestDate,
+  timeline: z.array(z.object({ at: isoString, event: z.string(), detail: z.string().optional() })),
+  retained: z.array(RetainedStatusItem),
+  retainedOmitted: z.number().optional(),
+  /** Staff only: whose request it is (its subject, and who opened it), and why it is blocked or what a hold retains. */
+  staff: z
+    .object({
+      subject: RequestSubject,
+      requestedBy: z.string(),
+      source: z.string(),
+      blockedReason: z.string().nullable(),
+      retainedUnderHold: z.object({ count: z.number(), holds: z.array(z.object({ holdId: z.string().nullable(), reasonCode: z.string() })) }).nullable(),
+    })
+    .optional(),
+});
+
+export const ListDeletionRequestsInput = z
+  .object({
+    state: RequestState.optional(),
+    /** Only requests whose erasure is owed (PENDING, PROCESSING, BLOCKED) and past their due date. */
+    overdueOnly: z.boolean().optional(),
+    pageSize: inputs.pageSize.optional(),
+    cursor: inputs.cursor.optional(),
+  })
+  .strict();
+export const DeletionRequestListItem = z.object({
+  requestId: z.string(),
+  state: RequestState,
+  subject: RequestSubject,
+  /** Who opened it: the user for their own account, the staff member for a tenant's closure, or the system. */
+  requestedBy: z.string(),
+  source: z.string(),
+  requestedAt: isoString,
+  graceEndsAt: requestDate,
+  dueAt: requestDate,
+  /** Erasure owed and the due date passed. */
+  overdue: z.boolean(),
+  softDeleted: z.number(),
+  blockedReason: z.string().nullable(),
+  retainedUnderHold: z.number().nullable(),
+});
+export const ListDeletionRequestsOutput = z.object({ items: z.array(DeletionRequestListItem), nextCursor: z.string().nullable() });
+
+/** A retention-admin opens a tenant's closure; a second staff member must approve it before anything happens. */
+export const RequestTenantDeletionInput = z.object({ tenantId: inputs.id, reason: inputs.text.min(1) }).strict();
+export const RequestTenantDeletionOutput = z.object({
+  requestId: z.string(),
+  state: RequestState,
+  requestedBy: z.string(),
+  /** False when an open closure of the tenant was returned as it is. */
+  created: z.boolean(),
+  graceEndsAt: requestDate,
+});
+
+export const ApproveTenantDeletionInput = z.object({ requestId: inputs.id }).strict();
+export const ApproveTenantDeletionOutput = z.object({ requestId: z.string(), state: RequestState, approvedBy: z.string().nullable(), graceEndsAt: requestDate, dueAt: requestDate });
+
+export const CancelTenantDeletionInput = z.object({ requestId: inputs.id, reason: inputs.text.min(1) }).strict();
+export const CancelTenantDeletionOutput = z.object({ requestId: z.string(), state: z.literal("CANCELLED") });

@@ -1,0 +1,17 @@
+import type { z } from "zod";
+import { ListBrakeRunsInput } from "../../contract/admin";
+import { listBrakeRuns } from "../../purge/index";
+import { callable, requireRole, type Caller } from "./shared";
+
+export { ListBrakeRunsInput };
+
+/**
+ * The deletion sets the mass-deletion brake holds back, for the retention-admins who decide on them
+ * (approvePurgeRun) and the compliance officers who watch them.
+ */
+export async function listBrakeRunsHandler(input: z.infer<typeof ListBrakeRunsInput>, caller: Caller) {
+  if (!caller.roles.includes("compliance")) requireRole(caller, "retention-admin");
+  return listBrakeRuns(input);
+}
+
+export const listBrakeRunsCallable = callable("listBrakeRuns", ListBrakeRunsInput, listBrakeRunsHandler);

@@ -1,0 +1,62 @@
+import { FieldPath, type Query } from "firebase-admin/firestore";
+import { keyedSubjectHashes } from "../evidence/index";
+import type { Subject } from "../plan/rules";
+import { db } from "../platform/firestore";
+import { policy } from "../platform/registry";
+import { readLedger } from "./ledger";
+import { matchLedger, subjectOfFound, subjectSources, type LedgerEntry, type LedgerMatch, type SubjectKind, type SubjectSource } from "./rules";
+
+const PAGE = 1_000;
+
+/** Every document a source reaches (only the two fields it needs), a page at a time, in id order. */
+async function* scan(kind: SubjectKind, source: SubjectSource): AsyncGenerator<{ path: string; id?: unknown; tenantId?: unknown }> {
+  const fields = source.field ? [source.field, "tenantId"] : ["tenantId"];
+  const base: Query = source.parent ? db().collection(source.parent) : db().collectionGroup(source.collectionId);
+  let last: string | undefined;
+  for (;;) {
+    let q = base.select(...fields).orderBy(FieldPath.documentId()).limit(PAGE);
+    if (last) q = q.startAfter(db().doc(last));
+    const snap = await q.get();
+    for (const d of snap.docs) yield { path: d.ref.path, id: source.field ? d.get(source.field) : undefined, tenantId: d.get("tenantId") };
+    if (snap.size < PAGE) break;
+    last = snap.docs[snap.docs.length - 1]!.ref.path;
+  }
+  // A document named by path may be missing while its subcollections are not (a tenant whose own record is
+  // gone): listing the collection finds those ids too, when the path alone names the subject.
+  const pathNamesSubject = kind === "tenant" || source.pattern.includes("{tenantId}");
+  if (source.parent && !source.field && pathNamesSubject) for (const ref of await db().collection(source.parent).listDocuments()) yield { path: ref.path };
+}
+
+/**
+ * Every subject of `kind` whose id appears in the database `db()` names (the data map's documents by path and
+ * the fields its queries filter on): a full read of those collections, two fields per document.
+ */
+async function* candidates(kind: SubjectKind): AsyncGenerator<Subject> {
+  for (const source of subjectSources(kind, policy().dataMap(kind))) {
+    for await (const found of scan(kind, source)) {
+      const s = subjectOfFound(kind, source, found.path, found);
+      if (s) yield s;
+    }
+  }
+}
+
+/**
+ * The subjects of the database `db()` names (run it inside `inDatabase` for a restored one) that the erasure
+ * ledger says were erased: their ids hashed with every key of the evidence key ring and looked up among the
+ * ledger's hashes. The ledger is read from its own database.
+ */
+export async function findLedgerMatches(entries?: readonly LedgerEntry[]): Promise<{ entries: number; matches: LedgerMatch[] }> {
+  const ledger = entries ?? (await readLedger());
+  if (ledger.length === 0) return { entries: 0, matches: [] };
+  const memo = new Map<string, string[]>();
+  const hashes = (id: string): string[] => {
+    let h = memo.get(id);
+    if (!h) memo.set(id, (h = keyedSubjectHashes(id)));
+    return h;
+  };
+  const found = new Map<string, Subject>();
+  for (const kind of ["user", "tenant"] as const) {
+    for await (const s of candidates(kind)) found.set(s.type === "user" ? `u/${s.uid}/${s.tenantId}` : `t/${s.tenantId}`, s);
+  }
+  return { entries: ledger.length, matches: matchLedger(ledger, found.values(), hashes) };
+}

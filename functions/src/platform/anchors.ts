@@ -1,0 +1,68 @@
+import { randomBytes } from "node:crypto";
+import type { Writable } from "node:stream";
+import { Logging } from "@google-cloud/logging";
+import type { CollectionReference } from "firebase-admin/firestore";
+import { db } from "./firestore";
+import { logResource } from "./log-resource";
+import { settings } from "./settings";
+
+/**
+ * Where evidence anchors go: somewhere the governed database is not, so that someone who can write the
+ * database cannot also rewrite what the anchors say (docs/decisions/0006-evidence-chain.md).
+ * - In a deployed function: one structured log entry in the log `retention-evidence-anchors`, written to stdout
+ *   with `logSync` (Cloud Functions ships stdout to Cloud Logging). An operator routes that log with a sink to a
+ *   Cloud Storage bucket under a locked retention policy (docs/EVIDENCE-LEDGER.md).
+ * - From the CLI on a project: the same entry through the Cloud Logging API.
+ * - On the emulators: a document in the named database `evidence-anchors`
+ *   (`ledgers/{databaseId}/anchors/{atMs}-{rand}`), where a local `verify-evidence` reads them. A function on the
+ *   emulators writes its log line too.
+ * The payload is the same everywhere: `{ event, anchor }`.
+ */
+export const ANCHOR_LOG_NAME = "retention-evidence-anchors";
+export const ANCHOR_DATABASE = "evidence-anchors";
+
+export interface AnchorPayload {
+  event: string;
+  anchor: { readonly atMs: number };
+}
+
+const onEmulator = (): boolean => Boolean(process.env.FIRESTORE_EMULATOR_HOST);
+const inFunction = (): boolean => Boolean(process.env.K_SERVICE || process.env.FUNCTION_TARGET);
+
+/** The emulators' anchors of one governed database. */
+export function localAnchors(databaseId: string = settings.databaseId()): CollectionReference {
+  return db(ANCHOR_DATABASE).collection("ledgers").doc(databaseId).collection("anchors");
+}
+
+/** Writes one anchor to every sink that applies here; returns their names. */
+export async function publishAnchor(payload: AnchorPayload): Promise<string[]> {
+  const sinks: string[] = [];
+  const projectId = settings.projectId();
+  if (onEmulator()) {
+    const id = `${String(payload.anchor.atMs).padStart(15, "0")}-${randomBytes(4).toString("hex")}`;
+    await localAnchors().doc(id).create(payload);
+    sinks.push(`firestore:${ANCHOR_DATABASE}`);
+  }
+  if (inFunction()) {
+    writeAnchorLine(payload, process.stdout);
+    sinks.push("stdout");
+  } else if (!onEmulator()) {
+    const log = new Logging({ projectId }).log(ANCHOR_LOG_NAME);
+    await log.write(log.entry({ severity: "NOTICE", resource: logResource(projectId), labels: { event: payload.event } }, payload));
+    sinks.push("cloud-logging");
+  }
+  return sinks;
+}
+
+/** One anchor as the structured log line `logSync` writes (the payload's fields at the top of jsonPayload). */
+export function writeAnchorLine(payload: AnchorPayload, stream: Writable): void {
+  const projectId = settings.projectId();
+  const log = new Logging({ projectId }).logSync(ANCHOR_LOG_NAME, stream, { useMessageField: false });
+  log.write(log.entry({ severity: "NOTICE", resource: logResource(projectId), labels: { event: payload.event } }, payload));
+}
+
+/** The emulators' anchors of one governed database, oldest first, as stored. */
+export async function* localAnchorPayloads(databaseId: string = settings.databaseId()): AsyncGenerator<unknown> {
+  const snap = await localAnchors(databaseId).get();
+  for (const d of snap.docs) yield d.data();
+}

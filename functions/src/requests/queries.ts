@@ -1,0 +1,112 @@
+import { FieldPath, Timestamp, type DocumentSnapshot, type Query } from "firebase-admin/firestore";
+import { notFound } from "../kernel/errors";
+import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
+import { COLLECTIONS, db } from "../platform/firestore";
+import { toMs } from "../platform/governed-doc";
+import { ERASURE_OWED_STATES, parseRequestState, type DeletionRequest, type RequestState } from "./rules/requests";
+import { requestFromFirestore, subjectOfRequest } from "./service";
+
+const requestsCol = () => db().collection(COLLECTIONS.deletionRequests);
+const iso = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString());
+/** A date a request may not have yet (a tenant's closure has no grace or due date before its approval). */
+const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * A request by id, or a user's most recent request about themself (by the time it was made) for a user who lost
+ * its id: one query on (uid, requestedAt desc). REQUEST_NOT_FOUND when there is none.
+ */
+export async function findRequest(by: { requestId: string } | { latestOf: string }): Promise<{ request: DeletionRequest; snap: DocumentSnapshot }> {
+  let snap: DocumentSnapshot | undefined;
+  if ("requestId" in by) {
+    snap = await requestsCol().doc(by.requestId).get();
+  } else {
+    snap = (await requestsCol().where("uid", "==", by.latestOf).orderBy("requestedAt", "desc").limit(1).get()).docs[0];
+  }
+  if (!snap?.exists) throw notFound("REQUEST_NOT_FOUND", "No such deletion request.");
+  return { request: requestFromFirestore(snap), snap };
+}
+
+/**
+ * What staff see of a request besides its timeline: whose it is (its subject, a user or a tenant, and who opened
+ * it), and why it is blocked or retained.
+ */
+export function staffFacts(snap: DocumentSnapshot) {
+  const held = snap.get("retainedUnderHold") as { count?: unknown; holds?: unknown } | undefined;
+  const holds = Array.isArray(held?.holds) ? (held.holds as { holdId?: unknown; reasonCode?: unknown }[]) : [];
+  const subject = subjectOfRequest(snap.data() ?? {});
+  const requestedBy = snap.get("requestedBy") as unknown;
+  return {
+    subject,
+    // A request from before `requestedBy` was stored was a user's own (or the backstop's for them).
+    requestedBy: typeof requestedBy === "string" ? requestedBy : subject.type === "user" ? subject.uid : "",
+    source: String(snap.get("source") ?? "user"),
+    blockedReason: typeof snap.get("blockedReason") === "string" ? (snap.get("blockedReason") as string) : null,
+    retainedUnderHold: held
+      ? {
+          count: typeof held.count === "number" ? held.count : 0,
+          holds: holds.map((h) => ({ holdId: typeof h.holdId === "string" ? h.holdId : null, reasonCode: typeof h.reasonCode === "string" ? h.reasonCode : "" })),
+        }
+      : null,
+  };
+}
+
+export interface ListRequestsQuery {
+  state?: RequestState;
+  overdueOnly?: boolean;
+  pageSize?: number;
+  cursor?: string;
+  nowMs: number;
+}
+
+/** The fields a list item needs: never the subject's own words (`reason`) or the timeline. */
+const LIST_FIELDS = ["subjectType", "uid", "tenantId", "requestedBy", "state", "source", "requestedAt", "graceEndsAt", "dueAt", "softDeleted", "blockedReason", "retainedUnderHold.count"];
+
+/**
+ * Deletion requests, most urgent first (due date, then id), a page at a time. Filters: one state, or only the
+ * overdue ones (erasure owed, due date passed), or both. Indexes: (state, dueAt) for either filter, the
+ * automatic dueAt index for none. A tenant's closure awaiting its second approval has no due date yet (its
+ * grace starts at the approval), so a due-date order cannot reach it: the AWAITING_APPROVAL list is oldest
+ * request first instead (index (state, requestedAt)).
+ */
+export async function listRequests(q: ListRequestsQuery) {
+  const size = q.pageSize ?? DEFAULT_PAGE_SIZE;
+  const list = `requests:${q.state ?? "*"}:${q.overdueOnly === true ? "overdue" : "all"}`;
+  let query: Query = requestsCol();
+  if (q.overdueOnly === true) {
+    const owed = q.state ? ERASURE_OWED_STATES.filter((s) => s === q.state) : ERASURE_OWED_STATES;
+    if (owed.length === 0) return { items: [], nextCursor: null };
+    query = (owed.length === 1 ? query.where("state", "==", owed[0]) : query.where("state", "in", owed)).where("dueAt", "<", Timestamp.fromMillis(q.nowMs));
+  } else if (q.state) {
+    query = query.where("state", "==", q.state);
+  }
+  const orderField = q.state === "AWAITING_APPROVAL" && q.overdueOnly !== true ? "requestedAt" : "dueAt";
+  query = query.orderBy(orderField).orderBy(FieldPath.documentId());
+  if (q.cursor !== undefined) {
+    const [atMs, id] = decodeCursor(list, q.cursor, 2);
+    query = query.startAfter(Timestamp.fromMillis(Number(atMs)), String(id));
+  }
+  const snap = await query.select(...LIST_FIELDS).limit(size + 1).get();
+  const docs = snap.docs.slice(0, size);
+  const items = docs.map((d) => {
+    const state = parseRequestState(d.get("state"));
+    const dueAtMs = toMs(d.get("dueAt"));
+    const facts = staffFacts(d);
+    return {
+      requestId: d.id,
+      state,
+      subject: facts.subject,
+      requestedBy: facts.requestedBy,
+      source: facts.source,
+      requestedAt: iso(toMs(d.get("requestedAt"))),
+      graceEndsAt: isoOrNull(toMs(d.get("graceEndsAt"))),
+      dueAt: isoOrNull(dueAtMs),
+      overdue: ERASURE_OWED_STATES.includes(state) && dueAtMs !== null && dueAtMs < q.nowMs,
+      softDeleted: typeof d.get("softDeleted") === "number" ? (d.get("softDeleted") as number) : 0,
+      blockedReason: facts.blockedReason,
+      retainedUnderHold: facts.retainedUnderHold?.count ?? null,
+    };
+  });
+  const last = docs[docs.length - 1];
+  const nextCursor = snap.docs.length > size && last ? encodeCursor(list, [toMs(last.get(orderField)) ?? 0, last.id]) : null;
+  return { items, nextCursor };
+}

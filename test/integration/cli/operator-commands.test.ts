@@ -1,0 +1,171 @@
+/**
+ * The operator commands for holds, requests, explanations and brake approvals, run as the real CLI in a child
+ * process against the emulators: --json output, exit codes 0/1/2, and the operator acting as the Auth staff
+ * user they are (roles and the two-person rule apply, as in the console).
+ */
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { Timestamp } from "firebase-admin/firestore";
+import { beforeAll, describe, expect, it } from "vitest";
+import { evidenceDocId } from "../../../functions/src/evidence/rules";
+import { openDeletionRequest } from "../../../functions/src/requests/index";
+import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { repoRoot } from "../../helpers/policy";
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const retention = (args: string[]): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile(process.execPath, [join(repoRoot, "bin", "retention.js"), ...args], { cwd: repoRoot, env: process.env, timeout: 90_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+const json = <T = Record<string, unknown>>(r: Run): T => JSON.parse(r.stdout) as T;
+
+describe("operator commands: holds, requests, explain, approve", () => {
+  beforeAll(async () => {
+    await clearFirestore();
+    await clearAuth();
+    expect((await retention(["seed-demo"])).code).toBe(0);
+  }, 120_000);
+
+  it("each has --help and refuses bad usage with exit 2 before touching anything", async () => {
+    const help = await retention(["--help"]);
+    for (const c of ["holds", "requests", "explain", "approve"]) expect(help.stdout).toContain(`  ${c} `);
+    for (const c of ["holds", "requests", "explain", "approve"]) {
+      const r = await retention([c, "--help"]);
+      expect(r.code, c).toBe(0);
+      expect(r.stdout).toContain("--json");
+    }
+    for (const args of [
+      ["holds"],
+      ["holds", "grant"],
+      ["holds", "place", "events/e-001"],
+      ["holds", "place", "events/e-001", "--reason-code", "lowercase"],
+      ["holds", "release", "h-1"],
+      ["holds", "list", "--limit", "0"],
+      ["holds", "list", "--limit", "101"],
+      ["holds", "list", "--note", "x"],
+      ["requests"],
+      ["requests", "show"],
+      ["requests", "list", "--state", "DONE"],
+      ["explain"],
+      ["explain", "events/e-001", "--request", "r-1"],
+      ["explain", "not/a/document/path/x"],
+      ["approve"],
+      ["approve", "abc", "--note", "n"],
+      ["approve", "a".repeat(32)],
+    ]) {
+      const r = await retention([...args, "--json"]);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(json<{ ok: boolean; error: { kind: string } }>(r), args.join(" ")).toMatchObject({ ok: false, error: { kind: "USAGE" } });
+    }
+  });
+
+  it("holds place, list and release: as the Auth staff user, with the two-person rule; --json and tables", async () => {
+    const placed = await retention(["holds", "place", "tenants/t-acme/orders/o-1002", "--reason-code", "FINANCE_RETENTION", "--note", "tax year", "--as", "c-2001", "--json"]);
+    expect(placed.code, placed.stderr).toBe(0);
+    const { holdId } = json<{ holdId: string }>(placed);
+    expect((await db().doc("tenants/t-acme/orders/o-1002").get()).get("legalHold")).toBe(true);
+    const past = await retention(["holds", "place", "events/e-001", "--reason-code", "FRAUD_INVESTIGATION", "--release-after", new Date(Date.now() - 60_000).toISOString(), "--as", "c-2002", "--json"]);
+    expect(past.code, past.stderr).toBe(0);
+
+    const listed = json<{ items: { holdId: string; placedBy: string; pastReleaseAfter: boolean; note: string | null }[]; nextCursor: string | null }>(await retention(["holds", "list", "--json"]));
+    expect(listed.items.map((h) => h.holdId)).toContain(holdId);
+    expect(listed.items.find((h) => h.holdId === holdId)).toMatchObject({ placedBy: "c-2001", pastReleaseAfter: false, note: "tax year" });
+    expect(listed.items.find((h) => h.holdId !== holdId)).toMatchObject({ pastReleaseAfter: true });
+    const table = await retention(["holds", "list", "--reason-code", "FRAUD_INVESTIGATION"]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain("PAST RELEASE-AFTER");
+    expect(table.stdout).not.toContain(holdId);
+    const paged = json<{ items: unknown[]; nextCursor: string }>(await retention(["holds", "list", "--limit", "1", "--json"]));
+    expect(paged.items).toHaveLength(1);
+    expect(json<{ items: unknown[] }>(await retention(["holds", "list", "--limit", "1", "--cursor", paged.nextCursor, "--json"])).items).toHaveLength(1);
+
+    const own = await retention(["holds", "release", holdId, "--reason", "done", "--as", "c-2001", "--json"]);
+    expect(own.code).toBe(2);
+    expect(json(own)).toMatchObject({ ok: false, error: { kind: "TWO_PERSON_RULE" } });
+    const notStaff = await retention(["holds", "release", holdId, "--reason", "done", "--as", "r-3001", "--json"]);
+    expect(json(notStaff)).toMatchObject({ ok: false, error: { kind: "NOT_COMPLIANCE" } });
+    const stranger = await retention(["holds", "release", holdId, "--reason", "done", "--as", "nobody-here"]);
+    expect(stranger.code).toBe(2);
+    expect(stranger.stderr).toContain("is not a staff user in Firebase Auth");
+
+    const released = await retention(["holds", "release", holdId, "--reason", "year closed", "--as", "c-2002", "--json"]);
+    expect(released.code, released.stderr).toBe(0);
+    expect(json(released)).toMatchObject({ holdId, state: "RELEASED", released: 1 });
+    const history = json<{ items: { holdId: string; releasedBy: string }[] }>(await retention(["holds", "list", "--state", "RELEASED", "--json"]));
+    expect(history.items).toEqual([expect.objectContaining({ holdId, releasedBy: "c-2002" })]);
+  });
+
+  it("requests list and show: most urgent first, overdue flagged, the staff view of one request", async () => {
+    const { request } = await openDeletionRequest({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, source: "user", actor: { type: "user", id: "u-1001" }, nowMs: Date.now() });
+    const list = json<{ items: { requestId: string; subject: { type: string; uid?: string }; overdue: boolean }[] }>(await retention(["requests", "list", "--json"]));
+    expect(list.items).toEqual([expect.objectContaining({ requestId: request.requestId, subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, overdue: false })]);
+    expect(json<{ items: unknown[] }>(await retention(["requests", "list", "--overdue", "--json"])).items).toEqual([]);
+    await db().doc(`deletionRequests/${request.requestId}`).update({ dueAt: Timestamp.fromMillis(Date.now() - 1000) });
+    const overdue = await retention(["requests", "list", "--overdue"]);
+    expect(overdue.stdout).toContain(request.requestId);
+    expect(overdue.stdout).toContain("OVERDUE");
+
+    const shown = await retention(["requests", "show", request.requestId, "--json"]);
+    expect(shown.code, shown.stderr).toBe(0);
+    const s = json<{ state: string; timeline: { event: string }[]; staff: { subject: { uid?: string } }; retained: { reasonCode: string }[] }>(shown);
+    expect(s).toMatchObject({ state: "PENDING", staff: { subject: { type: "user", uid: "u-1001" } } });
+    expect(s.timeline.map((e) => e.event)).toContain("REQUESTED");
+    expect(s.retained.map((r) => r.reasonCode)).toContain("FINANCE_RETENTION");
+    const text = (await retention(["requests", "show", request.requestId])).stdout;
+    expect(text).toContain("SOFT_DELETED");
+    expect(text).toContain("user u-1001 (tenant t-acme), opened by u-1001");
+    const missing = await retention(["requests", "show", "no-such-request", "--json"]);
+    expect(missing.code).toBe(2);
+    expect(json(missing)).toMatchObject({ ok: false, error: { kind: "REQUEST_NOT_FOUND" } });
+
+    const byRequest = json<{ entries: { action: string }[] }>(await retention(["explain", "--request", request.requestId, "--json"]));
+    expect(byRequest.entries.map((e) => e.action)).toEqual(expect.arrayContaining(["DELETION_REQUESTED", "SUBJECT_SOFT_DELETED"]));
+  });
+
+  it("approve: a retention-admin decides on a waiting deletion set; others and unknown sets are refused", async () => {
+    const runKey = "d".repeat(32);
+    await db().doc(`retentionJobs/brake-${runKey}`).set({ runKey, state: "WAITING", units: ["sweep-events"], wouldDelete: 60, decision: null, lastTrippedAt: Timestamp.now() });
+    const refused = await retention(["approve", runKey, "--note", "ok", "--as", "c-2001", "--json"]);
+    expect(refused.code).toBe(2);
+    expect(json(refused)).toMatchObject({ ok: false, error: { kind: "NOT_RETENTION_ADMIN" } });
+    const unknown = await retention(["approve", "e".repeat(32), "--note", "ok", "--as", "r-3001", "--json"]);
+    expect(json(unknown)).toMatchObject({ ok: false, error: { kind: "BRAKE_RUN_NOT_FOUND" } });
+    const approved = await retention(["approve", runKey, "--note", "checked the set", "--as", "r-3001", "--json"]);
+    expect(approved.code, approved.stderr).toBe(0);
+    const a = json<{ state: string; evidenceShard: string; evidenceSeq: number; expiresAt: string }>(approved);
+    expect(a.state).toBe("APPROVED");
+    expect((await db().doc(`retentionJobs/brake-${runKey}`).get()).get("decision")).toMatchObject({ decision: "APPROVE", by: "r-3001", note: "checked the set" });
+    const entry = (await db().doc(`deletionAudits/${evidenceDocId(a.evidenceShard, a.evidenceSeq)}`).get()).data();
+    expect(entry).toMatchObject({ action: "PURGE_BRAKE_DECIDED", actor: { type: "staff", id: "r-3001" } });
+    const denied = await retention(["approve", runKey, "--deny", "--note", "second thoughts", "--as", "r-3001"]);
+    expect(denied.code).toBe(0);
+    expect(denied.stdout).toContain("DENIED");
+  });
+
+  it("explain: the evidence for a path with who acted, 0 while it verifies and 1 once an entry is edited", async () => {
+    const ok = await retention(["explain", "tenants/t-acme/orders/o-1002", "--json"]);
+    expect(ok.code, ok.stderr).toBe(0);
+    const r = json<{ entries: { id: string; action: string; actor: { id: string }; paths: string[] }[]; verification: { ok: boolean } }>(ok);
+    expect(r.entries.map((e) => [e.action, e.actor.id])).toEqual(expect.arrayContaining([["HOLD_PLACED", "c-2001"], ["HOLD_RELEASED", "c-2002"]]));
+    expect(r.verification.ok).toBe(true);
+    const table = await retention(["explain", "tenants/t-acme/orders/o-1002", "--verify-chain"]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain("HOLD_PLACED");
+    expect(table.stdout).toContain("OK (chain");
+    const placed = r.entries.find((e) => e.action === "HOLD_PLACED")!.id;
+    await db().doc(`deletionAudits/${placed}`).update({ "actor.id": "someone-else" });
+    const broken = await retention(["explain", "tenants/t-acme/orders/o-1002"]);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toContain(`problem: ${placed} EDITED`);
+    const none = await retention(["explain", "tenants/t-acme/orders/o-9999", "--json"]);
+    expect(none.code).toBe(0);
+    expect(json<{ entries: unknown[] }>(none).entries).toEqual([]);
+  });
+});
