@@ -29,7 +29,7 @@ import { archivedDataHash, sourceHash } from "../../../functions/src/purge/runne
 import { getVisible, readVisible } from "../../../functions/src/ttl/product-reads";
 import { scanRetention } from "../../../functions/src/audit/scan";
 import { adminApp, db } from "../../helpers/emulator";
-import { allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, reset } from "../purge/support";
+import { allGovernedPaths, committedBefore, evidence, expectChainVerifies, expectDeletionsExplained, reset } from "../purge/support";
 
 const RITA: Caller = { uid: "r-3001", tenantId: null, roles: ["retention-admin"] };
 const CLARA: Caller = { uid: "c-2001", tenantId: null, roles: ["compliance"] };
@@ -188,8 +188,8 @@ describe("closing the demo tenant t-acme, end to end", () => {
     const archivedEvidence = entries.filter((e) => e.action === "ARCHIVE_VERIFIED");
     expect(archivedEvidence.flatMap((e) => e.paths ?? [])).toEqual([ARCHIVED_FIRST]);
     // Archived before anything of the tenant was deleted.
-    const seqOf = (action: string) => entries.find((e) => e.action === action && e.requestId === requestId)!.seq;
-    expect(seqOf("ARCHIVE_VERIFIED")).toBeLessThan(seqOf("PURGE_BATCH"));
+    const entryOf = (action: string) => entries.find((e) => e.action === action && e.requestId === requestId)!;
+    expect(await committedBefore(entryOf("ARCHIVE_VERIFIED"), entryOf("PURGE_BATCH"))).toBe(true);
     // The retention audit finds nothing wrong with what the closure left.
     const audit = await scanRetention({ nowMs: graceEndsAtMs + DAY_MS });
     expect(audit.findings).toEqual([]);

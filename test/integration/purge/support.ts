@@ -233,9 +233,23 @@ export async function expectBatchesDecided(entries: readonly ChainedEvidence[]):
     expect(rec!.decision.decidedAtMs).toBeLessThanOrEqual(e.atMs);
     const decided = entries.find((x) => x.action === "PURGE_DECIDED" && (x.detail as { unitKey?: string }).unitKey === detail.unitKey && (x.detail as { round?: number }).round === detail.round);
     expect(decided, `PURGE_DECIDED of ${detail.unitKey} round ${detail.round}`).toBeDefined();
-    expect(decided!.seq).toBeLessThan(e.seq);
+    // Batches append to chains of their own (purge/rules/unit.ts#batchEvidenceKey): seqs of different chains do
+    // not compare, so the order is the database's commit order of the two entries.
+    expect(await committedBefore(decided!, e), `PURGE_DECIDED of ${detail.unitKey} committed before its batch`).toBe(true);
   }
   return checked;
+}
+
+/**
+ * Whether entry `a` committed before entry `b`, by the create times of their documents: the one order that
+ * holds across the ledger's chains (a seq orders entries of one chain only).
+ */
+export async function committedBefore(a: ChainedEvidence, b: ChainedEvidence): Promise<boolean> {
+  const [sa, sb] = await db().getAll(db().collection("deletionAudits").doc(entryDocId(a)), db().collection("deletionAudits").doc(entryDocId(b)));
+  const ta = sa?.createTime;
+  const tb = sb?.createTime;
+  if (!ta || !tb) throw new Error(`entry ${entryDocId(ta ? b : a)} does not exist`);
+  return ta.seconds < tb.seconds || (ta.seconds === tb.seconds && ta.nanoseconds < tb.nanoseconds);
 }
 
 /** A deterministic PRNG (mulberry32) so a failing seed can be replayed. */

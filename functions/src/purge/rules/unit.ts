@@ -24,3 +24,10 @@ export const sweepUnit = (collection: string): PurgeUnit => ({ kind: "sweep", un
 
 /** A unit in one of its rounds: each fresh plan of a unit is a new round, and claims of older rounds are stale. */
 export type UnitRound = Pick<PurgeUnit, "unitKey"> & { round: number };
+
+/**
+ * The evidence chain a batch's PURGE_BATCH entry goes to is picked by this key, not by the unit's: the batches of
+ * one step run in parallel, and on one chain they would wait on its head one after another. Each batch record
+ * is decided once, so its key names one chain for the whole life of the record.
+ */
+export const batchEvidenceKey = (unitKey: string, batchId: string): string => `${unitKey}/batch/${batchId}`;

@@ -7,6 +7,7 @@ import { db } from "../../platform/firestore";
 import { fenceLease, leaseValue } from "../../platform/lease";
 import { stepsOf, type PurgeStep } from "../rules/batches";
 import { recordProblem } from "../rules/manifest";
+import { batchEvidenceKey } from "../rules/unit";
 import { batchFrom, batchRef, checkpointFrom, checkpointRef, leaseRefOf, type BatchDoc, type BatchOutcome, type UnitCheckpoint } from "../store";
 import { fire, purgeEvidence, type PurgeHookPoint, type StepEnv } from "./env";
 
@@ -73,7 +74,7 @@ export async function inBatch(cp: UnitCheckpoint, spec: BatchSpec, env: StepEnv,
     const problem = recordProblem(batch, cp.unitKey, now.planId);
     if (problem) throw new Error(`PURGE_RECORD_MISMATCH: ${spec.ref.path}: ${problem}`);
     if (batch.complete) return { outcome: batch.outcome, complete: true, evidence: [], paths: [], already: true };
-    const evidence = await openEvidence(tx, cp.unitKey);
+    const evidence = await openEvidence(tx, batchEvidenceKey(cp.unitKey, spec.ref.id));
     const d = await body({ tx, cp: now, batch, holds });
     tx.update(spec.ref, { outcome: d.outcome, ...(d.complete ? { complete: true } : {}), ...(d.marked ? { marked: true } : {}) });
     const detail = { fenceGeneration: holds.generation, batch: spec.ref.id, batchHash: batch.hash };
