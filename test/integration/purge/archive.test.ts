@@ -68,7 +68,7 @@ describe("archive workflow (audit-7y)", () => {
     const verified = entries.find((e) => e.action === "ARCHIVE_VERIFIED")!;
     expect(verified.detail?.archiveManifestHash).toBe(archive.archiveManifestHash);
     // Verified before anything was deleted (one unit's evidence is one chain, in commit order).
-    expectBefore(verified, entries.find((e) => e.action === "PURGE_BATCH")!);
+    await expectBefore(verified, entries.find((e) => e.action === "PURGE_BATCH")!);
   });
 
   for (const [name, damage] of [

@@ -129,7 +129,7 @@ describe("nightly purge: the end-to-end scenario", () => {
     const markedAt = new Map<string, ChainedEvidence>();
     for (const e of entries) if (e.action === "PURGE_ELIGIBLE_MARKED") for (const p of e.paths ?? []) markedAt.set(p, e);
     for (const e of entries.filter((x) => x.action === "PURGE_BATCH")) {
-      for (const p of (e.paths ?? []).filter((x) => hasDeleteTrigger(policy(), x))) expectBefore(markedAt.get(p)!, e);
+      for (const p of (e.paths ?? []).filter((x) => hasDeleteTrigger(policy(), x))) await expectBefore(markedAt.get(p)!, e);
     }
     expect(markedAt.size).toBeGreaterThan(0);
     expect(entries.filter((e) => e.action === "PURGE_BATCH").length).toBeGreaterThanOrEqual(5);

@@ -101,10 +101,15 @@ export async function snapshotDatabase(firestore: Firestore = db()): Promise<Map
   return out;
 }
 
-/** The stored ledger in id order (chain by chain, each in seq order: its commit order), with every chain's head. */
+/**
+ * The stored ledger in commit order (each entry document's create time; ids break ties), with every chain's
+ * head. Ids order entries chain by chain, and a call's entries land in whichever chains their subjects hash
+ * to, so only the commit order makes "the last entry" or "the entries since" mean what a test says.
+ */
 export async function readChain(): Promise<{ entries: { docId: string; entry: ChainedEvidence }[]; heads: Map<string, ChainHead> }> {
-  const snap = await db().collection("deletionAudits").orderBy("__name__").get();
-  return { entries: snap.docs.map((d) => ({ docId: d.id, entry: d.data() as ChainedEvidence })), heads: await readHeads() };
+  const snap = await db().collection("deletionAudits").get();
+  const docs = [...snap.docs].sort((a, b) => a.createTime.seconds - b.createTime.seconds || a.createTime.nanoseconds - b.createTime.nanoseconds || (a.id < b.id ? -1 : 1));
+  return { entries: docs.map((d) => ({ docId: d.id, entry: d.data() as ChainedEvidence })), heads: await readHeads() };
 }
 
 /** The ledger verified as `retention verify-evidence` does: chains, heads, MACs (the emulators' key) and anchors. */
