@@ -8,7 +8,8 @@ import { Timestamp } from "firebase-admin/firestore";
 import { beforeEach, describe, expect, it } from "vitest";
 import { CALLABLES, type CallableName, type CallableOutput } from "../../../../functions/src/contract";
 import { DAY_MS } from "../../../../functions/src/kernel/policy";
-import { openDeletionRequest } from "../../../../functions/src/requests/index";
+import { policy } from "../../../../functions/src/platform/registry";
+import { approveTenantClosure, openDeletionRequest } from "../../../../functions/src/requests/index";
 import { call, db } from "../../../helpers/emulator";
 import { callExpect, expectRefused, freshDemo, snapshotDatabase, type Tokens } from "./support";
 
@@ -84,8 +85,14 @@ describe("console callables", () => {
   it("a tenant's closure is listed and shown with its tenant subject and the staff member who opened it", async () => {
     const user = await ok("requestAccountDeletion", {}, t.ada);
     const { request: closure } = await openDeletionRequest({ subject: { type: "tenant", tenantId: "t-zeta" }, source: "staff", actor: { type: "staff", id: "r-3001" }, nowMs: Date.now() });
+    // Awaiting its second approval, a closure has no due date yet: it is listed under AWAITING_APPROVAL, oldest first.
+    const awaiting = await ok("listDeletionRequests", { state: "AWAITING_APPROVAL" }, t.clara);
+    expect(awaiting.items.map((i) => i.requestId)).toEqual([closure.requestId]);
+    expect(awaiting.items[0]).toMatchObject({ subject: { type: "tenant", tenantId: "t-zeta" }, state: "AWAITING_APPROVAL", graceEndsAt: null, dueAt: null, overdue: false });
+    expect((await ok("listDeletionRequests", {}, t.clara)).items.map((i) => i.requestId)).toEqual([user.requestId]);
+    await approveTenantClosure(closure.requestId, { type: "staff", id: "c-2001" }, Date.now());
     const all = await ok("listDeletionRequests", {}, t.clara);
-    // The user's request is due first (30 days against the closure's 60).
+    // The user's request is due first (30 days against the closure's 60, counted from its approval).
     expect(all.items.map((i) => i.requestId)).toEqual([user.requestId, closure.requestId]);
     expect(all.items[1]).toMatchObject({ subject: { type: "tenant", tenantId: "t-zeta" }, requestedBy: "r-3001", source: "staff", state: "PENDING" });
     expect(all.items[1]!.subject).not.toHaveProperty("uid");
@@ -253,7 +260,7 @@ describe("console callables", () => {
       expect(report.audit.requests.unfinished).toBe(1);
       expect(report.evidence).toMatchObject({ ok: true, problems: [] });
       expect(report.evidence.checked).toBeGreaterThan(0);
-      expect(report.policyVersion).toBe("v1");
+      expect(report.policyVersion).toBe(policy().version);
       expectRefused(await call("getRetentionReport", {}, t.rita), "PERMISSION_DENIED", "NOT_COMPLIANCE");
       expectRefused(await call("getRetentionReport", {}, t.ben), "PERMISSION_DENIED", "NOT_COMPLIANCE");
       expectRefused(await call("getRetentionReport", {}, null), "UNAUTHENTICATED", "UNAUTHENTICATED");
