@@ -9,6 +9,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import { readLedger } from "../../../functions/src/erasure/index";
 import { releaseHoldById } from "../../../functions/src/holds/index";
+import { JOBS } from "../../../functions/src/jobs/catalog";
 import { runNightlyJob } from "../../../functions/src/jobs/nightly-purge";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { recordErasureCompletions, type CompletionSummary, type PurgeRunOptions } from "../../../functions/src/purge/index";
@@ -75,12 +76,17 @@ describe("a user's erasure: the date, and ERASURE_COMPLETE once it passes", () =
     expect(await complete(goneByMs - 1)).toEqual({ due: 0, recorded: 0, waitingForArchive: 0, skipped: 0 });
     expect(await completeEntries()).toEqual([]);
 
+    // A dry run at the date says what it would record, and writes nothing.
+    expect(await recordErasureCompletions(at(goneByMs, { dryRun: true }))).toEqual({ due: 1, recorded: 1, waitingForArchive: 0, skipped: 0 });
+    expect(await completeEntries()).toEqual([]);
+    expect((await request(purged)).erasureComplete).toBe(false);
+
     // At the date, two runs at once: one entry.
     const raced = await Promise.all([complete(goneByMs), complete(goneByMs)]);
     expect(sum(raced, "recorded")).toBe(1);
     expect(sum(raced, "due")).toBeGreaterThanOrEqual(1);
-    // And again, through the nightly job's body, later: nothing more.
-    const again = await runNightlyJob(at(goneByMs + DAY_MS));
+    // And again, later, as runRetentionJob and `retention run` start the nightly job (the catalog): nothing more.
+    const again = await (await JOBS.nightlyPurge!())(at(goneByMs + DAY_MS));
     expect(again.erasureComplete).toMatchObject({ recorded: 0 });
 
     const entries = await completeEntries();
