@@ -93,7 +93,8 @@ function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
 
 /**
  * Finalize step: the final sweep (runner/late.ts), then verify the manifest. A clean verification ends the round (checkpoint DONE); for a request
- * it also decides the request's end state (`requestOutcome`): PURGED, or RETAINED_UNDER_HOLD with the held
+ * it also decides the request's end state (`requestOutcome`): PURGED, with its "fully gone by" date
+ * (requests/rules/gone-by.ts, from the archive copies the unit made), or RETAINED_UNDER_HOLD with the held
  * paths listed on the request and the hold fence generation they were judged at, so that the next run
  * plans the request again as soon as any hold changes. A verification with findings makes the unit BLOCKED
  * with PURGE_VERIFY_FAILED, and the next run plans it afresh. The request's move is checked against the
