@@ -43,3 +43,27 @@ export function useNow(everyMs: number = 60_000): number {
   }, [everyMs]);
   return now;
 }
+
+type Status = CallableOutput<"getDeletionStatus">;
+
+/** Why a request has no "fully gone by" date yet, for people. */
+const NO_DATE: Record<NonNullable<Status["fullyGoneByUnknown"]>, string> = {
+  NOT_ERASED_YET: "not yet: the erasure has not finished",
+  RETAINED_UNDER_HOLD: "no date: some data is still kept under a retention hold",
+  CANCELLED: "none: the request was cancelled and nothing was erased",
+  ARCHIVE_UNDER_HOLD: "no date: an archive copy is under a retention hold",
+  ARCHIVE_KEPT_WITHOUT_END: "no date: an archive copy is kept without an end date",
+  NOT_RECORDED: "not recorded: purged before the service recorded this date",
+};
+
+/** The date by which the last copy is gone (database, point-in-time recovery, backups, archives), or why there is none. */
+export function goneByText(s: Pick<Status, "fullyGoneBy" | "fullyGoneByUnknown">): string {
+  if (s.fullyGoneBy !== null) return when(s.fullyGoneBy);
+  return NO_DATE[s.fullyGoneByUnknown ?? "NOT_RECORDED"];
+}
+
+/** Whether the final ERASURE_COMPLETE entry is recorded, and when. */
+export function erasureCompleteText(s: Pick<Status, "fullyGoneBy" | "erasureCompleteAt">): string {
+  if (s.erasureCompleteAt !== null) return `recorded ${when(s.erasureCompleteAt)}`;
+  return s.fullyGoneBy !== null ? "not yet: recorded once the date has passed" : "not yet";
+}

@@ -129,6 +129,9 @@ describe("the compliance console in a browser", () => {
     await row.getByRole("link", { name: requestId }).click();
     await clara.getByTestId("timeline").getByText("REQUESTED").waitFor();
     expect(await clara.getByTestId("request-facts").textContent()).toContain("u-1001 (tenant t-acme), opened by u-1001 via user");
+    // Nothing is erased yet: no "fully gone by" date, no ERASURE_COMPLETE.
+    expect(await clara.getByTestId("fully-gone-by").textContent()).toBe("not yet: the erasure has not finished");
+    expect(await clara.getByTestId("erasure-complete").textContent()).toBe("not yet");
     const plan = clara.getByTestId("plan");
     await plan.waitFor();
     expect(await plan.getByRole("row").filter({ hasText: "orders" }).textContent()).toContain("FINANCE_RETENTION");

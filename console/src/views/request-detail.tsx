@@ -1,7 +1,7 @@
 import { refusalReason, type CallableOutput } from "@atlasmart/retention-client";
 import { useQuery } from "@tanstack/react-query";
 import { Link, useParams } from "@tanstack/react-router";
-import { countdown, problem, subjectLabel, when } from "../format";
+import { countdown, erasureCompleteText, goneByText, problem, subjectLabel, when } from "../format";
 import { useSession } from "../session";
 
 type Plan = CallableOutput<"planDeletion">;
@@ -76,6 +76,10 @@ export function RequestDetailView() {
             <dd>
               {when(s.dueAt)} ({countdown(s.dueAt)})
             </dd>
+            <dt>Fully gone by</dt>
+            <dd data-testid="fully-gone-by">{goneByText(s)}</dd>
+            <dt>Erasure complete</dt>
+            <dd data-testid="erasure-complete">{erasureCompleteText(s)}</dd>
             {s.staff?.blockedReason && (
               <>
                 <dt>Blocked because</dt>

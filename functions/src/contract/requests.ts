@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { REQUEST_STATES } from "../kernel/request-states";
+import { GONE_BY_UNKNOWN, REQUEST_STATES } from "../kernel/request-states";
 import { inputs, isoString } from "./inputs";
 
 export { REQUEST_STATES };
@@ -35,6 +35,15 @@ export const GetDeletionStatusOutput = z.object({
   timeline: z.array(z.object({ at: isoString, event: z.string(), detail: z.string().optional() })),
   retained: z.array(RetainedStatusItem),
   retainedOmitted: z.number().optional(),
+  /**
+   * When the last copy of what the erasure removed is gone from the governed database and its recovery copies
+   * (point-in-time recovery, scheduled backups, archive copies), as configured; null while there is no date.
+   */
+  fullyGoneBy: isoString.nullable(),
+  /** Why `fullyGoneBy` is null (null when there is a date). */
+  fullyGoneByUnknown: z.enum(GONE_BY_UNKNOWN).nullable(),
+  /** When the final ERASURE_COMPLETE evidence was recorded (the date passed); null until then. */
+  erasureCompleteAt: isoString.nullable(),
   /** Staff only: whose request it is (its subject, and who opened it), and why it is blocked or what a hold retains. */
   staff: z
     .object({

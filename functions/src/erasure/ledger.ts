@@ -4,7 +4,7 @@ import { COLLECTIONS, db, governedDatabaseId } from "../platform/firestore";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import { settings } from "../platform/settings";
-import { buildLedgerEntry, entryConflicts, ledgerEntryId, type ErasureFacts, type LedgerEntry, type MaskedCollection } from "./rules";
+import { buildLedgerEntry, entryConflicts, goneByUpdate, ledgerEntryId, type ErasureFacts, type LedgerEntry, type MaskedCollection } from "./rules";
 
 /**
  * The erasure ledger: one document per erased request in its own database (RETENTION_LEDGER_DATABASE_ID), so a
@@ -31,7 +31,8 @@ const patternOf = (path: string): string | null => policy().ruleForPath(path)?.p
 /**
  * Records an erasure the purge has carried out, before the request is reported PURGED (or RETAINED_UNDER_HOLD):
  * creates the request's entry, or finds it there and checks it names the same request and subject (a retried
- * finalize, a later round, or a replay of the erasure into a restored database). A different subject under the
+ * finalize, a later round, or a replay of the erasure into a restored database), moving its "fully gone by" date
+ * later when this erasure's is ({@link goneByUpdate}). A different subject under the
  * same id throws LEDGER_ENTRY_CONFLICT, and the purge stops there rather than report the erasure done.
  */
 export async function recordErasure(facts: ErasureFacts): Promise<"created" | "exists"> {
@@ -42,15 +43,25 @@ export async function recordErasure(facts: ErasureFacts): Promise<"created" | "e
     if (snap.exists) {
       const conflicts = entryConflicts(snap.data() as Partial<LedgerEntry>, entry);
       if (conflicts.length > 0) throw new Error(`LEDGER_ENTRY_CONFLICT: ledger entry ${ref.id} records another erasure (${conflicts.join(", ")} differ)`);
+      const later = goneByUpdate(msOf(snap.get("fullyGoneBy")), entry.fullyGoneByMs);
+      if (later !== null) tx.update(ref, { fullyGoneBy: Timestamp.fromMillis(later) });
       return "exists" as const;
     }
-    const { erasedAtMs, ...rest } = entry;
-    tx.create(ref, { ...rest, erasedAt: Timestamp.fromMillis(erasedAtMs), recordedAt: FieldValue.serverTimestamp(), schema: 1 });
+    const { erasedAtMs, fullyGoneByMs, ...rest } = entry;
+    tx.create(ref, {
+      ...rest,
+      erasedAt: Timestamp.fromMillis(erasedAtMs),
+      fullyGoneBy: fullyGoneByMs === null ? null : Timestamp.fromMillis(fullyGoneByMs),
+      recordedAt: FieldValue.serverTimestamp(),
+      schema: 1,
+    });
     return "created" as const;
   });
   log.info("erasure.ledger.recorded", { requestId: entry.requestId, subjectKind: entry.subjectKind, outcome });
   return outcome;
 }
+
+const msOf = (v: unknown): number | null => (v instanceof Timestamp ? v.toMillis() : null);
 
 function entryFrom(d: QueryDocumentSnapshot): LedgerEntry {
   const x = d.data();
@@ -62,6 +73,7 @@ function entryFrom(d: QueryDocumentSnapshot): LedgerEntry {
     policyVersion: String(x.policyVersion ?? ""),
     erasedAtMs: x.erasedAt instanceof Timestamp ? x.erasedAt.toMillis() : 0,
     masked: Array.isArray(x.masked) ? (x.masked as MaskedCollection[]) : [],
+    fullyGoneByMs: msOf(x.fullyGoneBy),
   };
 }
 

@@ -31,6 +31,11 @@ export interface LedgerEntry {
   /** When the purge first reported the erasure done (business time). */
   erasedAtMs: number;
   masked: MaskedCollection[];
+  /**
+   * The request's "fully gone by" date (requests/rules/gone-by.ts): null until an erasure of it ends PURGED with
+   * one (RETAINED_UNDER_HOLD has none). A date, never personal data.
+   */
+  fullyGoneByMs: number | null;
 }
 
 /** A keyed hash of a subject id (in production: evidence/index.ts#keyedSubjectHash). */
@@ -77,6 +82,8 @@ export interface ErasureFacts {
   policyVersion: string;
   erasedAtMs: number;
   masked: readonly { path: string; fields: readonly string[] }[];
+  /** The request's "fully gone by" date when this erasure ends it PURGED with one; null (or absent) otherwise. */
+  fullyGoneByMs?: number | null;
 }
 
 /** The ledger entry of an erasure the purge has carried out. */
@@ -90,13 +97,27 @@ export function buildLedgerEntry(facts: ErasureFacts, hash: KeyedHash, patternOf
     policyVersion: facts.policyVersion,
     erasedAtMs: facts.erasedAtMs,
     masked: maskedByCollection(facts.masked, patternOf),
+    fullyGoneByMs: facts.fullyGoneByMs ?? null,
   };
+}
+
+/**
+ * The "fully gone by" date a later write of an entry stores, or null when the stored one stands. The entry's
+ * other facts are the first write's, but the date moves later only: a round that ends RETAINED_UNDER_HOLD has
+ * none, the round that purges after the hold sets it, and an erasure replayed into a restored database starts
+ * that database's recovery windows again, so its date is the later one. An earlier or missing fresh date never
+ * replaces a stored one.
+ */
+export function goneByUpdate(storedMs: number | null, freshMs: number | null): number | null {
+  if (freshMs === null) return null;
+  return storedMs === null || freshMs > storedMs ? freshMs : null;
 }
 
 /**
  * Whether a stored entry records the same erasure as a fresh one: the same request, subject kind and keyed
  * hashes. The rest (policy version, time, what was masked) is the first write's: a later round of the same
- * request (after a hold is released) or a retried finalize finds the entry there and leaves it. The fields
+ * request (after a hold is released) or a retried finalize finds the entry there and leaves it, except for a later
+ * "fully gone by" date ({@link goneByUpdate}). The fields
  * that differ, for the error; [] when they agree.
  */
 export function entryConflicts(stored: Partial<LedgerEntry>, fresh: LedgerEntry): string[] {

@@ -8,6 +8,6 @@ import type { JobName, JobRunner } from "../kernel/job";
 export const JOBS: Partial<Record<JobName, () => Promise<JobRunner>>> = {
   expiryBackfill: async () => (await import("../backfill")).runExpiryBackfill,
   retentionAudit: async () => (await import("../audit")).runRetentionAudit,
-  nightlyPurge: async () => (await import("../purge")).runNightlyPurge,
+  nightlyPurge: async () => (await import("./nightly-purge")).runNightlyJob,
   evidenceAnchor: async () => (await import("../evidence")).runEvidenceAnchor,
 };

@@ -48,6 +48,7 @@ export type LogEvent =
   | "purge.chunk.stale"
   | "purge.unit.blocked"
   | "purge.lease.lost"
+  | "purge.erasure_complete"
   | "audit.done"
   | "audit.findings"
   | "evidence.anchored"

@@ -1,6 +1,7 @@
 export { listBrakeRuns, UNDECIDED_OR_OPEN } from "./approvals";
 export type { ListBrakeRunsQuery } from "./approvals";
 export { runNightlyPurge, runPurgeChunk } from "./job";
+export { recordErasureCompletions, type CompletionSummary } from "./completion";
 export type { PurgeRunOptions, UnitReport } from "./job";
 export { decideBrakeRun } from "./runner/brake";
 export type { PurgeHook } from "./runner/env";

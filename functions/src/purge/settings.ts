@@ -28,6 +28,11 @@ export const purgeSettings = {
   /** How long a retention-admin's approval of a tripped brake (approvePurgeRun) stays usable. */
   approvalTtlMs: (): number => setting("purgeBrakeApprovalHours") * 3_600_000,
   /**
+   * The governed database's recovery copies as the deployment configured them (the service cannot read them): a
+   * request's "fully gone by" date counts on them (requests/rules/gone-by.ts).
+   */
+  recoveryWindows: (): { pitrDays: number; backupRetentionDays: number } => ({ pitrDays: setting("pitrDays"), backupRetentionDays: setting("backupRetentionDays") }),
+  /**
    * The delete rate: it starts at the start rate and rises 1.5x every 5 minutes up to the ceiling. With the
    * defaults (500, 10,000) that is Firestore's 500/50/5 ramp-up guidance for traffic to live collections.
    * Setting both high (the bench's "fastest") removes the throttle.

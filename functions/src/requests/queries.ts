@@ -4,6 +4,8 @@ import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging"
 import { COLLECTIONS, db } from "../platform/firestore";
 import { toMs } from "../platform/governed-doc";
 import { ERASURE_OWED_STATES, parseRequestState, type DeletionRequest, type RequestState } from "./rules/requests";
+import { goneByStatus } from "./rules/gone-by";
+import { GONE_BY_UNKNOWN, type GoneByUnknown } from "../kernel/request-states";
 import { requestFromFirestore, subjectOfRequest } from "./service";
 
 const requestsCol = () => db().collection(COLLECTIONS.deletionRequests);
@@ -48,6 +50,20 @@ export function staffFacts(snap: DocumentSnapshot) {
         }
       : null,
   };
+}
+
+/**
+ * A request's "fully gone by" date as a status reports it (requests/rules/gone-by.ts): the date (ISO) or why there is
+ * none, and when ERASURE_COMPLETE was recorded.
+ */
+export function goneByFacts(snap: DocumentSnapshot): { fullyGoneBy: string | null; fullyGoneByUnknown: GoneByUnknown | null; erasureCompleteAt: string | null } {
+  const unknown = snap.get("fullyGoneByUnknown") as unknown;
+  const status = goneByStatus(parseRequestState(snap.get("state")), {
+    fullyGoneByMs: toMs(snap.get("fullyGoneBy")),
+    unknown: (GONE_BY_UNKNOWN as readonly unknown[]).includes(unknown) ? (unknown as GoneByUnknown) : null,
+    erasureCompleteAtMs: toMs(snap.get("erasureCompleteAt")),
+  });
+  return { fullyGoneBy: isoOrNull(status.fullyGoneByMs), fullyGoneByUnknown: status.unknown, erasureCompleteAt: isoOrNull(status.erasureCompleteAtMs) };
 }
 
 export interface ListRequestsQuery {

@@ -115,12 +115,13 @@ describe("operator commands: holds, requests, explain, approve", () => {
     const shown = await retention(["requests", "show", request.requestId, "--json"]);
     expect(shown.code, shown.stderr).toBe(0);
     const s = json<{ state: string; timeline: { event: string }[]; staff: { subject: { uid?: string } }; retained: { reasonCode: string }[] }>(shown);
-    expect(s).toMatchObject({ state: "PENDING", staff: { subject: { type: "user", uid: "u-1001" } } });
+    expect(s).toMatchObject({ state: "PENDING", staff: { subject: { type: "user", uid: "u-1001" } }, fullyGoneBy: null, fullyGoneByUnknown: "NOT_ERASED_YET", erasureCompleteAt: null });
     expect(s.timeline.map((e) => e.event)).toContain("REQUESTED");
     expect(s.retained.map((r) => r.reasonCode)).toContain("FINANCE_RETENTION");
     const text = (await retention(["requests", "show", request.requestId])).stdout;
     expect(text).toContain("SOFT_DELETED");
     expect(text).toContain("user u-1001 (tenant t-acme), opened by u-1001");
+    expect(text).toMatch(/fully gone by +unknown \(NOT_ERASED_YET\)/);
     const missing = await retention(["requests", "show", "no-such-request", "--json"]);
     expect(missing.code).toBe(2);
     expect(json(missing)).toMatchObject({ ok: false, error: { kind: "REQUEST_NOT_FOUND" } });

@@ -167,6 +167,8 @@ describe("closing the demo tenant t-acme, end to end", () => {
       ["tenants/t-acme", "RETAINED_DESCENDANT"],
       [HELD, "LITIGATION"],
     ]);
+    // Data is still live under the hold: no "fully gone by" date can be promised yet.
+    expect(status).toMatchObject({ fullyGoneBy: null, fullyGoneByUnknown: "RETAINED_UNDER_HOLD", erasureCompleteAt: null });
     // The held document survived, untouched: still held, never archived or marked.
     const held = (await db().doc(HELD).get()).data()!;
     expect(held).toMatchObject({ lifecycleState: "LEGAL_HOLD", legalHold: true, customerName: "Ada Lovelace" });
@@ -201,6 +203,11 @@ describe("closing the demo tenant t-acme, end to end", () => {
     expect((run.units as UnitReport[]).find((u) => u.unitKey === requestId)?.outcome).toBe("DONE");
     const request = (await db().doc(`deletionRequests/${requestId}`).get()).data()!;
     expect(request.state).toBe("PURGED");
+    // Fully gone by: the finance records' archive copies are the last copies (seven years from the last one's
+    // archiving), and their backups outlive them by the longer recovery window (35 days of backups).
+    const purgedAtMs = graceEndsAtMs + 3 * DAY_MS;
+    const fullyGoneBy = new Date(purgedAtMs + 2557 * DAY_MS + 35 * DAY_MS).toISOString();
+    expect(await getDeletionStatusHandler({ requestId }, CLARA, { nowMs: purgedAtMs, refreshMs: 0 })).toMatchObject({ fullyGoneBy, fullyGoneByUnknown: null, erasureCompleteAt: null });
     const left = [...(await allGovernedPaths())].filter((p) => p.includes("t-acme") || DEMO_DOCS.some((d) => d.path === p)).sort();
     // Only the audit record, which policy keeps for seven years (and archives before its own purge).
     expect(left).toEqual(["auditRecords/ar-001"]);

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { keyedSubjectHash } from "../../../functions/src/evidence/index";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/index";
 import { clearFirestore, db } from "../../helpers/emulator";
-import { PURGE_TEST_DATABASE, putCustomer, requestDeletion, reset, runOptions } from "../purge/support";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { AFTER_GRACE, PURGE_TEST_DATABASE, putCustomer, requestDeletion, reset, runOptions } from "../purge/support";
 
 const LEDGER = "ledger-tests";
 
@@ -51,9 +52,11 @@ describe("the purge and the erasure ledger", () => {
     expect(outcome(run.units, id)?.outcome).toBe("DONE");
     expect(await state(id)).toBe("PURGED");
     expect((await ledgerDoc(id).get()).data()).toMatchObject({ requestId: id, subjectKind: "user", subjectHash: keyedSubjectHash("u-71"), tenantHash: keyedSubjectHash("t-acme") });
+    // With the request's "fully gone by" date: the purge's time plus the longer recovery window (35 days of backups).
+    expect((await ledgerDoc(id).get()).get("fullyGoneBy")).toEqual(Timestamp.fromMillis(AFTER_GRACE + 35 * DAY_MS));
   });
 
-  it("an entry already there for the same erasure is kept as it is (a retried finalize, a replay)", async () => {
+  it("an entry already there for the same erasure is kept as it is (a retried finalize, a replay), but for a later 'fully gone by' date", async () => {
     await putCustomer("u-72", { messages: 1 });
     const id = await requestDeletion("u-72");
     const first = { requestId: id, subjectKind: "user", subjectHash: keyedSubjectHash("u-72"), tenantHash: keyedSubjectHash("t-acme"), policyVersion: "v1", erasedAt: Timestamp.fromMillis(1_000), masked: [], schema: 1 };
@@ -61,7 +64,7 @@ describe("the purge and the erasure ledger", () => {
     const run = await runNightlyPurge(runOptions({ sweep: false }));
     expect(outcome(run.units, id)?.outcome).toBe("DONE");
     expect(await state(id)).toBe("PURGED");
-    expect((await ledgerDoc(id).get()).data()).toEqual(first);
+    expect((await ledgerDoc(id).get()).data()).toEqual({ ...first, fullyGoneBy: Timestamp.fromMillis(AFTER_GRACE + 35 * DAY_MS) });
   });
 
   it("an entry under the request's id that names another subject stops the purge before PURGED", async () => {

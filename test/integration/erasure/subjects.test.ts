@@ -19,6 +19,7 @@ const entry = (requestId: string, kind: "user" | "tenant", id: string, tenantId:
   policyVersion: "v1",
   erasedAtMs,
   masked: [],
+  fullyGoneByMs: null,
 });
 
 describe("subjects the ledger names", () => {
@@ -46,7 +47,7 @@ describe("subjects the ledger names", () => {
       entry("r-absent", "tenant", "t-never", null),
     ];
     await Promise.all(
-      ledger.map(({ erasedAtMs, ...e }) => db(LEDGER).collection("erasureLedger").doc(e.requestId).set({ ...e, erasedAt: Timestamp.fromMillis(erasedAtMs), schema: 1 })),
+      ledger.map(({ erasedAtMs, fullyGoneByMs: _, ...e }) => db(LEDGER).collection("erasureLedger").doc(e.requestId).set({ ...e, erasedAt: Timestamp.fromMillis(erasedAtMs), fullyGoneBy: null, schema: 1 })),
     );
     const { entries, matches } = await findLedgerMatches();
     expect(entries).toBe(4);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { callOk, db, idTokenFor, waitFor } from "../../helpers/emulator";
 import { AFTER_GRACE, allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, putCustomer, requestDeletion, reset, runOptions, useDatabase } from "./support";
@@ -58,5 +59,12 @@ describe("the purge through the functions emulator", () => {
       expect(e).toMatchObject({ asOfMs: AFTER_GRACE, actor: { type: "system", id: "nightlyPurge" }, correlationId: run!.correlationId });
       expect(e.detail?.startedBy).toBe("staff:r-3001");
     }
+    // The same job records ERASURE_COMPLETE once the request's "fully gone by" date (35 days of backups) has passed.
+    expect(summary).toMatchObject({ erasureComplete: { recorded: 0 } });
+    const later = await callOk<{ erasureComplete: { recorded: number } }>("runRetentionJob", { job: "nightlyPurge", asOf: new Date(AFTER_GRACE + 35 * DAY_MS).toISOString() }, token);
+    expect(later.erasureComplete).toMatchObject({ due: 1, recorded: 1 });
+    const complete = (await expectChainVerifies()).filter((e) => e.action === "ERASURE_COMPLETE");
+    expect(complete).toHaveLength(1);
+    expect(complete[0]).toMatchObject({ requestId, actor: { type: "system", id: "nightlyPurge" }, asOfMs: AFTER_GRACE + 35 * DAY_MS, detail: { startedBy: "staff:r-3001" } });
   }, 120_000);
 });

@@ -32,6 +32,20 @@ describe("settings: one table, one reader", () => {
     expect(setting("enforceAppCheck")).toBe(false);
   });
 
+  it("the recovery windows default to what the registry's recovery notes say (PITR 7 days, exports 35 days); 0 turns each off", () => {
+    for (const s of Object.values(SETTINGS)) delete process.env[s.env];
+    expect(purgeSettings.recoveryWindows()).toEqual({ pitrDays: 7, backupRetentionDays: 35 });
+    process.env.RETENTION_PITR_DAYS = "0";
+    process.env.RETENTION_BACKUP_RETENTION_DAYS = "0";
+    expect(purgeSettings.recoveryWindows()).toEqual({ pitrDays: 0, backupRetentionDays: 0 });
+    // Firestore keeps point-in-time versions for 7 days: anything else is a typo.
+    process.env.RETENTION_PITR_DAYS = "14";
+    expect(() => purgeSettings.recoveryWindows()).toThrow(/RETENTION_PITR_DAYS must be an integer of at least 0 and at most 7, got 14/);
+    process.env.RETENTION_PITR_DAYS = "7";
+    process.env.RETENTION_BACKUP_RETENTION_DAYS = "-1";
+    expect(() => purgeSettings.recoveryWindows()).toThrow(/RETENTION_BACKUP_RETENTION_DAYS/);
+  });
+
   it("fails loudly on a value outside the table's kind or bounds", () => {
     process.env.RETENTION_PURGE_BATCH_SIZE = "491";
     expect(() => purgeSettings.batchSize()).toThrow(/RETENTION_PURGE_BATCH_SIZE must be an integer of at least 1 and at most 490, got 491/);

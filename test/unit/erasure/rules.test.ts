@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   buildLedgerEntry,
   entryConflicts,
+  goneByUpdate,
   ledgerEntryId,
   matchLedger,
   maskedByCollection,
@@ -55,9 +56,24 @@ describe("ledger entries", () => {
         { collection: "tenants/{tenantId}/orders", fields: ["customerName", "shippingAddress"], count: 2 },
         { collection: "unknownThings", fields: ["note"], count: 1 },
       ],
+      fullyGoneByMs: null,
     });
     expect(JSON.stringify(e)).not.toMatch(/u-1001|t-acme|o-1|o-2/);
     expect(entry(acme, "req-2")).toMatchObject({ subjectKind: "tenant", subjectHash: K1("t-acme"), tenantHash: null });
+  });
+
+  it("carry the request's 'fully gone by' date, a date and nothing else", () => {
+    const e = buildLedgerEntry({ requestId: "req-1", subject: ada, policyVersion: "v1", erasedAtMs: 42, masked: [], fullyGoneByMs: 42 + 35 * 86_400_000 }, K1, patternOf);
+    expect(e.fullyGoneByMs).toBe(42 + 35 * 86_400_000);
+  });
+
+  it("a later write moves the date later only: set once a purge gives one, later after a replay, never earlier or unset", () => {
+    expect(goneByUpdate(null, null)).toBeNull();
+    expect(goneByUpdate(5_000, null)).toBeNull();
+    expect(goneByUpdate(null, 5_000)).toBe(5_000);
+    expect(goneByUpdate(5_000, 9_000)).toBe(9_000);
+    expect(goneByUpdate(5_000, 5_000)).toBeNull();
+    expect(goneByUpdate(9_000, 5_000)).toBeNull();
   });
 
   it("a path no registry pattern names is wildcarded", () => {

@@ -1,5 +1,5 @@
 import { GetDeletionStatusInput, ListDeletionRequestsInput } from "../../contract/requests";
-import { currentStatusSummary, findRequest, listRequests, staffFacts } from "../../requests/index";
+import { currentStatusSummary, findRequest, goneByFacts, listRequests, staffFacts } from "../../requests/index";
 import { describeRetained } from "../../requests/rules/status";
 import type { Subject } from "../../plan/rules";
 import { policy } from "../../platform/registry";
@@ -19,7 +19,8 @@ export const requestsCommand: Command = {
        CANCELLED, PROCESSING, BLOCKED, RETAINED_UNDER_HOLD, PURGED), --overdue to the overdue ones;
        --limit (default 25, at most 100) and the printed cursor page through them.
 show   one request as compliance sees it (getDeletionStatus): state, dates, timeline, why it is blocked,
-       what is retained and under which reason.
+       what is retained and under which reason, the date by which the last copy is gone ("fully gone by",
+       or why there is none yet) and when ERASURE_COMPLETE was recorded.
 
 Options:
   --json   machine-readable output (list: {items, nextCursor}; show: getDeletionStatus's staff answer)
@@ -62,6 +63,7 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
       timeline: request.timeline.map((t) => ({ at: iso(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) })),
       retained: describeRetained(summary.retained, policy(), "staff"),
       ...(summary.retainedOmitted > 0 ? { retainedOmitted: summary.retainedOmitted } : {}),
+      ...goneByFacts(snap),
       staff: staffFacts(snap),
     };
     if (ctx.json) {
@@ -76,6 +78,8 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
           ["subject", `${subjectText(shown.staff.subject)}, opened by ${shown.staff.requestedBy} (source ${shown.staff.source})`],
           ["grace ends", shown.graceEndsAt],
           ["due", shown.dueAt],
+          ["fully gone by", shown.fullyGoneBy ?? `unknown (${shown.fullyGoneByUnknown ?? "-"})`],
+          ["erasure complete", shown.erasureCompleteAt],
           ["blocked", shown.staff.blockedReason],
           ["under hold", shown.staff.retainedUnderHold ? `${shown.staff.retainedUnderHold.count} (${shown.staff.retainedUnderHold.holds.map((h) => h.reasonCode).join(", ")})` : null],
         ]),

@@ -3,7 +3,7 @@ import { GetDeletionStatusInput } from "../../contract/requests";
 import { describeRetained } from "../../requests/rules/status";
 import { permissionDenied } from "../../kernel/errors";
 import { policy } from "../../platform/registry";
-import { currentStatusSummary, findRequest, staffFacts } from "../../requests/index";
+import { currentStatusSummary, findRequest, goneByFacts, staffFacts } from "../../requests/index";
 import { requestOwner } from "../../requests/rules/requests";
 import { settings } from "../../platform/settings";
 import { callable, type Caller } from "./shared";
@@ -23,7 +23,8 @@ export interface StatusEnv {
  * The owner (or compliance) sees the request's timeline and what will be kept, and why. What is kept comes
  * from the request's status summary (planned at most every RETENTION_STATUS_REFRESH_MINUTES, or when holds
  * change), never from a plan per call. The subject is told "retained for a legal obligation" for anything a
- * hold keeps; compliance sees the hold's reason. Without a requestId it answers for the caller's latest request.
+ * hold keeps; compliance sees the hold's reason. Both see the date by which the last copy is gone (or why there is
+ * none yet) and when ERASURE_COMPLETE was recorded. Without a requestId it answers for the caller's latest request.
  */
 export async function getDeletionStatusHandler(
   input: z.infer<typeof GetDeletionStatusInput>,
@@ -44,6 +45,7 @@ export async function getDeletionStatusHandler(
     timeline: request.timeline.map((t) => ({ at: iso(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) })),
     retained: describeRetained(summary.retained, policy(), staff ? "staff" : "subject"),
     ...(summary.retainedOmitted > 0 ? { retainedOmitted: summary.retainedOmitted } : {}),
+    ...goneByFacts(snap),
     // Staff also see whose request it is and why it is blocked or what holds retain; a subject never does.
     ...(staff ? { staff: staffFacts(snap) } : {}),
   };

@@ -2,14 +2,15 @@ import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler
 import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import type { JobSummary } from "../../kernel/job";
 import { enqueueHoldApply } from "../../holds/index";
-import { runNightlyPurge } from "../../purge/index";
+import { runNightlyJob } from "../../jobs/nightly-purge";
 
 /**
  * The scheduled body, exported so tests (the emulator never fires schedules) call exactly what the
- * schedule runs. A failure throws, so Cloud Scheduler retries; the retry resumes from the checkpoints.
+ * schedule runs: the purge, then ERASURE_COMPLETE for the requests whose "fully gone by" date has passed. A
+ * failure throws, so Cloud Scheduler retries; the retry resumes from the checkpoints.
  */
 export function purgeOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, nowMs: number = Date.now()): Promise<JobSummary> {
-  return runNightlyPurge({
+  return runNightlyJob({
     nowMs,
     asOfMs: null,
     dryRun: false,

@@ -1,4 +1,4 @@
-import { DocumentReference, FieldValue, GeoPoint, Timestamp, type DocumentData, type DocumentSnapshot, type Transaction } from "firebase-admin/firestore";
+import { DocumentReference, FieldValue, GeoPoint, Timestamp, type DocumentData, type DocumentSnapshot, type Query, type Transaction } from "firebase-admin/firestore";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { activeHoldsInTx } from "../../holds/index";
 import type { ActiveHoldRef } from "../../kernel/held";
@@ -9,6 +9,7 @@ import { fenceLease, renewLeaseInTx } from "../../platform/lease";
 import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
 import { archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetention, businessData, checkArchive, contentHash, type ArchiveEntry, type ArchiveProblem } from "../rules/archive";
+import type { ArchiveCopies } from "../../requests/rules/gone-by";
 import type { UnitCheckpoint } from "../store";
 import { fire, purgeEvidence, type StepEnv } from "./env";
 
@@ -163,6 +164,29 @@ export async function archiveAndVerify(unit: ArchiveUnit, paths: readonly string
   }
   log.info("purge.archive.verified", { unitKey: unit.unitKey, verified: entries.length });
   return { ok: true, archives: new Map(entries.map((e) => [e.sourcePath, e.archiveId])), manifestHash };
+}
+
+/** The archive copies a purge unit made (each carries its unit's key; a request's unit key is its id). */
+const copiesOf = (unitKey: string): Query => db().collection(COLLECTIONS.archives).where("unitKey", "==", unitKey);
+
+/**
+ * What a request's erasure archived, for its "fully gone by" date: whether it made any copy, the latest end of
+ * retention among them, and whether one is held. Three reads of one document at most, however many copies a
+ * tenant's closure made (indexes: unitKey with retainUntil descending; unitKey with legalHold by merge).
+ */
+export async function archiveCopiesOf(unitKey: string): Promise<ArchiveCopies> {
+  const [any, latest, held] = await Promise.all([
+    copiesOf(unitKey).select().limit(1).get(),
+    copiesOf(unitKey).orderBy("retainUntil", "desc").select("retainUntil").limit(1).get(),
+    copiesOf(unitKey).where("legalHold", "==", true).select().limit(1).get(),
+  ]);
+  const end = latest.docs[0]?.get("retainUntil") as unknown;
+  return { any: !any.empty, latestRetainUntilMs: end instanceof Timestamp ? end.toMillis() : null, held: !held.empty };
+}
+
+/** Whether an archive copy of the unit is still in the database, read in the caller's transaction. */
+export async function archiveCopyLeftInTx(tx: Transaction, unitKey: string): Promise<boolean> {
+  return !(await tx.get(copiesOf(unitKey).select().limit(1))).empty;
 }
 
 /**

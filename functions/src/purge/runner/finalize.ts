@@ -15,6 +15,9 @@ import { verifyUnit } from "./verify";
 import { deleteTenantAccounts } from "./tenant-accounts";
 import type { BatchRun } from "./step";
 import { recordLedgerEntry } from "./ledger";
+import { archiveCopiesOf } from "./archive";
+import { purgedGoneBy, type GoneBy } from "../../requests/rules/gone-by";
+import { purgeSettings } from "../settings";
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
 const MAX_FINDING_PATHS = 100;
@@ -67,8 +70,31 @@ async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv)
 }
 
 /**
+ * What a PURGED request stores of its "fully gone by" date: the date and what it was computed from, or why there
+ * is none; and `erasureComplete: false`, the explicit flag the completion step queries on (with the date), since a
+ * query never matches a document that lacks the field.
+ */
+function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
+  if (!goneBy) return {};
+  if (goneBy.atMs === null) return { erasureComplete: false, fullyGoneByUnknown: goneBy.unknown, fullyGoneBy: FieldValue.delete(), fullyGoneByBasis: FieldValue.delete() };
+  const b = goneBy.basis;
+  return {
+    erasureComplete: false,
+    fullyGoneBy: toTimestamp(goneBy.atMs),
+    fullyGoneByBasis: {
+      purgedAt: toTimestamp(b.purgedAtMs),
+      pitrDays: b.pitrDays,
+      backupRetentionDays: b.backupRetentionDays,
+      archivesRetainUntil: b.archivesRetainUntilMs === null ? null : toTimestamp(b.archivesRetainUntilMs),
+    },
+    fullyGoneByUnknown: FieldValue.delete(),
+  };
+}
+
+/**
  * Finalize step: the final sweep (runner/late.ts), then verify the manifest. A clean verification ends the round (checkpoint DONE); for a request
- * it also decides the request's end state (`requestOutcome`): PURGED, or RETAINED_UNDER_HOLD with the held
+ * it also decides the request's end state (`requestOutcome`): PURGED, with its "fully gone by" date
+ * (requests/rules/gone-by.ts, from the archive copies the unit made), or RETAINED_UNDER_HOLD with the held
  * paths listed on the request and the hold fence generation they were judged at, so that the next run
  * plans the request again as soon as any hold changes. A verification with findings makes the unit BLOCKED
  * with PURGE_VERIFY_FAILED, and the next run plans it afresh. The request's move is checked against the
@@ -84,8 +110,10 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
   const tally = await verifyUnit(cp);
   const end = requestOutcome(tally);
   if (end !== "BLOCKED") await (cp.subject?.type === "tenant" ? deleteTenantAccounts(cp, step, env) : deleteAuthAccount(cp, step, env));
+  // A PURGED request's "fully gone by" date: this moment, the recovery windows, and the archive copies it made.
+  const goneBy = end === "PURGED" && cp.requestId ? purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows()) : null;
   // The erasure ledger hears of it before the request says PURGED: a restore cannot lose what it records.
-  if (end !== "BLOCKED") await recordLedgerEntry(cp, env);
+  if (end !== "BLOCKED") await recordLedgerEntry(cp, env, goneBy?.atMs ?? null);
   const counts = { gone: tally.gone, archived: tally.archived, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
   const phase = await db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, step);
@@ -108,7 +136,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
             purgeCounts: counts,
             blockedReason: FieldValue.delete(),
             ...(end === "PURGED"
-              ? { purgedAt: at, retainedUnderHold: FieldValue.delete(), heldFenceGeneration: FieldValue.delete() }
+              ? { purgedAt: at, retainedUnderHold: FieldValue.delete(), heldFenceGeneration: FieldValue.delete(), ...goneByFields(goneBy) }
               : { retainedUnderHold: held, heldFenceGeneration: fenceGeneration }),
             timeline: FieldValue.arrayUnion({
               at,

@@ -46,6 +46,18 @@ describe("console callables", () => {
     expectRefused(await call("getDeletionStatus", {}, t.ben), "NOT_FOUND", "REQUEST_NOT_FOUND");
     expectRefused(await call("getDeletionStatus", {}, t.clara), "NOT_FOUND", "REQUEST_NOT_FOUND");
     expectRefused(await call("getDeletionStatus", {}, null), "UNAUTHENTICATED", "UNAUTHENTICATED");
+    // "Fully gone by": none while the erasure is not finished, none for a cancelled request; a PURGED one reports
+    // the date its purge stored and when ERASURE_COMPLETE was recorded.
+    expect(mine).toMatchObject({ fullyGoneBy: null, fullyGoneByUnknown: "NOT_ERASED_YET", erasureCompleteAt: null });
+    expect(await ok("getDeletionStatus", { requestId: "old-one" }, t.ada)).toMatchObject({ state: "CANCELLED", fullyGoneBy: null, fullyGoneByUnknown: "CANCELLED", erasureCompleteAt: null });
+    const goneBy = Date.parse("2026-03-01T00:00:00Z");
+    await db().doc("deletionRequests/old-one").update({ state: "PURGED", fullyGoneBy: Timestamp.fromMillis(goneBy), erasureComplete: true, erasureCompleteAt: Timestamp.fromMillis(goneBy + DAY_MS) });
+    expect(await ok("getDeletionStatus", { requestId: "old-one" }, t.ada)).toMatchObject({
+      state: "PURGED",
+      fullyGoneBy: "2026-03-01T00:00:00.000Z",
+      fullyGoneByUnknown: null,
+      erasureCompleteAt: "2026-03-02T00:00:00.000Z",
+    });
   });
 
   it("listDeletionRequests: most urgent first, by state, only the overdue, paged; compliance only", async () => {

@@ -143,6 +143,8 @@ describe("account deletion requests", () => {
     const opened = await callExpect<Opened>("requestAccountDeletion", {}, t.ada);
     const status = await callExpect<Status>("getDeletionStatus", { requestId: opened.requestId }, t.ada);
     expect(status).toMatchObject({ requestId: opened.requestId, state: "PENDING", graceEndsAt: opened.graceEndsAt });
+    // Nothing is erased yet: no "fully gone by" date, and no ERASURE_COMPLETE.
+    expect(status).toMatchObject({ fullyGoneBy: null, fullyGoneByUnknown: "NOT_ERASED_YET", erasureCompleteAt: null });
     expect(status.timeline.map((e) => e.event)).toEqual(["REQUESTED", "SOFT_DELETED"]);
     for (const e of status.timeline) expect(new Date(e.at).toISOString()).toBe(e.at);
     const order = status.retained.find((r) => r.path === "tenants/t-acme/orders/o-1001");

@@ -1,0 +1,121 @@
+import { FieldPath, FieldValue, Timestamp, type QueryDocumentSnapshot } from "firebase-admin/firestore";
+import { EVIDENCE_TX, openEvidence } from "../evidence/index";
+import type { Actor } from "../evidence/rules";
+import type { JobOptions } from "../kernel/job";
+import { COLLECTIONS, db } from "../platform/firestore";
+import { toMs, toTimestamp } from "../platform/governed-doc";
+import { log } from "../platform/logs";
+import { policy } from "../platform/registry";
+import { parseRequestState } from "../requests/rules/requests";
+import { completionDecision, type CompletionDecision } from "../requests/rules/gone-by";
+import { archiveCopyLeftInTx } from "./runner/archive";
+import { requestRef } from "./store";
+
+/**
+ * The last word on an erasure: once a PURGED request's "fully gone by" date has passed, one ERASURE_COMPLETE
+ * evidence entry, and the request's `erasureComplete`/`erasureCompleteAt`. Run by the nightly purge's job after
+ * the purge itself (jobs/nightly-purge.ts).
+ *
+ * Paged and idempotent: the query (index: erasureComplete, fullyGoneBy) finds requests whose date has passed and
+ * whose flag is still false, a page at a time in date order; each is decided in a transaction of its own that
+ * reads the request again (completionDecision), so two runs at once, a retried run or a crash between pages record
+ * each request once. A request with an archive copy still in the database waits (and is counted), and is looked at
+ * again by the next run.
+ */
+
+const PAGE = 100;
+/** Requests one run records at most; the rest are next night's (each is one small transaction and one evidence entry). */
+const MAX_PER_RUN = 2_000;
+const SYSTEM: Actor = { type: "system", id: "nightlyPurge" };
+
+export interface CompletionOptions extends Pick<JobOptions, "nowMs" | "asOfMs" | "dryRun" | "actor" | "correlationId"> {
+  pageSize?: number;
+  maxRequests?: number;
+}
+
+export interface CompletionSummary {
+  /** Requests whose date had passed, looked at by this run. */
+  due: number;
+  /** ERASURE_COMPLETE entries this run wrote (a dry run: would write). */
+  recorded: number;
+  /** Due, but an archive copy of the erasure is still in the database. */
+  waitingForArchive: number;
+  /** Recorded meanwhile by another run (or no longer due). */
+  skipped: number;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** Decides one request in its own transaction, and records ERASURE_COMPLETE when it is due. */
+async function completeOne(requestId: string, opts: CompletionOptions): Promise<CompletionDecision> {
+  return db().runTransaction(async (tx) => {
+    const ref = requestRef(requestId);
+    const snap = await tx.get(ref);
+    const fullyGoneByMs = toMs(snap.get("fullyGoneBy"));
+    const state = parseRequestState(snap.get("state"));
+    const erasureComplete = snap.get("erasureComplete") as unknown;
+    // The archive read only matters for a request otherwise due; the others are decided without it.
+    const early = completionDecision({ state, erasureComplete, fullyGoneByMs, archiveCopiesLeft: false }, opts.nowMs);
+    if (early !== "RECORD") return early;
+    const decision = completionDecision({ state, erasureComplete, fullyGoneByMs, archiveCopiesLeft: await archiveCopyLeftInTx(tx, requestId) }, opts.nowMs);
+    if (decision !== "RECORD" || opts.dryRun) return decision;
+    const evidence = await openEvidence(tx, requestId);
+    const at = toTimestamp(opts.nowMs);
+    const basis = (snap.get("fullyGoneByBasis") ?? {}) as Record<string, unknown>;
+    tx.update(ref, {
+      erasureComplete: true,
+      erasureCompleteAt: at,
+      timeline: FieldValue.arrayUnion({ at, event: "ERASURE_COMPLETE", detail: `fully gone by ${iso(fullyGoneByMs)}` }),
+    });
+    evidence.append({
+      action: "ERASURE_COMPLETE",
+      actor: SYSTEM,
+      decision: { reason: "RECOVERY_WINDOWS_PASSED" },
+      policyVersion: policy().version,
+      atMs: opts.nowMs,
+      requestId,
+      correlationId: opts.correlationId ?? null,
+      asOfMs: opts.asOfMs,
+      detail: {
+        fullyGoneBy: iso(fullyGoneByMs),
+        purgedAt: iso(toMs(basis.purgedAt)),
+        pitrDays: typeof basis.pitrDays === "number" ? basis.pitrDays : null,
+        backupRetentionDays: typeof basis.backupRetentionDays === "number" ? basis.backupRetentionDays : null,
+        archivesRetainUntil: iso(toMs(basis.archivesRetainUntil)),
+        ...(opts.actor.type === "system" ? {} : { startedBy: `${opts.actor.type}:${opts.actor.id}` }),
+      },
+    });
+    return decision;
+  }, EVIDENCE_TX);
+}
+
+/**
+ * Records ERASURE_COMPLETE for every PURGED request whose "fully gone by" date has passed at `nowMs` (up to
+ * MAX_PER_RUN a run). A dry run counts what it would record and writes nothing.
+ */
+export async function recordErasureCompletions(opts: CompletionOptions): Promise<CompletionSummary> {
+  const pageSize = opts.pageSize ?? PAGE;
+  const max = opts.maxRequests ?? MAX_PER_RUN;
+  const summary: CompletionSummary = { due: 0, recorded: 0, waitingForArchive: 0, skipped: 0 };
+  const due = db()
+    .collection(COLLECTIONS.deletionRequests)
+    .where("erasureComplete", "==", false)
+    .where("fullyGoneBy", "<=", Timestamp.fromMillis(opts.nowMs))
+    .orderBy("fullyGoneBy")
+    .orderBy(FieldPath.documentId());
+  let last: QueryDocumentSnapshot | undefined;
+  while (summary.due < max) {
+    const page = await (last ? due.startAfter(last) : due).select("fullyGoneBy").limit(Math.min(pageSize, max - summary.due)).get();
+    for (const d of page.docs) {
+      summary.due++;
+      const decision = await completeOne(d.id, opts);
+      if (decision === "RECORD") summary.recorded++;
+      else if (decision === "ARCHIVE_COPY_LEFT") summary.waitingForArchive++;
+      else summary.skipped++;
+    }
+    if (page.size < pageSize) break;
+    last = page.docs[page.docs.length - 1];
+  }
+  log.info("purge.erasure_complete", { ...summary, dryRun: opts.dryRun });
+  return summary;
+}

@@ -1,0 +1,133 @@
+import { DAY_MS } from "../../kernel/policy";
+import type { GoneByUnknown, RequestState } from "../../kernel/request-states";
+
+/**
+ * "Fully gone by": the date by which the last copy of what a request erased has left the governed database's
+ * recovery copies, and when its final ERASURE_COMPLETE evidence is due. Pure: the purge's finalize computes the
+ * date when the request becomes PURGED (purge/runner/finalize.ts), the status reports it, and the purge's
+ * completion step records ERASURE_COMPLETE once it has passed (purge/completion.ts).
+ *
+ * What it counts: point-in-time recovery and scheduled backups of the governed database, at the windows the
+ * deployment says it configured (the service cannot read them), and the archive copies the erasure made. What it
+ * cannot count (copies outside this database) is in the README's "Fully gone by" section.
+ */
+
+/** The governed database's recovery copies, as configured in the project (RETENTION_PITR_DAYS, RETENTION_BACKUP_RETENTION_DAYS). */
+export interface RecoveryWindows {
+  /** Point-in-time recovery window in days; 0: PITR is off. */
+  pitrDays: number;
+  /** Longest retention of a scheduled backup or export in days; 0: no backups. */
+  backupRetentionDays: number;
+}
+
+/** The archive copies an erasure made of the subject's data (`archives/{id}` of its purge unit), as read when it ends. */
+export interface ArchiveCopies {
+  /** At least one copy exists. */
+  any: boolean;
+  /** The latest end of retention among the copies that have one; null when none has. */
+  latestRetainUntilMs: number | null;
+  /** A copy is under a retention hold: it carries no expiry while the hold stands. */
+  held: boolean;
+}
+
+/** What a date was computed from: kept on the request and in the ERASURE_COMPLETE evidence. */
+export interface GoneByBasis {
+  purgedAtMs: number;
+  pitrDays: number;
+  backupRetentionDays: number;
+  /** The latest end of retention of the erasure's archive copies; null: it made none. */
+  archivesRetainUntilMs: number | null;
+}
+
+export type GoneBy = { atMs: number; basis: GoneByBasis } | { atMs: null; unknown: GoneByUnknown };
+
+/** The longest a recovery copy outlives a deletion: the larger of the two windows, in ms. */
+export function recoveryWindowMs(w: RecoveryWindows): number {
+  for (const [name, days] of [
+    ["pitrDays", w.pitrDays],
+    ["backupRetentionDays", w.backupRetentionDays],
+  ] as const) {
+    if (!Number.isInteger(days) || days < 0) throw new Error(`${name} must be a whole number of days of at least 0, got ${days}`);
+  }
+  return Math.max(w.pitrDays, w.backupRetentionDays) * DAY_MS;
+}
+
+/**
+ * Why a request in `state` has no date yet, or null for PURGED (whose date depends on its erasure). CANCELLING is
+ * a cancel being carried out: nothing was erased, as for CANCELLED.
+ */
+export function unknownForState(state: RequestState): GoneByUnknown | null {
+  if (state === "PURGED") return null;
+  if (state === "RETAINED_UNDER_HOLD") return "RETAINED_UNDER_HOLD";
+  if (state === "CANCELLED" || state === "CANCELLING") return "CANCELLED";
+  return "NOT_ERASED_YET";
+}
+
+/**
+ * A PURGED request's date: when the erasure finished plus the longer of the PITR and backup windows, and no earlier
+ * than the end of any archive copy it made plus the same window (a copy leaves the database at its end of
+ * retention, and its backups live on as long as any other deleted document's). No date while a copy is held (it
+ * has no end) or when a copy's class keeps it without end.
+ */
+export function purgedGoneBy(purgedAtMs: number, archives: ArchiveCopies, windows: RecoveryWindows): GoneBy {
+  const windowMs = recoveryWindowMs(windows);
+  if (archives.held) return { atMs: null, unknown: "ARCHIVE_UNDER_HOLD" };
+  if (archives.any && archives.latestRetainUntilMs === null) return { atMs: null, unknown: "ARCHIVE_KEPT_WITHOUT_END" };
+  const archivesRetainUntilMs = archives.any ? archives.latestRetainUntilMs : null;
+  const lastCopyLeavesMs = Math.max(purgedAtMs, archivesRetainUntilMs ?? purgedAtMs);
+  return {
+    atMs: lastCopyLeavesMs + windowMs,
+    basis: { purgedAtMs, pitrDays: windows.pitrDays, backupRetentionDays: windows.backupRetentionDays, archivesRetainUntilMs },
+  };
+}
+
+/** What the request document says about its date (written by the purge's finalize when it became PURGED). */
+export interface StoredGoneBy {
+  fullyGoneByMs: number | null;
+  unknown: GoneByUnknown | null;
+  erasureCompleteAtMs: number | null;
+}
+
+/** What a status reports: the date (or why there is none) and when ERASURE_COMPLETE was recorded. */
+export interface GoneByStatus {
+  fullyGoneByMs: number | null;
+  unknown: GoneByUnknown | null;
+  erasureCompleteAtMs: number | null;
+}
+
+/**
+ * The status's view of a request: a request that is not PURGED has no date (why: its state); a PURGED one has the
+ * date its finalize stored, or the reason it stored; one purged before dates were recorded says NOT_RECORDED.
+ */
+export function goneByStatus(state: RequestState, stored: StoredGoneBy): GoneByStatus {
+  const byState = unknownForState(state);
+  if (byState !== null) return { fullyGoneByMs: null, unknown: byState, erasureCompleteAtMs: null };
+  if (stored.fullyGoneByMs !== null) return { fullyGoneByMs: stored.fullyGoneByMs, unknown: null, erasureCompleteAtMs: stored.erasureCompleteAtMs };
+  return { fullyGoneByMs: null, unknown: stored.unknown ?? "NOT_RECORDED", erasureCompleteAtMs: null };
+}
+
+/** What the completion step reads of a request, in its transaction. */
+export interface CompletionFacts {
+  state: RequestState;
+  /** The explicit flag finalize sets at PURGED (false) and the completion step sets (true); absent on older requests. */
+  erasureComplete: unknown;
+  fullyGoneByMs: number | null;
+  /** An archive copy the erasure made is still in the database (not yet swept, or held since). */
+  archiveCopiesLeft: boolean;
+}
+
+export type CompletionDecision = "RECORD" | "ALREADY_RECORDED" | "NOT_PURGED" | "NO_DATE" | "NOT_DUE" | "ARCHIVE_COPY_LEFT";
+
+/**
+ * Whether ERASURE_COMPLETE is recorded for a request now: once, for a PURGED request whose date has passed, and
+ * only when no archive copy of its erasure is left in the database (a copy held after the date was computed, or
+ * one TTL has not swept yet, keeps it waiting: the evidence never claims a copy is gone while it is there).
+ */
+export function completionDecision(f: CompletionFacts, nowMs: number): CompletionDecision {
+  if (f.erasureComplete === true) return "ALREADY_RECORDED";
+  if (f.state !== "PURGED") return "NOT_PURGED";
+  if (f.fullyGoneByMs === null) return "NO_DATE";
+  if (f.fullyGoneByMs > nowMs) return "NOT_DUE";
+  if (f.archiveCopiesLeft) return "ARCHIVE_COPY_LEFT";
+  return "RECORD";
+}
