@@ -213,12 +213,12 @@ describe("the compliance console in a browser", () => {
     const summary = await clara.getByTestId("summary").textContent();
     expect(summary).toContain("PURGE_BATCH by the system (nightlyPurge)");
     expect(summary).toContain("allowed by: ");
-    expect(summary).toMatch(/PURGE_BRAKE_APPROVED by the system \(nightlyPurge\): RETENTION_ADMIN_APPROVED, policy v1, approved by r-3001/);
+    expect(summary).toMatch(/PURGE_BRAKE_APPROVED by the system \(nightlyPurge\): RETENTION_ADMIN_APPROVED, policy v\d+, approved by r-3001/);
     await checkA11y(clara, "evidence");
     await shot(clara, "08-evidence");
     const [csv] = await Promise.all([clara.waitForEvent("download"), clara.getByRole("button", { name: "Export CSV" }).click()]);
     const csvText = readFileSync(await csv.path(), "utf8");
-    expect(csvText.split("\r\n")[0]).toBe("seq,at,action,actorType,actorId,reason,policyVersion,requestId,holdId,correlationId,manifestHash,role,verified,hash,paths");
+    expect(csvText.split("\r\n")[0]).toBe("id,chain,seq,at,action,actorType,actorId,reason,policyVersion,requestId,holdId,correlationId,manifestHash,role,verified,hash,paths");
     expect(csvText).toContain("PURGE_BATCH");
     const [json] = await Promise.all([clara.waitForEvent("download"), clara.getByRole("button", { name: "Export JSON" }).click()]);
     const exported = JSON.parse(readFileSync(await json.path(), "utf8")) as { query: { kind: string; value: string }; entries: { action: string }[] };
@@ -229,7 +229,7 @@ describe("the compliance console in a browser", () => {
     await clara.getByRole("link", { name: "Dashboard" }).click();
     await clara.getByTestId("chart-candidates").locator("svg").waitFor({ timeout: 120_000 });
     expect(Number(await clara.getByTestId("tile-documents").textContent())).toBeGreaterThan(0);
-    expect(await clara.getByTestId("dashboard-chain").textContent()).toBe("Evidence chain verifies");
+    expect(await clara.getByTestId("dashboard-chain").textContent()).toBe("Evidence ledger verifies");
     await checkA11y(clara, "dashboard");
     await shot(clara, "09-dashboard");
 
