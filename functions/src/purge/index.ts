@@ -1,6 +1,9 @@
 export { listBrakeRuns, UNDECIDED_OR_OPEN } from "./approvals";
 export type { ListBrakeRunsQuery } from "./approvals";
 export { runNightlyPurge, runPurgeChunk } from "./job";
+export { fanOutNightlyPurge, retryLater, runPurgeRequest } from "./request-tasks";
+export type { FanOutOptions, RequestTaskReport } from "./request-tasks";
+export type { EnqueueRequest, PurgeRequestTask } from "./runner/tasks";
 export type { PurgeRunOptions, UnitReport } from "./job";
 export { decideBrakeRun } from "./runner/brake";
 export type { PurgeHook } from "./runner/env";

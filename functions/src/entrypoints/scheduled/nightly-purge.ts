@@ -2,21 +2,25 @@ import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler
 import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import type { JobSummary } from "../../kernel/job";
 import { enqueueHoldApply } from "../../holds/index";
-import { runNightlyPurge } from "../../purge/index";
+import { fanOutNightlyPurge, purgeSettings, runNightlyPurge, type EnqueueRequest } from "../../purge/index";
 
 /**
  * The scheduled body, exported so tests (the emulator never fires schedules) call exactly what the
- * schedule runs. A failure throws, so Cloud Scheduler retries; the retry resumes from the checkpoints.
+ * schedule runs. With RETENTION_PURGE_REQUEST_TASKS on (the default), each due deletion request becomes a
+ * purgeRequest task and this invocation runs the rest (sweeps, resumptions); off, it runs the requests itself,
+ * one after another. A failure throws, so Cloud Scheduler retries; the retry resumes from the checkpoints, and
+ * queues no request twice (task ids are per request and schedule time).
  */
-export function purgeOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, nowMs: number = Date.now()): Promise<JobSummary> {
-  return runNightlyPurge({
+export function purgeOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, nowMs: number = Date.now(), deps: { enqueueRequest?: EnqueueRequest } = {}): Promise<JobSummary> {
+  const opts = {
     nowMs,
     asOfMs: null,
     dryRun: false,
-    actor: { type: "system", id: "nightlyPurge" },
+    actor: { type: "system", id: "nightlyPurge" } as const,
     correlationId: `schedule:${event.scheduleTime}`,
     applyHold: enqueueHoldApply,
-  });
+  };
+  return purgeSettings.requestTasks() ? fanOutNightlyPurge({ ...opts, enqueueRequest: deps.enqueueRequest }) : runNightlyPurge(opts);
 }
 
 export const nightlyPurge = onSchedule(
@@ -25,8 +29,7 @@ export const nightlyPurge = onSchedule(
     schedule: PARAMS.purgeSchedule as unknown as string,
     timeZone: PARAMS.purgeTimezone,
     timeoutSeconds: 540,
-    // Planning holds a unit's manifest in memory, about 0.8 KB per document (docs/SCALE.md); at 2 GiB the
-    // heap plans subjects of several hundred thousand documents. Execution (here and in purgeChunk) is flat.
+    // Planning streams; 2 GiB leaves room for the units a run with RETENTION_PURGE_REQUEST_TASKS off plans itself.
     memory: "2GiB",
     retryCount: 1,
     secrets: FUNCTION_SECRETS,
