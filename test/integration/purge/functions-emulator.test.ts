@@ -85,7 +85,7 @@ describe("the purge through the functions emulator", () => {
     });
     expect(summary.requestTasks).toMatchObject({ enqueued: 3, stoppedBy: null });
     expect(queued.map((t) => t.requestId).sort()).toEqual([...ids].sort());
-    await waitFor(async () => (await Promise.all(ids.map(async (id) => (await db().doc(`deletionRequests/${id}`).get()).get("state")))).every((s) => s === "PURGED"), "every request PURGED by purgeRequest tasks", 90_000);
+    await waitFor(async () => (await Promise.all(ids.map(async (id) => (await db().doc(`deletionRequests/${id}`).get()).get("state") as string))).every((s) => s === "PURGED"), "every request PURGED by purgeRequest tasks", 90_000);
     const after = await allGovernedPaths();
     const gone = [...before].filter((p) => !after.has(p));
     expect(gone).toHaveLength(3 * (1 + 3 + 1 + 3));
