@@ -124,11 +124,8 @@ for (const size of SIZES) {
     const batches = cp.layout.reduce((n, s) => n + s.batches, 0) + cp.late.reduce((n, s) => n + s.batches, 0);
     runs.push({ ms, rpcs: counts.rpcs, reads: counts.reads, writes: counts.writes, deletes: counts.deletes, batches, steps: cp.nextStep, stages: cp.layout.length, byMethod: Object.fromEntries(rpcsByMethod) });
   }
-  // Per method, the fewest of the runs: on the emulator a streamed query is sometimes cut and restarted by the SDK
-  // from its cursor (one more runQuery each time, up to hundreds for one discovery stream), which is the emulator's,
-  // not the purge's; the fewest is what the code itself issues.
   const byMethod = {};
-  for (const m of new Set(runs.flatMap((r) => Object.keys(r.byMethod)))) byMethod[m] = Math.min(...runs.map((r) => r.byMethod[m] ?? 0));
+  for (const m of new Set(runs.flatMap((r) => Object.keys(r.byMethod)))) byMethod[m] = median(runs.map((r) => r.byMethod[m] ?? 0));
   sizes.push({
     size: size.name,
     deletedPerAccount: 1 + size.messages + 1 + size.activity,

@@ -88,14 +88,14 @@ export interface Rpcs {
 
 /**
  * What one erasure's purgeRequest task issued on the emulator, counted from the Admin SDK's RPCs
- * (`npm run bench:request-unit`, 2026-12-01; the fewest of 5 runs per shape): a small account in 4 batches and
+ * (`npm run bench:request-unit`, 2026-12-01; the median of 5 accounts per shape): a small account in 4 batches and
  * 5 steps; a large one cut into 23 batches; and the same in 24 steps. The differences give the cost per batch and per
  * step; the rest is the cost per erasure (lease, plan, brake, start, late sweep, verification, ledger, end state).
  */
 export const MEASURED = {
   small: { batches: 4, steps: 5, rpcs: { lookups: 70, queries: 17, commits: 20 } },
-  manyBatches: { batches: 23, steps: 5, rpcs: { lookups: 222, queries: 56, commits: 64 } },
-  manySteps: { batches: 23, steps: 24, rpcs: { lookups: 230, queries: 56, commits: 77 } },
+  manyBatches: { batches: 23, steps: 5, rpcs: { lookups: 223, queries: 79, commits: 64 } },
+  manySteps: { batches: 23, steps: 24, rpcs: { lookups: 231, queries: 79, commits: 77 } },
 } as const;
 
 const sub = (a: Rpcs, b: Rpcs, k = 1): Rpcs => ({ lookups: (a.lookups - b.lookups) / k, queries: (a.queries - b.queries) / k, commits: (a.commits - b.commits) / k });
@@ -232,10 +232,11 @@ function stepWork(layout: readonly StageLayout[], counts: ReadonlyMap<string, nu
     // The cutter fills every batch of a stage but its last: the step's documents exactly.
     const total = counts.get(st.stage) ?? 0;
     const docs = Math.min(total, (st.first + st.count) * s.batchSize) - st.first * s.batchSize;
-    // Each batch: its RPCs, the probe streaming its range and the commit writing its documents; the step's batches
-    // run `parallelBatches` at a time, so a round lasts as long as a full batch.
+    // Each batch: its RPCs, the probe streaming its range and the commit writing its documents. A step's batches are
+    // counted one after another, not `parallelBatches` at a time: they all append to the unit's one evidence chain
+    // and contend on its head (on the emulator, 23 batches took 8.5 s in 4-wide steps and 2.2 s one at a time).
     const batchMs = rpcMs(perBatch, l) + Math.min(docs, s.batchSize) * (l.streamDocMs + l.writeMs);
-    return [{ ms: Math.ceil(st.count / s.parallelBatches) * batchMs + rpcMs(perStep, l), deletes: st.batchKind === "delete" ? docs : 0 }];
+    return [{ ms: st.count * batchMs + rpcMs(perStep, l), deletes: st.batchKind === "delete" ? docs : 0 }];
   });
 }
 
