@@ -16,10 +16,13 @@ export const treeSize = (orders) => 2 + orders * (1 + MESSAGES_PER_ORDER);
 export const ordersFor = (docs) => Math.max(1, Math.round((docs - 2) / (1 + MESSAGES_PER_ORDER)));
 
 export const counts = { reads: 0, writes: 0, deletes: 0, rpcs: 0 };
+/** RPCs by method name (commit, beginTransaction, runQuery, batchGetDocuments, ...). */
+export const rpcsByMethod = new Map();
 
 /** Starts counting afresh (after a contender's untimed preparation). */
 export function resetCounts() {
   for (const k of Object.keys(counts)) counts[k] = 0;
+  rpcsByMethod.clear();
 }
 
 let counting = false;
@@ -36,6 +39,7 @@ export function countOperations() {
   const origRequest = Firestore.prototype.request;
   Firestore.prototype.request = function (methodName, request, ...rest) {
     counts.rpcs++;
+    rpcsByMethod.set(methodName, (rpcsByMethod.get(methodName) ?? 0) + 1);
     const result = origRequest.call(this, methodName, request, ...rest);
     if (methodName !== "commit" && methodName !== "batchWrite") return result;
     return Promise.resolve(result).then((response) => {
@@ -49,6 +53,7 @@ export function countOperations() {
   const origStream = Firestore.prototype.requestStream;
   Firestore.prototype.requestStream = async function (methodName, bidi, request, ...rest) {
     counts.rpcs++;
+    rpcsByMethod.set(methodName, (rpcsByMethod.get(methodName) ?? 0) + 1);
     const stream = await origStream.call(this, methodName, bidi, request, ...rest);
     let docs = 0;
     stream.on("data", (msg) => {

@@ -27,4 +27,5 @@ export { retentionAudit } from "./entrypoints/scheduled/retention-audit";
 export { nightlyPurge } from "./entrypoints/scheduled/nightly-purge";
 export { evidenceAnchor } from "./entrypoints/scheduled/evidence-anchor";
 export { purgeChunk } from "./entrypoints/tasks/purge-chunk";
+export { purgeRequest } from "./entrypoints/tasks/purge-request";
 export { applyRetentionHold } from "./entrypoints/tasks/apply-retention-hold";

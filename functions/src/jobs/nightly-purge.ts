@@ -2,14 +2,15 @@ import type { JobSummary } from "../kernel/job";
 import { recordErasureCompletions, runNightlyPurge, type CompletionSummary, type PurgeRunOptions } from "../purge/index";
 
 /**
- * The nightly purge's job body, as the schedule, runRetentionJob and `retention run` start it: the purge run, then
+ * The nightly purge's job body, as the schedule, runRetentionJob and `retention run` start it: the purge run (in
+ * this invocation, or, from the schedule, fanned out to purgeRequest tasks: `purgeRun`), then
  * the completion step (ERASURE_COMPLETE for every PURGED request whose "fully gone by" date has passed), whose
  * counts join the summary as `erasureComplete`. The completion step runs even when a purge unit failed, so one
  * broken unit never holds back every other request's final entry; the purge's failure is thrown after it (the
  * schedule retries, and both steps are idempotent).
  */
-export async function runNightlyJob(opts: PurgeRunOptions): Promise<JobSummary> {
-  const purge = await runNightlyPurge(opts).then(
+export async function runNightlyJob(opts: PurgeRunOptions, purgeRun: (opts: PurgeRunOptions) => Promise<JobSummary> = runNightlyPurge): Promise<JobSummary> {
+  const purge = await purgeRun(opts).then(
     (summary) => ({ summary, failure: null }),
     (failure: unknown) => ({ summary: null, failure }),
   );

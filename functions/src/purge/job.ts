@@ -1,28 +1,25 @@
-import type { PurgeUnit } from "./rules/unit";
-import { randomUUID } from "node:crypto";
-import { chunkAt, needsFanOut, stepCount } from "./rules/batches";
+import { chunkAt, stepCount } from "./rules/batches";
 import { sweepTargets } from "./rules/sweep";
-import { archiveAndVerify } from "./runner/archive";
 import { LeaseLostError, releaseLease, type LeaseHolder } from "../platform/lease";
 import { log } from "../platform/logs";
 import { applyBrake, dueDates, judgeBrake, type BrakeOutcome } from "./runner/brake";
-import { fire, type PurgeHook, type StepEnv } from "./runner/env";
-import { newPlanId, planRequestUnit, planSweepUnit, type UnitPlan } from "./runner/plan";
-import { discardSink, recordSink } from "./runner/records";
+import { fire, type StepEnv } from "./runner/env";
+import { planRequestUnit, planSweepUnit, type UnitPlan } from "./runner/plan";
+import { discardSink } from "./runner/records";
 import { purgeSettings } from "./settings";
-import { deleteBatch } from "./runner/execute";
-import { finalizeStep } from "./runner/finalize";
-import { maskBatch } from "./runner/mask";
-import { runSteps, type Steps } from "./runner/step";
-import { checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "./store";
-import { enqueueChunk, type Enqueue, type PurgeChunkTask } from "./runner/tasks";
-import { blockUnit, candidateRequestIds, chainOwner, handOver, leaseRequest, leaseSweep, RequestMovedOnError, startRound, subjectOf, type LeasedUnit } from "./runner/unit";
+import { runSteps } from "./runner/step";
+import { checkpointFrom, checkpointRef, requestRef } from "./store";
+import { enqueueChunk, type PurgeChunkTask } from "./runner/tasks";
+import { blockRefused, configFor, countsOf, DEFAULT_BUDGET_MS, drive, envFor, holderFor, limiterFor, planUnit, runFresh, STEPS, type UnitReport, type UnitRunOptions } from "./runner/drive";
+import type { RunBudget } from "./runner/run-budget";
+import { candidateRequestIds, chainOwner, leaseRequest, leaseSweep, RequestMovedOnError, subjectOf, type LeasedUnit } from "./runner/unit";
 import { HoldView, readFence, applyHoldFlags, resumeHoldApplications, type ApplyHold } from "../holds/index";
-import { RampLimiter } from "./runner/rate-limiter";
 import { resumeCancellations } from "../requests/index";
 import { policy } from "../platform/registry";
 import { settings } from "../platform/settings";
 import type { JobOptions, JobSummary } from "../kernel/job";
+
+export type { UnitOutcome, UnitReport } from "./runner/drive";
 
 /**
  * The nightly purge (docs/OVERVIEW.md, "Background work"). One run:
@@ -41,156 +38,22 @@ import type { JobOptions, JobSummary } from "../kernel/job";
  * end, so one broken unit neither hides its error nor stops the others.
  */
 
-export interface PurgeRunOptions extends JobOptions {
-  /** Lease owner id (default: a fresh one per run). */
-  owner?: string;
-  /** Wall clock for leases and the time budget (tests move it to simulate a crashed runner's lease expiring). */
-  clock?: () => number;
-  leaseMs?: number;
-  batchSize?: number;
-  /** Batches per step (a checkpoint per step), and how many of them run at a time. */
-  stepBatches?: number;
-  parallelBatches?: number;
-  fanOutThreshold?: number;
-  chunkSteps?: number;
+export interface PurgeRunOptions extends JobOptions, UnitRunOptions {
   sweepLimit?: number;
   maxRequests?: number;
-  startOpsPerSecond?: number;
-  maxOpsPerSecond?: number;
-  /** Wall-clock budget of this invocation; steps stop starting after it (the rest resumes later). */
-  budgetMs?: number;
   /** Take only these deletion requests (an erasure replay's); default: every request the run may take. */
   requestIds?: readonly string[];
+  /** Take deletion requests at all (default true; false: a scheduled run that hands them to purgeRequest). */
+  requests?: boolean;
   /** Run the policy sweep as well as the deletion requests (default true). */
   sweep?: boolean;
-  hook?: PurgeHook;
-  enqueue?: Enqueue;
+  /** The brake budget of a scheduled run whose requests run as tasks: what this run admits debits it too. */
+  runBudget?: RunBudget;
   /** How a stalled subtree hold's flagging is resumed (default: here, within a minute's budget). */
   applyHold?: ApplyHold;
 }
 
-export type UnitOutcome =
-  | "DONE"
-  | "BLOCKED"
-  | "RUNNING"
-  | "FANNED_OUT"
-  | "STALE"
-  | "LEASE_LOST"
-  | "MOVED_ON"
-  | "BRAKE_REFUSED"
-  | "BRAKE_DEFERRED"
-  | "NOTHING_TO_DO"
-  | "FAILED";
-
-/** What a run did with a unit. */
-export interface UnitReport extends Pick<PurgeUnit, "unitKey" | "kind"> {
-  outcome: UnitOutcome;
-  reason?: string;
-  counts?: Record<string, number>;
-}
-
-interface RunConfig {
-  batchSize: number;
-  stepBatches: number;
-  fanOutThreshold: number;
-  chunkSteps: number;
-  enqueue: Enqueue;
-}
-
-const DEFAULT_BUDGET_MS = 480_000;
-
-/** The purge's steps: delete and mask batches run through the batch helper; finalize ends the round. */
-const STEPS: Steps = { delete: deleteBatch, mask: maskBatch, finalize: (cp, step, env) => finalizeStep(cp, step, env, deleteBatch) };
 const PURGE_ACTOR = { type: "system", id: "nightlyPurge" } as const;
-
-function holderFor(opts: PurgeRunOptions): LeaseHolder {
-  return { owner: opts.owner ?? `nightlyPurge:${randomUUID()}`, ttlMs: opts.leaseMs ?? purgeSettings.leaseMs(), clock: opts.clock ?? Date.now };
-}
-
-function limiterFor(opts: { startOpsPerSecond?: number; maxOpsPerSecond?: number }, clock: () => number): RampLimiter {
-  const maxOpsPerSecond = opts.maxOpsPerSecond ?? purgeSettings.maxOpsPerSecond();
-  const startOpsPerSecond = Math.min(opts.startOpsPerSecond ?? purgeSettings.startOpsPerSecond(), maxOpsPerSecond);
-  return new RampLimiter({ startOpsPerSecond, maxOpsPerSecond }, clock);
-}
-
-function envFor(opts: PurgeRunOptions, holder: LeaseHolder): StepEnv {
-  return {
-    holder,
-    nowMs: opts.nowMs,
-    asOfMs: opts.asOfMs,
-    // The purge itself is the system's act; an operator who started it on demand is named beside it
-    // (and in the JOB_RUN entry with the same correlation id).
-    actor: PURGE_ACTOR,
-    startedBy: opts.actor.type === "system" ? null : `${opts.actor.type}:${opts.actor.id}`,
-    correlationId: opts.correlationId ?? null,
-    limiter: limiterFor(opts, Date.now),
-    parallelBatches: opts.parallelBatches ?? purgeSettings.parallelBatches(),
-    holdView: new HoldView(),
-    hook: opts.hook,
-    deadlineMs: holder.clock() + (opts.budgetMs ?? DEFAULT_BUDGET_MS),
-  };
-}
-
-async function countsOf(unitKey: string): Promise<Record<string, number>> {
-  const snap = await checkpointRef(unitKey).get();
-  return (snap.get("counts") as Record<string, number> | undefined) ?? {};
-}
-
-/** Runs a RUNNING round in this invocation, or hands it to the task queue when it is too large. */
-async function drive(cp: UnitCheckpoint, cfg: RunConfig, env: StepEnv): Promise<UnitOutcome> {
-  if (needsFanOut(cp.pathCount, cfg.fanOutThreshold)) {
-    const { generation } = await handOver(cp, cfg.chunkSteps, env);
-    const now = checkpointFrom((await checkpointRef(cp.unitKey).get()).data());
-    await cfg.enqueue({
-      unitKey: cp.unitKey,
-      round: cp.round,
-      generation,
-      start: now?.nextStep ?? cp.nextStep,
-      nowMs: env.nowMs,
-      asOfMs: env.asOfMs,
-      correlationId: env.correlationId,
-    });
-    return "FANNED_OUT";
-  }
-  return runSteps(cp.unitKey, cp.round, Number.POSITIVE_INFINITY, env, STEPS);
-}
-
-async function runFresh(unit: LeasedUnit, plan: UnitPlan, cfg: RunConfig, env: StepEnv): Promise<UnitReport> {
-  const report = (outcome: UnitOutcome, reason?: string): UnitReport => ({ unitKey: unit.unitKey, kind: unit.kind, outcome, ...(reason ? { reason } : {}) });
-  let archives = new Map<string, string>();
-  if (plan.needsArchive.length > 0) {
-    const result = await archiveAndVerify(
-      { unitKey: unit.unitKey, round: plan.round, requestId: unit.requestId, manifestHash: plan.manifestHash, policyVersion: policy().version, leaseRef: unit.leaseRef },
-      plan.needsArchive.map((a) => a.path),
-      env,
-    );
-    if (!result.ok) {
-      await blockUnit(unit, plan, "ARCHIVE_NOT_VERIFIED", result.problems.map((p) => p.path), result.problems.length, env);
-      return report("BLOCKED", "ARCHIVE_NOT_VERIFIED");
-    }
-    archives = result.archives;
-  }
-  const cp = await startRound(unit, plan, archives, cfg.stepBatches, env);
-  await fire(env, { point: "afterStart", unitKey: cp.unitKey, round: cp.round, step: null, batch: null, paths: [] });
-  return report(await drive(cp, cfg, env));
-}
-
-/**
- * Plans a leased unit, streaming its decisions into batch records under a fresh plan id (they authorise
- * nothing until a round names that plan). null: a sweep with nothing to delete.
- */
-async function planUnit(unit: LeasedUnit, opts: PurgeRunOptions, cfg: RunConfig): Promise<UnitPlan | null> {
-  const round = (unit.previous?.round ?? 0) + 1;
-  const planId = newPlanId(round);
-  const input = { planId, round, nowMs: opts.nowMs, batchSize: cfg.batchSize, sink: recordSink(unit.unitKey, planId, round) };
-  if (unit.kind === "request") {
-    if (!unit.requestId || !unit.subject) throw new Error(`request unit ${unit.unitKey} has no subject`);
-    return planRequestUnit(unit.requestId, unit.subject, input);
-  }
-  const target = sweepTargets(policy()).find((t) => t.collection === unit.collection);
-  if (!target) throw new Error(`no sweep target for ${unit.collection}`);
-  return planSweepUnit(target, opts.sweepLimit ?? purgeSettings.sweepLimit(), input);
-}
 
 /** A dry run plans and applies the brake's arithmetic, writing nothing (no leases, no records, no evidence). */
 async function dryRun(opts: PurgeRunOptions): Promise<JobSummary> {
@@ -229,15 +92,9 @@ async function dryRun(opts: PurgeRunOptions): Promise<JobSummary> {
 
 export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary> {
   if (opts.dryRun) return dryRun(opts);
-  const holder = holderFor(opts);
-  const env = envFor(opts, holder);
-  const cfg: RunConfig = {
-    batchSize: opts.batchSize ?? purgeSettings.batchSize(),
-    stepBatches: opts.stepBatches ?? purgeSettings.stepBatches(),
-    fanOutThreshold: opts.fanOutThreshold ?? purgeSettings.fanOutThreshold(),
-    chunkSteps: opts.chunkSteps ?? purgeSettings.chunkSteps(),
-    enqueue: opts.enqueue ?? enqueueChunk,
-  };
+  const holder = holderFor(opts, "nightlyPurge");
+  const env = envFor(opts, holder, PURGE_ACTOR);
+  const cfg = configFor(opts);
   const reports: UnitReport[] = [];
   const failures: { unitKey: string; error: unknown }[] = [];
   /** Runs one unit's work; its report (if any) is kept, a lost lease is a decision, any other error is collected. */
@@ -269,8 +126,10 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
   const resumedHolds = await resumeHoldApplications(opts.applyHold ?? ((id: string) => applyHoldFlags(id, { budgetMs: 60_000 }).then(() => undefined)));
 
   // 1. Lease. Requests retained under a hold are taken again only when the holds changed since.
+  //    Named requests are leased directly (leasing checks that the run may take each), without listing every candidate.
   const fenceGeneration = await readFence();
-  const candidates = (await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun(), fenceGeneration)).filter((id) => !opts.requestIds || opts.requestIds.includes(id));
+  const candidates =
+    opts.requests === false ? [] : opts.requestIds ? [...opts.requestIds] : await candidateRequestIds(opts.nowMs, opts.maxRequests ?? purgeSettings.maxRequestsPerRun(), fenceGeneration);
   const leased: LeasedUnit[] = [];
   let skipped = 0;
   for (const id of candidates) {
@@ -297,11 +156,8 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
         await releaseLease(unit.leaseRef, holder);
         return { unitKey: unit.unitKey, kind: unit.kind, outcome: "NOTHING_TO_DO" };
       }
-      if (plan.blockedCount > 0) {
-        const reason = plan.blocked[0]!.reason;
-        await blockUnit(unit, plan, reason, plan.blocked.map((b) => b.path), plan.blockedCount, env);
-        return { unitKey: unit.unitKey, kind: unit.kind, outcome: "BLOCKED", reason };
-      }
+      const blocked = await blockRefused(unit, plan, env);
+      if (blocked) return blocked;
       fresh.push({ unit, plan });
       return null;
     });
@@ -311,7 +167,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
   let brake: BrakeOutcome | null = null;
   let admitted = fresh;
   if (fresh.length > 0) {
-    brake = await applyBrake(await dueDates(fresh.map((f) => f.plan)), env);
+    brake = await applyBrake(await dueDates(fresh.map((f) => f.plan)), env, opts.runBudget ?? null);
     for (const h of brake.heldBack) {
       const f = fresh.find((x) => x.unit.unitKey === h.unitKey)!;
       await releaseLease(f.unit.leaseRef, holder);
@@ -357,16 +213,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
   return summary;
 }
 
-export interface ChunkOptions {
-  clock?: () => number;
-  parallelBatches?: number;
-  leaseMs?: number;
-  startOpsPerSecond?: number;
-  maxOpsPerSecond?: number;
-  budgetMs?: number;
-  hook?: PurgeHook;
-  enqueue?: Enqueue;
-}
+export type ChunkOptions = Pick<UnitRunOptions, "clock" | "parallelBatches" | "leaseMs" | "startOpsPerSecond" | "maxOpsPerSecond" | "budgetMs" | "hook" | "enqueue">;
 
 /**
  * One purgeChunk task: continues a fanned-out round from its checkpoint up to the end of its chunk, under

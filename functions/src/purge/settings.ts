@@ -23,8 +23,14 @@ export const purgeSettings = {
   leaseMs: (): number => setting("purgeLeaseSeconds") * 1000,
   /** Documents a policy sweep takes per collection and run; the rest waits for the next run. */
   sweepLimit: (): number => setting("purgeSweepLimit"),
-  /** Deletion requests one run takes on. */
+  /** Deletion requests one run takes on when it runs them itself. */
   maxRequestsPerRun: (): number => setting("purgeMaxRequests"),
+  /** The scheduled run hands each due deletion request to the purgeRequest queue (one task each). */
+  requestTasks: (): boolean => setting("purgeRequestTasks"),
+  /** purgeRequest tasks at once (the queue's maxConcurrentDispatches); also the number of brake budget shards, up to 64. */
+  requestConcurrency: (): number => setting("purgeRequestConcurrency"),
+  /** Deletion requests one scheduled run enqueues. */
+  maxRequestTasks: (): number => setting("purgeMaxRequestTasks"),
   /** How long a retention-admin's approval of a tripped brake (approvePurgeRun) stays usable. */
   approvalTtlMs: (): number => setting("purgeBrakeApprovalHours") * 3_600_000,
   /**

@@ -1,7 +1,10 @@
+import { getFunctions } from "firebase-admin/functions";
 import { describe, expect, it } from "vitest";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
-import { callOk, db, idTokenFor, waitFor } from "../../helpers/emulator";
+import { fanOutNightlyPurge } from "../../../functions/src/purge/request-tasks";
+import type { PurgeRequestTask } from "../../../functions/src/purge/runner/tasks";
+import { adminApp, callOk, db, idTokenFor, waitFor } from "../../helpers/emulator";
 import { AFTER_GRACE, allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, putCustomer, requestDeletion, reset, runOptions, useDatabase } from "./support";
 
 // These suites need the functions and Cloud Tasks emulators (the default `scripts/emulators.mjs exec`, after
@@ -66,5 +69,40 @@ describe("the purge through the functions emulator", () => {
     const complete = (await expectChainVerifies()).filter((e) => e.action === "ERASURE_COMPLETE");
     expect(complete).toHaveLength(1);
     expect(complete[0]).toMatchObject({ requestId, actor: { type: "system", id: "nightlyPurge" }, asOfMs: AFTER_GRACE + 35 * DAY_MS, detail: { startedBy: "staff:r-3001" } });
+  }, 120_000);
+
+  it("the scheduled run's purgeRequest tasks erase every due request once through the real queue, a duplicate delivery included", async () => {
+    await reset();
+    const uids = ["u-54", "u-55", "u-56"];
+    for (const uid of uids) await putCustomer(uid, { messages: 3, activity: 3 });
+    const ids: string[] = [];
+    for (const uid of uids) ids.push(await requestDeletion(uid));
+    const before = await allGovernedPaths();
+    // A run key of its own: the queue keeps task ids of earlier runs of this suite.
+    const correlationId = `schedule:functions-emulator-${Date.now()}`;
+    const queued: PurgeRequestTask[] = [];
+    const queue = getFunctions(adminApp()).taskQueue<PurgeRequestTask>("purgeRequest");
+    const summary = await fanOutNightlyPurge({
+      ...runOptions({ sweep: false, correlationId }),
+      enqueueRequest: async (task) => {
+        queued.push(task);
+        await queue.enqueue(task);
+        // At-least-once delivery, made certain: the first request's task is queued a second time under another id.
+        if (task.requestId === ids[0]) await queue.enqueue(task);
+      },
+    });
+    expect(summary.requestTasks).toMatchObject({ enqueued: 3, stoppedBy: null });
+    expect(queued.map((t) => t.requestId).sort()).toEqual([...ids].sort());
+    await waitFor(async () => (await Promise.all(ids.map(async (id) => (await db().doc(`deletionRequests/${id}`).get()).get("state") as string))).every((s) => s === "PURGED"), "every request PURGED by purgeRequest tasks", 90_000);
+    const after = await allGovernedPaths();
+    const gone = [...before].filter((p) => !after.has(p));
+    expect(gone).toHaveLength(3 * (1 + 3 + 1 + 3));
+    const entries = await expectChainVerifies();
+    await expectDeletionsExplained(entries, gone);
+    for (const id of ids) {
+      expect(entries.filter((e) => e.action === "PURGE_DECIDED" && e.requestId === id)).toHaveLength(1);
+      expect(entries.filter((e) => e.action === "PURGE_VERIFIED" && e.requestId === id)).toHaveLength(1);
+      expect(entries.filter((e) => e.action === "PURGE_BATCH" && e.requestId === id).every((e) => e.actor.id === "purgeRequest" && e.correlationId === correlationId)).toBe(true);
+    }
   }, 120_000);
 });

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activeHolds, activeHoldsCoveringInTx } from "../../../functions/src/holds/service";
-import { classSizes } from "../../../functions/src/purge/runner/brake";
+import { classSizes } from "../../../functions/src/purge/runner/run-budget";
 import { issuerOf, type LogRecord, type QueryRecord } from "../../../scripts/index-check/report";
 import { clearFirestore, db } from "../../helpers/emulator";
 import { repoRoot } from "../../helpers/policy";
@@ -72,7 +72,7 @@ describe("query recorder", () => {
   it("records count() aggregations as aggregations of the same query", async () => {
     await classSizes(["event-90d"]);
     const r = recorded().find((x) => x.site?.fn === "classSizes" && x.collectionId === "events");
-    expect(r).toMatchObject({ scope: "collection", where: null, aggregations: ["count"], site: { file: "functions/src/purge/runner/brake.ts" } });
+    expect(r).toMatchObject({ scope: "collection", where: null, aggregations: ["count"], site: { file: "functions/src/purge/runner/run-budget.ts" } });
   });
 
   it("records a query read inside a transaction, also after the transaction's first read", async () => {

@@ -6,6 +6,10 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 
 interface Endpoint {
   secretEnvironmentVariables?: { key: string }[];
+  taskQueueTrigger?: {
+    retryConfig: { maxAttempts: number; minBackoffSeconds: number; maxBackoffSeconds: number; maxDoublings: number };
+    rateLimits: { maxConcurrentDispatches: unknown; maxDispatchesPerSecond: unknown };
+  };
   timeoutSeconds: number | null;
   availableMemoryMb: number | null;
   eventTrigger?: { eventType: string; retry: boolean };
@@ -41,5 +45,25 @@ describe("deployed function settings", () => {
     for (const [name, fn] of functions) {
       expect(endpointOf(fn).secretEnvironmentVariables?.map((s) => s.key), name).toEqual(["RETENTION_EVIDENCE_KEY"]);
     }
+  });
+
+  it("purgeRequest runs as many tasks at once as RETENTION_PURGE_REQUEST_CONCURRENCY says, and its retries outlast a crashed delivery's lease", async () => {
+    const { purgeRequest } = await import("../../../functions/src/entrypoints/tasks/purge-request");
+    const { SETTINGS } = await import("../../../functions/src/config/params");
+    const trigger = endpointOf(purgeRequest).taskQueueTrigger!;
+    // A deploy-time param: the deploy resolves it (a CEL expression in the manifest firebase-tools reads).
+    expect(String(trigger.rateLimits.maxConcurrentDispatches)).toBe("params.RETENTION_PURGE_REQUEST_CONCURRENCY");
+    expect(endpointOf(purgeRequest)).toMatchObject({ timeoutSeconds: 540 });
+    // A delivery that finds another holding the request (BUSY) is retried; when the other crashed, the retry can
+    // take over only once its lease has expired. Cloud Tasks' backoff: doubling maxDoublings times, then linear,
+    // capped at maxBackoffSeconds.
+    const r = trigger.retryConfig;
+    let waited = 0;
+    for (let attempt = 1; attempt < r.maxAttempts; attempt++) {
+      const doubled = r.minBackoffSeconds * 2 ** Math.min(attempt - 1, r.maxDoublings);
+      const linear = attempt - 1 > r.maxDoublings ? r.minBackoffSeconds * 2 ** r.maxDoublings * (attempt - 1 - r.maxDoublings) : 0;
+      waited += Math.min(r.maxBackoffSeconds, doubled + linear);
+    }
+    expect(waited).toBeGreaterThan(SETTINGS.purgeLeaseSeconds.default);
   });
 });

@@ -5,21 +5,18 @@ import { allChunks, chunkAt, needsFanOut, stepsOf, type PurgeBatch, type PurgeSt
 import { evaluateBrake, type BrakeLimits } from "../../../functions/src/purge/rules/brake";
 import { documentDepth, parentDocumentPath } from "../../../functions/src/kernel/paths";
 import { cutInOrder } from "../../helpers/batches";
+import { TENANT, tenantDeleteByClass, tenantManifest } from "../../../bench/night/tenant-manifest";
 
 /**
  * The fan-out logic at internet scale, with no writes: a tenant purge whose manifest holds 1,000,000 paths
- * (orders with messages, users, external copies, masked records) streams through the batch cutter into
+ * (bench/night/tenant-manifest.ts: orders with messages, users, external copies, masked records; the night
+ * simulation, bench/night/, times the same tenant) streams through the batch cutter into
  * batches, stages, steps (groups of batches) and task chunks, and a chain of tasks that crashes at
  * arbitrary points is replayed from its checkpoints. The brake is evaluated at the registry's configured
  * thresholds at that size.
  */
 
-const ORDERS = 96_000;
-const MESSAGES_PER_ORDER = 9;
-const USERS = 999;
-const DIRECTORY = 15_000;
-const FEED_ITEMS = 14_000;
-const MASKS = 10_000;
+const { orders: ORDERS, messagesPerOrder: MESSAGES_PER_ORDER, users: USERS, masks: MASKS } = TENANT;
 const BATCH_SIZE = 450; // RETENTION_PURGE_BATCH_SIZE default
 const STEP_BATCHES = 16; // RETENTION_PURGE_STEP_BATCHES default
 const CHUNK_STEPS = 8; // RETENTION_PURGE_CHUNK_STEPS default
@@ -32,27 +29,7 @@ function slashes(path: string): number {
   return n;
 }
 
-const pad = (n: number) => String(n).padStart(6, "0");
-
-function manifest() {
-  const own: string[] = ["tenants/t-big"];
-  for (let u = 0; u < USERS; u++) own.push(`tenants/t-big/users/u-${pad(u)}`);
-  for (let o = 0; o < ORDERS; o++) {
-    const order = `tenants/t-big/orders/o-${pad(o)}`;
-    own.push(order);
-    for (let m = 0; m < MESSAGES_PER_ORDER; m++) own.push(`${order}/messages/m-${m}`);
-  }
-  const external: string[] = [];
-  for (let d = 0; d < DIRECTORY; d++) external.push(`directoryListings/t-big-${pad(d)}`);
-  for (let f = 0; f < FEED_ITEMS; f++) external.push(`feeds/f-${pad(f % 50)}/items/t-big-${pad(f)}`);
-  const mask = Array.from({ length: MASKS }, (_, i) => ({ path: `invoices/t-big-${pad(i)}`, fields: ["email", "customerName"] }));
-  // Discovery's order (depth first: a document, then everything under it), the shape the planner really gets;
-  // arbitrary orders are covered by the property tests in purge-batches.test.ts at smaller sizes.
-  const del = [...own, ...external];
-  return { delete: del, external, mask };
-}
-
-const input = manifest();
+const input = tenantManifest();
 const TOTAL_PATHS = input.delete.length + input.mask.length;
 let batches: PurgeBatch[] = [];
 let layout: StageLayout[] = [];
@@ -191,7 +168,7 @@ describe("fan-out simulation over a 1,000,000-path manifest (no writes)", () => 
   describe("the brake at this size, at the registry's configured thresholds", () => {
     const registry = JSON.parse(readFileSync(join(__dirname, "../../../policies/versions/v1.json"), "utf8")) as { purge: BrakeLimits };
     const limits = registry.purge;
-    const deleteByClass = { orders: ORDERS, messages: ORDERS * MESSAGES_PER_ORDER, users: USERS, tenants: 1, directory: DIRECTORY, feeds: FEED_ITEMS };
+    const deleteByClass = tenantDeleteByClass();
     const sizes = { orders: 10_000_000, messages: 90_000_000, users: 5_000_000, tenants: 20_000, directory: 3_000_000, feeds: 2_000_000 };
 
     it("a million-document tenant purge trips it on the total, not on any class share", () => {

@@ -3,21 +3,26 @@ import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import type { JobSummary } from "../../kernel/job";
 import { enqueueHoldApply } from "../../holds/index";
 import { runNightlyJob } from "../../jobs/nightly-purge";
+import { fanOutNightlyPurge, purgeSettings, runNightlyPurge, type EnqueueRequest } from "../../purge/index";
 
 /**
  * The scheduled body, exported so tests (the emulator never fires schedules) call exactly what the
- * schedule runs: the purge, then ERASURE_COMPLETE for the requests whose "fully gone by" date has passed. A
- * failure throws, so Cloud Scheduler retries; the retry resumes from the checkpoints.
+ * schedule runs. With RETENTION_PURGE_REQUEST_TASKS on (the default), each due deletion request becomes a
+ * purgeRequest task and this invocation runs the rest (sweeps, resumptions); off, it runs the requests itself,
+ * one after another. Then ERASURE_COMPLETE for the requests whose "fully gone by" date has passed
+ * (jobs/nightly-purge.ts). A failure throws, so Cloud Scheduler retries; the retry resumes from the
+ * checkpoints, and queues no request twice (task ids are per request and schedule time).
  */
-export function purgeOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, nowMs: number = Date.now()): Promise<JobSummary> {
-  return runNightlyJob({
+export function purgeOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, nowMs: number = Date.now(), deps: { enqueueRequest?: EnqueueRequest } = {}): Promise<JobSummary> {
+  const opts = {
     nowMs,
     asOfMs: null,
     dryRun: false,
-    actor: { type: "system", id: "nightlyPurge" },
+    actor: { type: "system", id: "nightlyPurge" } as const,
     correlationId: `schedule:${event.scheduleTime}`,
     applyHold: enqueueHoldApply,
-  });
+  };
+  return runNightlyJob(opts, purgeSettings.requestTasks() ? (o) => fanOutNightlyPurge({ ...o, enqueueRequest: deps.enqueueRequest }) : runNightlyPurge);
 }
 
 export const nightlyPurge = onSchedule(
@@ -26,8 +31,7 @@ export const nightlyPurge = onSchedule(
     schedule: PARAMS.purgeSchedule as unknown as string,
     timeZone: PARAMS.purgeTimezone,
     timeoutSeconds: 540,
-    // Planning holds a unit's manifest in memory, about 0.8 KB per document (docs/SCALE.md); at 2 GiB the
-    // heap plans subjects of several hundred thousand documents. Execution (here and in purgeChunk) is flat.
+    // Planning streams; 2 GiB leaves room for the units a run with RETENTION_PURGE_REQUEST_TASKS off plans itself.
     memory: "2GiB",
     retryCount: 1,
     secrets: FUNCTION_SECRETS,

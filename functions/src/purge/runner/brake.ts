@@ -3,10 +3,11 @@ import { getAuth } from "firebase-admin/auth";
 import { FieldValue, type DocumentReference, type Transaction } from "firebase-admin/firestore";
 import { hashCanonical } from "../../kernel/canonical";
 import { notFound, preconditionFailed } from "../../kernel/errors";
-import { segments } from "../../kernel/paths";
 import {
   admitUnits,
   brakeDecisionEvidence,
+  evaluateBrake,
+  unitBrakeKey,
   verifyDecisionBinding,
   type BrakeDecision,
   type BrakeDecisionClaim,
@@ -20,25 +21,7 @@ import { type StepEnv } from "./env";
 import type { UnitPlan } from "./plan";
 import { requestRef } from "../store";
 import { policy } from "../../platform/registry";
-
-/**
- * The size of each class: Firestore count() aggregations over the collections the registry assigns to
- * it (a top-level collection directly, a nested one as a collection group).
- */
-export async function classSizes(classes: readonly string[]): Promise<Record<string, number>> {
-  const pol = policy();
-  const out: Record<string, number> = {};
-  for (const cls of classes) {
-    let n = 0;
-    for (const rule of pol.registry.collections.filter((r) => r.retentionClass === cls)) {
-      const s = segments(rule.pattern);
-      const query = s.length === 2 ? db().collection(s[0]!) : db().collectionGroup(s[s.length - 2]!);
-      n += (await query.count().get()).data().count;
-    }
-    out[cls] = n;
-  }
-  return out;
-}
+import { classSizes, reserveInRun, type RunBudget } from "./run-budget";
 
 /**
  * `retentionJobs/brake-{runKey}`: one deletion set the brake holds back, as a console lists it. State:
@@ -227,15 +210,31 @@ function summaryStatus(s: Omit<BrakeOutcome["summary"], "status">): BrakeOutcome
   return s.approved.length > 0 ? "APPROVED" : "OK";
 }
 
-/** The brake's verdicts over a run's fresh units (no writes): what a dry run reports. */
-export async function judgeBrake(inputs: readonly BrakeInput[]): Promise<BrakeVerdict[]> {
+/** The brake's verdicts over a run's fresh units (no writes): what a dry run reports. A run with a budget judges by its sizes and limits. */
+export async function judgeBrake(inputs: readonly BrakeInput[], budget: RunBudget | null = null): Promise<BrakeVerdict[]> {
   const classes = [...new Set(inputs.flatMap((i) => Object.entries(i.plan.deleteByClass).flatMap(([c, n]) => (n > 0 ? [c] : []))))];
-  const sizes = await classSizes(classes);
+  const sizes = budget ? budget.classSizes : await classSizes(classes);
   return admitUnits(
     inputs.map((i) => ({ unitKey: i.plan.unitKey, manifestHash: i.plan.manifestHash, deleteByClass: i.plan.deleteByClass, dueMs: i.dueMs })),
     sizes,
-    policy().registry.purge,
+    budget ? budget.limits : policy().registry.purge,
   );
+}
+
+/** PURGE_BRAKE_DEFERRED: units within the limits on their own that the run's limits leave for a later run. */
+async function recordDeferred(chainKey: string, units: readonly string[], wouldDelete: number, env: StepEnv): Promise<void> {
+  await recordEvidence(chainKey, {
+    action: "PURGE_BRAKE_DEFERRED",
+    actor: env.actor,
+    decision: { reason: "BRAKE_RUN_LIMIT" },
+    policyVersion: policy().version,
+    atMs: env.nowMs,
+    asOfMs: env.asOfMs,
+    correlationId: env.correlationId,
+    counts: { units: units.length, wouldDelete },
+    detail: { units: units.slice(0, 20).join(","), unitsHash: hashCanonical({ deferred: units }) },
+  });
+  log.warn("purge.brake.deferred", { units: units.length, wouldDelete });
 }
 
 /**
@@ -243,19 +242,30 @@ export async function judgeBrake(inputs: readonly BrakeInput[]): Promise<BrakeVe
  * (`admitUnits`): a unit that trips it on its own waits for an approval under its own key (or runs, when an
  * approval of exactly its deletion set stands), the others run oldest due first until the run's limits would
  * trip, and the rest are deferred to the next run (PURGE_BRAKE_DEFERRED). Unrelated erasures keep their dates.
+ * With a run budget (a scheduled run whose deletion requests run as purgeRequest tasks), the units admitted here
+ * also debit the budget those tasks debit, so the run's limits hold over both; one that no longer fits, and
+ * every unit after it, is deferred.
  */
-export async function applyBrake(inputs: readonly BrakeInput[], env: StepEnv): Promise<BrakeOutcome> {
-  const verdicts = await judgeBrake(inputs);
+export async function applyBrake(inputs: readonly BrakeInput[], env: StepEnv, budget: RunBudget | null = null): Promise<BrakeOutcome> {
+  const verdicts = await judgeBrake(inputs, budget);
   const plans = new Map(inputs.map((i) => [i.plan.unitKey, i.plan]));
   const admitted: string[] = [];
   const heldBack: HeldBack[] = [];
   const waiting: BrakeOutcome["summary"]["waiting"] = [];
   const approved: BrakeOutcome["summary"]["approved"] = [];
   const deferred: string[] = [];
+  let spent = false;
+  const defer = (unitKey: string) => {
+    deferred.push(unitKey);
+    heldBack.push({ unitKey, outcome: "BRAKE_DEFERRED", reason: "BRAKE_RUN_LIMIT" });
+  };
   for (const v of verdicts) {
     const plan = plans.get(v.unitKey)!;
     if (v.verdict === "ADMIT") {
-      admitted.push(v.unitKey);
+      if (budget && (spent || !(await reserveInRun(budget, v.unitKey, plan.deleteByClass, env.nowMs)))) {
+        spent = true;
+        defer(v.unitKey);
+      } else admitted.push(v.unitKey);
     } else if (v.verdict === "WAIT") {
       const s = await settleWaiting(plan, v.runKey, v.result, env);
       if (s.approved) {
@@ -266,29 +276,43 @@ export async function applyBrake(inputs: readonly BrakeInput[], env: StepEnv): P
         waiting.push({ runKey: v.runKey, unitKey: v.unitKey, state: s.state, approval: s.why, wouldDelete: v.result.total, violations: v.result.violations });
       }
     } else {
-      deferred.push(v.unitKey);
-      heldBack.push({ unitKey: v.unitKey, outcome: "BRAKE_DEFERRED", reason: "BRAKE_RUN_LIMIT" });
+      defer(v.unitKey);
     }
   }
   if (deferred.length > 0) {
-    const pol = policy();
-    const wouldDelete = deferred.reduce((n, k) => n + total(plans.get(k)!.deleteByClass), 0);
-    await recordEvidence(env.correlationId ?? "purge-brake-deferred", {
-      action: "PURGE_BRAKE_DEFERRED",
-      actor: env.actor,
-      decision: { reason: "BRAKE_RUN_LIMIT" },
-      policyVersion: pol.version,
-      atMs: env.nowMs,
-      asOfMs: env.asOfMs,
-      correlationId: env.correlationId,
-      counts: { units: deferred.length, wouldDelete },
-      detail: { units: deferred.slice(0, 20).join(","), unitsHash: hashCanonical({ deferred }) },
-    });
-    log.warn("purge.brake.deferred", { units: deferred.length, wouldDelete });
+    await recordDeferred(env.correlationId ?? "purge-brake-deferred", deferred, deferred.reduce((n, k) => n + total(plans.get(k)!.deleteByClass), 0), env);
   }
   const wouldDelete = admitted.reduce((n, k) => n + total(plans.get(k)!.deleteByClass), 0);
   const summary = { wouldDelete, waiting, approved, deferred };
   return { admitted, heldBack, summary: { status: summaryStatus(summary), ...summary } };
+}
+
+/** What the brake decided about one unit of a fanned-out run. */
+export type UnitAdmission =
+  | { verdict: "ADMIT" }
+  /** It tripped the brake on its own, and an approval of exactly its deletion set was used. */
+  | { verdict: "APPROVED"; runKey: string }
+  | { verdict: "WAIT"; runKey: string; reason: "MASS_DELETION_BRAKE" | "BRAKE_DENIED" }
+  | { verdict: "DEFER"; reason: "BRAKE_RUN_LIMIT" };
+
+/**
+ * The brake for one unit of a fanned-out run (a purgeRequest task), with the same two rules as `admitUnits`:
+ * a unit that trips the brake on its own (against the class sizes the run measured when it opened) waits for a
+ * retention-admin's approval of its own deletion set, exactly as in a run (PURGE_BRAKE_TRIPPED, the brake record);
+ * any other unit debits the run's budget, which holds the run's limits for all of its tasks together, and is
+ * deferred to the next run (PURGE_BRAKE_DEFERRED, in its own chain) when the budget cannot hold it.
+ */
+export async function admitInRun(plan: UnitPlan, budget: RunBudget, env: StepEnv): Promise<UnitAdmission> {
+  const alone = evaluateBrake(plan.deleteByClass, budget.classSizes, budget.limits);
+  if (alone.tripped) {
+    const runKey = unitBrakeKey(plan);
+    const s = await settleWaiting(plan, runKey, alone, env);
+    if (s.approved) return { verdict: "APPROVED", runKey };
+    return { verdict: "WAIT", runKey, reason: s.state === "DENIED" ? "BRAKE_DENIED" : "MASS_DELETION_BRAKE" };
+  }
+  if (await reserveInRun(budget, plan.unitKey, plan.deleteByClass, env.nowMs)) return { verdict: "ADMIT" };
+  await recordDeferred(plan.unitKey, [plan.unitKey], total(plan.deleteByClass), env);
+  return { verdict: "DEFER", reason: "BRAKE_RUN_LIMIT" };
 }
 
 export interface DecideInput {

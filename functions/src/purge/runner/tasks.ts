@@ -34,3 +34,35 @@ export const enqueueChunk: Enqueue = async (task) => {
   }
   log.info("purge.chunk.enqueued", { unitKey: task.unitKey, round: task.round, generation: task.generation, start: task.start });
 };
+
+/**
+ * The payload of one `purgeRequest` task: one due deletion request of one scheduled run (its brake budget is
+ * the run's, `runKey`), and as of when.
+ */
+export interface PurgeRequestTask {
+  requestId: string;
+  runKey: string;
+  nowMs: number;
+  asOfMs: number | null;
+  correlationId: string | null;
+}
+
+export type EnqueueRequest = (task: PurgeRequestTask) => Promise<void>;
+
+/**
+ * A task id per request and run: a run that is retried (the schedule's retry, or a page enqueued twice) queues
+ * each request once, and the next run, another key, queues it again if it is still due.
+ */
+export function requestTaskId(task: Pick<PurgeRequestTask, "requestId" | "runKey">): string {
+  return `pr-${hashCanonical({ requestId: task.requestId, runKey: task.runKey }).slice(0, 40)}`;
+}
+
+/** Enqueues a deletion request on the `purgeRequest` queue. A duplicate id means it is already queued. */
+export const enqueueRequest: EnqueueRequest = async (task) => {
+  try {
+    await getFunctions(adminApp()).taskQueue<PurgeRequestTask>("purgeRequest").enqueue(task, { id: requestTaskId(task) });
+  } catch (err) {
+    if ((err as { code?: string }).code === "functions/task-already-exists") return;
+    throw err;
+  }
+};

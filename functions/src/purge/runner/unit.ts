@@ -223,7 +223,7 @@ export async function handOver(cp: UnitCheckpoint, stepsPerChunk: number, env: S
 }
 
 /** Requests read per page while looking for the ones a run may take. */
-const CANDIDATE_PAGE = 500;
+export const CANDIDATE_PAGE = 500;
 
 /** The request states a run may take (each subject to `purgeMayTake`). */
 const TAKEABLE = ["PENDING", "PROCESSING", "BLOCKED", "RETAINED_UNDER_HOLD"];
@@ -254,4 +254,32 @@ export async function candidateRequestIds(nowMs: number, limit: number, fenceGen
     .sort((a, b) => a.graceMs - b.graceMs || (a.id < b.id ? -1 : 1))
     .slice(0, limit)
     .map((f) => f.id);
+}
+
+/**
+ * The deletion requests a run may take, a page at a time, oldest grace end first, for a run that hands each to a
+ * task and so must not hold them all (100,000 due requests are 100,000 ids). One query over the takeable states
+ * whose grace ended by `nowMs`, in (graceEndsAt, id) order (the (state, graceEndsAt) index), then
+ * `purgeMayTake` over the fields it selects. The range loses no takeable request: PENDING and BLOCKED need the
+ * grace over, and PROCESSING and RETAINED_UNDER_HOLD are past it (only a taken request gets there); it skips the
+ * requests still in their grace period, which would otherwise be read every night.
+ */
+export async function* dueRequestPages(nowMs: number, fenceGeneration: number, pageSize: number = CANDIDATE_PAGE): AsyncGenerator<string[]> {
+  let last: QueryDocumentSnapshot | undefined;
+  for (;;) {
+    let q = db()
+      .collection(COLLECTIONS.deletionRequests)
+      .where("state", "in", TAKEABLE)
+      .where("graceEndsAt", "<=", toTimestamp(nowMs))
+      .select("state", "graceEndsAt", "heldFenceGeneration")
+      .orderBy("graceEndsAt")
+      .orderBy(FieldPath.documentId())
+      .limit(pageSize);
+    if (last) q = q.startAfter(last);
+    const snap = await q.get();
+    const page = snap.docs.filter((d) => purgeMayTake(takeFactsOf(d.data()), nowMs, fenceGeneration)).map((d) => d.id);
+    if (page.length > 0) yield page;
+    if (snap.size < pageSize) return;
+    last = snap.docs[snap.docs.length - 1];
+  }
 }
