@@ -233,8 +233,9 @@ function stepWork(layout: readonly StageLayout[], counts: ReadonlyMap<string, nu
     const total = counts.get(st.stage) ?? 0;
     const docs = Math.min(total, (st.first + st.count) * s.batchSize) - st.first * s.batchSize;
     // Each batch: its RPCs, the probe streaming its range and the commit writing its documents. A step's batches are
-    // counted one after another, not `parallelBatches` at a time: they all append to the unit's one evidence chain
-    // and contend on its head (on the emulator, 23 batches took 8.5 s in 4-wide steps and 2.2 s one at a time).
+    // counted one after another, not `parallelBatches` at a time: when this was measured they all appended to the
+    // unit's one evidence chain and contended on its head (23 batches: 8.5 s in 4-wide steps, 2.2 s one at a time).
+    // Each batch now has a chain of its own; counting them in sequence keeps the model on the slow side.
     const batchMs = rpcMs(perBatch, l) + Math.min(docs, s.batchSize) * (l.streamDocMs + l.writeMs);
     return [{ ms: st.count * batchMs + rpcMs(perStep, l), deletes: st.batchKind === "delete" ? docs : 0 }];
   });

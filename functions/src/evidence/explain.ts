@@ -1,7 +1,7 @@
 import { FieldPath, type DocumentSnapshot, type Query } from "firebase-admin/firestore";
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
 import { COLLECTIONS, db } from "../platform/firestore";
-import { entryDocId, shardOf, type ChainedEvidence } from "./rules";
+import { entryDocId, LEGACY_SEGMENT, shardOf, type ChainedEvidence } from "./rules";
 import { verifyEntries } from "./read";
 import { entryRef } from "./store";
 import { verifyEvidence } from "./verify";
@@ -29,9 +29,16 @@ const CONTEXT_FANOUT = 5;
 const SUBJECT_REQUESTS = 30;
 /** What a run's context is: who started it and who approved what it deleted. */
 const RUN_CONTEXT_ACTIONS = ["JOB_RUN", "PURGE_BRAKE_APPROVED"];
-/** What a request's context is: who asked, what was decided, how it ended. */
+/**
+ * What a request's context is: who asked (and, for a tenant's closure, the second person who approved), what was
+ * decided, how it ended. Queried by action (Firestore's `in` takes 30 values): a large erasure's PURGE_BATCH
+ * entries, spread over many chains, must not crowd these out of the page.
+ */
 const REQUEST_CONTEXT_ACTIONS = new Set([
   "DELETION_REQUESTED",
+  "TENANT_CLOSURE_APPROVED",
+  "ERASURE_REPLAY_OPENED",
+  "ERASURE_COMPLETE",
   "BACKSTOP_REQUEST_OPENED",
   "DELETION_CANCEL_REQUESTED",
   "DELETION_CANCELLED",
@@ -104,8 +111,8 @@ async function contextOf(matches: readonly ChainedEvidence[]): Promise<ChainedEv
   const keep = (e: ChainedEvidence) => found.set(entryDocId(e), e);
   const requestIds = [...new Set(matches.map((m) => m.requestId).filter((r): r is string => typeof r === "string"))].slice(0, CONTEXT_FANOUT);
   for (const id of requestIds) {
-    const snap = await audits().where("requestId", "==", id).orderBy(FieldPath.documentId()).limit(200).get();
-    for (const d of snap.docs) if (REQUEST_CONTEXT_ACTIONS.has(entryOf(d).action)) keep(entryOf(d));
+    const snap = await audits().where("requestId", "==", id).where("action", "in", [...REQUEST_CONTEXT_ACTIONS]).orderBy(FieldPath.documentId()).limit(200).get();
+    for (const d of snap.docs) keep(entryOf(d));
   }
   const runs = [...new Set(matches.filter((m) => m.action.startsWith("PURGE_")).map((m) => m.correlationId).filter((c): c is string => typeof c === "string"))].slice(0, CONTEXT_FANOUT);
   for (const correlationId of runs) {
@@ -114,7 +121,8 @@ async function contextOf(matches: readonly ChainedEvidence[]): Promise<ChainedEv
   }
   // An approval names the decision it used: the retention-admin's own PURGE_BRAKE_DECIDED entry, by chain and seq.
   const decisions = [...found.values()]
-    .map((e) => ({ shard: e.detail?.approvalShard, seq: e.detail?.approvalSeq }))
+    // An approval recorded before the ledger was sharded names a seq of the first release's chain only.
+    .map((e) => ({ shard: e.detail?.approvalShard ?? LEGACY_SEGMENT, seq: e.detail?.approvalSeq }))
     .filter((d): d is { shard: string; seq: number } => typeof d.shard === "string" && typeof d.seq === "number")
     .map((d) => entryRef(d.shard, d.seq))
     .filter((ref) => !found.has(ref.id));

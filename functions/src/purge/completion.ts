@@ -7,8 +7,9 @@ import { toMs, toTimestamp } from "../platform/governed-doc";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import { parseRequestState } from "../requests/rules/requests";
-import { completionDecision, type CompletionDecision } from "../requests/rules/gone-by";
+import { completionDecision, recoveryWindowMs, type CompletionDecision } from "../requests/rules/gone-by";
 import { archiveCopyLeftInTx } from "./runner/archive";
+import { purgeSettings } from "./settings";
 import { requestRef } from "./store";
 
 /**
@@ -19,8 +20,8 @@ import { requestRef } from "./store";
  * Paged and idempotent: the query (index: erasureComplete, fullyGoneBy) finds requests whose date has passed and
  * whose flag is still false, a page at a time in date order; each is decided in a transaction of its own that
  * reads the request again (completionDecision), so two runs at once, a retried run or a crash between pages record
- * each request once. A request with an archive copy still in the database waits (and is counted), and is looked at
- * again by the next run.
+ * each request once. A request with an archive copy still in the database waits (and is counted): its date moves
+ * to a recovery window from now, and it is looked at again once that has passed.
  */
 
 const PAGE = 100;
@@ -58,6 +59,16 @@ async function completeOne(requestId: string, opts: CompletionOptions): Promise<
     const early = completionDecision({ state, erasureComplete, fullyGoneByMs, archiveCopiesLeft: false }, opts.nowMs);
     if (early !== "RECORD") return early;
     const decision = completionDecision({ state, erasureComplete, fullyGoneByMs, archiveCopiesLeft: await archiveCopyLeftInTx(tx, requestId) }, opts.nowMs);
+    if (decision === "ARCHIVE_COPY_LEFT" && !opts.dryRun) {
+      // A copy outlived the date (held after it was computed, or not swept yet): its own backups last a recovery
+      // window past its going, so the date moves to at least now plus that window, never earlier. That also takes
+      // the request out of the due pages until then, so waiting requests cannot crowd out the others.
+      const later = Math.max(fullyGoneByMs ?? 0, opts.nowMs + recoveryWindowMs(purgeSettings.recoveryWindows()));
+      tx.update(ref, {
+        fullyGoneBy: toTimestamp(later),
+        timeline: FieldValue.arrayUnion({ at: toTimestamp(opts.nowMs), event: "FULLY_GONE_BY_MOVED", detail: `an archive copy is still kept: fully gone by ${iso(later)}` }),
+      });
+    }
     if (decision !== "RECORD" || opts.dryRun) return decision;
     const evidence = await openEvidence(tx, requestId);
     const at = toTimestamp(opts.nowMs);

@@ -13,6 +13,7 @@ import {
   parseRequestState,
   replayAction,
   replayedDeletionRequest,
+  REPLAY_APPROVER,
   restoreOutcome,
   softDeleteOutcome,
   type Canceller,
@@ -293,17 +294,22 @@ export async function reopenErasedSubject(input: { requestId: string; subject: S
       if (approving) assertRequestMove(current.state, "PENDING");
       tx.update(ref, {
         graceEndsAt: toTimestamp(input.nowMs),
-        ...(approving ? { state: "PENDING", dueAt: toTimestamp(input.nowMs), approvedBy: input.actor.id, approvedAt: toTimestamp(input.nowMs) } : {}),
+        // The approval is the erasure ledger's (it records a closure that was approved and carried out), not the
+        // replaying operator's: naming them would read as one person both requesting and approving.
+        ...(approving ? { state: "PENDING", dueAt: toTimestamp(input.nowMs), approvedBy: REPLAY_APPROVER, approvedAt: toTimestamp(input.nowMs) } : {}),
         timeline: [...current.timeline, { atMs: input.nowMs, event: "REPLAYED", detail: "erasure ledger: grace ended, erased before a restore" }].map(timelineToFirestore),
       });
     } else {
       tx.create(ref, requestToFirestore(request));
     }
-    if (tenant?.exists) tx.update(tenant.ref, { [TENANT_CLOSURE_FIELD]: { requestId: input.requestId, reason: TENANT_CLOSURE_REASON, closedAt: toTimestamp(input.nowMs) } });
+    // Closed again from this commit; a closure already recorded (a restore taken in its grace) keeps its own time.
+    if (tenant?.exists && tenant.get(`${TENANT_CLOSURE_FIELD}.requestId`) !== input.requestId) {
+      tx.update(tenant.ref, { [TENANT_CLOSURE_FIELD]: { requestId: input.requestId, reason: TENANT_CLOSURE_REASON, closedAt: toTimestamp(input.nowMs) } });
+    }
     evidence.append({
       action: "ERASURE_REPLAY_OPENED",
       actor: input.actor,
-      decision: { reason: "ERASURE_LEDGER", replay: action },
+      decision: { reason: "ERASURE_LEDGER", replay: action, ...(current?.state === "AWAITING_APPROVAL" ? { approvedByLedger: true } : {}) },
       policyVersion: request.policyVersion,
       atMs: input.nowMs,
       requestId: input.requestId,

@@ -154,13 +154,18 @@ describe("a tenant's closure: its archive copies set the date, and ERASURE_COMPL
 
     // Not at the erasure's own window: the archive copies are the last ones.
     expect((await complete(purgedAtMs + WINDOW)).due).toBe(0);
-    // At the date the copies are still in the database (the emulator never sweeps TTL): it waits.
+    // At the date the copies are still in the database (the emulator never sweeps TTL): it waits, and the date moves
+    // to a recovery window from now, since the copies' own backups outlive them by that much.
     expect(await complete(goneByMs)).toEqual({ due: 1, recorded: 0, waitingForArchive: 1, skipped: 0 });
     expect(await completeEntries()).toEqual([]);
-    // The TTL sweeper's stand-in deletes the expired copies; the next run records the entry.
+    const movedMs = goneByMs + WINDOW;
+    expect(((await request(opened.requestId)).fullyGoneBy as Timestamp).toMillis()).toBe(movedMs);
+    expect(await status(opened.requestId, goneByMs)).toMatchObject({ fullyGoneBy: new Date(movedMs).toISOString() });
+    // The TTL sweeper's stand-in deletes the expired copies; nothing is recorded before the moved date, then once.
     for (const d of (await db().collection("archives").get()).docs) await d.ref.delete();
-    expect(await complete(goneByMs + DAY_MS)).toEqual({ due: 1, recorded: 1, waitingForArchive: 0, skipped: 0 });
-    expect((await completeEntries()).map((e) => [e.requestId, e.detail?.archivesRetainUntil])).toEqual([[opened.requestId, new Date(archivesEnd).toISOString()]]);
+    expect(await complete(goneByMs + DAY_MS)).toEqual({ due: 0, recorded: 0, waitingForArchive: 0, skipped: 0 });
+    expect(await complete(movedMs)).toEqual({ due: 1, recorded: 1, waitingForArchive: 0, skipped: 0 });
+    expect((await completeEntries()).map((e) => [e.requestId, e.detail?.fullyGoneBy])).toEqual([[opened.requestId, new Date(movedMs).toISOString()]]);
     await expectChainVerifies();
   });
 });

@@ -30,7 +30,7 @@ describe("erasure replay rules", () => {
   it("a replayed request has served its grace: it is due at once, under the ledger's id", () => {
     const r = replayedDeletionRequest({ requestId: "req-1", subject: { type: "tenant", tenantId: "t-acme" }, requestedBy: "r-3001", nowMs: 5_000 }, policyV1());
     // A tenant's closure opens PENDING, not AWAITING_APPROVAL: its two approvals are what the ledger records.
-    expect(r).toMatchObject({ requestId: "req-1", state: "PENDING", source: "erasure-replay", graceEndsAtMs: 5_000, dueAtMs: 5_000, requestedAtMs: 5_000, approvedBy: "r-3001", approvedAtMs: 5_000 });
+    expect(r).toMatchObject({ requestId: "req-1", state: "PENDING", source: "erasure-replay", graceEndsAtMs: 5_000, dueAtMs: 5_000, requestedAtMs: 5_000, approvedBy: "erasure-ledger", approvedAtMs: 5_000 });
     expect(r.timeline.map((t) => t.event)).toEqual(["REPLAYED"]);
   });
 });

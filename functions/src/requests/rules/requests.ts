@@ -368,6 +368,12 @@ export function replayAction(state: RequestState | null): "create" | "end-grace"
 }
 
 /**
+ * Who approved a tenant's closure that an erasure replay reopens: the erasure ledger, whose entry records a closure
+ * that was approved and carried out (not the replaying operator, who would read as requester and approver at once).
+ */
+export const REPLAY_APPROVER = "erasure-ledger";
+
+/**
  * A request opened again by an erasure replay: the subject already had its grace period, so it ends at once, and
  * a tenant's closure already had its two approvals (the ledger's entry is their outcome), so it opens PENDING.
  */
@@ -378,7 +384,7 @@ export function replayedDeletionRequest(args: { requestId: string; subject: Subj
     state: "PENDING",
     graceEndsAtMs: args.nowMs,
     dueAtMs: args.nowMs,
-    ...(needsApproval(args.subject) ? { approvedBy: args.requestedBy, approvedAtMs: args.nowMs } : {}),
+    ...(needsApproval(args.subject) ? { approvedBy: REPLAY_APPROVER, approvedAtMs: args.nowMs } : {}),
     timeline: [{ atMs: args.nowMs, event: "REPLAYED", detail: "erasure ledger: erased before a restore" }],
   };
 }
