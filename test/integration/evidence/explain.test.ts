@@ -27,7 +27,7 @@ function keyWhere(prefix: string, accept: (shard: string) => boolean, from = 0):
 }
 
 describe("explain on a sharded ledger", () => {
-  beforeEach(clearFirestore);
+  beforeEach(() => clearFirestore());
 
   it("finds who allowed an erasure behind more than a page of its own batch entries in chains that sort first", async () => {
     // The request's own chain sorts late; 240 batch entries of the same request go to chains that sort before it.
