@@ -53,6 +53,8 @@ export default defineConfig({
           include: FUNCTIONS_SUITES,
           setupFiles: ["test/helpers/require-emulators.ts", "test/helpers/require-functions.ts", "test/helpers/record-queries.ts"],
           ...emulatorDefaults,
+          // A hook that waits for triggers may wait out a new worker's 120 s load (test/integration/entrypoints/callable/support.ts).
+          hookTimeout: 180_000,
         },
       },
     ],

@@ -44,7 +44,9 @@ export async function drainTtlTriggers(): Promise<void> {
       await db().recursiveDelete(snap.ref);
     }
   }
-  if (marked > 0) await waitFor(async () => (await done()) >= before + marked, `${marked} TTL delete triggers`, 30_000);
+  // A trigger may need a new Functions-emulator worker, which can take up to its 120 s load time
+  // (FUNCTIONS_DISCOVERY_TIMEOUT, scripts/emulators.mjs) on a busy 2-core machine; 30 s was seen to fall short.
+  if (marked > 0) await waitFor(async () => (await done()) >= before + marked, `${marked} TTL delete triggers`, 120_000);
 }
 
 /** Clears both emulators, seeds the demo (documents and Auth users) and signs every role in. */
