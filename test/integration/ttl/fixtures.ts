@@ -67,7 +67,7 @@ export async function chainHeadSeq(): Promise<number> {
   return n;
 }
 
-/** The event a trigger gets for a delete: the deleted document's last snapshot, its params and an id. */
+/** The event a trigger gets for a delete: the deleted document's last snapshot (data, path, version), its params and an id. */
 export function deleteEvent(snap: DocumentSnapshot, id: string, params: Record<string, string>, time = new Date().toISOString()) {
-  return { id, time, data: { data: () => snap.data(), ref: { path: snap.ref.path } }, params };
+  return { id, time, data: { data: () => snap.data(), ref: { path: snap.ref.path }, updateTime: snap.updateTime }, params };
 }
