@@ -115,7 +115,7 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
   const expireAtMs = facts?.expireAtMs ?? null;
   const mark = purgeMarkOf(input.data);
   const base = { eventId: input.eventId, path: input.path };
-  if (mark && (await explainingBatch({ path: input.path, version: input.version, mark }))) {
+  if (mark && (await explainingBatch({ path: input.path, version: input.version ?? null, mark }))) {
     // The purge's own delete: its PURGE_BATCH entry committed with it. No hold read, no write.
     log.info("ttl.delete.workflow_observed", { ...base, classification: "WORKFLOW", trigger: input.trigger, batch: mark.batch });
     return { outcome: "WORKFLOW_SKIPPED", classification: "WORKFLOW", childrenRemoved: 0, childrenKept: 0, writes: 0, evidenceId: null };

@@ -6,6 +6,7 @@
 import { countOperations, counts, resetCounts } from "../../../bench/lib.mjs";
 import type { Timestamp } from "firebase-admin/firestore";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import { handleTtlDeleted } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
 import { log } from "../../../functions/src/platform/logs";
@@ -24,9 +25,9 @@ const events = targets.find((t) => t.name === "events")!;
 class InjectedFault extends Error {}
 
 /** The TTL_CHILDREN_DELETED entries of one event, in page order. */
-async function childrenEntries(eventId: string) {
+async function childrenEntries(eventId: string): Promise<ChainedEvidence[]> {
   const snap = await db().collection("deletionAudits").where("eventId", "==", eventId).where("action", "==", "TTL_CHILDREN_DELETED").get();
-  return snap.docs.map((d) => d.data()).sort((a, b) => (a.counts as { page: number }).page - (b.counts as { page: number }).page);
+  return snap.docs.map((d) => d.data() as ChainedEvidence).sort((a, b) => (a.counts?.page ?? 0) - (b.counts?.page ?? 0));
 }
 
 /** Deletes a stored document the way the sweeper would and returns the event the trigger would get. */
@@ -150,8 +151,8 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
       { childrenRemoved: 3, childrenKept: 0, page: 0 },
       { childrenRemoved: 3, childrenKept: 0, page: 1 },
     ]);
-    expect(pages.every((e) => e.detail.parentPath === "sessions/s-many" && e.decision.reason === "SWEEPER")).toBe(true);
-    const named = [...pages.flatMap((e) => e.paths as string[]), ...(evidence[0]!.paths as string[]).slice(1)];
+    expect(pages.every((e) => e.detail?.parentPath === "sessions/s-many" && e.decision.reason === "SWEEPER")).toBe(true);
+    const named = [...pages.flatMap((e) => e.paths ?? []), ...(evidence[0]!.paths ?? []).slice(1)];
     expect(named.sort()).toEqual([...tokens].sort());
   });
 
@@ -204,8 +205,8 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
     await db().doc("sessions/s-marked").update({ lifecycleState: "PURGE_ELIGIBLE", purgeDecision: { unitKey: "sweep-sessions", round: 1, batch: "p1xabc-own-d01-000000" } });
     const r = await handleTtlDeleted(sessions, await sweep("sessions/s-marked", "evt-marked-1", { sessionId: "s-marked" }));
     expect(r).toMatchObject({ outcome: "PROCESSED", classification: "UNEXPLAINED", childrenRemoved: 2 });
-    expect(await evidenceByPath("sessions/s-marked")).toEqual([
-      expect.objectContaining({ action: "UNEXPLAINED_DELETE", paths: ["sessions/s-marked", ...tokens], detail: expect.objectContaining({ markedBy: "sweep-sessions/p1xabc-own-d01-000000" }) }),
+    expect(await evidenceByPath("sessions/s-marked")).toMatchObject([
+      { action: "UNEXPLAINED_DELETE", paths: ["sessions/s-marked", ...tokens], detail: { markedBy: "sweep-sessions/p1xabc-own-d01-000000" } },
     ]);
     expect(await markersByPath("sessions/s-marked")).toHaveLength(1);
     expect(await existing(tokens)).toEqual([]);
