@@ -4,6 +4,7 @@
  * `afterMark` hook), and delivers the delete events to the handler in-process, as the trigger would get them.
  * Runs on a named database no trigger listens on, so the real triggers cannot answer the same deletes.
  */
+import { countOperations, counts, resetCounts } from "../../../bench/lib.mjs";
 import type { DocumentSnapshot } from "firebase-admin/firestore";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
@@ -75,8 +76,12 @@ describe("TTL trigger: a delete is the purge's only when a committed batch expla
     // is no incident.
     await db().collection("retentionHolds").doc("h-after").set({ state: "ACTIVE", targetPath: "sessions/s-pg-1", reasonCode: "LITIGATION" });
 
+    // Counted on the wire, as billed: the marker and the batch's one PURGE_BATCH entry, and no write.
+    countOperations();
     for (const [path, snap] of marked) {
+      resetCounts();
       const r = await handleTtlDeleted(sessions, deleteEvent(snap, `evt-${snap.id}`, sessionParams(path)));
+      expect({ reads: counts.reads, writes: counts.writes, deletes: counts.deletes }, path).toEqual({ reads: 2, writes: 0, deletes: 0 });
       expect(r, path).toMatchObject({ outcome: "WORKFLOW_SKIPPED", classification: "WORKFLOW", writes: 0 });
       expect(await markersByPath(path)).toHaveLength(0);
       expect(await ttlEvidence(path)).toEqual([]);
