@@ -1,13 +1,18 @@
-import { EVIDENCE_TX, openEvidence } from "../evidence/index";
-import { entryDocId } from "../evidence/rules";
+import { EVIDENCE_TX, openEvidence, verifierKeys } from "../evidence/index";
+import { entryDocId, entryHashMatches, entryMac, type ChainedEvidence } from "../evidence/rules";
 import { FieldPath, type DocumentData, type DocumentReference, type QueryDocumentSnapshot } from "firebase-admin/firestore";
 import type { Actor } from "../evidence/rules";
 import { heldBy, isHeld } from "../kernel/held";
 import {
   classifyTtlDelete,
   markerExpireAtMs,
+  purgeBatchExplains,
+  purgeMarkOf,
+  ttlChildrenEvidenceBody,
   ttlDeletePlan,
   ttlEvidenceBody,
+  versionString,
+  type PurgeMark,
   type TtlDeleteClass,
 } from "./rules";
 import { COLLECTIONS, db } from "../platform/firestore";
@@ -20,7 +25,7 @@ import { policy } from "../platform/registry";
 /**
  * Children removed per transaction. Firestore caps a commit at 500 writes and advises keeping transactions
  * far smaller (contention and lock time grow with size); 100 deletes plus the marker and two evidence writes
- * stays well inside both.
+ * stays well inside both. It also bounds an entry: a page's children are named in the entry of its commit.
  */
 export const TTL_CHILD_PAGE_SIZE = 100;
 
@@ -32,6 +37,8 @@ export interface TtlDeleteInput {
   path: string;
   /** The deleted document's data, as carried by the event (never written anywhere). */
   data: DocumentData | undefined;
+  /** The deleted version (its last update time, `seconds.nanoseconds`), as carried by the event; null if absent. */
+  version: string | null;
   /** The trigger's function name; the evidence actor. */
   trigger: string;
   /** Child collections the registry places under this parent. Subcollections found on the parent are added. */
@@ -70,6 +77,8 @@ interface MarkerDoc {
   childrenKept: number;
   /** Where the next page starts, while IN_PROGRESS: a child collection id and the last child id read in it. */
   cursor: { collection: string; after: string | null } | null;
+  /** TTL_CHILDREN_DELETED entries committed so far, one per earlier page that removed children. */
+  childPages: number;
   evidenceId: string | null;
 }
 
@@ -84,6 +93,12 @@ interface MarkerDoc {
  * append the evidence. Beyond a page, each page is a transaction of its own that deletes the page and moves
  * the marker's cursor (state IN_PROGRESS) together, so progress and counts survive a crash; the last page
  * writes DONE and the evidence with the totals. A marker that is IN_PROGRESS never suppresses a redelivery.
+ * Every child removed is named in the evidence of the commit that removes it: the last page's in the delete's
+ * entry, each earlier page's in a TTL_CHILDREN_DELETED entry of its own.
+ *
+ * A delete that a committed purge batch explains (the deleted document's mark names the batch, and the
+ * batch's signed PURGE_BATCH entry names the path: {@link explainingBatch}) has no effect at all. Every other
+ * delete is recorded, PURGE_ELIGIBLE or not.
  */
 export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOptions = {}): Promise<TtlDeleteResult> {
   const now = opts.nowMs ?? Date.now;
@@ -98,6 +113,13 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
 
   const facts = readGoverned(input.data);
   const expireAtMs = facts?.expireAtMs ?? null;
+  const mark = purgeMarkOf(input.data);
+  const base = { eventId: input.eventId, path: input.path };
+  if (mark && (await explainingBatch({ path: input.path, version: input.version ?? null, mark }))) {
+    // The purge's own delete: its PURGE_BATCH entry committed with it. No hold read, no write.
+    log.info("ttl.delete.workflow_observed", { ...base, classification: "WORKFLOW", trigger: input.trigger, batch: mark.batch });
+    return { outcome: "WORKFLOW_SKIPPED", classification: "WORKFLOW", childrenRemoved: 0, childrenKept: 0, writes: 0, evidenceId: null };
+  }
   // Held as everywhere (holds/rules.ts#heldBy): a hold record on the document or an ancestor covers it even
   // where the flag was never set (a subtree hold covers documents created after it).
   const holds = await firestore.runTransaction((tx) => activeHoldsCoveringInTx(tx, input.path), { readOnly: true });
@@ -105,13 +127,9 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
   const holdId = heldBy(deleted, holds)?.holdId ?? null;
   const classification = classifyTtlDelete(deleted, input.eventTimeMs, holds);
   const plan = ttlDeletePlan(classification);
-  const base = { eventId: input.eventId, path: input.path, classification };
-
-  if (plan.action === null) {
-    log.info("ttl.delete.workflow_observed", { ...base, trigger: input.trigger });
-    return { outcome: "WORKFLOW_SKIPPED", classification, childrenRemoved: 0, childrenKept: 0, writes: 0, evidenceId: null };
-  }
   const action = plan.action;
+  if (action === null) throw new Error(`a ${classification} delete of ${input.path} has no evidence action`);
+  const logged = { ...base, classification, ...(mark ? { markedBy: `${mark.unitKey}/${mark.batch}` } : {}) };
 
   const collections = plan.removeChildren ? await childCollectionsOf(parentRef, input.childCollections) : [];
   const actor: Actor = { type: "system", id: input.trigger };
@@ -151,21 +169,25 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
         } else after = snap.docs[snap.size - 1]!.id;
       }
       const finished = !walking || index >= collections.length;
-      const evidence = finished ? await openEvidence(tx, input.path) : null;
 
       let removed = marker?.childrenRemoved ?? 0;
       let kept = marker?.childrenKept ?? 0;
+      const childPages = marker?.childPages ?? 0;
+      const removing: DocumentReference[] = [];
       for (const child of page) {
         const g = readGoverned(child.data());
         // A child under its own hold, or under a hold on the parent or above, stays even when its parent expired.
         if (isHeld({ path: child.ref.path, legalHold: g?.legalHold ?? false, lifecycleState: g?.lifecycleState ?? null, holdIds: g?.holdIds ?? [] }, holdsNow)) kept++;
-        else {
-          tx.delete(child.ref);
-          removed++;
-        }
+        else removing.push(child.ref);
       }
-      const pageWrites = removed - (marker?.childrenRemoved ?? 0);
+      const keptHere = kept - (marker?.childrenKept ?? 0);
+      // Every read before the first write (Firestore's rule): the chain head, when this commit appends.
+      const evidence = finished || removing.length > 0 ? await openEvidence(tx, input.path) : null;
+      for (const ref of removing) tx.delete(ref);
+      removed += removing.length;
+      const childPaths = removing.map((r) => r.path);
       const nowMs = now();
+      const retentionClass = pol.classForPath(input.path)?.id ?? null;
       const markerBody: MarkerDoc = {
         eventId: input.eventId,
         trigger: input.trigger,
@@ -175,21 +197,30 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
         childrenRemoved: removed,
         childrenKept: kept,
         cursor: finished ? null : { collection: collections[index]!, after },
+        childPages,
         evidenceId: null,
       };
-      if (!evidence) {
-        tx.set(markerRef, { ...markerBody, updatedAt: toTimestamp(nowMs), expireAt: toTimestamp(markerExpireAtMs(nowMs, pol)) });
+      const stamps = { updatedAt: toTimestamp(nowMs), expireAt: toTimestamp(markerExpireAtMs(nowMs, pol)) };
+      if (!finished) {
+        // A page before the last: its children are named in an entry committed with their deletes.
+        if (evidence) {
+          evidence.append(
+            ttlChildrenEvidenceBody({ cls: classification, actor, eventId: input.eventId, parentPath: input.path, retentionClass, policyVersion: pol.version, nowMs, childPaths, kept: keptHere, page: childPages, fenceGeneration }),
+          );
+        }
+        tx.set(markerRef, { ...markerBody, childPages: childPages + (evidence ? 1 : 0), ...stamps });
         opts.beforeCommit?.("page");
-        return { kind: "page" as const, writes: pageWrites + 1 };
+        // Children deleted, the marker, and the page's entry with its chain's head.
+        return { kind: "page" as const, writes: removing.length + 1 + (evidence ? 2 : 0) };
       }
-      const entry = evidence.append(
+      const entry = evidence!.append(
         ttlEvidenceBody({
           action,
           cls: classification,
           actor,
           eventId: input.eventId,
           path: input.path,
-          retentionClass: pol.classForPath(input.path)?.id ?? null,
+          retentionClass,
           policyVersion: pol.version,
           docPolicyVersion: facts?.policyVersion && facts.policyVersion !== pol.version ? facts.policyVersion : null,
           expireAtMs,
@@ -197,27 +228,25 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
           nowMs,
           childrenRemoved: removed,
           childrenKept: kept,
+          childPaths,
+          childPages,
           parentRecreated,
           holdId,
+          mark,
           fenceGeneration,
         }),
       );
-      tx.set(markerRef, {
-        ...markerBody,
-        evidenceId: entryDocId(entry),
-        updatedAt: toTimestamp(nowMs),
-        expireAt: toTimestamp(markerExpireAtMs(nowMs, pol)),
-      });
+      tx.set(markerRef, { ...markerBody, evidenceId: entryDocId(entry), ...stamps });
       opts.beforeCommit?.("final");
       // Children deleted, the marker, the evidence entry and its chain's head.
-      return { kind: "done" as const, writes: pageWrites + 3, removed, kept, evidenceId: entryDocId(entry), parentRecreated };
+      return { kind: "done" as const, writes: removing.length + 3, removed, kept, evidenceId: entryDocId(entry), parentRecreated };
     }, EVIDENCE_TX);
 
     if (step.kind === "duplicate") return duplicate(step.marker, input);
     writes += step.writes;
     if (step.kind === "page") continue;
 
-    const fields = { ...base, trigger: input.trigger, childrenRemoved: step.removed, childrenKept: step.kept, writes, evidenceId: step.evidenceId };
+    const fields = { ...logged, trigger: input.trigger, childrenRemoved: step.removed, childrenKept: step.kept, writes, evidenceId: step.evidenceId };
     if (plan.severity === "error") log.error("ttl.delete.held_incident", { ...fields, action });
     else if (plan.severity === "warn") log.warn("ttl.delete.unexplained", { ...fields, parentRecreated: step.parentRecreated });
     else log.info("ttl.delete.processed", { ...fields, parentRecreated: step.parentRecreated });
@@ -249,4 +278,34 @@ function duplicate(marker: MarkerDoc, input: TtlDeleteInput): TtlDeleteResult {
 async function childCollectionsOf(parentRef: DocumentReference, fromRegistry: readonly string[]): Promise<string[]> {
   const found = (await parentRef.listCollections()).map((c) => c.id);
   return [...new Set([...fromRegistry, ...found])].sort();
+}
+
+/**
+ * Whether a committed purge batch explains the delete of a marked document (ttl/rules.ts#purgeBatchExplains).
+ * One equality query by the batch id the mark names (`detail.batch` and `action`, served by the automatic
+ * single-field indexes, merged), answered by the batch's one PURGE_BATCH entry or nothing: the cost of a
+ * purge's own delete is this read instead of the hold read, whatever the ledger's size. The entry is
+ * checked where it is read: its hash against its content, its MAC against the evidence keys, so a written
+ * entry without the key explains nothing.
+ */
+async function explainingBatch(deleted: { path: string; version: string | null; mark: PurgeMark }): Promise<boolean> {
+  const snap = await db()
+    .collection(COLLECTIONS.deletionAudits)
+    .where("detail.batch", "==", deleted.mark.batch)
+    .where("action", "==", "PURGE_BATCH")
+    .limit(2)
+    .get();
+  const keys = verifierKeys();
+  return snap.docs.some((d) => {
+    const entry = d.data() as ChainedEvidence;
+    const secret = typeof entry.keyId === "string" ? keys?.get(entry.keyId) : undefined;
+    const signed = secret !== undefined && entryHashMatches(entry) && entryMac(secret, entry.hash) === entry.mac;
+    return purgeBatchExplains(deleted, {
+      action: entry.action,
+      paths: Array.isArray(entry.paths) ? entry.paths : [],
+      detail: entry.detail ?? {},
+      signed,
+      committedVersion: versionString(d.createTime),
+    });
+  });
 }

@@ -9,6 +9,7 @@ import { COLLECTIONS, db } from "../../../functions/src/platform/firestore";
 import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
 import { policy } from "../../../functions/src/platform/registry";
 import { readHeads } from "../../../functions/src/evidence/anchor";
+import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
 
 export const TENANT = "t-acme";
 
@@ -45,9 +46,9 @@ export async function putExpiredSession(sessionId: string, tokens: number, expir
   return paths;
 }
 
-export async function evidenceByPath(path: string): Promise<DocumentData[]> {
+export async function evidenceByPath(path: string): Promise<ChainedEvidence[]> {
   const snap = await db().collection(COLLECTIONS.deletionAudits).where("paths", "array-contains", path).get();
-  return snap.docs.map((d) => d.data());
+  return snap.docs.map((d) => d.data() as ChainedEvidence);
 }
 
 export async function markersByPath(path: string): Promise<DocumentSnapshot[]> {
@@ -67,7 +68,7 @@ export async function chainHeadSeq(): Promise<number> {
   return n;
 }
 
-/** The event a trigger gets for a delete: the deleted document's last snapshot, its params and an id. */
+/** The event a trigger gets for a delete: the deleted document's last snapshot (data, path, version), its params and an id. */
 export function deleteEvent(snap: DocumentSnapshot, id: string, params: Record<string, string>, time = new Date().toISOString()) {
-  return { id, time, data: { data: () => snap.data(), ref: { path: snap.ref.path } }, params };
+  return { id, time, data: { data: () => snap.data(), ref: { path: snap.ref.path }, updateTime: snap.updateTime }, params };
 }

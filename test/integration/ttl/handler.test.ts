@@ -6,6 +6,7 @@
 import { countOperations, counts, resetCounts } from "../../../bench/lib.mjs";
 import type { Timestamp } from "firebase-admin/firestore";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import { handleTtlDeleted } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
 import { log } from "../../../functions/src/platform/logs";
@@ -22,6 +23,12 @@ const sessions = targets.find((t) => t.name === "sessions")!;
 const events = targets.find((t) => t.name === "events")!;
 
 class InjectedFault extends Error {}
+
+/** The TTL_CHILDREN_DELETED entries of one event, in page order. */
+async function childrenEntries(eventId: string): Promise<ChainedEvidence[]> {
+  const snap = await db().collection("deletionAudits").where("eventId", "==", eventId).where("action", "==", "TTL_CHILDREN_DELETED").get();
+  return snap.docs.map((d) => d.data() as ChainedEvidence).sort((a, b) => (a.counts?.page ?? 0) - (b.counts?.page ?? 0));
+}
 
 /** Deletes a stored document the way the sweeper would and returns the event the trigger would get. */
 async function sweep(path: string, id: string, params: Record<string, string>) {
@@ -73,7 +80,7 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
     expect(markers[0]!.get("state")).toBe("DONE");
     const evidence = await evidenceByPath("sessions/s-dup");
     expect(evidence).toHaveLength(1);
-    expect(evidence[0]).toMatchObject({ action: "TTL_DELETE", eventId: "evt-dup-1", counts: { childrenRemoved: 2 } });
+    expect(evidence[0]).toMatchObject({ action: "TTL_DELETE", eventId: "evt-dup-1", paths: ["sessions/s-dup", ...tokens], counts: { childrenRemoved: 2, childrenNamed: 2, childPages: 0 } });
     expect(await chainHeadSeq()).toBe(1);
     expect(await existing(tokens)).toEqual([]);
     // Metrics follow the effect: one deletion and one lag point, and every suppressed delivery is a retry.
@@ -134,8 +141,19 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
     expect(await existing(tokens)).toEqual([]);
     const evidence = await evidenceByPath("sessions/s-many");
     expect(evidence).toHaveLength(1);
-    expect(evidence[0]).toMatchObject({ counts: { childrenRemoved: 7 } });
+    expect(evidence[0]).toMatchObject({ counts: { childrenRemoved: 7, childrenNamed: 1, childPages: 2 }, paths: ["sessions/s-many", tokens[6]] });
     expect((await markersByPath("sessions/s-many"))[0]!.get("state")).toBe("DONE");
+    // Every child is named once, in the entry committed with its delete: a page's entry of its own before the
+    // last page (the crashed page's entry went with its deletes), and the delete's entry for the last.
+    const pages = await childrenEntries("evt-many-1");
+    expect(pages.map((e) => e.paths)).toEqual([tokens.slice(0, 3), tokens.slice(3, 6)]);
+    expect(pages.map((e) => e.counts)).toEqual([
+      { childrenRemoved: 3, childrenKept: 0, page: 0 },
+      { childrenRemoved: 3, childrenKept: 0, page: 1 },
+    ]);
+    expect(pages.every((e) => e.detail?.parentPath === "sessions/s-many" && e.decision.reason === "SWEEPER")).toBe(true);
+    const named = [...pages.flatMap((e) => e.paths ?? []), ...(evidence[0]!.paths ?? []).slice(1)];
+    expect(named.sort()).toEqual([...tokens].sort());
   });
 
   it("a resumed delete finds its place even after an emptied subcollection stops being listed", async () => {
@@ -156,6 +174,9 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
     const retry = await handleTtlDeleted(sessions, event, { pageSize: 3 });
     expect(retry).toMatchObject({ outcome: "PROCESSED", childrenRemoved: 5 });
     expect(await existing([...extras, ...tokens])).toEqual([]);
+    // Page 1's entry names what page 1 removed; the delete's entry names the rest.
+    expect((await childrenEntries("evt-two-1")).map((e) => e.paths)).toEqual([[...extras, tokens[0]]]);
+    expect((await evidenceByPath("sessions/s-two"))[0]).toMatchObject({ paths: ["sessions/s-two", ...tokens.slice(1)], counts: { childrenNamed: 2, childPages: 1 } });
   });
 
   it("a held document with a stray TTL value: incident evidence, an ERROR log, and its children untouched", async () => {
@@ -179,13 +200,16 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
     expect(await evidenceByPath("events/e-rec")).toEqual([expect.objectContaining({ action: "TTL_DELETE_HELD_INCIDENT", holdId: "h-rec" })]);
   });
 
-  it("a purge (workflow) delete writes nothing: the purge recorded its own evidence", async () => {
-    await putExpiredSession("s-purged", 0);
-    await db().doc("sessions/s-purged").update({ lifecycleState: "PURGE_ELIGIBLE" });
-    const r = await handleTtlDeleted(sessions, await sweep("sessions/s-purged", "evt-wf-1", { sessionId: "s-purged" }));
-    expect(r).toMatchObject({ outcome: "WORKFLOW_SKIPPED", writes: 0 });
-    expect(await markersByPath("sessions/s-purged")).toHaveLength(0);
-    expect(await evidenceByPath("sessions/s-purged")).toHaveLength(0);
+  it("PURGE_ELIGIBLE alone explains nothing: a marked document no committed batch deleted is recorded, and its children go, each named", async () => {
+    const tokens = await putExpiredSession("s-marked", 2, Date.now() + 10 * 86_400_000);
+    await db().doc("sessions/s-marked").update({ lifecycleState: "PURGE_ELIGIBLE", purgeDecision: { unitKey: "sweep-sessions", round: 1, batch: "p1xabc-own-d01-000000" } });
+    const r = await handleTtlDeleted(sessions, await sweep("sessions/s-marked", "evt-marked-1", { sessionId: "s-marked" }));
+    expect(r).toMatchObject({ outcome: "PROCESSED", classification: "UNEXPLAINED", childrenRemoved: 2 });
+    expect(await evidenceByPath("sessions/s-marked")).toMatchObject([
+      { action: "UNEXPLAINED_DELETE", paths: ["sessions/s-marked", ...tokens], detail: { markedBy: "sweep-sessions/p1xabc-own-d01-000000" } },
+    ]);
+    expect(await markersByPath("sessions/s-marked")).toHaveLength(1);
+    expect(await existing(tokens)).toEqual([]);
   });
 
   it("a parent re-created before the event is processed keeps its new children", async () => {

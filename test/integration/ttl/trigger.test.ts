@@ -7,6 +7,8 @@ import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import { handleTtlDeleted } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
 import { policy } from "../../../functions/src/platform/registry";
+import { runNightlyPurge } from "../../../functions/src/purge/job";
+import type { PurgeHook } from "../../../functions/src/purge/runner/env";
 import { clearFirestore, db, waitFor } from "../../helpers/emulator";
 import { chainHeadSeq, deleteEvent, evidenceByPath, existing, markersByPath, putExpiredSession, putGoverned } from "./fixtures";
 
@@ -37,8 +39,9 @@ describe("TTL delete triggers (Functions emulator)", () => {
     expect(evidence[0]).toMatchObject({
       action: "TTL_DELETE",
       eventId,
-      paths: ["sessions/s-real-1"],
-      counts: { childrenRemoved: 3, childrenKept: 0 },
+      // The deleted session, then each token the trigger removed.
+      paths: ["sessions/s-real-1", ...tokens],
+      counts: { childrenRemoved: 3, childrenKept: 0, childrenNamed: 3, childPages: 0 },
       decision: { reason: "SWEEPER", retentionClass: "session-30d" },
       policyVersion: policy().version,
       actor: { type: "system", id: "ttlDeleted-sessions" },
@@ -102,5 +105,32 @@ describe("TTL delete triggers (Functions emulator)", () => {
     }, "unexplained-delete evidence");
     expect(entry).toMatchObject({ action: "UNEXPLAINED_DELETE", counts: { childrenRemoved: 2 } });
     expect(await existing(tokens)).toEqual([]);
+  });
+
+  it("a purge's own deletes get no entry from the trigger; a marked session a script deleted before its batch ran gets UNEXPLAINED_DELETE", async () => {
+    const expireAtMs = Date.now() + 10 * DAY_MS;
+    await putExpiredSession("s-real-purged", 2, expireAtMs);
+    await putExpiredSession("s-real-script", 0, expireAtMs);
+    // The sweep runs as of a day after the expiry and marks both; a script deletes one right after the mark.
+    const hook: PurgeHook = async (ctx) => {
+      if (ctx.point === "afterMark" && ctx.paths.includes("sessions/s-real-script")) await db().doc("sessions/s-real-script").delete();
+    };
+    const asOf = expireAtMs + DAY_MS;
+    await runNightlyPurge({ nowMs: asOf, asOfMs: asOf, dryRun: false, actor: { type: "system", id: "nightlyPurge" }, correlationId: "ttl-trigger", batchSize: 10, leaseMs: 60_000, hook });
+    expect(await existing(["sessions/s-real-purged", "sessions/s-real-script"])).toEqual([]);
+
+    const [unexplained] = await waitFor(async () => {
+      const e = (await evidenceByPath("sessions/s-real-script")).filter((x) => x.action === "UNEXPLAINED_DELETE");
+      return e.length > 0 ? e : null;
+    }, "UNEXPLAINED_DELETE for the script's delete");
+    expect(String(unexplained!.detail?.markedBy)).toMatch(/^sweep-sessions\//);
+    // The purge's delete fired the same trigger, at the same time: a sentinel deleted after it has its entry,
+    // and the purged session has none but the purge's own.
+    await putExpiredSession("s-real-sentinel", 0);
+    await db().doc("sessions/s-real-sentinel").delete();
+    await waitFor(async () => ((await evidenceByPath("sessions/s-real-sentinel")).length > 0 ? true : null), "the sentinel's TTL_DELETE");
+    await new Promise((r) => setTimeout(r, 2000));
+    expect((await evidenceByPath("sessions/s-real-purged")).map((e) => e.action).sort()).toEqual(["PURGE_BATCH", "PURGE_ELIGIBLE_MARKED"]);
+    expect(await markersByPath("sessions/s-real-purged")).toHaveLength(0);
   });
 });

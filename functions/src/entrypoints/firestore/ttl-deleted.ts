@@ -3,7 +3,7 @@ import type { CloudFunction } from "firebase-functions/v2";
 import { onDocumentDeleted, type FirestoreEvent } from "firebase-functions/v2/firestore";
 import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import { fillTemplate } from "../../kernel/paths";
-import { ttlTriggerTargets, type TtlTriggerTarget } from "../../ttl/rules";
+import { ttlTriggerTargets, versionString, type TtlTriggerTarget } from "../../ttl/rules";
 import { emitMetric } from "../../platform/metrics";
 import { policy } from "../../platform/registry";
 import { processTtlDelete, type TtlDeleteOptions, type TtlDeleteResult } from "../../ttl/index";
@@ -16,7 +16,8 @@ export interface TtlDeleteEvent {
   id: string;
   /** RFC 3339 event time; the time the sweeper (or anyone) deleted the document. */
   time?: string;
-  data?: { data(): DocumentData | undefined; ref?: { path: string } } | undefined;
+  /** The deleted document's last snapshot: its data, path and version (update time). */
+  data?: { data(): DocumentData | undefined; ref?: { path: string }; updateTime?: { seconds: number; nanoseconds: number } } | undefined;
   params: Record<string, string>;
 }
 
@@ -35,6 +36,7 @@ export async function handleTtlDeleted(target: TtlTriggerTarget, event: TtlDelet
         eventTimeMs: Number.isFinite(parsedTime) ? parsedTime : Date.now(),
         path,
         data: event.data?.data(),
+        version: event.data?.updateTime ? versionString(event.data.updateTime) : null,
         trigger,
         childCollections: target.childCollections,
       },
