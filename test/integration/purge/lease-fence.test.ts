@@ -118,10 +118,10 @@ describe("records follow the lease", () => {
       }),
     );
     expect(laterRound, "the runner stalled before its prune").not.toBeNull();
-    expect((stalled.units as UnitReport[]).map((u) => [u.unitKey, u.outcome])).toEqual([[requestId, "LEASE_LOST"]]);
     // Round 2's records are all there, and they still explain every deletion of round 2.
     const cp = (await db().doc(`retentionJobs/purge-${requestId}`).get()).data()!;
     expect((await recordIds(requestId)).filter((id) => id.startsWith(`${cp.planId as string}-`))).toEqual(laterRound);
+    expect((stalled.units as UnitReport[]).map((u) => [u.unitKey, u.outcome])).toEqual([[requestId, "LEASE_LOST"]]);
     expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("PURGED");
     const entries = await expectChainVerifies();
     const roundTwo = entries.filter((e) => e.action === "PURGE_BATCH" && (e.detail as { round?: number }).round === 2);
@@ -192,6 +192,7 @@ describe("every delivery of a purgeChunk task has a lease owner of its own", () 
       if (bOutcome !== null || ctx.point !== "beforeExecute") return;
       // A copy of the task delivered while A's lease runs finds it busy.
       busy = await runPurgeChunk(task, { enqueue, deliveryId: "copy" });
+      expect(busy, "a copy delivered while A holds the lease").toBe("BUSY");
       // A stalls past its lease; Cloud Tasks delivers the task again (B), which takes the lease over and is
       // at work when A wakes.
       await stallPastLease(requestPath);
