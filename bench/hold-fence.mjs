@@ -4,8 +4,8 @@
 // Every purge batch transaction reads `retentionJobs/hold-fence`; every placement writes it. This bench erases
 // large accounts (M messages, A activity records, in batches of BENCH_BATCH) as purgeRequest tasks, one after
 // another, first with nothing else going on, then while a second OS process (this script, `place` mode, its own
-// Firestore client) places BENCH_HOLDS holds on unrelated orders, one every BENCH_INTERVAL_MS, from the moment the
-// erasure starts. It also places the same number of holds on an idle database. Measured from the wire side of
+// Firestore client) places BENCH_HOLDS holds on unrelated orders, one after another, BENCH_INTERVAL_MS apart, from
+// the moment the erasure's round starts. It also places the same number of holds on an idle database. Measured from the wire side of
 // each process, by wrapping the Admin SDK's runTransaction:
 // - per batch transaction (a transaction that read the fence and a batch record): attempts (a retry follows an
 //   abort or a contention error), wall time from the first attempt to the commit;
@@ -109,22 +109,23 @@ const summary = (recs) => ({
   maxMs: pct(recs.map((r) => r.ms), 1),
 });
 
-/** The placements, each its own transaction on the fence, one every INTERVAL_MS; their transactions' records. */
+/**
+ * The placements, one after another, INTERVAL_MS apart (a placement never waits on another, so what it waits on is
+ * the purge); their transactions' records.
+ */
 async function placeHolds(targets) {
   const out = [];
-  await Promise.all(
-    targets.map(async (targetPath, i) => {
-      await new Promise((r) => setTimeout(r, i * INTERVAL_MS));
-      const before = transactions.length;
-      const startEpoch = Date.now();
-      const t = performance.now();
-      await placeHold({ targetPath, reasonCode: "LITIGATION", releaseAfterMs: null, actor: { type: "staff", id: "c-bench" }, nowMs: T0 });
-      const ms = performance.now() - t;
-      // The placement's own transaction: the one that wrote the fence.
-      const own = transactions.slice(before).filter((r) => r.wroteFence);
-      out.push({ ms, attempts: own.reduce((n, r) => n + r.attempts, 0), startEpoch, endEpoch: Date.now() });
-    }),
-  );
+  for (const [i, targetPath] of targets.entries()) {
+    if (i > 0) await new Promise((r) => setTimeout(r, INTERVAL_MS));
+    const before = transactions.length;
+    const startEpoch = Date.now();
+    const t = performance.now();
+    await placeHold({ targetPath, reasonCode: "LITIGATION", releaseAfterMs: null, actor: { type: "staff", id: "c-bench" }, nowMs: T0 });
+    const ms = performance.now() - t;
+    // The placement's own transaction: the one that wrote the fence.
+    const own = transactions.slice(before).filter((r) => r.wroteFence);
+    out.push({ ms, attempts: own.reduce((n, r) => n + r.attempts, 0), startEpoch, endEpoch: Date.now() });
+  }
   return out;
 }
 
