@@ -3,14 +3,16 @@ import { db } from "./firestore";
 
 /**
  * Leases (`lease: { owner, expiresAt }` on the leased document). A lease says who may work on a record;
- * every step of that work re-reads it in its own transaction (a fence), so a runner that lost its lease
- * (it stalled past expiry and another took over) can no longer commit anything.
+ * every step of that work re-reads it in its own transaction (a fence), so a runner that lost its lease can
+ * no longer commit anything. A runner loses its lease when it expires, whether or not another runner has
+ * taken it since: from then on the record is anyone's to take (another run, the next delivery of a task), so
+ * nothing the runner read or decided before can be trusted to stand.
  *
  * Leases run on the wall clock, never on a job's `asOf`: time travel moves business time, not the time
  * other runners see.
  */
 /** Runners race for the same lease: its transactions get room to retry. */
-const LEASE_TX = { maxAttempts: 30 } as const;
+export const LEASE_TX = { maxAttempts: 30 } as const;
 
 export interface LeaseHolder {
   owner: string;
@@ -20,7 +22,7 @@ export interface LeaseHolder {
 
 export type LeaseState = "free" | "mine" | "taken";
 
-/** Another runner holds the lease now: this runner must stop touching the record. */
+/** This runner's lease expired, or another runner holds it: this runner must stop touching the record. */
 export class LeaseLostError extends Error {
   constructor(
     readonly path: string,
@@ -34,10 +36,16 @@ export class LeaseLostError extends Error {
 export function leaseState(data: DocumentData | undefined, owner: string, wallMs: number): LeaseState {
   const lease = data?.lease as { owner?: unknown; expiresAt?: unknown } | undefined;
   if (!lease || typeof lease.owner !== "string") return "free";
-  // An expired lease of our own is still ours: nobody took it, so our work continues where it was.
-  if (lease.owner === owner) return "mine";
   const expiresAt = lease.expiresAt instanceof Timestamp ? lease.expiresAt.toMillis() : 0;
-  return expiresAt <= wallMs ? "free" : "taken";
+  // An expired lease is nobody's, its owner's included: the owner lost it at expiry, taken since or not.
+  if (expiresAt <= wallMs) return "free";
+  return lease.owner === owner ? "mine" : "taken";
+}
+
+/** The owner a lease names, live or expired (null without a lease). */
+export function leaseOwner(data: DocumentData | undefined): string | null {
+  const owner = (data?.lease as { owner?: unknown } | undefined)?.owner;
+  return typeof owner === "string" ? owner : null;
 }
 
 export function leaseValue(holder: LeaseHolder, owner: string = holder.owner): { owner: string; expiresAt: Timestamp } {
@@ -66,7 +74,7 @@ export async function tryAcquireLease(
 
 /**
  * The fence: reads the leased record inside the caller's transaction and throws LeaseLostError unless
- * this holder owns the lease. Call it among the transaction's reads; then call `renewLeaseInTx` with the
+ * this holder owns the lease and it has not expired. Call it among the transaction's reads; then call `renewLeaseInTx` with the
  * writes, which keeps a long unit's lease alive one step at a time.
  */
 export async function fenceLease(tx: Transaction, ref: DocumentReference, holder: LeaseHolder): Promise<DocumentSnapshot> {

@@ -46,6 +46,7 @@ export type LogEvent =
   | "purge.auth.tenant_accounts"
   | "purge.chunk.enqueued"
   | "purge.chunk.stale"
+  | "purge.chunk.busy"
   | "purge.budget.spent"
   | "purge.requests.enqueued"
   | "purge.request.task"

@@ -1,6 +1,6 @@
 export { listBrakeRuns, UNDECIDED_OR_OPEN } from "./approvals";
 export type { ListBrakeRunsQuery } from "./approvals";
-export { runNightlyPurge, runPurgeChunk } from "./job";
+export { chunkRetryLater, runNightlyPurge, runPurgeChunk } from "./job";
 export { recordErasureCompletions, type CompletionSummary } from "./completion";
 export { fanOutNightlyPurge, retryLater, runPurgeRequest } from "./request-tasks";
 export type { FanOutOptions, RequestTaskReport } from "./request-tasks";

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { chunkAt, stepCount } from "./rules/batches";
 import { sweepTargets } from "./rules/sweep";
 import { LeaseLostError, releaseLease, type LeaseHolder } from "../platform/lease";
@@ -8,11 +9,11 @@ import { planRequestUnit, planSweepUnit, type UnitPlan } from "./runner/plan";
 import { discardSink } from "./runner/records";
 import { purgeSettings } from "./settings";
 import { runSteps } from "./runner/step";
-import { checkpointFrom, checkpointRef, requestRef } from "./store";
+import { checkpointFrom, checkpointRef, leaseRefOf, requestRef } from "./store";
 import { enqueueChunk, type PurgeChunkTask } from "./runner/tasks";
 import { blockRefused, configFor, countsOf, DEFAULT_BUDGET_MS, drive, envFor, holderFor, limiterFor, planUnit, runFresh, STEPS, type UnitReport, type UnitRunOptions } from "./runner/drive";
 import type { RunBudget } from "./runner/run-budget";
-import { candidateRequestIds, chainOwner, leaseRequest, leaseSweep, RequestMovedOnError, subjectOf, type LeasedUnit } from "./runner/unit";
+import { candidateRequestIds, chainOwner, handBackChunk, leaseChunk, leaseRequest, leaseSweep, RequestMovedOnError, subjectOf, type LeasedUnit } from "./runner/unit";
 import { HoldView, readFence, applyHoldFlags, resumeHoldApplications, type ApplyHold } from "../holds/index";
 import { resumeCancellations } from "../requests/index";
 import { policy } from "../platform/registry";
@@ -213,22 +214,42 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
   return summary;
 }
 
-export type ChunkOptions = Pick<UnitRunOptions, "clock" | "parallelBatches" | "leaseMs" | "startOpsPerSecond" | "maxOpsPerSecond" | "budgetMs" | "hook" | "enqueue">;
+export type ChunkOptions = Pick<UnitRunOptions, "clock" | "parallelBatches" | "leaseMs" | "startOpsPerSecond" | "maxOpsPerSecond" | "budgetMs" | "hook" | "enqueue"> & {
+  /** This delivery's lease owner, under the chain's (default: the chain's owner and a fresh id). */
+  deliveryId?: string;
+};
+
+export type ChunkOutcome = "DONE" | "BLOCKED" | "CONTINUED" | "STALE" | "BUSY" | "LEASE_LOST";
+
+/** Whether a purgeChunk task should be delivered again: another delivery of its chain holds the lease now. */
+export const chunkRetryLater = (outcome: ChunkOutcome): boolean => outcome === "BUSY";
 
 /**
- * One purgeChunk task: continues a fanned-out round from its checkpoint up to the end of its chunk, under
- * the chain's lease, then enqueues the next chunk (or finishes with the finalize step). A duplicate or
- * superseded task finds the checkpoint past it (or another generation) and does nothing; a failure throws,
- * so Cloud Tasks retries it, and the retry resumes from the checkpoint.
+ * One purgeChunk task: continues a fanned-out round from its checkpoint up to the end of its chunk, then
+ * enqueues the next chunk (or finishes with the finalize step).
+ * - Each delivery takes the chain's lease under an owner of its own (`leaseChunk`), as a purgeRequest task
+ *   does: of two deliveries of one task only one works; the other is BUSY (and retried). A delivery that
+ *   stalls past its lease loses it, to the next delivery or to nobody, and commits nothing more.
+ * - When its chunk is done, or it fails, the delivery hands the lease back to the chain (`handBackChunk`), so
+ *   the next chunk (or the retry) takes it at once.
+ * A duplicate or superseded task finds the checkpoint past it (or another generation) and does nothing; a
+ * failure throws, so Cloud Tasks retries it, and the retry resumes from the checkpoint.
  */
-export async function runPurgeChunk(task: PurgeChunkTask, opts: ChunkOptions = {}): Promise<"DONE" | "BLOCKED" | "CONTINUED" | "STALE"> {
+export async function runPurgeChunk(task: PurgeChunkTask, opts: ChunkOptions = {}): Promise<ChunkOutcome> {
   const cp = checkpointFrom((await checkpointRef(task.unitKey).get()).data());
   if (!cp || cp.round !== task.round || cp.phase !== "RUNNING" || cp.fanOut?.generation !== task.generation) {
     log.info("purge.chunk.stale", { unitKey: task.unitKey, round: task.round, generation: task.generation, start: task.start });
     return "STALE";
   }
   const clock = opts.clock ?? Date.now;
-  const holder: LeaseHolder = { owner: chainOwner(task.unitKey, task.round, task.generation), ttlMs: opts.leaseMs ?? purgeSettings.leaseMs(), clock };
+  const chain = chainOwner(task.unitKey, task.round, task.generation);
+  const holder: LeaseHolder = { owner: `${chain}:${opts.deliveryId ?? randomUUID()}`, ttlMs: opts.leaseMs ?? purgeSettings.leaseMs(), clock };
+  const leaseRef = leaseRefOf(cp);
+  const leased = await leaseChunk(leaseRef, chain, holder);
+  if (leased !== "LEASED") {
+    log.info(leased === "BUSY" ? "purge.chunk.busy" : "purge.chunk.stale", { unitKey: task.unitKey, round: task.round, generation: task.generation, start: task.start });
+    return leased;
+  }
   // Business time: a time-travelled run (emulator only) keeps its asOf; otherwise the wall clock.
   const nowMs = task.asOfMs !== null && settings.onEmulator() ? task.nowMs : clock();
   const env: StepEnv = {
@@ -249,11 +270,15 @@ export async function runPurgeChunk(task: PurgeChunkTask, opts: ChunkOptions = {
   let result;
   try {
     result = await runSteps(cp.unitKey, cp.round, range.end, env, STEPS);
+    // The finalize step released the lease with the round; otherwise it goes back to the chain.
+    if (result !== "DONE" && result !== "BLOCKED") await handBackChunk(leaseRef, chain, holder);
   } catch (err) {
     if (err instanceof LeaseLostError) {
       log.warn("purge.lease.lost", { unitKey: task.unitKey, owner: holder.owner });
-      return "STALE";
+      return "LEASE_LOST";
     }
+    // Free the chain for the retry; if that fails too, the lease expires on its own. The first error is the one to report.
+    await handBackChunk(leaseRef, chain, holder).catch(() => undefined);
     throw err;
   }
   if (result === "DONE" || result === "BLOCKED") return result;

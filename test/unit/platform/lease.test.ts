@@ -1,6 +1,6 @@
 import { Timestamp } from "firebase-admin/firestore";
 import { describe, expect, it } from "vitest";
-import { leaseState } from "../../../functions/src/platform/lease";
+import { leaseOwner, leaseState } from "../../../functions/src/platform/lease";
 
 const NOW = 1_800_000_000_000;
 const lease = (owner: string, expiresAtMs: number) => ({ lease: { owner, expiresAt: Timestamp.fromMillis(expiresAtMs) } });
@@ -16,8 +16,17 @@ describe("leaseState", () => {
     expect(leaseState(lease("b", NOW + 1), "a", NOW)).toBe("taken");
   });
 
-  it("stays mine after expiry when nobody took it over", () => {
+  it("is mine only while my lease runs", () => {
     expect(leaseState(lease("a", NOW + 1), "a", NOW)).toBe("mine");
-    expect(leaseState(lease("a", NOW - 60_000), "a", NOW)).toBe("mine");
+  });
+
+  it("is no longer mine once my lease expired, although nobody took it over", () => {
+    expect(leaseState(lease("a", NOW), "a", NOW)).toBe("free");
+    expect(leaseState(lease("a", NOW - 60_000), "a", NOW)).toBe("free");
+  });
+
+  it("names the owner of a lease, live or expired", () => {
+    expect(leaseOwner(lease("a", NOW - 1))).toBe("a");
+    expect(leaseOwner({})).toBeNull();
   });
 });

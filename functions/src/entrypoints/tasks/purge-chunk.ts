@@ -1,7 +1,7 @@
 import { onTaskDispatched } from "firebase-functions/v2/tasks";
 import { FUNCTION_SECRETS } from "../../config/params";
 import { z } from "zod";
-import { runPurgeChunk } from "../../purge/index";
+import { chunkRetryLater, runPurgeChunk } from "../../purge/index";
 
 const PurgeChunkTask = z
   .object({
@@ -18,7 +18,8 @@ const PurgeChunkTask = z
 /**
  * One chunk of a large purge (see purge/job.ts#runPurgeChunk). Chunks of a unit run one after
  * another, so the queue's rate limits bound how many units purge at once. A malformed payload or any
- * failure throws: Cloud Tasks retries with backoff, and the retry resumes from the checkpoint.
+ * failure throws: Cloud Tasks retries with backoff, and the retry resumes from the checkpoint. So does a
+ * delivery that finds another delivery of the chain holding the lease (BUSY): it is tried again later.
  */
 export const purgeChunk = onTaskDispatched(
   {
@@ -29,6 +30,8 @@ export const purgeChunk = onTaskDispatched(
     secrets: FUNCTION_SECRETS,
   },
   async (req) => {
-    await runPurgeChunk(PurgeChunkTask.parse(req.data));
+    const task = PurgeChunkTask.parse(req.data);
+    const outcome = await runPurgeChunk(task);
+    if (chunkRetryLater(outcome)) throw new Error(`PURGE_CHUNK_${outcome}: ${task.unitKey} is retried later`);
   },
 );

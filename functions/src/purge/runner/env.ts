@@ -13,6 +13,8 @@ export type PurgeHookPoint =
   | "afterLease"
   | "afterArchiveWrite"
   | "afterStart"
+  /** The round has started (PURGE_DECIDED committed); its records of other plans are about to be removed. */
+  | "beforePrune"
   /** A delete batch's decision stands: planned, and its trigger-collection documents marked. */
   | "afterMark"
   /** Before a delete batch's probe and transaction; `paths` are the batch's unsettled paths. */

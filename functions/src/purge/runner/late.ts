@@ -15,7 +15,7 @@ import { policy } from "../../platform/registry";
 import { purgeSettings } from "../settings";
 import { batchRef, checkpointRef, factsOfData, readAll, type BatchDoc, type UnitCheckpoint } from "../store";
 import { fire, purgeEvidence, type StepEnv } from "./env";
-import { recordSink, versionOf } from "./records";
+import { fencedRecordSink, versionOf } from "./records";
 import { fenceStep, writeCheckpoint, type BatchRun } from "./step";
 import { roundBatches, roundRetained } from "./verify";
 
@@ -23,7 +23,8 @@ import { roundBatches, roundRetained } from "./verify";
  * The final sweep (docs/PURGE-ENGINE.md, "Late finds"). Once every stage has run, the purge looks again
  * under each recursive root it deleted or deferred (something was still under it). Whatever is there and is not a documented survivor of the plan (retained, held, refused) was
  * created while the purge ran, or is what kept a parent back. It is judged by the destroy predicate like
- * planned data, written down in late batch records (the decision), and deleted children first with the same
+ * planned data, written down in late batch records (the decision, each record written in a transaction fenced
+ * like every step of the round), and deleted children first with the same
  * batch transaction as the rest, so the purge never leaves a child orphaned under a parent it deleted. The
  * deferred parents are decided again with them. What the predicate refuses now stays, with its ancestors.
  */
@@ -35,7 +36,9 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
   const holds = await activeHolds();
   const pol = policy();
   const ctx = { holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
-  const sink = recordSink(cp.unitKey, cp.planId, cp.round);
+  // Late records are written while the round runs: under its fence, so a runner that lost the lease (or
+  // whose step another attempt finished) adds no decision to the plan.
+  const sink = fencedRecordSink(cp.unitKey, cp.planId, cp.round, async (tx) => (await fenceStep(tx, cp, env, step)) !== null);
   const decision = { fenceGeneration, policyVersion: pol.version, decidedAtMs: env.nowMs };
   const cutter = new BatchCutter(
     purgeSettings.batchSize(),
@@ -78,6 +81,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
   keeper.end();
   const layout = cutter.end();
   await sink.close();
+  if (sink.stale) return null;
   const added = layout.reduce((n, s) => n + s.batches, 0) - cp.late.reduce((n, s) => n + s.batches, 0);
   if (added === 0) return cp;
   log.warn("purge.late.found", { unitKey: cp.unitKey, found, refused, batches: added });

@@ -1,4 +1,4 @@
-import { Timestamp } from "firebase-admin/firestore";
+import { Timestamp, type DocumentReference, type Transaction } from "firebase-admin/firestore";
 import type { PlannedBatch, RetainedRecord } from "../rules/manifest";
 import { db } from "../../platform/firestore";
 import { batchRef, checkpointRef, emptyOutcome, retainedRef } from "../store";
@@ -21,6 +21,25 @@ export interface PlanSink {
 /** Writes in flight before the stream waits. A batch record is up to about 100 KB. */
 const MAX_IN_FLIGHT = 16;
 
+/** A batch record as the plan writes it: its decision, nothing run yet. */
+function batchRecord(unitKey: string, planId: string, round: number, b: PlannedBatch): Record<string, unknown> {
+  return {
+    unitKey,
+    planId,
+    round,
+    stage: b.stage,
+    seq: b.seq,
+    kind: b.kind,
+    items: b.items,
+    hash: b.hash,
+    decision: b.decision,
+    archives: {},
+    marked: false,
+    outcome: emptyOutcome(),
+    complete: false,
+  };
+}
+
 export function recordSink(unitKey: string, planId: string, round: number): PlanSink {
   const inFlight = new Set<Promise<unknown>>();
   let failure: Error | null = null;
@@ -36,23 +55,7 @@ export function recordSink(unitKey: string, planId: string, round: number): Plan
   };
   return {
     batch(b) {
-      track(
-        batchRef(unitKey, planId, b.stage, b.seq).create({
-          unitKey,
-          planId,
-          round,
-          stage: b.stage,
-          seq: b.seq,
-          kind: b.kind,
-          items: b.items,
-          hash: b.hash,
-          decision: b.decision,
-          archives: {},
-          marked: false,
-          outcome: emptyOutcome(),
-          complete: false,
-        }),
-      );
+      track(batchRef(unitKey, planId, b.stage, b.seq).create(batchRecord(unitKey, planId, round, b)));
     },
     retained(index, items) {
       track(retainedRef(unitKey, planId, index).create({ unitKey, planId, round, items }));
@@ -68,6 +71,58 @@ export function recordSink(unitKey: string, planId: string, round: number): Plan
   };
 }
 
+/**
+ * The unit's fence, read in the caller's transaction before it writes a control record: false when the
+ * round is not this runner's any more (it moved on), LeaseLostError when the lease is not.
+ */
+export type RecordFence = (tx: Transaction) => Promise<boolean>;
+
+/** Records per fenced transaction: a batch record is up to about 100 KB, a transaction up to 10 MiB. */
+const RECORDS_PER_TX = 16;
+
+/** A sink whose records are written under the unit's fence; `stale` once the fence said the round moved on. */
+export interface FencedSink extends PlanSink {
+  readonly stale: boolean;
+}
+
+/**
+ * The sink of records written while a round runs (the late sweep's): each transaction reads the unit's fence
+ * and creates up to RECORDS_PER_TX records, so a runner that lost its lease, or whose round moved on, writes
+ * none. Records are created, never overwritten, as with the plan's sink.
+ */
+export function fencedRecordSink(unitKey: string, planId: string, round: number, fence: RecordFence): FencedSink {
+  let pending: { ref: DocumentReference; data: Record<string, unknown> }[] = [];
+  let stale = false;
+  const flush = async (): Promise<void> => {
+    const writes = pending;
+    pending = [];
+    if (writes.length === 0 || stale) return;
+    const ok = await db().runTransaction(async (tx) => {
+      if (!(await fence(tx))) return false;
+      for (const w of writes) tx.create(w.ref, w.data);
+      return true;
+    });
+    if (!ok) stale = true;
+  };
+  return {
+    get stale() {
+      return stale;
+    },
+    batch(b) {
+      pending.push({ ref: batchRef(unitKey, planId, b.stage, b.seq), data: batchRecord(unitKey, planId, round, b) });
+    },
+    retained(index, items) {
+      pending.push({ ref: retainedRef(unitKey, planId, index), data: { unitKey, planId, round, items } });
+    },
+    async ready() {
+      if (pending.length >= RECORDS_PER_TX) await flush();
+    },
+    async close() {
+      await flush();
+    },
+  };
+}
+
 /** The sink of a dry run: it keeps nothing. */
 export const discardSink = (): PlanSink => ({
   batch: () => undefined,
@@ -78,9 +133,12 @@ export const discardSink = (): PlanSink => ({
 
 /**
  * Removes a unit's records of every other plan (earlier rounds, or plans a brake held back); their story is
- * in the evidence. Paged by document id, deleting whatever does not belong to `keepPlanId`.
+ * in the evidence. Paged by document id, deleting whatever does not belong to `keepPlanId`, each page in a
+ * transaction that reads the unit's fence first: a runner that stalled past its lease, or whose round another
+ * runner has ended since, deletes nothing (it would be deleting a later round's records). Returns false when
+ * the fence said the round moved on.
  */
-export async function pruneRecords(unitKey: string, keepPlanId: string): Promise<void> {
+export async function pruneRecords(unitKey: string, keepPlanId: string, fence: RecordFence): Promise<boolean> {
   for (const sub of ["batches", "retained"]) {
     const col = checkpointRef(unitKey).collection(sub);
     let after: string | null = null;
@@ -90,14 +148,18 @@ export async function pruneRecords(unitKey: string, keepPlanId: string): Promise
       const page = await q.get();
       const stale = page.docs.filter((d) => !d.id.startsWith(`${keepPlanId}-`));
       if (stale.length > 0) {
-        const batch = db().batch();
-        for (const d of stale) batch.delete(d.ref);
-        await batch.commit();
+        const ok = await db().runTransaction(async (tx) => {
+          if (!(await fence(tx))) return false;
+          for (const d of stale) tx.delete(d.ref);
+          return true;
+        });
+        if (!ok) return false;
       }
       if (page.size < 400) break;
       after = page.docs[page.docs.length - 1]!.id;
     }
   }
+  return true;
 }
 
 /** A document version as a batch record keeps it: its update time as `seconds.nanoseconds`. */

@@ -6,13 +6,14 @@ import { DomainError } from "../../kernel/errors";
 import type { Subject } from "../../plan/rules";
 import { COLLECTIONS, db } from "../../platform/firestore";
 import { toMs, toTimestamp } from "../../platform/governed-doc";
-import { fenceLease, leaseValue, releaseLeaseInTx, tryAcquireLease, type LeaseHolder } from "../../platform/lease";
+import { fenceLease, LEASE_TX, leaseOwner, leaseState, leaseValue, releaseLeaseInTx, renewLeaseInTx, tryAcquireLease, type LeaseHolder } from "../../platform/lease";
 import { log } from "../../platform/logs";
-import { purgeEvidence, type StepEnv } from "./env";
+import { fire, purgeEvidence, type StepEnv } from "./env";
 import type { UnitPlan } from "./plan";
 import { policy } from "../../platform/registry";
 import { batchRef, checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "../store";
 import { pruneRecords } from "./records";
+import { fenceStep } from "./step";
 
 /** A unit this runner holds the lease on, as it was when leased. */
 export interface LeasedUnit extends PurgeUnit {
@@ -110,8 +111,14 @@ function baseCheckpoint(unit: LeasedUnit, plan: UnitPlan, env: StepEnv): Omit<Un
   };
 }
 
-/** Writes the verified archive ids into the batch records that hold their sources (one write per batch). */
-async function recordArchives(unit: LeasedUnit, plan: UnitPlan, archives: ReadonlyMap<string, string>): Promise<void> {
+/** Batch records updated per fenced transaction while the archive ids are written into them. */
+const ARCHIVE_RECORDS_PER_TX = 100;
+
+/**
+ * Writes the verified archive ids into the batch records that hold their sources (one write per batch), in
+ * transactions that read the lease first: a runner that lost it writes nothing.
+ */
+async function recordArchives(unit: LeasedUnit, plan: UnitPlan, archives: ReadonlyMap<string, string>, env: StepEnv): Promise<void> {
   const byBatch = new Map<string, { stage: string; seq: number; ids: Record<string, string> }>();
   for (const a of plan.needsArchive) {
     const id = archives.get(a.path);
@@ -121,16 +128,24 @@ async function recordArchives(unit: LeasedUnit, plan: UnitPlan, archives: Readon
     entry.ids[a.path] = id;
     byBatch.set(key, entry);
   }
-  for (const b of byBatch.values()) await batchRef(unit.unitKey, plan.planId, b.stage, b.seq).update({ archives: b.ids });
+  const all = [...byBatch.values()];
+  for (let i = 0; i < all.length; i += ARCHIVE_RECORDS_PER_TX) {
+    await db().runTransaction(async (tx) => {
+      await fenceLease(tx, unit.leaseRef, env.holder);
+      for (const b of all.slice(i, i + ARCHIVE_RECORDS_PER_TX)) tx.update(batchRef(unit.unitKey, plan.planId, b.stage, b.seq), { archives: b.ids });
+      renewLeaseInTx(tx, unit.leaseRef, env.holder);
+    }, LEASE_TX);
+  }
 }
 
 /**
  * Starts a fresh round on a plan whose records are written: the verified archive ids go into their batch
  * records, then one fenced transaction makes the round RUNNING on that plan, moves the request to
- * PROCESSING and records PURGE_DECIDED. Records of every other plan are then removed. Nothing is deleted yet.
+ * PROCESSING and records PURGE_DECIDED. Records of every other plan are then removed, under the same fence
+ * as every step of the round (the lease, and the checkpoint at this round and plan). Nothing is deleted yet.
  */
 export async function startRound(unit: LeasedUnit, plan: UnitPlan, archives: ReadonlyMap<string, string>, groupSize: number, env: StepEnv): Promise<UnitCheckpoint> {
-  await recordArchives(unit, plan, archives);
+  await recordArchives(unit, plan, archives, env);
   const batches = plan.layout.reduce((n, s) => n + s.batches, 0);
   const cp: UnitCheckpoint = { ...baseCheckpoint(unit, plan, env), groupSize, phase: "RUNNING", nextStep: 0, blockedReason: null };
   await db().runTransaction(async (tx) => {
@@ -160,7 +175,9 @@ export async function startRound(unit: LeasedUnit, plan: UnitPlan, archives: Rea
       }),
     );
   }, EVIDENCE_TX);
-  await pruneRecords(unit.unitKey, plan.planId);
+  await fire(env, { point: "beforePrune", unitKey: cp.unitKey, round: cp.round, step: null, batch: null, paths: [] });
+  // A round that moved on meanwhile (it cannot while the lease is ours) leaves the rest to whoever has it.
+  await pruneRecords(unit.unitKey, plan.planId, async (tx) => (await fenceStep(tx, cp, env, "any")) !== null);
   return cp;
 }
 
@@ -196,8 +213,38 @@ export async function blockUnit(unit: LeasedUnit, plan: UnitPlan, reason: string
   log.warn("purge.unit.blocked", { unitKey: unit.unitKey, requestId: unit.requestId, reason, refused: paths.length });
 }
 
-/** The lease owner of a fanned-out chain of tasks: one per unit, round and hand-over generation. */
+/**
+ * The owner a fanned-out round's lease is handed to: one per unit, round and hand-over generation. It is a
+ * hand-over, not a runner: no transaction is fenced by it. Each delivery of a purgeChunk task takes the lease
+ * from it under an owner of its own (`leaseChunk`) and hands it back when its chunk is done (`handBackChunk`).
+ */
 export const chainOwner = (unitKey: string, round: number, generation: number): string => `purgeChunk:${unitKey}:r${round}:g${generation}`;
+
+/**
+ * One delivery of a purgeChunk task takes its chain's lease, in one transaction, under its own owner
+ * (`holder`, named `${chain}:…`): LEASED when the lease was handed to the chain, or held by a delivery of it
+ * whose lease expired; BUSY when another delivery of the chain holds it live (a duplicate, or the previous
+ * attempt of this task, still at work); STALE when the lease is no longer the chain's (the round ended, or
+ * another runner took the unit over and handed it to a newer chain).
+ */
+export async function leaseChunk(leaseRef: DocumentReference, chain: string, holder: LeaseHolder): Promise<"LEASED" | "BUSY" | "STALE"> {
+  return db().runTransaction(async (tx) => {
+    const data = (await tx.get(leaseRef)).data();
+    const owner = leaseOwner(data);
+    if (owner !== chain && !owner?.startsWith(`${chain}:`)) return "STALE" as const;
+    if (owner !== chain && leaseState(data, holder.owner, holder.clock()) === "taken") return "BUSY" as const;
+    tx.update(leaseRef, { lease: leaseValue(holder) });
+    return "LEASED" as const;
+  }, LEASE_TX);
+}
+
+/** A delivery whose chunk is done hands the lease back to its chain, for the next chunk's delivery (LeaseLostError if it lost it). */
+export async function handBackChunk(leaseRef: DocumentReference, chain: string, holder: LeaseHolder): Promise<void> {
+  await db().runTransaction(async (tx) => {
+    await fenceLease(tx, leaseRef, holder);
+    tx.update(leaseRef, { lease: leaseValue(holder, chain) });
+  }, LEASE_TX);
+}
 
 /**
  * Hands a RUNNING unit over to the task queue: the lease passes to the chain's owner (so this runner can
