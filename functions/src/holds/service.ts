@@ -179,7 +179,7 @@ async function placeDocumentHold(input: PlaceHoldInput, apply: ApplyHold): Promi
   const result = await db().runTransaction(async (tx) => {
     const same = await findSameActiveHold(tx, input);
     if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false };
-    const [snap, fence, evidence] = await Promise.all([tx.get(ref), readFenceInTx(tx), openEvidence(tx, holdRef.id)]);
+    const [snap, fence, evidence, more] = await Promise.all([tx.get(ref), readFenceInTx(tx), openEvidence(tx, holdRef.id), coversMoreInTx(tx, ref.path)]);
     if (!snap.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
     const g = readGovernedStrict(snap.data());
     if (!g) throw new DomainError("failed-precondition", "UNKNOWN_POLICY", "The target document carries no valid retention fields.");
@@ -187,15 +187,30 @@ async function placeDocumentHold(input: PlaceHoldInput, apply: ApplyHold): Promi
     digest.add(ref.path);
     const record = newRecord(input, holdRef.id, "document", g.tenantId, 1);
     tx.update(ref, governedToFirestore(applyHold(g, holdRef.id)));
-    // The target is flagged here; its descendants and the copies of what it covers follow (`applyHoldFlags`).
-    tx.create(holdRef, { ...holdRecordData(record, digest.hex(), false), flagging: initialFlagging(input.nowMs) });
+    // The target is flagged here; its descendants and the copies of what it covers, if it has any, follow
+    // (`applyHoldFlags`). A document with neither is applied in this transaction.
+    tx.create(holdRef, { ...holdRecordData(record, digest.hex(), !more), ...(more ? { flagging: initialFlagging(input.nowMs) } : {}) });
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: holdRef.id, change: "PLACED" });
     evidence.append(holdEvidence("HOLD_PLACED", record, input.actor, input.nowMs, { counts: { affected: 1 }, pathsHash: digest.hex(), paths: [ref.path], fenceGeneration: generation }));
-    return { holdId: holdRef.id, applied: false, created: true };
+    return { holdId: holdRef.id, applied: !more, created: true };
   }, EVIDENCE_TX);
   if (result.created) log.info("hold.placed", { holdId: result.holdId, targetType: "document", affected: 1 });
   if (!result.applied) await apply(result.holdId);
   return { holdId: result.holdId };
+}
+
+/**
+ * Whether a document hold on `path` covers more than the document: a descendant, or an archive copy of the
+ * document or of one under it (`sourcePath` equal to it, or in `[path + "/", path + "0")`, which holds exactly the
+ * paths under it). Read in the placing transaction, three single-result queries.
+ */
+async function coversMoreInTx(tx: Transaction, path: string): Promise<boolean> {
+  const [children, copies, copiesUnder] = await Promise.all([
+    tx.get(descendantsQuery(path).select(FieldPath.documentId()).limit(1)),
+    tx.get(archivesCol().where("sourcePath", "==", path).select().limit(1)),
+    tx.get(archivesCol().where("sourcePath", ">=", `${path}/`).where("sourcePath", "<", `${path}0`).select().limit(1)),
+  ]);
+  return !children.empty || !copies.empty || !copiesUnder.empty;
 }
 
 async function placeSubtreeHold(input: PlaceHoldInput, tenantId: string, apply: ApplyHold): Promise<{ holdId: string }> {

@@ -99,9 +99,7 @@ describe("TTL never beats a hold: a TTL class under a holdable parent", () => {
     const onTracking = await place(TR1);
     // The tenant's release stops after its first batch (the tenant document and its first descendants).
     let batches = 0;
-    const crash = async () => {
-      if (++batches === 2) throw new Error("worker lost");
-    };
+    const crash = (): Promise<void> => (++batches === 2 ? Promise.reject(new Error("worker lost")) : Promise.resolve());
     await expect(release(tenant, { batchSize: 2, afterList: crash })).rejects.toThrow("worker lost");
     expect((await db().doc(`retentionHolds/${tenant}`).get()).data()).toMatchObject({ state: "ACTIVE", releasing: true, unflagging: { phase: "documents" } });
     await release(onTracking);
