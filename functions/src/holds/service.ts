@@ -21,7 +21,7 @@ import type { GovernedFields } from "../kernel/governed";
 import { ancestorDocuments, isSameOrUnder } from "../kernel/paths";
 import { applyHold, settleHolds } from "../kernel/retention";
 import { COLLECTIONS, db } from "../platform/firestore";
-import { governedToFirestore, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
+import { GOVERNED_FIELDS, governedToFirestore, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
 import { activeHoldsInTx, advanceFenceInTx, holdRefOf, readFenceInTx } from "./fence";
 import { descendantsQuery } from "../platform/kindless";
 import { log } from "../platform/logs";
@@ -234,7 +234,7 @@ async function placeSubtreeHold(input: PlaceHoldInput, tenantId: string, apply: 
   return { holdId: placed.holdId };
 }
 
-/** A subtree hold whose flagging made no progress for this long is taken up again by the nightly run. */
+/** A hold whose flagging made no progress for this long is taken up again by the nightly run. */
 export const HOLD_APPLY_STALLED_MS = 10 * 60_000;
 
 /**
@@ -367,7 +367,12 @@ function advance(from: Walk, listed: Listed, settled: readonly string[], vanishe
  */
 async function readBatchInTx(tx: Transaction, paths: readonly string[]) {
   const pol = policy();
-  const [snaps, holds] = await Promise.all([paths.length > 0 ? tx.getAll(...paths.map((p) => db().doc(p))) : Promise.resolve([]), readFenceInTx(tx).then(() => activeHoldsInTx(tx))]);
+  // The retention fields only (and an archive copy's source), never business data.
+  const fieldMask = [...GOVERNED_FIELDS, "sourcePath"];
+  const [snaps, holds] = await Promise.all([
+    paths.length > 0 ? tx.getAll(...paths.map((p) => db().doc(p)), { fieldMask }) : Promise.resolve([]),
+    readFenceInTx(tx).then(() => activeHoldsInTx(tx)),
+  ]);
   const parents = await parentExpiries(tx, snaps);
   const docs = snaps.map((s) => {
     const g = s.exists ? readGovernedStrict(s.data()) : null;
