@@ -176,10 +176,11 @@ function newRecord(input: PlaceHoldInput, holdId: string, targetType: HoldTarget
 async function placeDocumentHold(input: PlaceHoldInput, apply: ApplyHold): Promise<{ holdId: string }> {
   const ref = db().doc(input.targetPath);
   const holdRef = holdsCol().doc();
+  const more = await coversMore(ref.path);
   const result = await db().runTransaction(async (tx) => {
     const same = await findSameActiveHold(tx, input);
     if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false };
-    const [snap, fence, evidence, more] = await Promise.all([tx.get(ref), readFenceInTx(tx), openEvidence(tx, holdRef.id), coversMoreInTx(tx, ref.path)]);
+    const [snap, fence, evidence] = await Promise.all([tx.get(ref), readFenceInTx(tx), openEvidence(tx, holdRef.id)]);
     if (!snap.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
     const g = readGovernedStrict(snap.data());
     if (!g) throw new DomainError("failed-precondition", "UNKNOWN_POLICY", "The target document carries no valid retention fields.");
@@ -202,13 +203,15 @@ async function placeDocumentHold(input: PlaceHoldInput, apply: ApplyHold): Promi
 /**
  * Whether a document hold on `path` covers more than the document: a descendant, or an archive copy of the
  * document or of one under it (`sourcePath` equal to it, or in `[path + "/", path + "0")`, which holds exactly the
- * paths under it). Read in the placing transaction, three single-result queries.
+ * paths under it). Three single-result queries, before the placing transaction: a document that appears under
+ * the target after them is covered by the record, as one created after any hold's flagging is (the audit reports
+ * it as HOLD_WITH_TTL if it carries a TTL value).
  */
-async function coversMoreInTx(tx: Transaction, path: string): Promise<boolean> {
+async function coversMore(path: string): Promise<boolean> {
   const [children, copies, copiesUnder] = await Promise.all([
-    tx.get(descendantsQuery(path).select(FieldPath.documentId()).limit(1)),
-    tx.get(archivesCol().where("sourcePath", "==", path).select().limit(1)),
-    tx.get(archivesCol().where("sourcePath", ">=", `${path}/`).where("sourcePath", "<", `${path}0`).select().limit(1)),
+    descendantsQuery(path).select(FieldPath.documentId()).limit(1).get(),
+    archivesCol().where("sourcePath", "==", path).select().limit(1).get(),
+    archivesCol().where("sourcePath", ">=", `${path}/`).where("sourcePath", "<", `${path}0`).select().limit(1).get(),
   ]);
   return !children.empty || !copies.empty || !copiesUnder.empty;
 }
