@@ -15,7 +15,8 @@ import { archiveIdFor } from "../../../functions/src/purge/rules/archive";
 import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
 import { approveTenantClosure, openDeletionRequest } from "../../../functions/src/requests/index";
 import { db } from "../../helpers/emulator";
-import { expectChainVerifies, exists, putCustomer, reset, runOptions, T0 } from "./support";
+import { runNightlyPurge } from "../../../functions/src/purge/job";
+import { expectChainVerifies, exists, putCustomer, putGoverned, reset, runOptions, T0 } from "./support";
 
 const PLACER = { type: "staff" as const, id: "c-2001" };
 const RELEASER = { type: "staff" as const, id: "c-2002" };
@@ -105,6 +106,26 @@ describe("archive copies let go of a released hold", () => {
       fullyGoneBy: new Date(goneByMs).toISOString(),
       fullyGoneByUnknown: null,
     });
+    await expectChainVerifies();
+  });
+
+  it("a copy never carries a hold without the hold's id: a source held only by a flag leaves its copy as it was", async () => {
+    await reset();
+    const source = "auditRecords/ar-flagged";
+    await putGoverned(source, { action: "REFUND_ISSUED", actorUid: "u-1" }, { ageDays: 2600 });
+    // After its copy is written, the source gets a bare flag: no hold record, no hold id (nothing a release could name).
+    await runNightlyPurge(
+      runOptions({
+        hook: async (ctx) => {
+          if (ctx.point === "afterArchiveWrite") await db().doc(source).update({ legalHold: true });
+        },
+      }),
+    );
+    // The flag still stops the delete; the copy keeps its own expiry instead of a hold no release could clear.
+    expect(await exists(source)).toBe(true);
+    const [copy] = await copies();
+    expect(copy).toMatchObject({ sourcePath: source, legalHold: false, holdIds: [] });
+    expect(copy!.expireAtMs).toBe(copy!.archivedAtMs + ARCHIVE_DAYS * DAY_MS);
     await expectChainVerifies();
   });
 });
