@@ -19,3 +19,33 @@ export function loadVersion(version: string): Registry {
 
 /** The v2 registry: a tenant's closure archives its finance records (data map action `archive`). */
 export const policyV2 = (): PolicyIndex => new PolicyIndex(loadVersion("v2"));
+
+/** The order tracking collection of `withOrderTracking`: a TTL class under a holdable parent (an order). */
+export const TRACKING_PATTERN = "tenants/{tenantId}/orders/{orderId}/tracking/{trackingId}";
+
+/**
+ * A test registry: `base` (the current version by default) plus order tracking events, a TTL class (30 days)
+ * under orders, which holds may target. `holdBehaviour` "deny" gives the shape the registry check refuses (a
+ * class a hold on the order covers but could not flag).
+ */
+export function withOrderTracking(base: Registry = loadVersion("v2"), holdBehaviour: "allow" | "deny" = "allow"): Registry {
+  return {
+    ...base,
+    classes: [
+      ...base.classes,
+      {
+        id: "order-tracking-30d",
+        description: "Carrier tracking events of an order, kept 30 days by TTL.",
+        durationDays: 30,
+        expiryIsBusinessFact: false,
+        mechanism: "ttl",
+        holdBehaviour,
+        archive: { required: false },
+        recovery: "PITR 7 days and exports 35 days.",
+        inheritsParentExpiry: false,
+        userDeletable: true,
+      },
+    ],
+    collections: [...base.collections, { pattern: TRACKING_PATTERN, retentionClass: "order-tracking-30d", anchorField: "createdAt" }],
+  };
+}

@@ -41,7 +41,7 @@ export const HoldListItem = z.object({
   pastReleaseAfter: z.boolean(),
   note: z.string().nullable(),
   affected: z.number(),
-  /** A subtree hold whose documents are still being flagged (the record protects them meanwhile). */
+  /** A hold whose documents (descendants, archive copies) are still being flagged (the record protects them meanwhile). */
   applying: z.boolean(),
   /** Why the caller cannot release it now (TWO_PERSON_RULE: awaiting a second officer), or null. */
   releaseRefusal: z.string().nullable(),

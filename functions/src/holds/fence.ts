@@ -1,5 +1,5 @@
-import type { DocumentReference, Transaction } from "firebase-admin/firestore";
-import type { ActiveHoldRef } from "../kernel/held";
+import type { DocumentReference, DocumentSnapshot, Transaction } from "firebase-admin/firestore";
+import type { ActiveHoldRef, HoldLetGo } from "../kernel/held";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { toTimestamp } from "../platform/governed-doc";
 
@@ -34,18 +34,31 @@ export async function readFence(): Promise<number> {
  * Moves the fence on in the caller's transaction, which must have read it with `readFenceInTx` (`current`).
  * Returns the new generation, which the hold's evidence records.
  */
-export function advanceFenceInTx(tx: Transaction, current: number, nowMs: number, cause: { holdId: string; change: "PLACED" | "RELEASED" }): number {
+export function advanceFenceInTx(tx: Transaction, current: number, nowMs: number, cause: { holdId: string; change: "PLACED" | "RELEASING" | "RELEASED" }): number {
   const next = current + 1;
   tx.set(holdFenceRef(), { generation: next, changedAt: toTimestamp(nowMs), lastChange: cause });
   return next;
 }
 
+/** How far a hold's release has let go of what it covers (null: not being released). */
+export function letGoOf(record: DocumentSnapshot): HoldLetGo | null {
+  if (record.get("releasing") !== true) return null;
+  const u = (record.get("unflagging") ?? {}) as { phase?: unknown; cursor?: unknown };
+  return { phase: u.phase === "archives" || u.phase === "done" ? "archives" : "documents", cursor: typeof u.cursor === "string" ? u.cursor : null };
+}
+
+/** An active hold record as the rules see it. */
+export const holdRefOf = (d: DocumentSnapshot): ActiveHoldRef => ({
+  holdId: d.id,
+  targetPath: String(d.get("targetPath")),
+  reasonCode: String(d.get("reasonCode")),
+  letGo: letGoOf(d),
+});
+
 /** Active hold records read inside a transaction, ordered by id (every active hold: the purge's re-check). */
 export async function activeHoldsInTx(tx: Transaction): Promise<ActiveHoldRef[]> {
   const snap = await tx.get(db().collection(COLLECTIONS.retentionHolds).where("state", "==", "ACTIVE"));
-  return snap.docs
-    .map((d) => ({ holdId: d.id, targetPath: String(d.get("targetPath")), reasonCode: String(d.get("reasonCode")) }))
-    .sort((a, b) => (a.holdId < b.holdId ? -1 : a.holdId > b.holdId ? 1 : 0));
+  return snap.docs.map(holdRefOf).sort((a, b) => (a.holdId < b.holdId ? -1 : a.holdId > b.holdId ? 1 : 0));
 }
 
 /** The active holds as of one fence generation. */

@@ -4,4 +4,5 @@ export type { ApplyHold } from "./service";
 export { enqueueHoldApply, enqueueHoldTask } from "./tasks";
 export type { HoldSnapshot } from "./fence";
 export { listHolds } from "./queries";
+export { claimingHoldIds } from "./rules";
 export type { ListHoldsQuery } from "./queries";

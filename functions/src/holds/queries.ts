@@ -75,7 +75,7 @@ export async function listHolds(q: ListHoldsQuery) {
       pastReleaseAfter: h.state === "ACTIVE" && h.releaseAfterMs !== null && h.releaseAfterMs <= q.nowMs,
       note: h.note ?? null,
       affected: h.affected,
-      applying: h.state === "ACTIVE" && h.targetType === "subtree" && d.get("applied") !== true,
+      applying: h.state === "ACTIVE" && d.get("applied") === false,
       releaseRefusal: releaseRefusal(h, q.callerUid, q.nowMs),
       releasedBy: h.releasedBy ?? null,
       releasedAt: iso(h.releasedAtMs),

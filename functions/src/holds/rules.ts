@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { ARCHIVES_COLLECTION, isArchivePath } from "../purge/rules/archive";
 import { DomainError, permissionDenied, preconditionFailed } from "../kernel/errors";
-import { isDocumentPath, matchPattern } from "../kernel/paths";
+import type { ActiveHoldRef } from "../kernel/held";
+import { compareNames, isDocumentPath, isSameOrUnder, matchPattern } from "../kernel/paths";
 import type { PolicyIndex } from "../kernel/policy";
 import type { HoldReason, RetentionClass } from "../kernel/policy-schema";
 
@@ -55,6 +56,29 @@ export function requireHoldReason(policy: PolicyIndex, code: string): HoldReason
  */
 export function holdClassForPath(policy: PolicyIndex, path: string): RetentionClass | undefined {
   return policy.classForPath(path) ?? (isArchivePath(path) ? policy.controlPlaneClass(ARCHIVES_COLLECTION) : undefined);
+}
+
+/**
+ * The ids of the active holds that claim a document now: those whose record covers it (on it or an ancestor),
+ * except a hold being released once its release has passed the document (`letGo`: the release walks the
+ * documents under its target in name order, then the archive copies). An archive copy (`sourcePath` given) is
+ * claimed by a hold covering the copy or the document it copies, never by a hold being released: a release's
+ * walk of the copies lists those that carry its id, so no copy may take the id after the walk began.
+ * This is what a document's hold marks must say (kernel/retention.ts#settleHolds): a hold that covers a
+ * document flags it whether or not its own flagging reached it yet, and a release restores TTL only where no
+ * other hold claims the document.
+ */
+export function claimingHoldIds(path: string, holds: readonly ActiveHoldRef[], sourcePath?: string | null): string[] {
+  const copy = sourcePath !== undefined;
+  const ids = holds
+    .filter((h) => isSameOrUnder(path, h.targetPath) || (copy && sourcePath !== null && isSameOrUnder(sourcePath, h.targetPath)))
+    .filter((h) => {
+      if (!h.letGo) return true;
+      if (copy) return false;
+      return h.letGo.phase === "documents" && (h.letGo.cursor === null || compareNames(path, h.letGo.cursor) > 0);
+    })
+    .map((h) => h.holdId);
+  return [...new Set(ids)].sort();
 }
 
 /** Classes with holdBehaviour "deny" (sessions) are never held: their expiry is a business fact. */

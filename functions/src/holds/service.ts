@@ -4,26 +4,35 @@ import { notFound, DomainError } from "../kernel/errors";
 import type { Actor } from "../evidence/rules";
 import { hashCanonical, sha256Hex } from "../kernel/canonical";
 import { archiveAfterRelease, isArchivePath } from "../purge/rules/archive";
-import { assertHoldableClass, holdClassForPath, assertReleaseAllowed, classifyHoldTarget, PathDigest, requireHoldReason, type HoldRecord, type HoldTargetType } from "./rules";
+import {
+  assertHoldableClass,
+  claimingHoldIds,
+  holdClassForPath,
+  assertReleaseAllowed,
+  classifyHoldTarget,
+  PathDigest,
+  requireHoldReason,
+  type HoldRecord,
+  type HoldTargetType,
+} from "./rules";
 import type { ActiveHoldRef } from "../kernel/held";
-import { ancestorDocuments } from "../kernel/paths";
-import { applyHold, releaseHold } from "../kernel/retention";
+import { canonicalJson } from "../kernel/canonical";
+import type { GovernedFields } from "../kernel/governed";
+import { ancestorDocuments, isSameOrUnder } from "../kernel/paths";
+import { applyHold, settleHolds } from "../kernel/retention";
 import { COLLECTIONS, db } from "../platform/firestore";
-import { governedToFirestore, readGovernedStrict, toMs, toTimestamp, streamGovernedDescendants } from "../platform/governed-doc";
-import { advanceFenceInTx, readFenceInTx } from "./fence";
+import { GOVERNED_FIELDS, governedToFirestore, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
+import { activeHoldsInTx, advanceFenceInTx, holdRefOf, readFenceInTx } from "./fence";
 import { descendantsQuery } from "../platform/kindless";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
-
-/** Documents changed per transaction when a hold is applied to or released from a subtree. */
-const HOLD_BATCH = 200;
 
 const holdsCol = () => db().collection(COLLECTIONS.retentionHolds);
 
 /** Every active hold record (id, target, reason), ordered by id: what the planner and purge check. */
 export async function activeHolds(): Promise<ActiveHoldRef[]> {
-  const snap = await holdsCol().where("state", "==", "ACTIVE").select("holdId", "targetPath", "reasonCode").orderBy(FieldPath.documentId()).get();
-  return snap.docs.map((d) => ({ holdId: d.id, targetPath: String(d.get("targetPath")), reasonCode: String(d.get("reasonCode")) }));
+  const snap = await holdsCol().where("state", "==", "ACTIVE").select("holdId", "targetPath", "reasonCode", "releasing", "unflagging").orderBy(FieldPath.documentId()).get();
+  return snap.docs.map(holdRefOf);
 }
 
 /** The document itself and each ancestor document: the targets whose hold would cover it. */
@@ -37,7 +46,7 @@ export async function activeHoldsCoveringInTx(tx: Transaction, path: string): Pr
   for (let i = 0; i < targets.length; i += 30) {
     const q = holdsCol().where("state", "==", "ACTIVE").where("targetPath", "in", targets.slice(i, i + 30));
     const snap = await tx.get(q);
-    for (const d of snap.docs) out.push({ holdId: d.id, targetPath: String(d.get("targetPath")), reasonCode: String(d.get("reasonCode")) });
+    for (const d of snap.docs) out.push(holdRefOf(d));
   }
   return out;
 }
@@ -94,10 +103,12 @@ export const applyHoldNow: ApplyHold = async (holdId) => {
  * Places a hold. Validation happens before anything is written (unknown reason code, bad or ungoverned
  * path, a class that denies holds, a missing target). Every placement moves the hold fence in the same
  * transaction as the record (holds/fence.ts), so no destructive transaction can commit over it.
- * A document hold is one transaction: record, document flags, fence and evidence. A subtree hold writes its
- * record, the fence and its evidence first: from that commit the record protects the whole subtree by path
- * prefix, and every later delete under it is refused. The flags (legalHold, TTL cleared) are then set in
- * resumable batches by `applyHoldFlags`, here or in the background (`apply`).
+ * A document hold's first transaction writes the record, the target's flags, the fence and the evidence; a
+ * subtree hold's writes the record, the fence and the evidence. From that commit the record protects its target
+ * and everything under it by path prefix, and every later delete there is refused. The flags (legalHold, TTL
+ * cleared) are then set on everything the hold covers, the target's descendants and the archive copies of
+ * covered documents included, in resumable batches by `applyHoldFlags`, here or in the background (`apply`):
+ * Firestore's TTL sweeper, which no record can stop, finds no TTL value on anything the hold covers.
  * Idempotent: the same placer placing the same reason on the same target (same releaseAfter) while that
  * hold is active gets the existing hold back, and an unfinished flagging is resumed.
  */
@@ -109,7 +120,7 @@ export async function placeHold(input: PlaceHoldInput, apply: ApplyHold = applyH
     const cls = holdClassForPath(pol, input.targetPath);
     if (!cls) throw new DomainError("invalid-argument", "NOT_GOVERNED_PATH", "targetPath is not in a governed collection.");
     assertHoldableClass(cls);
-    return placeDocumentHold(input);
+    return placeDocumentHold(input, apply);
   }
   return placeSubtreeHold(input, target.tenantId ?? "", apply);
 }
@@ -162,12 +173,13 @@ function newRecord(input: PlaceHoldInput, holdId: string, targetType: HoldTarget
   };
 }
 
-async function placeDocumentHold(input: PlaceHoldInput): Promise<{ holdId: string }> {
+async function placeDocumentHold(input: PlaceHoldInput, apply: ApplyHold): Promise<{ holdId: string }> {
   const ref = db().doc(input.targetPath);
   const holdRef = holdsCol().doc();
+  const more = await coversMore(ref.path);
   const result = await db().runTransaction(async (tx) => {
     const same = await findSameActiveHold(tx, input);
-    if (same) return { holdId: same.id, created: false };
+    if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false };
     const [snap, fence, evidence] = await Promise.all([tx.get(ref), readFenceInTx(tx), openEvidence(tx, holdRef.id)]);
     if (!snap.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
     const g = readGovernedStrict(snap.data());
@@ -176,13 +188,32 @@ async function placeDocumentHold(input: PlaceHoldInput): Promise<{ holdId: strin
     digest.add(ref.path);
     const record = newRecord(input, holdRef.id, "document", g.tenantId, 1);
     tx.update(ref, governedToFirestore(applyHold(g, holdRef.id)));
-    tx.create(holdRef, holdRecordData(record, digest.hex(), true));
+    // The target is flagged here; its descendants and the copies of what it covers, if it has any, follow
+    // (`applyHoldFlags`). A document with neither is applied in this transaction.
+    tx.create(holdRef, { ...holdRecordData(record, digest.hex(), !more), ...(more ? { flagging: initialFlagging(input.nowMs) } : {}) });
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: holdRef.id, change: "PLACED" });
     evidence.append(holdEvidence("HOLD_PLACED", record, input.actor, input.nowMs, { counts: { affected: 1 }, pathsHash: digest.hex(), paths: [ref.path], fenceGeneration: generation }));
-    return { holdId: holdRef.id, created: true };
+    return { holdId: holdRef.id, applied: !more, created: true };
   }, EVIDENCE_TX);
   if (result.created) log.info("hold.placed", { holdId: result.holdId, targetType: "document", affected: 1 });
+  if (!result.applied) await apply(result.holdId);
   return { holdId: result.holdId };
+}
+
+/**
+ * Whether a document hold on `path` covers more than the document: a descendant, or an archive copy of the
+ * document or of one under it (`sourcePath` equal to it, or in `[path + "/", path + "0")`, which holds exactly the
+ * paths under it). Three single-result queries, before the placing transaction: a document that appears under
+ * the target after them is covered by the record, as one created after any hold's flagging is (the audit reports
+ * it as HOLD_WITH_TTL if it carries a TTL value).
+ */
+async function coversMore(path: string): Promise<boolean> {
+  const [children, copies, copiesUnder] = await Promise.all([
+    descendantsQuery(path).select(FieldPath.documentId()).limit(1).get(),
+    archivesCol().where("sourcePath", "==", path).select().limit(1).get(),
+    archivesCol().where("sourcePath", ">=", `${path}/`).where("sourcePath", "<", `${path}0`).select().limit(1).get(),
+  ]);
+  return !children.empty || !copies.empty || !copiesUnder.empty;
 }
 
 async function placeSubtreeHold(input: PlaceHoldInput, tenantId: string, apply: ApplyHold): Promise<{ holdId: string }> {
@@ -206,11 +237,11 @@ async function placeSubtreeHold(input: PlaceHoldInput, tenantId: string, apply: 
   return { holdId: placed.holdId };
 }
 
-/** A subtree hold whose flagging made no progress for this long is taken up again by the nightly run. */
+/** A hold whose flagging made no progress for this long is taken up again by the nightly run. */
 export const HOLD_APPLY_STALLED_MS = 10 * 60_000;
 
 /**
- * Hands every subtree hold whose flagging has stalled (no progress for HOLD_APPLY_STALLED_MS: a lost task, a
+ * Hands every hold whose flagging has stalled (no progress for HOLD_APPLY_STALLED_MS: a lost task, a
  * crashed worker) to `apply` again. The record protects its subtree meanwhile; this only finishes the flags.
  */
 export async function resumeHoldApplications(apply: ApplyHold, wallMs: number = Date.now()): Promise<string[]> {
@@ -222,30 +253,46 @@ export async function resumeHoldApplications(apply: ApplyHold, wallMs: number = 
   return stalled;
 }
 
-/** Documents listed (and, where holdable, flagged) per transaction while a subtree hold is applied. */
+/** Documents listed (and, where holdable, flagged) per transaction while a hold is applied or released. */
 export const HOLD_APPLY_BATCH = 200;
 
-/** The progress of a subtree hold's flagging, kept on its record so any worker can resume it. */
-interface Flagging {
-  /** The last document name listed (flagged or skipped); null before the first batch. */
+/**
+ * A walk over everything a hold covers, in two phases, kept on the hold's record so any worker can resume it:
+ * the documents under the target (the target first, then every descendant in name order), then the archive
+ * copies. The flagging walks the copies of covered documents (by `sourcePath`, in that order); a release walks
+ * the copies that carry its id (in name order). `cursor` is the last name the current phase dealt with.
+ */
+interface Walk {
+  phase: "documents" | "archives" | "done";
   cursor: string | null;
-  flagged: number;
+  /** The archives phase of a flagging: the last copy's source path, beside its name in `cursor`. */
+  sourceCursor: string | null;
+  /** Documents the walk flagged (or, for a release, let go). */
+  count: number;
   vanished: number;
-  /** A chained SHA-256 over the flagged paths, batch by batch (the hold's `pathsHash` when done). */
+  /** A chained SHA-256 over the paths counted, batch by batch (the hold's `pathsHash` when done). */
   digest: string;
 }
 
-const initialFlagging = (nowMs: number) => ({ cursor: null, flagged: 0, vanished: 0, digest: sha256Hex(""), updatedAt: toTimestamp(nowMs) });
+const initialWalk = (nowMs: number) => ({ phase: "documents", cursor: null, sourceCursor: null, count: 0, vanished: 0, digest: sha256Hex(""), updatedAt: toTimestamp(nowMs) });
+const initialFlagging = initialWalk;
 
-function flaggingOf(snap: DocumentSnapshot): Flagging {
-  const f = (snap.get("flagging") as Partial<Flagging> | undefined) ?? {};
+function walkOf(snap: DocumentSnapshot, field: "flagging" | "unflagging"): Walk {
+  const f = (snap.get(field) as (Partial<Walk> & { flagged?: unknown }) | undefined) ?? {};
+  const phase = f.phase === "archives" || f.phase === "done" ? f.phase : "documents";
+  // A flagging recorded before the walk had phases counted `flagged`.
+  const count = typeof f.count === "number" ? f.count : typeof f.flagged === "number" ? f.flagged : 0;
   return {
+    phase,
     cursor: typeof f.cursor === "string" ? f.cursor : null,
-    flagged: typeof f.flagged === "number" ? f.flagged : 0,
+    sourceCursor: typeof f.sourceCursor === "string" ? f.sourceCursor : null,
+    count,
     vanished: typeof f.vanished === "number" ? f.vanished : 0,
     digest: typeof f.digest === "string" ? f.digest : sha256Hex(""),
   };
 }
+
+const sameSpot = (a: Walk, b: Walk) => a.phase === b.phase && a.cursor === b.cursor && a.sourceCursor === b.sourceCursor;
 
 /**
  * The next documents of a subtree after `cursor`, in name order: the root itself first, then every
@@ -262,11 +309,104 @@ async function nextSubtreeNames(rootPath: string, cursor: string | null, limit: 
   return names;
 }
 
+interface Listed {
+  /** Paths to settle in the batch's transaction. */
+  paths: string[];
+  /** Where the phase stands after this batch, and whether the phase is done. */
+  cursor: string | null;
+  sourceCursor: string | null;
+  phaseDone: boolean;
+}
+
+const archivesCol = () => db().collection(COLLECTIONS.archives);
+
+/**
+ * The next archive copies of documents under `rootPath` (by source path, then name; one range query on
+ * `sourcePath`, names and sources only). The range `[root, root + "0")` also holds sibling names that share the
+ * root's text (`tenants/t-1-x`): the cursor moves past them, only copies of covered documents are kept.
+ */
+async function nextCopiesCovered(rootPath: string, from: Walk, limit: number): Promise<Listed> {
+  let q = archivesCol().where("sourcePath", ">=", rootPath).where("sourcePath", "<", `${rootPath}0`).orderBy("sourcePath").orderBy(FieldPath.documentId()).select("sourcePath");
+  if (from.cursor !== null && from.sourceCursor !== null) q = q.startAfter(from.sourceCursor, from.cursor.split("/")[1]!);
+  const snap = await q.limit(limit).get();
+  const last = snap.docs[snap.docs.length - 1];
+  return {
+    paths: snap.docs.filter((d) => isSameOrUnder(String(d.get("sourcePath")), rootPath)).map((d) => d.ref.path),
+    cursor: last ? last.ref.path : from.cursor,
+    sourceCursor: last ? String(last.get("sourcePath")) : from.sourceCursor,
+    phaseDone: snap.size < limit,
+  };
+}
+
+/** The next archive copies that carry a hold's id, in name order. */
+async function nextCopiesCarrying(holdId: string, from: Walk, limit: number): Promise<Listed> {
+  let q = archivesCol().where("holdIds", "array-contains", holdId).orderBy(FieldPath.documentId()).select();
+  if (from.cursor !== null) q = q.startAfter(from.cursor.split("/")[1]!);
+  const snap = await q.limit(limit).get();
+  const last = snap.docs[snap.docs.length - 1];
+  return { paths: snap.docs.map((d) => d.ref.path), cursor: last ? last.ref.path : from.cursor, sourceCursor: null, phaseDone: snap.size < limit };
+}
+
+/** The next batch of a walk: documents under the target, then archive copies (`copies` says which). */
+async function nextBatch(targetPath: string, from: Walk, limit: number, copies: (from: Walk, limit: number) => Promise<Listed>): Promise<Listed> {
+  if (from.phase === "archives") return copies(from, limit);
+  const names = await nextSubtreeNames(targetPath, from.cursor, limit);
+  return { paths: names, cursor: names.length > 0 ? names[names.length - 1]! : from.cursor, sourceCursor: null, phaseDone: names.length < limit };
+}
+
+/** Where a walk stands after a batch: the next phase starts from its beginning. */
+function advance(from: Walk, listed: Listed, settled: readonly string[], vanished: number): Walk {
+  const digest = settled.length > 0 ? sha256Hex(`${from.digest}\n${settled.join("\n")}`) : from.digest;
+  const moved = { count: from.count + settled.length, vanished: from.vanished + vanished, digest };
+  if (!listed.phaseDone) return { ...moved, phase: from.phase, cursor: listed.cursor, sourceCursor: listed.sourceCursor };
+  return { ...moved, phase: from.phase === "documents" ? "archives" : "done", cursor: null, sourceCursor: null };
+}
+
+/**
+ * The documents of a batch read in its transaction, with what settling their holds needs: the active hold
+ * records (read after the fence, so the set is the one of the fence's generation), each document's class (an
+ * archive copy's is the archives collection's) and, for classes that inherit their parent's expiry, the
+ * parent's. Every read comes before the batch writes anything.
+ */
+async function readBatchInTx(tx: Transaction, paths: readonly string[]) {
+  const pol = policy();
+  // The retention fields only (and an archive copy's source), never business data.
+  const fieldMask = [...GOVERNED_FIELDS, "sourcePath"];
+  const [snaps, holds] = await Promise.all([
+    paths.length > 0 ? tx.getAll(...paths.map((p) => db().doc(p)), { fieldMask }) : Promise.resolve([]),
+    readFenceInTx(tx).then(() => activeHoldsInTx(tx)),
+  ]);
+  const parents = await parentExpiries(tx, snaps);
+  const docs = snaps.map((s) => {
+    const g = s.exists ? readGovernedStrict(s.data()) : null;
+    const cls = g ? holdClassForPath(pol, s.ref.path) : undefined;
+    const sourcePath = isArchivePath(s.ref.path) ? (typeof s.get("sourcePath") === "string" ? String(s.get("sourcePath")) : null) : undefined;
+    return { snap: s, g, cls, sourcePath, parentExpireAtMs: parents.get(s.ref.path) ?? null };
+  });
+  return { docs, holds };
+}
+
+type BatchDoc = Awaited<ReturnType<typeof readBatchInTx>>["docs"][number];
+
+/**
+ * A document's hold marks settled against the holds that claim it (`holds`), in the caller's transaction:
+ * written only when they change. An archive copy that no hold claims gets its expiry back from the archive's
+ * own class (`archiveAfterRelease`). Returns whether the document was settled (governed, of a known class).
+ */
+function settleInTx(tx: Transaction, d: BatchDoc, holds: readonly ActiveHoldRef[]): boolean {
+  if (!d.g || !d.cls) return false;
+  const claiming = claimingHoldIds(d.snap.ref.path, holds, d.sourcePath);
+  let next: GovernedFields = settleHolds(d.g, claiming, d.cls, { parentExpireAtMs: d.parentExpireAtMs });
+  if (d.sourcePath !== undefined) next = archiveAfterRelease(next, d.cls);
+  if (canonicalJson(next) !== canonicalJson(d.g)) tx.update(d.snap.ref, governedToFirestore(next));
+  return true;
+}
+
 export type HoldApplyResult = "APPLIED" | "CONTINUE" | "STOPPED";
 
-/** Where a subtree hold's flagging stands (the last document name it listed). */
+/** Where a hold's flagging stands (the last name it listed). */
 export async function holdFlaggingCursor(holdId: string): Promise<string | null> {
-  return flaggingOf(await holdsCol().doc(holdId).get()).cursor;
+  return walkOf(await holdsCol().doc(holdId).get(), "flagging").cursor;
 }
 
 export interface HoldApplyOptions {
@@ -279,12 +419,14 @@ export interface HoldApplyOptions {
 }
 
 /**
- * Sets a subtree hold's flags on every holdable document under its target, a batch per transaction. Each
- * transaction re-reads the record (still ACTIVE, not being released, cursor where this worker left it: two
- * workers cannot both move it) and the batch's documents, flags them, and moves the cursor with a digest of
- * what it flagged. A document the listing saw but the transaction finds gone disappeared while it was under
- * the hold: it is recorded as HOLD_TARGET_VANISHED incident evidence and logged at ERROR, never skipped
- * silently. The last batch marks the record applied with HOLD_APPLIED evidence (count and digest).
+ * Sets a hold's flags on everything it covers: every holdable document under its target (the target included),
+ * then every archive copy of a covered document, a batch per transaction. Each transaction re-reads the record
+ * (still ACTIVE, not being released, cursor where this worker left it: two workers cannot both move it), the
+ * fence and the active holds, and the batch's documents, and settles each document's marks against every hold
+ * that claims it (holds/rules.ts#claimingHoldIds): legalHold, the ids of all of them, no TTL value. A document
+ * the listing saw but the transaction finds gone disappeared while it was under the hold: it is recorded as
+ * HOLD_TARGET_VANISHED incident evidence and logged at ERROR, never skipped silently. The last batch marks the
+ * record applied with HOLD_APPLIED evidence (count and digest).
  */
 export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}): Promise<HoldApplyResult> {
   const batchSize = opts.batchSize ?? HOLD_APPLY_BATCH;
@@ -292,38 +434,27 @@ export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}
   const deadline = clock() + (opts.budgetMs ?? Number.POSITIVE_INFINITY);
   const holdRef = holdsCol().doc(holdId);
   const pol = policy();
-  const holdable = (path: string) => pol.classForPath(path)?.holdBehaviour === "allow";
+  const holdable = (path: string) => holdClassForPath(pol, path)?.holdBehaviour === "allow";
   for (;;) {
     const snap = await holdRef.get();
     if (!snap.exists) throw notFound("HOLD_NOT_FOUND", "No such hold.");
     if (snap.get("state") !== "ACTIVE" || snap.get("releasing") === true) return "STOPPED";
     if (snap.get("applied") === true) return "APPLIED";
     const hold = holdFromFirestore(snap);
-    const from = flaggingOf(snap);
-    const names = await nextSubtreeNames(hold.targetPath, from.cursor, batchSize);
-    await opts.afterList?.(names);
-    const last = names.length < batchSize;
-    const wanted = names.filter(holdable);
+    const from = walkOf(snap, "flagging");
+    const listed = from.phase === "done" ? null : await nextBatch(hold.targetPath, from, batchSize, (f, n) => nextCopiesCovered(hold.targetPath, f, n));
+    if (listed) await opts.afterList?.(listed.paths);
+    const wanted = listed ? (from.phase === "documents" ? listed.paths.filter(holdable) : listed.paths) : [];
     const outcome = await db().runTransaction(async (tx) => {
       const fresh = await tx.get(holdRef);
       if (fresh.get("state") !== "ACTIVE" || fresh.get("releasing") === true || fresh.get("applied") === true) return "moved" as const;
-      if (flaggingOf(fresh).cursor !== from.cursor) return "moved" as const;
-      const snaps = wanted.length > 0 ? await tx.getAll(...wanted.map((p) => db().doc(p))) : [];
-      const vanished = snaps.filter((s) => !s.exists).map((s) => s.ref.path);
+      if (!sameSpot(walkOf(fresh, "flagging"), from)) return "moved" as const;
+      const { docs, holds } = await readBatchInTx(tx, wanted);
+      const vanished = from.phase === "documents" ? docs.filter((d) => !d.snap.exists).map((d) => d.snap.ref.path) : [];
+      const last = !listed || (from.phase === "archives" && listed.phaseDone);
       const evidence = vanished.length > 0 || last ? await openEvidence(tx, holdId) : null;
-      const flagged: string[] = [];
-      for (const s of snaps) {
-        const g = s.exists ? readGovernedStrict(s.data()) : null;
-        if (!g) continue;
-        tx.update(s.ref, governedToFirestore(applyHold(g, holdId)));
-        flagged.push(s.ref.path);
-      }
-      const next: Flagging = {
-        cursor: names.length > 0 ? names[names.length - 1]! : from.cursor,
-        flagged: from.flagged + flagged.length,
-        vanished: from.vanished + vanished.length,
-        digest: flagged.length > 0 ? sha256Hex(`${from.digest}\n${flagged.join("\n")}`) : from.digest,
-      };
+      const flagged = docs.filter((d) => settleInTx(tx, d, holds)).map((d) => d.snap.ref.path);
+      const next = listed ? advance(from, listed, flagged, vanished.length) : from;
       const nowMs = clock();
       if (vanished.length > 0) {
         evidence!.append(
@@ -336,8 +467,8 @@ export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}
         );
       }
       if (last) {
-        tx.update(holdRef, { flagging: { ...next, updatedAt: toTimestamp(nowMs) }, applied: true, affected: next.flagged, pathsHash: next.digest });
-        evidence!.append(holdEvidence("HOLD_APPLIED", { ...hold, affected: next.flagged }, { type: "system", id: "applyRetentionHold" }, nowMs, { counts: { affected: next.flagged, vanished: next.vanished }, pathsHash: next.digest }));
+        tx.update(holdRef, { flagging: { ...next, phase: "done", updatedAt: toTimestamp(nowMs) }, applied: true, affected: next.count, pathsHash: next.digest });
+        evidence!.append(holdEvidence("HOLD_APPLIED", { ...hold, affected: next.count }, { type: "system", id: "applyRetentionHold" }, nowMs, { counts: { affected: next.count, vanished: next.vanished }, pathsHash: next.digest }));
       } else {
         tx.update(holdRef, { flagging: { ...next, updatedAt: toTimestamp(nowMs) } });
       }
@@ -352,18 +483,6 @@ export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}
     // Every call makes progress: the budget is checked after a batch, never before the first.
     if (clock() > deadline) return "CONTINUE";
   }
-}
-
-async function forEachBatch(paths: AsyncIterable<string>, fn: (batch: string[]) => Promise<void>): Promise<void> {
-  let batch: string[] = [];
-  for await (const p of paths) {
-    batch.push(p);
-    if (batch.length >= HOLD_BATCH) {
-      await fn(batch);
-      batch = [];
-    }
-  }
-  if (batch.length > 0) await fn(batch);
 }
 
 function holdEvidence(
@@ -399,98 +518,91 @@ export interface ReleaseHoldInput {
 }
 
 /**
- * Releases a hold: the two-person rule and releaseAfter are checked before anything is written, and again
- * in the final transaction. Each document carrying the hold id gets `releaseHold()` (retention restored from
- * policy as of now, pre-hold state back; other holds keep it held). The record becomes RELEASED last, with
- * its evidence, so an interrupted release leaves the record ACTIVE (still protecting everything under it)
- * and a retried release completes it.
+ * Releases a hold: the two-person rule and releaseAfter are checked before anything is written, and again in
+ * the last transaction. The release first marks the record `releasing` (which stops its flagging and moves the
+ * fence, so every purge sees it), then walks what the hold covers in resumable batches, with its cursor on the
+ * record (`unflagging`): the documents under the target in name order, then every archive copy that carries the
+ * hold's id. Each document that carries the id is settled against the holds that still claim it
+ * (holds/rules.ts#claimingHoldIds): another active hold covering it (on it, on an ancestor, a subtree hold whose
+ * flagging has not reached it yet, or another release that has not reached it yet) keeps it held, under that
+ * hold's id, with no TTL value; only a document no other hold claims gets its retention back from policy, an
+ * archive copy from the archive's own class. The record becomes RELEASED last, with its evidence, so an
+ * interrupted release leaves the record ACTIVE (still protecting everything under it), and releasing it again
+ * resumes from the cursor.
  */
-export async function releaseHoldById(input: ReleaseHoldInput): Promise<{ holdId: string; released: number }> {
+export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOptions = {}): Promise<{ holdId: string; released: number }> {
   const pol = policy();
+  const batchSize = opts.batchSize ?? HOLD_APPLY_BATCH;
   const holdRef = holdsCol().doc(input.holdId);
   const snap = await holdRef.get();
   if (!snap.exists) throw notFound("HOLD_NOT_FOUND", "No such hold.");
   const hold = holdFromFirestore(snap);
   assertReleaseAllowed(hold, pol.holdReason(hold.reasonCode), input.actor.id, input.nowMs);
 
-  const digest = new PathDigest();
-  let released = 0;
-  const restore = async (tx: Transaction, paths: string[]) => {
-    const refs = paths.map((p) => db().doc(p));
-    const snaps = refs.length > 0 ? await tx.getAll(...refs) : [];
-    const parents = await parentExpiries(tx, snaps);
-    return snaps.flatMap((s) => {
-      const g = readGovernedStrict(s.data());
-      const cls = g ? pol.classById(g.retentionClass) : undefined;
-      if (!g || !cls || !g.holdIds.includes(hold.holdId)) return [];
-      const released = releaseHold(g, hold.holdId, cls, { parentExpireAtMs: parents.get(s.ref.path) ?? null });
-      const next = isArchivePath(s.ref.path) ? archiveAfterRelease(released, cls) : released;
-      return [{ ref: s.ref, next }];
-    });
-  };
-
-  if (hold.targetType === "subtree") {
-    if (snap.get("applied") !== true) {
-      // Flagging may still be running: stop it first, so it cannot flag documents behind the restore. The
-      // record stays ACTIVE (still protecting) until the last transaction below.
-      await db().runTransaction(async (tx) => {
-        const fresh = holdFromFirestore(await tx.get(holdRef));
-        assertReleaseAllowed(fresh, pol.holdReason(fresh.reasonCode), input.actor.id, input.nowMs);
-        tx.update(holdRef, { releasing: true });
-      }, EVIDENCE_TX);
-    }
-    await forEachBatch(carriersOf(hold.targetPath, hold.holdId), async (paths) => {
-      const n = await db().runTransaction(async (tx) => {
-        const changes = await restore(tx, paths);
-        for (const c of changes) tx.update(c.ref, governedToFirestore(c.next));
-        return changes.map((c) => c.ref.path);
-      }, EVIDENCE_TX);
-      for (const p of n) digest.add(p);
-      released += n.length;
-    });
+  if (snap.get("releasing") !== true) {
+    // From here the hold's flagging stops and no other writer gives its id to a document its walk has passed or
+    // to an archive copy. The fence moves, so a purge's cached view of the holds sees the release begin.
+    await db().runTransaction(async (tx) => {
+      const fresh = await tx.get(holdRef);
+      const current = holdFromFirestore(fresh);
+      assertReleaseAllowed(current, pol.holdReason(current.reasonCode), input.actor.id, input.nowMs);
+      if (fresh.get("releasing") === true) return;
+      const fence = await readFenceInTx(tx);
+      tx.update(holdRef, { releasing: true, unflagging: initialWalk(input.nowMs) });
+      advanceFenceInTx(tx, fence, input.nowMs, { holdId: hold.holdId, change: "RELEASING" });
+    }, EVIDENCE_TX);
   }
+
+  for (;;) {
+    const rec = await holdRef.get();
+    const from = walkOf(rec, "unflagging");
+    if (from.phase === "done") break;
+    const listed = await nextBatch(hold.targetPath, from, batchSize, (f, n) => nextCopiesCarrying(hold.holdId, f, n));
+    await opts.afterList?.(listed.paths);
+    const moved = await db().runTransaction(async (tx) => {
+      const fresh = await tx.get(holdRef);
+      if (fresh.get("state") !== "ACTIVE" || fresh.get("releasing") !== true || !sameSpot(walkOf(fresh, "unflagging"), from)) return true;
+      const { docs, holds } = await readBatchInTx(tx, listed.paths);
+      // Every other hold, this one never: its own walk is what lets go of the document.
+      const others = holds.filter((h) => h.holdId !== hold.holdId);
+      const carriers = docs.filter((d) => d.g?.holdIds.includes(hold.holdId) === true);
+      const settled = carriers.filter((d) => settleInTx(tx, d, others)).map((d) => d.snap.ref.path);
+      tx.update(holdRef, { unflagging: { ...advance(from, listed, settled, 0), updatedAt: toTimestamp(input.nowMs) } });
+      return false;
+    }, EVIDENCE_TX);
+    if (moved) {
+      const now = await holdRef.get();
+      if (now.get("state") !== "ACTIVE") break;
+    }
+  }
+
   const reasonHash = hashCanonical({ releaseReason: input.reason });
-  const finalPaths = hold.targetType === "document" ? [hold.targetPath] : [];
   const total = await db().runTransaction(async (tx) => {
     const fresh = await tx.get(holdRef);
     const current = holdFromFirestore(fresh);
     assertReleaseAllowed(current, pol.holdReason(current.reasonCode), input.actor.id, input.nowMs);
-    const changes = await restore(tx, finalPaths);
+    const walk = walkOf(fresh, "unflagging");
     const [fence, evidence] = await Promise.all([readFenceInTx(tx), openEvidence(tx, hold.holdId)]);
-    for (const c of changes) tx.update(c.ref, governedToFirestore(c.next));
-    const txDigest = new PathDigest();
-    for (const c of changes) txDigest.add(c.ref.path);
-    const count = released + changes.length;
-    const pathsHash = hold.targetType === "document" ? txDigest.hex() : digest.hex();
     tx.update(holdRef, {
       state: "RELEASED",
       releasedBy: input.actor.id,
       releasedAt: toTimestamp(input.nowMs),
       releaseReason: input.reason,
-      releasedCount: count,
-      releasedPathsHash: pathsHash,
+      releasedCount: walk.count,
+      releasedPathsHash: walk.digest,
       releasing: FieldValue.delete(),
     });
     // The set of active holds changes: cached hold sets of running purges are invalidated, and requests
     // retained under a hold are planned again by the next run.
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: hold.holdId, change: "RELEASED" });
     evidence.append(
-      holdEvidence("HOLD_RELEASED", current, input.actor, input.nowMs, { counts: { released: count }, pathsHash, fenceGeneration: generation, releaseReasonHash: reasonHash }),
+      holdEvidence("HOLD_RELEASED", current, input.actor, input.nowMs, { counts: { released: walk.count }, pathsHash: walk.digest, fenceGeneration: generation, releaseReasonHash: reasonHash }),
     );
-    return count;
+    return walk.count;
   }, EVIDENCE_TX);
   log.info("hold.released", { holdId: hold.holdId, released: total });
   return { holdId: hold.holdId, released: total };
 }
-
-/** The root and descendants that still carry the hold id (documents created later never did). */
-async function* carriersOf(rootPath: string, holdId: string): AsyncGenerator<string> {
-  const root = await db().doc(rootPath).get();
-  if (root.exists && carries(root.get("holdIds"), holdId)) yield rootPath;
-  for await (const d of streamGovernedDescendants(rootPath)) if (carries(d.get("holdIds"), holdId)) yield d.ref.path;
-}
-
-const carries = (ids: unknown, holdId: string) => Array.isArray(ids) && ids.includes(holdId);
 
 /** For classes that inherit their parent's expiry: the parent's current expireAt, read in the transaction. */
 async function parentExpiries(tx: Transaction, snaps: DocumentSnapshot[]): Promise<Map<string, number | null>> {
@@ -507,4 +619,3 @@ async function parentExpiries(tx: Transaction, snaps: DocumentSnapshot[]): Promi
   for (const [child, ref] of wanted) out.set(child, byPath.get(ref.path) ?? null);
   return out;
 }
-

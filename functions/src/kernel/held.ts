@@ -10,6 +10,18 @@ export interface ActiveHoldRef {
   holdId: string;
   targetPath: string;
   reasonCode: string;
+  /**
+   * Set while the hold is being released: how far its release has let go of what it covers (holds/service.ts,
+   * docs/HOLD-FENCE.md). The record still covers everything by path until the release's last transaction.
+   */
+  letGo?: HoldLetGo | null;
+}
+
+/** A release's progress: the documents under the target in name order up to `cursor`, then the archive copies. */
+export interface HoldLetGo {
+  phase: "documents" | "archives";
+  /** The last name the phase has dealt with; null before its first batch. */
+  cursor: string | null;
 }
 
 /** The first active hold record covering `path` (on the path itself or an ancestor), if any. */

@@ -15,6 +15,8 @@ export interface RegistryCheckInput {
   lock: readonly LockEntry[];
   /** Collection ids used by the security rules and by the demo schema. */
   collectionsInUse: ReadonlyMap<string, string>;
+  /** Document patterns a hold may target whatever their class says (the tenant subtree, holds/rules.ts#SUBTREE_PATTERN). */
+  holdTargetPatterns?: readonly string[];
 }
 
 export interface RegistryCheckResult {
@@ -28,7 +30,8 @@ export interface RegistryCheckResult {
  * - every version file parses and passes the zod schema;
  * - a published version is immutable: its content hash must equal the one in the lock file;
  * - every version file is published (listed in the lock), so nothing unreviewed is bundled;
- * - every collection used by the rules or the demo schema is in some class.
+ * - every collection used by the rules or the demo schema is in some class;
+ * - in the current version, every document a hold can cover is one a hold can flag (`unflaggableUnderHolds`).
  */
 export function checkRegistry(input: RegistryCheckInput): RegistryCheckResult {
   const errors: string[] = [];
@@ -74,6 +77,7 @@ export function checkRegistry(input: RegistryCheckInput): RegistryCheckResult {
     for (const [collection, where] of input.collectionsInUse) {
       if (!known.has(collection)) errors.push(`collection ${collection} (used by ${where}) is in no retention class`);
     }
+    errors.push(...unflaggableUnderHolds(current, input.holdTargetPatterns ?? []));
   }
   return { errors, current };
 }
@@ -86,4 +90,38 @@ export function collectionsInRules(rules: string): string[] {
     if (m[1] !== "databases") ids.add(m[1]!);
   }
   return [...ids].sort();
+}
+
+/** A pattern's shape: its collection ids, with every document variable alike (`a/{x}/b/{y}` -> `a/{}/b/{}`). */
+const shapeOf = (pattern: string): string => pattern.replace(/\{[A-Za-z]+\}/g, "{}");
+
+/**
+ * Classes a hold can reach but not flag. A hold covers its target and every document under it by path, so the
+ * purge, the TTL trigger and the backfill all leave those documents alone; but Firestore's TTL sweeper obeys
+ * no hold record, only a cleared TTL field, and a hold's flagging clears it only on documents whose class
+ * allows holds. A collection whose class denies holds, under a document a hold can target (a collection of a
+ * holdable class, or a pattern a hold targets whatever its class), would be covered and never flagged: refused.
+ */
+export function unflaggableUnderHolds(registry: Registry, holdTargetPatterns: readonly string[]): string[] {
+  const classes = new Map(registry.classes.map((c) => [c.id, c]));
+  const targets = new Set([
+    ...registry.collections.filter((r) => classes.get(r.retentionClass)?.holdBehaviour === "allow").map((r) => shapeOf(r.pattern)),
+    ...holdTargetPatterns.map(shapeOf),
+  ]);
+  const errors: string[] = [];
+  for (const rule of registry.collections) {
+    const cls = classes.get(rule.retentionClass);
+    if (!cls || cls.holdBehaviour === "allow") continue;
+    const parts = rule.pattern.split("/");
+    for (let n = 2; n < parts.length; n += 2) {
+      const ancestor = parts.slice(0, n).join("/");
+      if (!targets.has(shapeOf(ancestor))) continue;
+      errors.push(
+        `${rule.pattern}: class ${cls.id} denies holds, but a hold on ${ancestor} covers its documents and could not flag them (clear their TTL value); ` +
+          "give it a class that allows holds, or move it out from under a holdable document",
+      );
+      break;
+    }
+  }
+  return errors;
 }

@@ -26,13 +26,18 @@ export function computeRetainUntil(cls: RetentionClass, anchorMs: number): numbe
 }
 
 /**
- * What placing a hold does to a document: flags it, clears its TTL value (kept aside in `preHold`) and
- * moves it to LEGAL_HOLD where the state machine allows. A PURGE_ELIGIBLE document cannot move to
- * LEGAL_HOLD, yet the hold still wins: the flag and the hold record block the destroy predicate.
- * A second hold on an already-held document only adds its id; the first `preHold` is the one to restore.
+ * What placing a hold does: flags the document, clears its TTL value (kept aside in `preHold`) and moves it to
+ * LEGAL_HOLD where the state machine allows. A PURGE_ELIGIBLE document cannot move to LEGAL_HOLD, yet the hold
+ * still wins: the flag and the hold record block the destroy predicate. A second hold on an already-held
+ * document only adds its id; the first `preHold` is the one to restore.
  */
 export function applyHold(doc: GovernedFields, holdId: string): GovernedFields {
-  const holdIds = doc.holdIds.includes(holdId) ? doc.holdIds : [...doc.holdIds, holdId].sort();
+  return holdBy(doc, [...doc.holdIds, holdId]);
+}
+
+/** The document held by exactly `holdIds` (at least one): flag set, no TTL value, the pre-hold state kept aside once. */
+function holdBy(doc: GovernedFields, ids: readonly string[]): GovernedFields {
+  const holdIds = [...new Set(ids)].sort();
   if (doc.legalHold) return { ...doc, holdIds, expireAtMs: null };
   const moves = canTransition(doc.lifecycleState, "LEGAL_HOLD");
   return {
@@ -46,19 +51,11 @@ export function applyHold(doc: GovernedFields, holdId: string): GovernedFields {
 }
 
 /**
- * What releasing one hold does. While other holds remain, only the id goes. When the last one goes,
- * retention is restored from policy as of the release: the pre-hold state comes back, and the TTL value
- * is recomputed from the class and the document's anchor (so a hold never extends or shortens retention
+ * Retention restored from policy as of now, once no hold is left: the pre-hold state comes back, and the TTL
+ * value is recomputed from the class and the document's anchor (so a hold never extends or shortens retention
  * on its own; if the retention ran out during the hold, the document is expired at release).
  */
-export function releaseHold(
-  doc: GovernedFields,
-  holdId: string,
-  cls: RetentionClass,
-  opts: { parentExpireAtMs?: number | null } = {},
-): GovernedFields {
-  const holdIds = doc.holdIds.filter((id) => id !== holdId);
-  if (holdIds.length > 0) return { ...doc, holdIds };
+function restoreRetention(doc: GovernedFields, cls: RetentionClass, opts: { parentExpireAtMs?: number | null }): GovernedFields {
   const restoredState = doc.preHold?.lifecycleState ?? "ACTIVE";
   const lifecycleState = doc.lifecycleState === "LEGAL_HOLD" ? restoredState : doc.lifecycleState;
   return {
@@ -70,6 +67,39 @@ export function releaseHold(
     expireAtMs: computeExpireAt(cls, doc.createdAtMs, { parentExpireAtMs: opts.parentExpireAtMs ?? null }),
     retainUntilMs: computeRetainUntil(cls, doc.createdAtMs),
   };
+}
+
+/**
+ * What releasing one hold does when the document's own ids are all there is to go by. While other ids remain,
+ * only this one goes; when the last one goes, retention is restored from policy (`restoreRetention`).
+ */
+export function releaseHold(
+  doc: GovernedFields,
+  holdId: string,
+  cls: RetentionClass,
+  opts: { parentExpireAtMs?: number | null } = {},
+): GovernedFields {
+  const holdIds = doc.holdIds.filter((id) => id !== holdId);
+  if (holdIds.length > 0) return { ...doc, holdIds };
+  return restoreRetention(doc, cls, opts);
+}
+
+/**
+ * A document's hold marks made to agree with the holds that claim it now (`claiming`: the ids of the active
+ * hold records that cover it, holds/rules.ts#claimingHoldIds). Any claim: held by exactly those ids, with no TTL
+ * value. No claim, on a document that carries hold marks: retention restored from policy. A document with no
+ * marks and no claim is left as it is. The flagging of a hold and its release both end here, so a document
+ * never keeps an id no active hold answers to, and never gets its TTL value back while any active hold covers it.
+ */
+export function settleHolds(
+  doc: GovernedFields,
+  claiming: readonly string[],
+  cls: RetentionClass,
+  opts: { parentExpireAtMs?: number | null } = {},
+): GovernedFields {
+  if (claiming.length > 0) return holdBy(doc, claiming);
+  if (doc.legalHold || doc.holdIds.length > 0 || doc.lifecycleState === "LEGAL_HOLD") return restoreRetention(doc, cls, opts);
+  return doc;
 }
 
 /** True when the document's retention has run out at `nowMs` (TTL value or business end). */

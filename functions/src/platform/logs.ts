@@ -54,6 +54,7 @@ export type LogEvent =
   | "purge.unit.blocked"
   | "purge.lease.lost"
   | "purge.erasure_complete"
+  | "purge.fully_gone_by_dated"
   | "audit.done"
   | "audit.findings"
   | "evidence.anchored"

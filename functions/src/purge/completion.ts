@@ -7,8 +7,9 @@ import { toMs, toTimestamp } from "../platform/governed-doc";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import { parseRequestState } from "../requests/rules/requests";
-import { completionDecision, recoveryWindowMs, type CompletionDecision } from "../requests/rules/gone-by";
-import { archiveCopyLeftInTx } from "./runner/archive";
+import { completionDecision, purgedGoneBy, recoveryWindowMs, type CompletionDecision } from "../requests/rules/gone-by";
+import { archiveCopiesOf, archiveCopyLeftInTx } from "./runner/archive";
+import { goneByFields } from "./runner/finalize";
 import { purgeSettings } from "./settings";
 import { requestRef } from "./store";
 
@@ -101,12 +102,54 @@ async function completeOne(requestId: string, opts: CompletionOptions): Promise<
 }
 
 /**
+ * Dates again one PURGED request that finalize left without a date because an archive copy of its erasure was
+ * held (ARCHIVE_UNDER_HOLD), once no copy is held any more: the same computation as finalize's (purgedGoneBy),
+ * from the purge time it stored and its copies as they are now, read in the transaction that writes the date.
+ * Returns whether it was dated.
+ */
+async function redateOne(requestId: string, opts: CompletionOptions): Promise<boolean> {
+  return db().runTransaction(async (tx) => {
+    const ref = requestRef(requestId);
+    const snap = await tx.get(ref);
+    const purgedAtMs = toMs(snap.get("purgedAt"));
+    if (parseRequestState(snap.get("state")) !== "PURGED" || snap.get("fullyGoneByUnknown") !== "ARCHIVE_UNDER_HOLD" || purgedAtMs === null) return false;
+    const goneBy = purgedGoneBy(purgedAtMs, await archiveCopiesOf(requestId, tx), purgeSettings.recoveryWindows());
+    if (goneBy.atMs === null && goneBy.unknown === "ARCHIVE_UNDER_HOLD") return false;
+    if (opts.dryRun) return true;
+    const detail = goneBy.atMs === null ? `no archive copy is held any more: fully gone by unknown (${goneBy.unknown})` : `no archive copy is held any more: fully gone by ${iso(goneBy.atMs)}`;
+    tx.update(ref, { ...goneByFields(goneBy), timeline: FieldValue.arrayUnion({ at: toTimestamp(opts.nowMs), event: "FULLY_GONE_BY_DATED", detail }) });
+    return true;
+  });
+}
+
+/**
+ * The PURGED requests whose date waited for a held archive copy (`fullyGoneByUnknown` ARCHIVE_UNDER_HOLD), dated
+ * again where no copy of theirs is held now: a hold's release gives the copies back their expiry
+ * (holds/service.ts#releaseHoldById), and this gives their requests back a date. Paged by id; returns how many
+ * were dated.
+ */
+async function redateReleasedArchives(opts: CompletionOptions, pageSize: number): Promise<number> {
+  const waiting = db().collection(COLLECTIONS.deletionRequests).where("fullyGoneByUnknown", "==", "ARCHIVE_UNDER_HOLD").orderBy(FieldPath.documentId());
+  let dated = 0;
+  let last: QueryDocumentSnapshot | undefined;
+  for (;;) {
+    const page = await (last ? waiting.startAfter(last) : waiting).select().limit(pageSize).get();
+    for (const d of page.docs) if (await redateOne(d.id, opts)) dated++;
+    if (page.size < pageSize) return dated;
+    last = page.docs[page.docs.length - 1];
+  }
+}
+
+/**
  * Records ERASURE_COMPLETE for every PURGED request whose "fully gone by" date has passed at `nowMs` (up to
- * MAX_PER_RUN a run). A dry run counts what it would record and writes nothing.
+ * MAX_PER_RUN a run), after dating again the requests whose held archive copies were released since. A dry run
+ * counts what it would record and writes nothing.
  */
 export async function recordErasureCompletions(opts: CompletionOptions): Promise<CompletionSummary> {
   const pageSize = opts.pageSize ?? PAGE;
   const max = opts.maxRequests ?? MAX_PER_RUN;
+  const dated = await redateReleasedArchives(opts, pageSize);
+  if (dated > 0) log.info("purge.fully_gone_by_dated", { dated, dryRun: opts.dryRun });
   const summary: CompletionSummary = { due: 0, recorded: 0, waitingForArchive: 0, skipped: 0 };
   const due = db()
     .collection(COLLECTIONS.deletionRequests)

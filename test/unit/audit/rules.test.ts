@@ -18,7 +18,7 @@ import {
 } from "../../../functions/src/audit/rules";
 import { DAY_MS, PolicyIndex } from "../../../functions/src/kernel/policy";
 import { retentionFingerprints } from "../../../functions/src/kernel/policy-fingerprint";
-import { loadVersion, policyV1 } from "../../helpers/policy";
+import { loadVersion, policyV1, withOrderTracking } from "../../helpers/policy";
 
 const NOW = Date.parse("2027-03-01T00:00:00Z");
 const HOUR = 3_600_000;
@@ -101,6 +101,17 @@ describe("audit rules for governed documents", () => {
     const subtree = ctx({ activeHolds: [{ holdId: "h", targetPath: "tenants/t", reasonCode: "LITIGATION" }] });
     expect(codes(doc("tenants/t/orders/o/messages/m", { expireAt: "invalid" }), liveParent, subtree)).toEqual(["HOLD_WITH_TTL"]);
     expect(isHeld(doc("tenants/t2/users/u"), subtree.activeHolds)).toBe(false);
+  });
+
+  it("HOLD_WITH_TTL: a TTL-class document held through an ancestor's document hold", () => {
+    const tracking = new PolicyIndex(withOrderTracking());
+    const path = "tenants/t/orders/o/tracking/x";
+    const d = { ...doc("tenants/t/orders/o"), path, retentionClass: "order-tracking-30d", policyVersion: "v2", expireAt: NOW + DAY_MS, retainUntilMs: null };
+    const c = (activeHolds: AuditContext["activeHolds"]) => ctx({ policy: tracking, publishedVersions: ["v1", "v2"], activeHolds });
+    expect(codes(d, liveParent, c([]))).toEqual([]);
+    expect(codes(d, liveParent, c([{ holdId: "h", targetPath: "tenants/t/orders/o", reasonCode: "LITIGATION" }]))).toEqual(["HOLD_WITH_TTL"]);
+    // Held, with the TTL value cleared as a hold's flagging clears it: nothing to report (no MISSING_TTL either).
+    expect(codes({ ...d, expireAt: null, legalHold: true, holdIds: ["h"] }, liveParent, c([{ holdId: "h", targetPath: "tenants/t/orders/o", reasonCode: "LITIGATION" }]))).toEqual([]);
   });
 
   it("TTL_OVERDUE: expired longer ago than the cleanup SLA, and only then", () => {

@@ -4,7 +4,7 @@ import { resolveJobClock } from "../../../functions/src/kernel/job";
 import { assertAdminMove, assertDestroyAuthorized } from "../../../functions/src/lifecycle/rules";
 import { evaluateDestroy } from "../../../functions/src/kernel/destroy-predicate";
 import { DomainError } from "../../../functions/src/kernel/errors";
-import { assertHoldableClass, assertReleaseAllowed, classifyHoldTarget, PathDigest, requireHoldReason } from "../../../functions/src/holds/rules";
+import { assertHoldableClass, assertReleaseAllowed, claimingHoldIds, classifyHoldTarget, PathDigest, requireHoldReason } from "../../../functions/src/holds/rules";
 import { heldBy, isHeld } from "../../../functions/src/kernel/held";
 import { ancestorDocuments } from "../../../functions/src/kernel/paths";
 import { canTransition, LIFECYCLE_STATES } from "../../../functions/src/kernel/lifecycle";
@@ -165,5 +165,34 @@ describe("held: one definition for every path that destroys or moves data", () =
   it("names the ancestors of a path once", () => {
     expect(ancestorDocuments("a/1/b/2/c/3")).toEqual(["a/1/b/2", "a/1"]);
     expect(ancestorDocuments("a/1")).toEqual([]);
+  });
+});
+
+describe("the holds that claim a document", () => {
+  const order = "tenants/t-acme/orders/o-1";
+  const message = `${order}/messages/m-1`;
+  const h = (holdId: string, targetPath: string, letGo: { phase: "documents" | "archives"; cursor: string | null } | null = null) => ({ holdId, targetPath, reasonCode: "LITIGATION", letGo });
+
+  it("every active hold covering it, on it or an ancestor; never one on a sibling or a name that merely shares the prefix", () => {
+    const holds = [h("b", order), h("a", "tenants/t-acme"), h("c", "tenants/t-acme/orders/o-10"), h("d", message)];
+    expect(claimingHoldIds(message, holds)).toEqual(["a", "b", "d"]);
+    expect(claimingHoldIds(order, holds)).toEqual(["a", "b"]);
+    expect(claimingHoldIds("activity/x", holds)).toEqual([]);
+  });
+
+  it("a hold being released claims only the documents its walk has not reached, in Firestore's name order", () => {
+    // The walk is past the order itself but not past its messages (name order keeps a subtree together).
+    expect(claimingHoldIds(message, [h("r", "tenants/t-acme", { phase: "documents", cursor: order })])).toEqual(["r"]);
+    expect(claimingHoldIds(order, [h("r", "tenants/t-acme", { phase: "documents", cursor: order })])).toEqual([]);
+    expect(claimingHoldIds(`${order}-x`, [h("r", "tenants/t-acme", { phase: "documents", cursor: message })])).toEqual(["r"]);
+    expect(claimingHoldIds(message, [h("r", "tenants/t-acme", { phase: "documents", cursor: null })])).toEqual(["r"]);
+    expect(claimingHoldIds(message, [h("r", "tenants/t-acme", { phase: "archives", cursor: null })])).toEqual([]);
+  });
+
+  it("an archive copy is claimed by a hold on it or on what it copies, never by one being released", () => {
+    const copy = "archives/arc-1";
+    expect(claimingHoldIds(copy, [h("s", order), h("x", "tenants/t-other"), h("c", copy)], message)).toEqual(["c", "s"]);
+    expect(claimingHoldIds(copy, [h("s", order, { phase: "documents", cursor: null })], message)).toEqual([]);
+    expect(claimingHoldIds(copy, [h("s", order)], null)).toEqual([]);
   });
 });

@@ -2,9 +2,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../../functions/src/kernel/canonical";
-import { checkRegistry, collectionsInRules, type LockEntry } from "../../../functions/src/kernel/registry-check";
+import { checkRegistry, collectionsInRules, unflaggableUnderHolds, type LockEntry } from "../../../functions/src/kernel/registry-check";
+import { SUBTREE_PATTERN } from "../../../functions/src/holds/rules";
 import { demoCollectionIds } from "../../../functions/src/demo/atlasmart";
-import { repoRoot } from "../../helpers/policy";
+import { loadVersion, repoRoot, TRACKING_PATTERN, withOrderTracking } from "../../helpers/policy";
 
 const v1Text = readFileSync(join(repoRoot, "policies", "versions", "v1.json"), "utf8");
 const v2Text = readFileSync(join(repoRoot, "policies", "versions", "v2.json"), "utf8");
@@ -69,5 +70,35 @@ describe("policy registry checks", () => {
     const bad = v1Text.replace('"mechanism": "ttl"', '"mechanism": "magic"');
     const r = checkRegistry({ files: new Map([["v1.json", bad]]), lock: [], collectionsInUse: inUse() });
     expect(r.errors.join("\n")).toMatch(/classes\.0\.mechanism/);
+  });
+
+  it("refuses a class a hold can cover but not flag: one that denies holds under a holdable document", () => {
+    // Tracking events under an order (which holds may target) that deny holds: a hold on the order would cover
+    // them by path and leave their TTL value on, for Firestore's sweeper.
+    const denied = withOrderTracking(loadVersion("v2"), "deny");
+    expect(unflaggableUnderHolds(denied, [SUBTREE_PATTERN])).toEqual([
+      `${TRACKING_PATTERN}: class order-tracking-30d denies holds, but a hold on tenants/{tenantId} covers its documents and could not flag them (clear their TTL value); give it a class that allows holds, or move it out from under a holdable document`,
+    ]);
+    // Published as the current version, the build's check refuses it.
+    const text = JSON.stringify({ ...denied, version: "v3" });
+    const r = checkRegistry({
+      files: new Map([...published(), ["v3.json", text]]),
+      lock: [...lock, { version: "v3", file: "v3.json", sha256: sha256Hex(text) }],
+      collectionsInUse: inUse(),
+      holdTargetPatterns: [SUBTREE_PATTERN],
+    });
+    expect(r.errors.join("\n")).toMatch(/order-tracking-30d denies holds/);
+    // Allowing holds, it passes; sessions' tokens deny holds under sessions, which deny them too: nothing covers them.
+    expect(unflaggableUnderHolds(withOrderTracking(loadVersion("v2"), "allow"), [SUBTREE_PATTERN])).toEqual([]);
+    expect(unflaggableUnderHolds(loadVersion("v2"), [SUBTREE_PATTERN])).toEqual([]);
+  });
+
+  it("a pattern a hold targets whatever its class (the tenant subtree) counts as holdable", () => {
+    const v2 = loadVersion("v2");
+    const tenantDenies = { ...v2, classes: v2.classes.map((c) => (c.id === "tenant-account" || c.id === "user-delete" ? { ...c, holdBehaviour: "deny" as const } : c)) };
+    // Messages lie under orders, which allow holds; users only under the tenant, which denies them.
+    const patterns = (errors: string[]) => errors.map((e) => e.split(":")[0]);
+    expect(patterns(unflaggableUnderHolds(tenantDenies, []))).toEqual(["tenants/{tenantId}/orders/{orderId}/messages/{messageId}"]);
+    expect(patterns(unflaggableUnderHolds(tenantDenies, [SUBTREE_PATTERN]))).toEqual(["tenants/{tenantId}/users/{uid}", "tenants/{tenantId}/orders/{orderId}/messages/{messageId}"]);
   });
 });

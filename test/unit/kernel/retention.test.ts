@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { GovernedFields } from "../../../functions/src/kernel/governed";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
-import { applyHold, computeExpireAt, computeRetainUntil, isExpired, releaseHold } from "../../../functions/src/kernel/retention";
+import { applyHold, computeExpireAt, computeRetainUntil, isExpired, releaseHold, settleHolds } from "../../../functions/src/kernel/retention";
 import { policyV1 } from "../../helpers/policy";
 
 const policy = policyV1();
@@ -98,5 +98,24 @@ describe("retention around holds", () => {
     const token = session({ retentionClass: "session-child-inherit", expireAtMs: T0 + 1 });
     const released = releaseHold(applyHold(token, "h1"), "h1", cls("session-child-inherit"), { parentExpireAtMs: T0 + 99 });
     expect(released.expireAtMs).toBe(T0 + 99);
+  });
+});
+
+describe("settling a document's holds against the holds that claim it", () => {
+  it("any claim holds it by exactly those ids, with no TTL value, keeping the first pre-hold state", () => {
+    const held = settleHolds(session(), ["h2", "h1", "h2"], cls("event-90d"));
+    expect(held).toMatchObject({ legalHold: true, holdIds: ["h1", "h2"], expireAtMs: null, lifecycleState: "LEGAL_HOLD", preHold: { lifecycleState: "ACTIVE", expireAtMs: T0 + 90 * DAY_MS } });
+    // An id no active hold answers to goes; another claim keeps it held and its pre-hold state as it was.
+    const moved = settleHolds({ ...held, holdIds: ["h-gone"] }, ["h3"], cls("event-90d"));
+    expect(moved).toMatchObject({ legalHold: true, holdIds: ["h3"], expireAtMs: null, preHold: held.preHold });
+  });
+
+  it("no claim on a held document: retention back from policy; no claim and no marks: unchanged", () => {
+    const held = settleHolds(session(), ["h1"], cls("event-90d"));
+    expect(settleHolds(held, [], cls("event-90d"))).toEqual(session());
+    // A flag with no id at all (no release could name it) is settled too.
+    expect(settleHolds({ ...held, holdIds: [] }, [], cls("event-90d"))).toEqual(session());
+    const plain = session({ expireAtMs: T0 + 5 });
+    expect(settleHolds(plain, [], cls("event-90d"))).toBe(plain);
   });
 });

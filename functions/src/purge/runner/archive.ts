@@ -1,8 +1,7 @@
 import { DocumentReference, FieldValue, GeoPoint, Timestamp, type DocumentData, type DocumentSnapshot, type Query, type Transaction } from "firebase-admin/firestore";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
-import { activeHoldsInTx } from "../../holds/index";
+import { activeHoldsInTx, claimingHoldIds } from "../../holds/index";
 import type { ActiveHoldRef } from "../../kernel/held";
-import { isSameOrUnder } from "../../kernel/paths";
 import { COLLECTIONS, db } from "../../platform/firestore";
 import { governedToFirestore, readGoverned, toTimestamp } from "../../platform/governed-doc";
 import { fenceLease, renewLeaseInTx } from "../../platform/lease";
@@ -36,10 +35,6 @@ export type ArchiveResult =
   | { ok: true; archives: Map<string, string>; manifestHash: string }
   | { ok: false; problems: { path: string; problem: ArchiveProblem }[] };
 
-function coveringHoldIds(path: string, own: readonly string[], holds: readonly ActiveHoldRef[]): string[] {
-  return [...own, ...holds.filter((h) => isSameOrUnder(path, h.targetPath)).map((h) => h.holdId)];
-}
-
 function archiveRecord(src: DocumentSnapshot, archiveId: string, holds: readonly ActiveHoldRef[], env: StepEnv, unit: ArchiveUnit): Record<string, unknown> {
   const data = src.data() ?? {};
   const g = readGoverned(data);
@@ -49,7 +44,9 @@ function archiveRecord(src: DocumentSnapshot, archiveId: string, holds: readonly
     archivedAtMs: env.nowMs,
     tenantId: g.tenantId,
     source: { retentionClass: g.retentionClass, createdAtMs: g.createdAtMs, retainUntilMs: g.retainUntilMs, expireAtMs: g.expireAtMs },
-    holdIds: coveringHoldIds(src.ref.path, g.holdIds, holds),
+    // The active holds that claim the copy (those covering its source): a copy carries a hold only by its id,
+    // and never the id of a hold that is being released (holds/rules.ts#claimingHoldIds).
+    holdIds: claimingHoldIds(archiveRef(archiveId).path, holds, src.ref.path),
   });
   return {
     archiveId,
@@ -172,13 +169,15 @@ const copiesOf = (unitKey: string): Query => db().collection(COLLECTIONS.archive
 /**
  * What a request's erasure archived, for its "fully gone by" date: whether it made any copy, the latest end of
  * retention among them, and whether one is held. Three reads of one document at most, however many copies a
- * tenant's closure made (indexes: unitKey with retainUntil descending; unitKey with legalHold by merge).
+ * tenant's closure made (indexes: unitKey with retainUntil descending; unitKey with legalHold by merge). Read in
+ * `tx` when one is given.
  */
-export async function archiveCopiesOf(unitKey: string): Promise<ArchiveCopies> {
+export async function archiveCopiesOf(unitKey: string, tx?: Transaction): Promise<ArchiveCopies> {
+  const get = (q: Query) => (tx ? tx.get(q) : q.get());
   const [any, latest, held] = await Promise.all([
-    copiesOf(unitKey).select().limit(1).get(),
-    copiesOf(unitKey).orderBy("retainUntil", "desc").select("retainUntil").limit(1).get(),
-    copiesOf(unitKey).where("legalHold", "==", true).select().limit(1).get(),
+    get(copiesOf(unitKey).select().limit(1)),
+    get(copiesOf(unitKey).orderBy("retainUntil", "desc").select("retainUntil").limit(1)),
+    get(copiesOf(unitKey).where("legalHold", "==", true).select().limit(1)),
   ]);
   const end = latest.docs[0]?.get("retainUntil") as unknown;
   return { any: !any.empty, latestRetainUntilMs: end instanceof Timestamp ? end.toMillis() : null, held: !held.empty };
@@ -190,16 +189,18 @@ export async function archiveCopyLeftInTx(tx: Transaction, unitKey: string): Pro
 }
 
 /**
- * Holds win for every copy: when a hold stops a source's purge, its archive takes the hold too (flag, id,
- * no expiry). Written in the caller's transaction; `archive` must have been read in it.
+ * Holds win for every copy: when a hold stops a source's purge, its archive takes the hold too (flag, the ids
+ * of the active holds that claim it, no expiry), so the hold's release finds the copy by its id and gives it its
+ * expiry back. A source held only by marks that no active hold answers to leaves the copy as it is: a copy never
+ * carries a hold without the hold's id. Written in the caller's transaction; `archive` must have been read in it,
+ * and `holds` are the active holds of the fence generation that transaction read.
  */
-export function holdArchiveInTx(tx: Transaction, archive: DocumentSnapshot, holdId: string | null): void {
+export function holdArchiveInTx(tx: Transaction, archive: DocumentSnapshot, holds: readonly ActiveHoldRef[]): void {
   if (!archive.exists) return;
-  tx.update(archive.ref, {
-    legalHold: true,
-    ...(holdId ? { holdIds: FieldValue.arrayUnion(holdId) } : {}),
-    expireAt: FieldValue.delete(),
-  });
+  const sourcePath = archive.get("sourcePath") as unknown;
+  const ids = claimingHoldIds(archive.ref.path, holds, typeof sourcePath === "string" ? sourcePath : null);
+  if (ids.length === 0) return;
+  tx.update(archive.ref, { legalHold: true, holdIds: FieldValue.arrayUnion(...ids), expireAt: FieldValue.delete() });
 }
 
 

@@ -128,7 +128,7 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
         case "held": {
           o.held.push({ path: out.path, holdId: out.holdId, reasonCode: out.reasonCode });
           const archive = archiveSnaps.get(out.path);
-          if (archive) holdArchiveInTx(tx, archive, out.holdId);
+          if (archive) holdArchiveInTx(tx, archive, holds.holds);
           break;
         }
         case "deferred":

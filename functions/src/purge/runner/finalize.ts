@@ -74,7 +74,7 @@ async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv)
  * is none; and `erasureComplete: false`, the explicit flag the completion step queries on (with the date), since a
  * query never matches a document that lacks the field.
  */
-function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
+export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
   if (!goneBy) return {};
   if (goneBy.atMs === null) return { erasureComplete: false, fullyGoneByUnknown: goneBy.unknown, fullyGoneBy: FieldValue.delete(), fullyGoneByBasis: FieldValue.delete() };
   const b = goneBy.basis;

@@ -1,0 +1,128 @@
+/**
+ * Firestore's TTL sweeper obeys no hold record, only a cleared TTL field: a hold clears the TTL value of
+ * everything it covers (descendants of a document hold included), and a release gives it back only where no
+ * other active hold claims the document. The suite runs on a test registry with a TTL class under a holdable
+ * parent: carrier tracking events under an order (`tenants/{t}/orders/{o}/tracking/{id}`, 30 days by TTL).
+ */
+import { Timestamp } from "firebase-admin/firestore";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { scanRetention } from "../../../functions/src/audit/scan";
+import { applyHoldFlags, placeHold, releaseHoldById } from "../../../functions/src/holds/service";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { useRegistryForTests } from "../../../functions/src/platform/registry";
+import { db } from "../../helpers/emulator";
+import { withOrderTracking } from "../../helpers/policy";
+import { expectChainVerifies, putCustomer, putGoverned, reset, T0 } from "../purge/support";
+
+const PLACER = { type: "staff" as const, id: "c-2001" };
+const RELEASER = { type: "staff" as const, id: "c-2002" };
+const ORDER = "tenants/t-acme/orders/o-u-1";
+const TR1 = `${ORDER}/tracking/tr-1`;
+const TR2 = `${ORDER}/tracking/tr-2`;
+const noApply = (): Promise<void> => Promise.resolve();
+
+const place = (targetPath: string, apply?: (id: string) => Promise<void>) =>
+  placeHold({ targetPath, reasonCode: "LITIGATION", releaseAfterMs: null, actor: PLACER, nowMs: T0 }, apply).then((h) => h.holdId);
+const release = (holdId: string, opts?: Parameters<typeof releaseHoldById>[1]) => releaseHoldById({ holdId, reason: "case closed", actor: RELEASER, nowMs: T0 + DAY_MS }, opts);
+
+/** What a document says about its hold and its TTL value. */
+async function marks(path: string) {
+  const d = (await db().doc(path).get()).data()!;
+  return { legalHold: d.legalHold as boolean, holdIds: d.holdIds as string[], expireAt: d.expireAt instanceof Timestamp ? d.expireAt.toMillis() : null };
+}
+
+/** Unheld, with the class's own TTL value back (30 days from its anchor, a day before T0). */
+const restored = { legalHold: false, holdIds: [], expireAt: T0 - DAY_MS + 30 * DAY_MS };
+const heldBy = (...ids: string[]) => ({ legalHold: true, holdIds: [...ids].sort(), expireAt: null });
+
+const holdWithTtl = async () =>
+  (await scanRetention({ nowMs: T0, skipSubjects: true })).findings
+    .filter((f) => f.code === "HOLD_WITH_TTL")
+    .map((f) => f.path)
+    .sort();
+
+describe("TTL never beats a hold: a TTL class under a holdable parent", () => {
+  beforeAll(() => useRegistryForTests(withOrderTracking()));
+  afterAll(() => useRegistryForTests(undefined));
+
+  beforeEach(async () => {
+    await reset();
+    await putCustomer("u-1", { messages: 1, activity: 1 });
+    for (const p of [TR1, TR2]) await putGoverned(p, { carrier: "DHL", status: "IN_TRANSIT" }, { ageDays: 1 });
+    expect(await marks(TR1)).toEqual(restored);
+  });
+
+  it("a document hold on the order clears the TTL value of its tracking events, the audit sees them held until it does, and a release gives it back", async () => {
+    const holdId = await place(ORDER, noApply);
+    // Held through the parent before its flagging reached them: the audit reports each one.
+    expect(await holdWithTtl()).toEqual([TR1, TR2]);
+    expect(await applyHoldFlags(holdId)).toBe("APPLIED");
+    for (const p of [ORDER, `${ORDER}/messages/m-u-1-0`, TR1, TR2]) expect(await marks(p), p).toMatchObject({ legalHold: true, holdIds: [holdId], expireAt: null });
+    expect(await holdWithTtl()).toEqual([]);
+    expect((await db().doc(`retentionHolds/${holdId}`).get()).data()).toMatchObject({ applied: true, affected: 4 });
+
+    await release(holdId);
+    for (const p of [TR1, TR2]) expect(await marks(p), p).toEqual(restored);
+    expect((await db().doc(`retentionHolds/${holdId}`).get()).data()).toMatchObject({ state: "RELEASED", releasedCount: 4 });
+    await expectChainVerifies();
+  });
+
+  it("two overlapping document holds, one released: the other keeps the TTL value off", async () => {
+    const onOrder = await place(ORDER);
+    const onTracking = await place(TR1);
+    expect(await marks(TR1)).toEqual(heldBy(onOrder, onTracking));
+    await release(onTracking);
+    expect(await marks(TR1)).toEqual(heldBy(onOrder));
+    expect(await holdWithTtl()).toEqual([]);
+    await release(onOrder);
+    expect(await marks(TR1)).toEqual(restored);
+    expect(await marks(TR2)).toEqual(restored);
+  });
+
+  it("a subtree hold whose flagging has not reached a document keeps it held when another hold on it is released", async () => {
+    const tenant = await place("tenants/t-acme", noApply);
+    const onTracking = await place(TR1);
+    await release(onTracking);
+    // The tenant's hold covers it and its flagging will get there: it takes that hold's id now.
+    expect(await marks(TR1)).toEqual(heldBy(tenant));
+    expect(await marks(TR2)).toEqual(restored);
+    expect(await holdWithTtl()).toEqual([TR2]);
+    expect(await applyHoldFlags(tenant)).toBe("APPLIED");
+    expect(await marks(TR2)).toEqual(heldBy(tenant));
+    expect(await holdWithTtl()).toEqual([]);
+    await release(tenant);
+    for (const p of [TR1, TR2]) expect(await marks(p), p).toEqual(restored);
+  });
+
+  it("an interrupted release still claims what it has not reached; resumed, it lets go of it", async () => {
+    const tenant = await place("tenants/t-acme");
+    const onTracking = await place(TR1);
+    // The tenant's release stops after its first batch (the tenant document and its first descendants).
+    let batches = 0;
+    const crash = (): Promise<void> => (++batches === 2 ? Promise.reject(new Error("worker lost")) : Promise.resolve());
+    await expect(release(tenant, { batchSize: 2, afterList: crash })).rejects.toThrow("worker lost");
+    expect((await db().doc(`retentionHolds/${tenant}`).get()).data()).toMatchObject({ state: "ACTIVE", releasing: true, unflagging: { phase: "documents" } });
+    await release(onTracking);
+    // Its walk had not reached the tracking event: the tenant's hold still claims it, no TTL value.
+    expect(await marks(TR1)).toEqual(heldBy(tenant));
+    expect(await holdWithTtl()).toEqual([]);
+    // Released again, the walk resumes from its cursor and finishes.
+    expect((await release(tenant)).released).toBeGreaterThan(0);
+    for (const p of [TR1, TR2]) expect(await marks(p), p).toEqual(restored);
+    expect((await db().doc(`retentionHolds/${tenant}`).get()).get("state")).toBe("RELEASED");
+    await expectChainVerifies();
+  });
+
+  it("a hold placed while a release's batches run keeps what it covers held", async () => {
+    const tenant = await place("tenants/t-acme");
+    let second = "";
+    const placeSecond = async () => {
+      if (second === "") second = await place(ORDER);
+    };
+    await release(tenant, { batchSize: 2, afterList: placeSecond });
+    for (const p of [ORDER, TR1, TR2]) expect(await marks(p), p).toMatchObject(heldBy(second));
+    expect((await marks("tenants/t-acme/users/u-1")).legalHold).toBe(false);
+    expect(await holdWithTtl()).toEqual([]);
+    await expectChainVerifies();
+  });
+});
