@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_PASSWORD } from "../../functions/src/demo/atlasmart";
 import { DAY_MS } from "../../functions/src/kernel/policy";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
+import { seedDemoScenario } from "../../functions/src/demo/scenario";
 import { seedDemo } from "../../functions/src/demo/seed";
 import { clearAuth, clearFirestore, db, PROJECT_ID } from "../helpers/emulator";
 import { repoRoot } from "../helpers/policy";
@@ -69,6 +70,8 @@ describe("the compliance console in a browser", () => {
   let browser: Browser;
   const pageErrors: string[] = [];
   const contexts: BrowserContext[] = [];
+  /** The callables the test makes refuse on purpose (their HTTP error is logged by the browser). */
+  const provokedRefusals: string[] = [];
 
   /** Signs in on the page's sign-in form, in whatever tab it is. */
   async function signInHere(page: Page, email: string): Promise<void> {
@@ -84,7 +87,9 @@ describe("the compliance console in a browser", () => {
     const page = await context.newPage();
     page.on("pageerror", (e) => pageErrors.push(`${email}: ${e.message}`));
     page.on("console", (m) => {
-      if (m.type() === "error") pageErrors.push(`${email} console: ${m.text()}`);
+      // A refusal the test provokes on purpose is an HTTP error the browser logs; any other error fails the test.
+      const provoked = m.text().startsWith("Failed to load resource") && provokedRefusals.some((api) => m.location().url.endsWith(`/api/${api}`));
+      if (m.type() === "error" && !provoked) pageErrors.push(`${email} console: ${m.text()}`);
     });
     await page.goto(`${ORIGIN}/`);
     await page.getByLabel("Email").fill(email);
@@ -100,10 +105,15 @@ describe("the compliance console in a browser", () => {
     await clearFirestore();
     await clearAuth();
     await seedDemo({ nowMs: Date.now(), withAuth: true });
+    // What `npm start` seeds: requests in each state an officer meets, and a purge run the brake holds back.
+    await seedDemoScenario({ nowMs: Date.now() });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   }, 120_000);
 
   afterAll(async () => {
+    // Each tab as it was left: after a failure, what the person saw when the test stopped.
+    let n = 0;
+    for (const c of contexts) for (const p of c.pages()) await p.screenshot({ path: join(SHOTS, `last-${n++}.png`), fullPage: true }).catch(() => undefined);
     for (const c of contexts) await c.close();
     await browser?.close();
     await Promise.all(apps.map((a) => deleteApp(a)));
@@ -139,6 +149,12 @@ describe("the compliance console in a browser", () => {
     expect(await row.textContent()).toContain("u-1001 (tenant t-acme)");
     expect(await row.textContent()).toMatch(/Waiting out its grace period until \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
     expect(await row.textContent()).toContain("the person themselves");
+    // The demo's requests, one in each state an officer meets, each saying where it stands.
+    const table = (await tab.getByTestId("requests").textContent())!;
+    for (const state of ["AWAITING_APPROVAL", "RETAINED_UNDER_HOLD", "PURGED"]) expect(table).toContain(state);
+    expect(table).toContain("Grace period over: the next nightly run erases it");
+    expect(table).toContain("Waiting for a second staff member to approve the closure");
+    expect(await tab.getByTestId("requests-row").filter({ hasText: "tenant t-initech" }).textContent()).toContain("Rita (retention-admin) (staff)");
     await checkA11y(tab, "requests");
     await shot(tab, "02-requests");
     await row.getByRole("link", { name: requestId }).click();
@@ -167,6 +183,7 @@ describe("the compliance console in a browser", () => {
     await target.fill("tenants/t-acme/orders");
     await pathCheck.getByText("“orders” is a collection, not a document").waitFor();
     // A refusal only the server can give (no such document) reads in words, and goes once the field changes.
+    provokedRefusals.push("placeRetentionHold");
     await target.fill("tenants/t-acme/orders/o-9999");
     await tab.getByLabel("Reason for the hold").selectOption("FINANCE_RETENTION");
     await tab.getByRole("button", { name: "Place hold" }).click();
@@ -175,6 +192,7 @@ describe("the compliance console in a browser", () => {
     expect(await refusal.textContent()).toContain("Code: TARGET_NOT_FOUND");
     await target.fill("tenants/t-acme/orders/o-1002");
     await refusal.waitFor({ state: "detached" });
+    provokedRefusals.pop();
     await pathCheck.getByText("class finance-7y").waitFor();
     // The release-after date is UTC, and says so with the time where the officer is.
     await tab.getByLabel(/^Release after/).fill("03/31/2027");
@@ -246,6 +264,8 @@ describe("the compliance console in a browser", () => {
     expect(waiting).toBeDefined();
     const rita = await signIn("rita.admin@atlasmart.test");
     await rita.getByRole("heading", { name: "Purge approvals" }).waitFor();
+    // The demo's own braked sweep waits beside this one.
+    await rita.getByTestId("brake-run").nth(1).waitFor();
     const card = rita.getByTestId("brake-run").filter({ hasText: waiting.runKey });
     await card.getByText("WAITING").first().waitFor();
     expect(await card.getByTestId("would-delete").textContent()).toMatch(/^\d+ documents$/);

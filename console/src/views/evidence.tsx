@@ -76,7 +76,7 @@ const columnsFor = (people: People): ColumnDef<Entry, unknown>[] => [
       if (e.statement === null) return e.reason;
       return (
         <span data-testid="release-reason">
-          Released because: <q>{e.statement.text}</q>
+          Released because: “{e.statement.text}”
           {!e.statement.matchesEvidence && <span className="badge danger"> does not match the hash in the evidence</span>}
           <br />
           <span className="muted">The hold's own reason: {e.reason}</span>

@@ -1,12 +1,12 @@
 import { zodResolver } from "@hookform/resolvers/zod";
 import { inputs, type CallableOutput } from "@atlasmart/retention-client";
-import { holdTargetVerdict } from "../../../functions/src/contract/hold-target";
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import type { ColumnDef } from "@tanstack/react-table";
 import { useEffect, useState } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
 import { PathText, personName, Problem, when } from "../format";
+import { localEcho, parseUtc, pathCheck, RELEASE_AFTER_FORMAT } from "../hold-form";
 import { policy } from "../registry";
 import { useSession, useUserKey } from "../session";
 import { DataTable } from "../table";
@@ -20,41 +20,6 @@ interface Filters {
   targetPath: string;
 }
 
-/** What the path check says, in words, with the server's code for the refusal it foresees. */
-export function pathCheck(path: string): { ok: boolean; text: string; code: string | null } {
-  const verdict = holdTargetVerdict(policy, path);
-  if (verdict.ok) {
-    return {
-      ok: true,
-      code: null,
-      text: verdict.targetType === "subtree" ? "A tenant: the hold covers it and everything under it." : `A document of class ${verdict.retentionClass ?? "?"}: it may be held.`,
-    };
-  }
-  const segments = path.split("/");
-  if (verdict.reason === "INVALID_TARGET_PATH") {
-    if (segments.some((s) => s === "")) return { ok: false, code: null, text: "The path has an empty part: remove the slash at its start or end, or the doubled slash." };
-    if (segments.some((s) => s === "." || s === ".." || /^__.*__$/.test(s))) return { ok: false, code: null, text: "A part of the path is not a name a document can have (., .. or __name__)." };
-    if (segments.length % 2 === 1)
-      return { ok: false, code: null, text: `“${segments[segments.length - 1]}” is a collection, not a document: add the document's id after it (${path}/…).` };
-    return { ok: false, code: null, text: "This is not the path of a document." };
-  }
-  if (verdict.reason === "NOT_GOVERNED_PATH") {
-    const collection = segments[segments.length - 2] ?? path;
-    return { ok: false, code: verdict.reason, text: `No retention policy covers “${collection}”, so there is nothing a hold could protect here.` };
-  }
-  return { ok: false, code: verdict.reason, text: `${verdict.message.replace(/\.$/, "")}: documents of this kind are never held.` };
-}
-
-/** "2026-12-01 14:00" (or with a T) read as UTC; null when it is not in that form. */
-export function parseUtc(value: string): number | null {
-  const m = value.trim().match(/^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})$/);
-  if (!m) return null;
-  const ms = Date.parse(`${m[1]}T${m[2]}:00Z`);
-  return Number.isNaN(ms) ? null : ms;
-}
-
-const RELEASE_AFTER_FORMAT = "Write the date and time in UTC as YYYY-MM-DD HH:MM, e.g. 2027-03-31 17:00.";
-
 /** The place-hold form: the contract's shapes, and the registry's verdict on the path before anything is sent. */
 const PlaceForm = z
   .object({ targetPath: z.string().trim().min(1, "the path of the document or tenant to hold"), reasonCode: inputs.code, releaseAfter: z.string(), note: inputs.text })
@@ -64,11 +29,6 @@ const PlaceForm = z
     if (v.releaseAfter.trim() !== "" && parseUtc(v.releaseAfter) === null) ctx.addIssue({ code: "custom", path: ["releaseAfter"], message: RELEASE_AFTER_FORMAT });
   });
 type PlaceValues = z.infer<typeof PlaceForm>;
-
-function localEcho(ms: number): string {
-  const local = new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short", timeZoneName: "short" });
-  return `${when(new Date(ms).toISOString())}, which is ${local} where you are.`;
-}
 
 function PlaceHold({ onPlaced }: { onPlaced: () => void }) {
   const { fb } = useSession();
@@ -190,7 +150,7 @@ function ReleaseControl({ hold, people, onReleased }: { hold: Hold; people: Page
         Released {when(hold.releasedAt)} by {personName(people, hold.releasedBy)}
         {hold.releaseReason ? (
           <>
-            : <q>{hold.releaseReason}</q>
+            : “{hold.releaseReason}”
           </>
         ) : null}
       </span>
