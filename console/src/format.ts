@@ -195,3 +195,16 @@ export function timelineText(event: string, detail: string | undefined): { event
   const source = detail?.match(/^source (\S+)$/)?.[1];
   return { event: words, detail: source !== undefined ? (SOURCE_WORDS[source] ?? `opened via ${source}`) : (detail ?? "") };
 }
+
+/** Why the mass-deletion brake held a run back, in words (the violation's kind stays as a code detail). */
+export function brakeWhy(v: { kind: string; retentionClass?: string | null | undefined } & Record<string, unknown>): string {
+  const n = (x: unknown) => (typeof x === "number" ? x : null);
+  const count = n(v.count);
+  const size = n(v.classSize);
+  const limit = n(v.limit);
+  if (v.kind === "CLASS_SHARE" && count !== null && size !== null && limit !== null) {
+    return `it would delete ${count} of the ${size} documents of class ${v.retentionClass ?? "?"}, more than ${Math.round(limit * 100)}% of the class at once`;
+  }
+  if (v.kind === "TOTAL" && count !== null && limit !== null) return `it would delete ${count} documents, more than the ${limit} one run may delete`;
+  return `${v.kind}${v.retentionClass ? ` ${v.retentionClass}` : ""}`;
+}

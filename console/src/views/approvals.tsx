@@ -4,7 +4,7 @@ import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-q
 import { useEffect, useState } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
-import { personName, Problem, when } from "../format";
+import { brakeWhy, personName, Problem, when } from "../format";
 import { useSession, useUserKey } from "../session";
 
 type Page = CallableOutput<"listBrakeRuns">;
@@ -99,7 +99,8 @@ export function ApprovalsView() {
             <dd data-testid="would-delete">{run.wouldDelete} documents</dd>
             <dt>Tripped</dt>
             <dd>
-              {when(run.lastTrippedAt)} ({run.trips} time(s)); why: {run.violations.map((v) => `${v.kind}${v.retentionClass ? ` ${v.retentionClass}` : ""}`).join(", ") || "-"}
+              {when(run.lastTrippedAt)} ({run.trips} time(s)). Held back because {run.violations.map((v) => brakeWhy(v)).join("; ") || "-"}.{" "}
+              <span className="code-detail">{run.violations.map((v) => v.kind).join(", ")}</span>
             </dd>
             <dt>Policy</dt>
             <dd>{run.policyVersion}</dd>

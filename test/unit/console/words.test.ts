@@ -6,7 +6,7 @@ import { FunctionsError } from "firebase/functions";
 import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import { describeProblem, humanTimes, namePeople, openedBy, PathText, personName, problem, timelineText, whereItStands } from "../../../console/src/format";
+import { brakeWhy, describeProblem, humanTimes, namePeople, openedBy, PathText, personName, problem, timelineText, whereItStands } from "../../../console/src/format";
 import { REQUEST_STATES } from "../../../functions/src/kernel/request-states";
 
 const refusal = (reason: string, message: string) => new FunctionsError("failed-precondition", message, { reason });
@@ -47,5 +47,13 @@ describe("the console's words", () => {
 
   it("a path wraps only after its slashes", () => {
     expect(renderToStaticMarkup(createElement(PathText, { path: "tenants/t-acme/orders/o-1002" }))).toBe('<code class="path">tenants/<wbr/>t-acme/<wbr/>orders/<wbr/>o-1002</code>');
+  });
+});
+
+describe("the brake's reason, in words", () => {
+  it("says how much of a class, or of a run's limit, a held-back run would delete", () => {
+    expect(brakeWhy({ kind: "CLASS_SHARE", retentionClass: "event-90d", count: 60, classSize: 62, limit: 0.5 })).toBe("it would delete 60 of the 62 documents of class event-90d, more than 50% of the class at once");
+    expect(brakeWhy({ kind: "TOTAL", retentionClass: null, count: 120_000, classSize: null, limit: 100_000 })).toBe("it would delete 120000 documents, more than the 100000 one run may delete");
+    expect(brakeWhy({ kind: "NEW_KIND" })).toBe("NEW_KIND");
   });
 });
