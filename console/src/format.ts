@@ -102,7 +102,8 @@ export function PathText({ path }: { path: string }): ReactNode {
   return createElement(
     "code",
     { className: "path" },
-    parts.map((seg, i) => createElement(Fragment, { key: i }, seg, i < parts.length - 1 ? createElement(Fragment, null, "/", createElement("wbr")) : null)),
+    // A segment never breaks (not even at its hyphens, as in t-acme); a break may come after each slash.
+    parts.map((seg, i) => createElement(Fragment, { key: i }, createElement("span", { className: "seg" }, i < parts.length - 1 ? `${seg}/` : seg), i < parts.length - 1 ? createElement("wbr") : null)),
   );
 }
 

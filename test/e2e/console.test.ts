@@ -211,6 +211,10 @@ describe("the compliance console in a browser", () => {
     expect(await mine.getByRole("button", { name: /Release/ }).count()).toBe(0);
     expect(await mine.textContent()).toContain("Clara (compliance)");
     expect(await mine.textContent()).not.toContain("c-2001");
+    // Paths wrap at their slashes only: no segment of a target path is split over two lines.
+    const segments = await tab.getByTestId("holds").evaluate((table) => Array.from(table.querySelectorAll("code.path .seg"), (seg) => seg.getClientRects().length));
+    expect(segments.length).toBeGreaterThan(0);
+    expect(segments.every((lines) => lines === 1)).toBe(true);
     const claraClient = await clientFor("clara.compliance@atlasmart.test");
     await expect(claraClient.releaseRetentionHold({ holdId, reason: "mine" })).rejects.toSatisfy((e: unknown) => refusalReason(e) === "TWO_PERSON_RULE");
     await checkA11y(tab, "holds");

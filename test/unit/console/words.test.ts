@@ -45,8 +45,8 @@ describe("the console's words", () => {
     expect(timelineText("SOFT_DELETED", "source user")).toEqual({ event: "Soft deleted", detail: "asked for by the person themselves, in the app" });
   });
 
-  it("a path wraps only after its slashes", () => {
-    expect(renderToStaticMarkup(createElement(PathText, { path: "tenants/t-acme/orders/o-1002" }))).toBe('<code class="path">tenants/<wbr/>t-acme/<wbr/>orders/<wbr/>o-1002</code>');
+  it("a path wraps only after its slashes, never inside a segment", () => {
+    expect(renderToStaticMarkup(createElement(PathText, { path: "tenants/t-acme/orders/o-1002" }))).toBe('<code class="path"><span class="seg">tenants/</span><wbr/><span class="seg">t-acme/</span><wbr/><span class="seg">orders/</span><wbr/><span class="seg">o-1002</span></code>');
   });
 });
 
