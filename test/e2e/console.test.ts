@@ -243,7 +243,7 @@ describe("the compliance console in a browser", () => {
     expect((await cachedKeys(tab)).every((k) => k[0] === "c-2002")).toBe(true);
     await theirs.getByRole("button", { name: `Release hold ${holdId}` }).click();
     // The reason box has the focus, and the form can be cancelled.
-    expect(await theirs.getByLabel("Why release it?").evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => theirs.getByLabel("Why release it?").evaluate((el) => el === document.activeElement), { timeout: 5_000 }).toBe(true);
     await theirs.getByRole("button", { name: "Cancel" }).click();
     await theirs.getByRole("button", { name: `Release hold ${holdId}` }).click();
     await theirs.getByLabel("Why release it?").fill("tax year closed");
