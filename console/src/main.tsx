@@ -11,7 +11,10 @@ const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false,
 const root = createRoot(document.getElementById("root")!);
 
 connectFirebase().then(
-  (fb) =>
+  (fb) => {
+    // On the emulators only, the browser test reads which answers are cached (their keys, never their data), to
+    // check that signing out or switching people leaves none of the previous person's behind.
+    if (fb.emulated) Object.assign(window, { __cachedQueryKeys: () => queryClient.getQueryCache().getAll().map((q) => q.queryKey) });
     root.render(
       <StrictMode>
         <QueryClientProvider client={queryClient}>
@@ -20,7 +23,8 @@ connectFirebase().then(
           </SessionProvider>
         </QueryClientProvider>
       </StrictMode>,
-    ),
+    );
+  },
   (err: unknown) =>
     root.render(
       <main id="main">

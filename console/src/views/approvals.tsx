@@ -1,22 +1,32 @@
 import { zodResolver } from "@hookform/resolvers/zod";
 import { BRAKE_RUN_STATES, inputs, type CallableOutput } from "@atlasmart/retention-client";
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
-import { problem, when } from "../format";
-import { useSession } from "../session";
+import { brakeWhy, personName, Problem, when } from "../format";
+import { useSession, useUserKey } from "../session";
 
-type Run = CallableOutput<"listBrakeRuns">["items"][number];
+type Page = CallableOutput<"listBrakeRuns">;
+type Run = Page["items"][number];
 
 function Decide({ run }: { run: Run }) {
   const { fb } = useSession();
+  const userKey = useUserKey();
   const qc = useQueryClient();
   const form = useForm<{ note: string }>({ resolver: zodResolver(z.object({ note: inputs.text.min(1, "why") })), defaultValues: { note: "" } });
   const decide = useMutation({
     mutationFn: (v: { decision: "APPROVE" | "DENY"; note: string }) => fb.client.approvePurgeRun({ runKey: run.runKey, ...v }),
-    onSuccess: () => void qc.invalidateQueries({ queryKey: ["brake"] }),
+    onSuccess: () => void qc.invalidateQueries({ queryKey: [...userKey, "brake"] }),
   });
+  // A refusal is about the note as it was sent: editing it clears the refusal.
+  const { reset: clearRefusal, isError: refused } = decide;
+  useEffect(() => {
+    const sub = form.watch(() => {
+      if (refused) clearRefusal();
+    });
+    return () => sub.unsubscribe();
+  }, [form, refused, clearRefusal]);
   const id = `note-${run.runKey}`;
   const submit = (decision: "APPROVE" | "DENY") => form.handleSubmit((v) => decide.mutate({ decision, note: v.note }));
   return (
@@ -32,11 +42,7 @@ function Decide({ run }: { run: Run }) {
           Deny
         </button>
       </div>
-      {decide.isError && (
-        <p role="alert" className="error">
-          {problem(decide.error)}
-        </p>
-      )}
+      {decide.isError && <Problem error={decide.error} />}
       {decide.isSuccess && (
         <p role="status" className="ok" data-testid="decision">
           {decide.data.state}
@@ -50,15 +56,17 @@ function Decide({ run }: { run: Run }) {
 /** Tripped brake units with their exact deletion set and counts; a retention-admin approves or denies. */
 export function ApprovalsView() {
   const { fb, roles } = useSession();
+  const userKey = useUserKey();
   const [state, setState] = useState<string>("");
   const admin = roles.includes("retention-admin");
   const q = useInfiniteQuery({
-    queryKey: ["brake", state],
+    queryKey: [...userKey, "brake", state],
     initialPageParam: undefined as string | undefined,
     queryFn: ({ pageParam }) => fb.client.listBrakeRuns({ ...(state ? { state: state as Run["state"] } : {}), pageSize: 10, ...(pageParam ? { cursor: pageParam } : {}) }),
     getNextPageParam: (last) => last.nextCursor ?? undefined,
   });
   const runs = q.data?.pages.flatMap((p) => p.items) ?? [];
+  const people = Object.assign({}, ...(q.data?.pages.map((p) => p.people) ?? [])) as Page["people"];
   return (
     <section>
       <h1>Purge approvals</h1>
@@ -75,11 +83,7 @@ export function ApprovalsView() {
         </select>
       </form>
       {q.isPending && <p className="loading">Loading…</p>}
-      {q.isError && (
-        <p role="alert" className="error">
-          {problem(q.error)}
-        </p>
-      )}
+      {q.isError && <Problem error={q.error} />}
       {q.isSuccess && runs.length === 0 && <p className="empty">No deletion set is held back.</p>}
       {runs.map((run) => (
         <article key={run.runKey} className="card" aria-labelledby={`run-${run.runKey}`} data-testid="brake-run">
@@ -95,7 +99,8 @@ export function ApprovalsView() {
             <dd data-testid="would-delete">{run.wouldDelete} documents</dd>
             <dt>Tripped</dt>
             <dd>
-              {when(run.lastTrippedAt)} ({run.trips} time(s)); why: {run.violations.map((v) => `${v.kind}${v.retentionClass ? ` ${v.retentionClass}` : ""}`).join(", ") || "-"}
+              {when(run.lastTrippedAt)} ({run.trips} time(s)). Held back because {run.violations.map((v) => brakeWhy(v)).join("; ") || "-"}.{" "}
+              <span className="code-detail">{run.violations.map((v) => v.kind).join(", ")}</span>
             </dd>
             <dt>Policy</dt>
             <dd>{run.policyVersion}</dd>
@@ -103,7 +108,7 @@ export function ApprovalsView() {
               <>
                 <dt>Decision</dt>
                 <dd>
-                  {run.decision.decision} by {run.decision.by} at {when(run.decision.at)}
+                  {run.decision.decision} by {personName(people, run.decision.by)} at {when(run.decision.at)}
                   {run.decision.expiresAt ? `, usable until ${when(run.decision.expiresAt)}` : ""}: “{run.decision.note}”
                 </dd>
               </>

@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { dueTimeline, histogram, horizontalBars } from "../../../functions/src/audit/report/svg";
-import { problem, when } from "../format";
-import { useSession } from "../session";
+import { PathText, Problem, when } from "../format";
+import { useSession, useUserKey } from "../session";
 
 /** An SVG chart drawn by the report's own chart functions (functions/src/audit/report/svg.ts): escaped, no scripts. */
 function Chart({ svg, testId }: { svg: string; testId: string }) {
@@ -22,7 +22,8 @@ function Tile({ label, value, testId, alert = false }: { label: string; value: n
 /** The report's charts, live: the same audit and evidence walk as `retention report`, fetched on demand. */
 export function DashboardView() {
   const { fb } = useSession();
-  const q = useQuery({ queryKey: ["report"], queryFn: () => fb.client.getRetentionReport({ skipSubjects: true }), staleTime: 60_000 });
+  const userKey = useUserKey();
+  const q = useQuery({ queryKey: [...userKey, "report"], queryFn: () => fb.client.getRetentionReport({ skipSubjects: true }), staleTime: 60_000 });
   const d = q.data;
   return (
     <section>
@@ -30,11 +31,7 @@ export function DashboardView() {
       <button type="button" onClick={() => void q.refetch()} disabled={q.isFetching}>
         {q.isFetching ? "Auditing…" : "Refresh"}
       </button>
-      {q.isError && (
-        <p role="alert" className="error">
-          {problem(q.error)}
-        </p>
-      )}
+      {q.isError && <Problem error={q.error} />}
       {d && (() => {
         const classes = Object.entries(d.audit.byClass).sort(([a], [b]) => a.localeCompare(b));
         const candidates = classes.reduce((n, [, c]) => n + c.candidates, 0);
@@ -95,7 +92,7 @@ export function DashboardView() {
                       <tr key={i}>
                         <td>{f.code}</td>
                         <td>
-                          <code>{f.path}</code>
+                          <PathText path={f.path} />
                         </td>
                         <td>{f.detail}</td>
                       </tr>

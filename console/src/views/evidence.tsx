@@ -2,11 +2,11 @@ import { zodResolver } from "@hookform/resolvers/zod";
 import { inputs, type CallableOutput } from "@atlasmart/retention-client";
 import { useInfiniteQuery } from "@tanstack/react-query";
 import type { ColumnDef } from "@tanstack/react-table";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
-import { problem, when } from "../format";
-import { useSession } from "../session";
+import { humanTimes, namePeople, personName, Problem, when } from "../format";
+import { useSession, useUserKey } from "../session";
 import { DataTable } from "../table";
 
 type Explained = CallableOutput<"explainDeletion">;
@@ -16,7 +16,16 @@ const Question = z
   .object({ kind: z.enum(["path", "request", "subject"]), value: z.string().trim().min(1, "what to explain"), chain: z.boolean() })
   .superRefine((v, ctx) => {
     const ok = v.kind === "path" ? inputs.documentPath.safeParse(v.value).success : inputs.id.safeParse(v.value).success;
-    if (!ok) ctx.addIssue({ code: "custom", path: ["value"], message: v.kind === "path" ? "a document path (collection/id pairs)" : "an id (letters, digits, - and _)" });
+    if (!ok) {
+      const odd = v.kind === "path" && v.value.split("/").length % 2 === 1 && !v.value.split("/").includes("");
+      const message =
+        v.kind !== "path"
+          ? "an id: letters, digits, - and _ only"
+          : odd
+            ? `a document's path: “${v.value.split("/").pop() ?? ""}” is a collection, so add the document's id after it`
+            : "a document's path: collection and id pairs, such as tenants/t-acme/orders/o-1002";
+      ctx.addIssue({ code: "custom", path: ["value"], message });
+    }
   });
 type QuestionValues = z.infer<typeof Question>;
 
@@ -45,25 +54,50 @@ function download(name: string, type: string, text: string) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-const columns: ColumnDef<Entry, unknown>[] = [
-  { header: "Entry", accessorKey: "id" },
+type People = Explained["people"];
+
+/** Who acted, for people: a staff member by name, a user by uid, the system by its job. */
+export function actorText(actor: Entry["actor"], people: People): string {
+  if (actor.type === "staff") return `${personName(people, actor.id)} (staff)`;
+  if (actor.type === "user") return `user ${actor.id}`;
+  return `the system (${actor.id})`;
+}
+
+const columnsFor = (people: People): ColumnDef<Entry, unknown>[] => [
+  { header: "Entry", accessorKey: "id", cell: (c) => <code>{c.row.original.id}</code> },
   { header: "When", accessorKey: "at", cell: (c) => when(c.row.original.at) },
   { header: "What", accessorKey: "action" },
-  { header: "Who acted", id: "actor", accessorFn: (e) => `${e.actor.type} ${e.actor.id}` },
-  { header: "Reason", accessorKey: "reason" },
+  { header: "Who acted", id: "actor", accessorFn: (e) => actorText(e.actor, people) },
+  {
+    header: "Reason",
+    accessorKey: "reason",
+    cell: (c) => {
+      const e = c.row.original;
+      if (e.statement === null) return e.reason;
+      return (
+        <span data-testid="release-reason">
+          Released because: “{e.statement.text}”
+          {!e.statement.matchesEvidence && <span className="badge danger"> does not match the hash in the evidence</span>}
+          <br />
+          <span className="muted">The hold's own reason: {e.reason}</span>
+        </span>
+      );
+    },
+  },
   { header: "Policy", accessorKey: "policyVersion" },
   { header: "Request", accessorKey: "requestId", cell: (c) => c.row.original.requestId ?? "-" },
-  { header: "Shown as", accessorKey: "role", cell: (c) => (c.row.original.role === "match" ? "names it" : "who allowed it") },
+  { header: "Why it is listed", accessorKey: "role", cell: (c) => (c.row.original.role === "match" ? "It names what you asked about" : "Context: what allowed it") },
   { header: "Verifies", accessorKey: "verified", cell: (c) => (c.row.original.verified ? "yes" : <span className="badge danger">NO</span>) },
 ];
 
 /** "Why was this deleted?" by path, request or subject; whether the chain verifies; CSV and JSON export. */
 export function EvidenceView() {
   const { fb } = useSession();
+  const userKey = useUserKey();
   const [asked, setAsked] = useState<QuestionValues | null>(null);
   const form = useForm<QuestionValues>({ resolver: zodResolver(Question), defaultValues: { kind: "path", value: "", chain: false } });
   const q = useInfiniteQuery({
-    queryKey: ["explain", asked],
+    queryKey: [...userKey, "explain", asked],
     enabled: asked !== null,
     initialPageParam: undefined as string | undefined,
     queryFn: ({ pageParam }) => {
@@ -78,6 +112,16 @@ export function EvidenceView() {
   const first = pages[0];
   const verified = pages.every((p) => p.verification.ok);
   const { errors } = form.formState;
+  const people = Object.assign({}, ...pages.map((p) => p.people)) as People;
+  const columns = columnsFor(people);
+  // A refusal answers the question as it was asked: once the question changes, it goes.
+  const failed = q.isError;
+  useEffect(() => {
+    const sub = form.watch(() => {
+      if (failed) setAsked(null);
+    });
+    return () => sub.unsubscribe();
+  }, [form, failed]);
   return (
     <section>
       <h1>Why was this deleted?</h1>
@@ -103,11 +147,7 @@ export function EvidenceView() {
         )}
       </form>
       {q.isFetching && <p className="loading">Reading the evidence…</p>}
-      {q.isError && (
-        <p role="alert" className="error">
-          {problem(q.error)}
-        </p>
-      )}
+      {q.isError && <Problem error={q.error} />}
       {first && (
         <>
           <p className={verified ? "badge ok-badge" : "badge danger"} data-testid="chain-status">
@@ -124,11 +164,15 @@ export function EvidenceView() {
           ) : (
             <ul data-testid="summary">
               {pages.flatMap((p) => p.summary).map((s, i) => (
-                <li key={i}>{s}</li>
+                <li key={i}>{namePeople(humanTimes(s), people)}</li>
               ))}
             </ul>
           )}
           <h2>Entries</h2>
+          <p className="muted legend" data-testid="entries-legend">
+            Each entry is one record in the tamper-evident evidence ledger. Its id names the chain it belongs to and its number in that chain: <code>s0406-000000000002</code> is entry 2 of chain s0406. “Why it is listed” says
+            whether the entry names what you asked about, or is shown as context: the request, the run or the approval that allowed it. “Verifies” says whether the entry's hash and its links to its neighbours check out.
+          </p>
           <DataTable caption="Evidence entries in the order they happened" columns={columns} data={entries} rowKey={(e) => e.id} testId="evidence" />
           {q.hasNextPage && (
             <button type="button" onClick={() => void q.fetchNextPage()}>

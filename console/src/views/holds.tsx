@@ -1,17 +1,18 @@
 import { zodResolver } from "@hookform/resolvers/zod";
 import { inputs, type CallableOutput } from "@atlasmart/retention-client";
-import { holdTargetVerdict } from "../../../functions/src/contract/hold-target";
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import type { ColumnDef } from "@tanstack/react-table";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
-import { problem, when } from "../format";
+import { PathText, personName, Problem, when } from "../format";
+import { localEcho, parseUtc, pathCheck, RELEASE_AFTER_FORMAT } from "../hold-form";
 import { policy } from "../registry";
-import { useSession } from "../session";
+import { useSession, useUserKey } from "../session";
 import { DataTable } from "../table";
 
-type Hold = CallableOutput<"listRetentionHolds">["items"][number];
+type Page = CallableOutput<"listRetentionHolds">;
+type Hold = Page["items"][number];
 interface Filters {
   state: "ACTIVE" | "RELEASED";
   reasonCode: string;
@@ -21,11 +22,11 @@ interface Filters {
 
 /** The place-hold form: the contract's shapes, and the registry's verdict on the path before anything is sent. */
 const PlaceForm = z
-  .object({ targetPath: inputs.documentPath, reasonCode: inputs.code, releaseAfter: z.string(), note: inputs.text })
+  .object({ targetPath: z.string().trim().min(1, "the path of the document or tenant to hold"), reasonCode: inputs.code, releaseAfter: z.string(), note: inputs.text })
   .superRefine((v, ctx) => {
-    const verdict = holdTargetVerdict(policy, v.targetPath);
-    if (!verdict.ok) ctx.addIssue({ code: "custom", path: ["targetPath"], message: `${verdict.reason}: ${verdict.message}` });
-    if (v.releaseAfter !== "" && Number.isNaN(Date.parse(`${v.releaseAfter}:00Z`))) ctx.addIssue({ code: "custom", path: ["releaseAfter"], message: "a date and time" });
+    const check = pathCheck(v.targetPath);
+    if (v.targetPath !== "" && !check.ok) ctx.addIssue({ code: "custom", path: ["targetPath"], message: check.code ? `${check.text} (code ${check.code})` : check.text });
+    if (v.releaseAfter.trim() !== "" && parseUtc(v.releaseAfter) === null) ctx.addIssue({ code: "custom", path: ["releaseAfter"], message: RELEASE_AFTER_FORMAT });
   });
 type PlaceValues = z.infer<typeof PlaceForm>;
 
@@ -33,31 +34,51 @@ function PlaceHold({ onPlaced }: { onPlaced: () => void }) {
   const { fb } = useSession();
   const form = useForm<PlaceValues>({ resolver: zodResolver(PlaceForm), mode: "onChange", defaultValues: { targetPath: "", reasonCode: "", releaseAfter: "", note: "" } });
   const place = useMutation({
-    mutationFn: (v: PlaceValues) =>
-      fb.client.placeRetentionHold({
-        targetPath: v.targetPath,
+    mutationFn: (v: PlaceValues) => {
+      const releaseAfterMs = parseUtc(v.releaseAfter);
+      return fb.client.placeRetentionHold({
+        targetPath: v.targetPath.trim(),
         reasonCode: v.reasonCode,
-        ...(v.releaseAfter ? { releaseAfter: new Date(`${v.releaseAfter}:00Z`).toISOString() } : {}),
+        ...(releaseAfterMs !== null ? { releaseAfter: new Date(releaseAfterMs).toISOString() } : {}),
         ...(v.note ? { note: v.note } : {}),
-      }),
+      });
+    },
     onSuccess: () => {
       form.reset();
       onPlaced();
     },
   });
-  const path = form.watch("targetPath");
-  const verdict = path ? holdTargetVerdict(policy, path) : null;
+  // A refusal is about what was sent: once a field changes, it no longer applies and goes.
+  const { reset: clearRefusal, isError: refused } = place;
+  useEffect(() => {
+    const sub = form.watch(() => {
+      if (refused) clearRefusal();
+    });
+    return () => sub.unsubscribe();
+  }, [form, refused, clearRefusal]);
+  const path = form.watch("targetPath").trim();
+  const check = path ? pathCheck(path) : null;
+  const releaseAfter = form.watch("releaseAfter").trim();
+  const releaseAfterMs = parseUtc(releaseAfter);
   const { errors } = form.formState;
   return (
     <form className="card" aria-labelledby="place-heading" onSubmit={(e) => void form.handleSubmit((v) => place.mutate(v))(e)} noValidate>
       <h2 id="place-heading">Place a hold</h2>
+      <p className="muted legend">A hold keeps a document (or a whole tenant) from being deleted or masked, whatever its retention says, until an officer releases it.</p>
       <label htmlFor="hold-target">Document or tenant path</label>
       <input id="hold-target" placeholder="tenants/t-acme/orders/o-1002" aria-describedby="hold-target-check" aria-invalid={errors.targetPath ? true : undefined} {...form.register("targetPath")} />
-      <p id="hold-target-check" className={errors.targetPath ? "field-error" : "muted"} data-testid="path-check">
-        {errors.targetPath?.message ?? (verdict?.ok ? (verdict.targetType === "subtree" ? "A tenant: the hold covers it and everything under it." : `A document of class ${verdict.retentionClass}: it may be held.`) : "A document path: collection/id pairs.")}
+      <p id="hold-target-check" className={errors.targetPath || (check && !check.ok) ? "field-error" : "muted"} data-testid="path-check">
+        {check ? (
+          <>
+            {check.text}
+            {check.code && <span className="code-detail"> Code: {check.code}</span>}
+          </>
+        ) : (
+          (errors.targetPath?.message ?? "A document's path: collection and id pairs, e.g. tenants/t-acme/orders/o-1002, or a tenant: tenants/t-acme.")
+        )}
       </p>
       <label htmlFor="hold-reason">Reason for the hold</label>
-      <select id="hold-reason" aria-invalid={errors.reasonCode ? true : undefined} {...form.register("reasonCode")}>
+      <select id="hold-reason" aria-invalid={errors.reasonCode ? true : undefined} aria-describedby={errors.reasonCode ? "hold-reason-error" : undefined} {...form.register("reasonCode")}>
         <option value="">Choose a reason</option>
         {policy.registry.holdReasons.map((r) => (
           <option key={r.code} value={r.code}>
@@ -66,19 +87,37 @@ function PlaceHold({ onPlaced }: { onPlaced: () => void }) {
           </option>
         ))}
       </select>
-      {errors.reasonCode && <p className="field-error">Choose a reason.</p>}
-      <label htmlFor="hold-release-after">Release after (UTC, optional)</label>
-      <input id="hold-release-after" type="datetime-local" {...form.register("releaseAfter")} />
-      <label htmlFor="hold-note">Note (optional, staff only; never shown to the subject)</label>
-      <textarea id="hold-note" rows={2} {...form.register("note")} />
-      <button type="submit" className="primary" disabled={place.isPending}>
-        Place hold
-      </button>
-      {place.isError && (
-        <p role="alert" className="error">
-          {problem(place.error)}
+      {errors.reasonCode && (
+        <p className="field-error" id="hold-reason-error">
+          Choose a reason.
         </p>
       )}
+      <label htmlFor="hold-release-after">Release after (optional): date and time in UTC</label>
+      <input id="hold-release-after" inputMode="numeric" placeholder="YYYY-MM-DD HH:MM (UTC)" aria-describedby="hold-release-after-hint" aria-invalid={errors.releaseAfter ? true : undefined} {...form.register("releaseAfter")} />
+      <p id="hold-release-after-hint" className={releaseAfter !== "" && releaseAfterMs === null ? "field-error" : "muted"} data-testid="release-after-hint">
+        {releaseAfter === ""
+          ? "In UTC, not your local time. Leave it empty to let it be released at any time."
+          : releaseAfterMs === null
+            ? RELEASE_AFTER_FORMAT
+            : `No one can release it before ${localEcho(releaseAfterMs)}`}
+      </p>
+      <label htmlFor="hold-note">Note (optional, staff only; never shown to the subject)</label>
+      <textarea id="hold-note" rows={2} {...form.register("note")} />
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={place.isPending}>
+          Place hold
+        </button>
+        <button
+          type="button"
+          onClick={() => {
+            form.reset();
+            place.reset();
+          }}
+        >
+          Clear
+        </button>
+      </div>
+      {place.isError && <Problem error={place.error} />}
       {place.isSuccess && (
         <p role="status" className="ok" data-testid="hold-placed">
           Hold placed: {place.data.holdId}
@@ -88,13 +127,35 @@ function PlaceHold({ onPlaced }: { onPlaced: () => void }) {
   );
 }
 
-function ReleaseControl({ hold, onReleased }: { hold: Hold; onReleased: () => void }) {
+function ReleaseControl({ hold, people, onReleased }: { hold: Hold; people: Page["people"]; onReleased: (hold: Hold) => void }) {
   const { fb } = useSession();
   const [open, setOpen] = useState(false);
   const form = useForm<{ reason: string }>({ resolver: zodResolver(z.object({ reason: inputs.text.min(1, "why the hold no longer applies") })), defaultValues: { reason: "" } });
-  const release = useMutation({ mutationFn: (reason: string) => fb.client.releaseRetentionHold({ holdId: hold.holdId, reason }), onSuccess: onReleased });
-  if (hold.state !== "ACTIVE") return <span className="muted">Released {when(hold.releasedAt)} by {hold.releasedBy}</span>;
-  if (hold.releaseRefusal === "TWO_PERSON_RULE") return <span className="badge">Awaiting a second officer</span>;
+  const release = useMutation({ mutationFn: (reason: string) => fb.client.releaseRetentionHold({ holdId: hold.holdId, reason }), onSuccess: () => onReleased(hold) });
+  const { setFocus } = form;
+  // The reason box takes the focus as soon as it opens: where the officer types next.
+  useEffect(() => {
+    if (open) setFocus("reason");
+  }, [open, setFocus]);
+  const { reset: clearRefusal, isError: refused } = release;
+  useEffect(() => {
+    const sub = form.watch(() => {
+      if (refused) clearRefusal();
+    });
+    return () => sub.unsubscribe();
+  }, [form, refused, clearRefusal]);
+  if (hold.state !== "ACTIVE")
+    return (
+      <span data-testid="released">
+        Released {when(hold.releasedAt)} by {personName(people, hold.releasedBy)}
+        {hold.releaseReason ? (
+          <>
+            : “{hold.releaseReason}”
+          </>
+        ) : null}
+      </span>
+    );
+  if (hold.releaseRefusal === "TWO_PERSON_RULE") return <span className="badge">Awaiting a second officer: you placed it</span>;
   if (hold.releaseRefusal === "RELEASE_BEFORE_RELEASE_AFTER") return <span className="muted">Locked until {when(hold.releaseAfter)}</span>;
   if (!open)
     return (
@@ -106,46 +167,78 @@ function ReleaseControl({ hold, onReleased }: { hold: Hold; onReleased: () => vo
   return (
     <form onSubmit={(e) => void form.handleSubmit((v) => release.mutate(v.reason))(e)} noValidate>
       <label htmlFor={id}>Why release it?</label>
-      <input id={id} {...form.register("reason")} />
-      {form.formState.errors.reason && <p className="field-error">Say {form.formState.errors.reason.message}.</p>}
-      <button type="submit" className="primary" disabled={release.isPending}>
-        Confirm release
-      </button>
-      {release.isError && (
-        <p role="alert" className="error">
-          {problem(release.error)}
-        </p>
-      )}
+      <input id={id} aria-describedby={`${id}-hint`} {...form.register("reason")} />
+      <p id={`${id}-hint`} className={form.formState.errors.reason ? "field-error" : "muted"}>
+        {form.formState.errors.reason ? `Say ${form.formState.errors.reason.message}.` : "Kept with the hold's history; the evidence records its hash."}
+      </p>
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={release.isPending}>
+          Confirm release
+        </button>
+        <button
+          type="button"
+          onClick={() => {
+            form.reset();
+            release.reset();
+            setOpen(false);
+          }}
+        >
+          Cancel
+        </button>
+      </div>
+      {release.isError && <Problem error={release.error} />}
     </form>
   );
+}
+
+/** The value after it has stopped changing for `ms`: a typed filter is applied once the typing pauses. */
+function useSettled<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return settled;
 }
 
 /** Active holds filterable by reason, target and placer; place; release under the two-person rule; history. */
 export function HoldsView() {
   const { fb } = useSession();
+  const userKey = useUserKey();
   const qc = useQueryClient();
   const [filters, setFilters] = useState<Filters>({ state: "ACTIVE", reasonCode: "", placedBy: "", targetPath: "" });
-  const filterForm = useForm<Filters>({ defaultValues: filters });
+  const [notice, setNotice] = useState<string | null>(null);
+  const typedTarget = useSettled(filters.targetPath.trim(), 400);
+  const typedPlacer = useSettled(filters.placedBy.trim(), 400);
+  // A partly typed path or email is not sent: the field says what it still needs.
+  const targetOk = typedTarget === "" || inputs.documentPath.safeParse(typedTarget).success;
+  const placerOk = typedPlacer === "" || inputs.id.safeParse(typedPlacer).success || z.email().safeParse(typedPlacer).success;
+  const applied = { state: filters.state, reasonCode: filters.reasonCode, targetPath: targetOk ? typedTarget : "", placedBy: placerOk ? typedPlacer : "" };
   const q = useInfiniteQuery({
-    queryKey: ["holds", filters],
+    queryKey: [...userKey, "holds", applied],
     initialPageParam: undefined as string | undefined,
     queryFn: ({ pageParam }) =>
       fb.client.listRetentionHolds({
-        state: filters.state,
-        ...(filters.reasonCode ? { reasonCode: filters.reasonCode } : {}),
-        ...(filters.placedBy ? { placedBy: filters.placedBy } : {}),
-        ...(filters.targetPath ? { targetPath: filters.targetPath } : {}),
+        state: applied.state,
+        ...(applied.reasonCode ? { reasonCode: applied.reasonCode } : {}),
+        ...(applied.placedBy ? { placedBy: applied.placedBy } : {}),
+        ...(applied.targetPath ? { targetPath: applied.targetPath } : {}),
         pageSize: 25,
         ...(pageParam ? { cursor: pageParam } : {}),
       }),
     getNextPageParam: (last) => last.nextCursor ?? undefined,
   });
-  const refresh = () => void qc.invalidateQueries({ queryKey: ["holds"] });
+  const refresh = () => void qc.invalidateQueries({ queryKey: [...userKey, "holds"] });
+  const people = Object.assign({}, ...(q.data?.pages.map((p) => p.people) ?? [])) as Page["people"];
+  const set = (patch: Partial<Filters>) => {
+    setNotice(null);
+    setFilters((f) => ({ ...f, ...patch }));
+  };
   const columns: ColumnDef<Hold, unknown>[] = [
     { header: "Hold", accessorKey: "holdId", cell: (c) => <code>{c.row.original.holdId}</code> },
-    { header: "Reason", accessorKey: "reasonCode" },
-    { header: "Target", accessorKey: "targetPath", cell: (c) => <code>{c.row.original.targetPath}</code> },
-    { header: "Placed by", accessorKey: "placedBy" },
+    { header: "Reason", accessorKey: "reasonCode", cell: (c) => <span title={c.row.original.reasonDescription ?? undefined}>{c.row.original.reasonCode}</span> },
+    { header: "Target", accessorKey: "targetPath", cell: (c) => <PathText path={c.row.original.targetPath} /> },
+    { header: "Placed by", id: "placedBy", accessorFn: (h) => personName(people, h.placedBy) },
     { header: "Placed", accessorKey: "placedAt", cell: (c) => when(c.row.original.placedAt) },
     {
       header: "Release after",
@@ -163,20 +256,34 @@ export function HoldsView() {
       ),
     },
     { header: "Note", accessorKey: "note", cell: (c) => c.row.original.note ?? "-" },
-    { header: "Release", id: "release", cell: (c) => <ReleaseControl hold={c.row.original} onReleased={refresh} /> },
+    {
+      header: filters.state === "ACTIVE" ? "Release" : "Released",
+      id: "release",
+      cell: (c) => (
+        <ReleaseControl
+          hold={c.row.original}
+          people={people}
+          onReleased={(h) => {
+            setNotice(`Hold ${h.holdId} on ${h.targetPath} is released. It is listed under History (released).`);
+            refresh();
+          }}
+        />
+      ),
+    },
   ];
   const items = q.data?.pages.flatMap((p) => p.items) ?? [];
   return (
     <section>
       <h1>Retention holds</h1>
-      <form className="filters" aria-label="Filter holds" onSubmit={(e) => void filterForm.handleSubmit((v) => setFilters({ ...v, reasonCode: v.reasonCode.trim(), placedBy: v.placedBy.trim(), targetPath: v.targetPath.trim() }))(e)}>
+      <p className="muted legend">Filters apply as you change them.</p>
+      <form className="filters" aria-label="Filter holds" onSubmit={(e) => e.preventDefault()}>
         <label htmlFor="f-state">Show</label>
-        <select id="f-state" {...filterForm.register("state")}>
+        <select id="f-state" value={filters.state} onChange={(e) => set({ state: e.target.value as Filters["state"] })}>
           <option value="ACTIVE">Active holds</option>
           <option value="RELEASED">History (released)</option>
         </select>
         <label htmlFor="f-reason">Reason</label>
-        <select id="f-reason" {...filterForm.register("reasonCode")}>
+        <select id="f-reason" value={filters.reasonCode} onChange={(e) => set({ reasonCode: e.target.value })}>
           <option value="">Any reason</option>
           {policy.registry.holdReasons.map((r) => (
             <option key={r.code} value={r.code}>
@@ -185,17 +292,27 @@ export function HoldsView() {
           ))}
         </select>
         <label htmlFor="f-target">Target path</label>
-        <input id="f-target" {...filterForm.register("targetPath")} />
-        <label htmlFor="f-placer">Placed by (uid)</label>
-        <input id="f-placer" {...filterForm.register("placedBy")} />
-        <button type="submit">Apply</button>
+        <input id="f-target" value={filters.targetPath} aria-invalid={targetOk ? undefined : true} aria-describedby={targetOk ? undefined : "f-target-error"} onChange={(e) => set({ targetPath: e.target.value })} />
+        <label htmlFor="f-placer">Placed by (staff email)</label>
+        <input id="f-placer" type="email" value={filters.placedBy} aria-invalid={placerOk ? undefined : true} aria-describedby={placerOk ? undefined : "f-placer-error"} onChange={(e) => set({ placedBy: e.target.value })} />
+        {!targetOk && (
+          <p className="field-error" id="f-target-error">
+            The target filter needs a whole document path (collection and id pairs).
+          </p>
+        )}
+        {!placerOk && (
+          <p className="field-error" id="f-placer-error">
+            The placed-by filter needs a whole email address.
+          </p>
+        )}
       </form>
-      {q.isPending && <p className="loading">Loading holds…</p>}
-      {q.isError && (
-        <p role="alert" className="error">
-          {problem(q.error)}
+      {notice && (
+        <p role="status" className="notice ok" data-testid="hold-released">
+          {notice}
         </p>
       )}
+      {q.isPending && <p className="loading">Loading holds…</p>}
+      {q.isError && <Problem error={q.error} />}
       {q.isSuccess && <DataTable caption={filters.state === "ACTIVE" ? "Active holds, newest first" : "Released holds, newest first"} columns={columns} data={items} rowKey={(h) => h.holdId} testId="holds" />}
       {q.hasNextPage && (
         <button type="button" onClick={() => void q.fetchNextPage()}>

@@ -1,8 +1,8 @@
 import { refusalReason, type CallableOutput } from "@atlasmart/retention-client";
 import { useQuery } from "@tanstack/react-query";
 import { Link, useParams } from "@tanstack/react-router";
-import { countdown, erasureCompleteText, goneByText, problem, subjectLabel, when } from "../format";
-import { useSession } from "../session";
+import { countdown, erasureCompleteText, goneByText, openedBy, PathText, Problem, subjectLabel, timelineText, useNow, when, whereItStands } from "../format";
+import { useSession, useUserKey } from "../session";
 
 type Plan = CallableOutput<"planDeletion">;
 
@@ -41,11 +41,13 @@ export function planByCollection(plan: Plan): PlanRow[] {
 export function RequestDetailView() {
   const { requestId } = useParams({ from: "/requests/$requestId" });
   const { fb } = useSession();
-  const status = useQuery({ queryKey: ["status", requestId], queryFn: () => fb.client.getDeletionStatus({ requestId }) });
+  const userKey = useUserKey();
+  const nowMs = useNow();
+  const status = useQuery({ queryKey: [...userKey, "status", requestId], queryFn: () => fb.client.getDeletionStatus({ requestId }) });
   const subject = status.data?.staff?.subject;
   // A user's erasure is planned by uid, a tenant's closure by tenant.
   const planInput = subject === undefined ? undefined : subject.type === "user" ? { subjectUid: subject.uid } : { tenantId: subject.tenantId };
-  const plan = useQuery({ queryKey: ["plan", planInput], enabled: planInput !== undefined, queryFn: () => fb.client.planDeletion(planInput!) });
+  const plan = useQuery({ queryKey: [...userKey, "plan", planInput], enabled: planInput !== undefined, queryFn: () => fb.client.planDeletion(planInput!) });
   const s = status.data;
   return (
     <section>
@@ -54,11 +56,7 @@ export function RequestDetailView() {
       </p>
       <h1>Request {requestId}</h1>
       {status.isPending && <p className="loading">Loading…</p>}
-      {status.isError && (
-        <p role="alert" className="error">
-          {problem(status.error)}
-        </p>
-      )}
+      {status.isError && <Problem error={status.error} />}
       {s && (
         <>
           <dl className="facts" data-testid="request-facts">
@@ -66,10 +64,12 @@ export function RequestDetailView() {
             <dd>
               <span className={`state state-${s.state}`}>{s.state}</span>
             </dd>
-            <dt>Subject</dt>
-            <dd>
-              {s.staff && `${subjectLabel(s.staff.subject)}, opened by ${s.staff.requestedBy} via ${s.staff.source}`}
-            </dd>
+            <dt>Where it stands</dt>
+            <dd data-testid="where-it-stands">{whereItStands({ state: s.state, graceEndsAt: s.graceEndsAt, blockedReason: s.staff?.blockedReason ?? null, retainedUnderHold: s.staff?.retainedUnderHold?.count ?? null }, nowMs)}</dd>
+            <dt>Whose data</dt>
+            <dd>{s.staff && subjectLabel(s.staff.subject)}</dd>
+            <dt>Opened by</dt>
+            <dd data-testid="opened-by">{s.staff && openedBy(s.staff.source, s.staff.requestedBy, s.staff.people)}</dd>
             <dt>Grace period ends</dt>
             <dd>{when(s.graceEndsAt)}</dd>
             <dt>Due</dt>
@@ -97,11 +97,14 @@ export function RequestDetailView() {
           </dl>
           <h2>Timeline</h2>
           <ol className="timeline" data-testid="timeline">
-            {s.timeline.map((t, i) => (
-              <li key={i}>
-                <span className="muted">{when(t.at)}</span> <strong>{t.event}</strong> {t.detail ?? ""}
-              </li>
-            ))}
+            {s.timeline.map((t, i) => {
+              const words = timelineText(t.event, t.detail);
+              return (
+                <li key={i}>
+                  <span className="muted">{when(t.at)}</span> <strong>{words.event}</strong> {words.detail}
+                </li>
+              );
+            })}
           </ol>
           <h2>What is kept, and why</h2>
           {s.retained.length === 0 ? (
@@ -110,7 +113,8 @@ export function RequestDetailView() {
             <ul data-testid="retained">
               {s.retained.map((r) => (
                 <li key={r.path}>
-                  <code>{r.path}</code>: {r.reasonCode} ({r.reason}){r.until ? ` until ${r.until}` : ""}
+                  <PathText path={r.path} />: {r.reason} <span className="code-detail">({r.reasonCode})</span>
+                  {r.until ? ` until ${r.until}` : ""}
                 </li>
               ))}
             </ul>
@@ -120,9 +124,13 @@ export function RequestDetailView() {
       <h2>Plan preview</h2>
       {plan.isPending && planInput !== undefined && <p className="loading">Planning…</p>}
       {plan.isError && (
-        <p className={refusalReason(plan.error) === "SUBJECT_NOT_FOUND" ? "empty" : "error"} role="status">
-          {refusalReason(plan.error) === "SUBJECT_NOT_FOUND" ? "The subject's data is gone: nothing is left to plan." : problem(plan.error)}
-        </p>
+        refusalReason(plan.error) === "SUBJECT_NOT_FOUND" ? (
+          <p className="empty" role="status">
+            The subject's data is gone: nothing is left to plan.
+          </p>
+        ) : (
+          <Problem error={plan.error} role="status" />
+        )
       )}
       {plan.data && (
         <>

@@ -3,13 +3,14 @@ import { useInfiniteQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import type { ColumnDef } from "@tanstack/react-table";
 import { useState } from "react";
-import { countdown, problem, subjectLabel, useNow, when } from "../format";
-import { useSession } from "../session";
+import { countdown, openedBy, Problem, subjectLabel, useNow, when, whereItStands } from "../format";
+import { useSession, useUserKey } from "../session";
 import { DataTable } from "../table";
 
-type Item = CallableOutput<"listDeletionRequests">["items"][number];
+type Page = CallableOutput<"listDeletionRequests">;
+type Item = Page["items"][number];
 
-const columnsAt = (nowMs: number): ColumnDef<Item, unknown>[] => [
+const columnsAt = (nowMs: number, people: Page["people"]): ColumnDef<Item, unknown>[] => [
   {
     header: "Request",
     accessorKey: "requestId",
@@ -20,7 +21,8 @@ const columnsAt = (nowMs: number): ColumnDef<Item, unknown>[] => [
     ),
   },
   { header: "State", accessorKey: "state", cell: (c) => <span className={`state state-${c.row.original.state}`}>{c.row.original.state}</span> },
-  { header: "Subject", id: "subject", accessorFn: (r) => subjectLabel(r.subject) },
+  { header: "Whose data", id: "subject", accessorFn: (r) => subjectLabel(r.subject) },
+  { header: "Opened by", id: "openedBy", accessorFn: (r) => openedBy(r.source, r.requestedBy, people) },
   { header: "Requested", accessorKey: "requestedAt", cell: (c) => when(c.row.original.requestedAt) },
   {
     header: "Due",
@@ -34,13 +36,12 @@ const columnsAt = (nowMs: number): ColumnDef<Item, unknown>[] => [
     ),
   },
   {
-    header: "Why not done",
+    header: "Where it stands",
     id: "why",
     cell: (c) => {
       const r = c.row.original;
-      if (r.blockedReason) return <span className="badge warn">Blocked: {r.blockedReason}</span>;
-      if (r.retainedUnderHold !== null) return <span className="badge">{r.retainedUnderHold} kept under a hold</span>;
-      return <span className="muted">-</span>;
+      const text = whereItStands(r, nowMs);
+      return <span className={r.state === "BLOCKED" ? "badge warn" : r.state === "RETAINED_UNDER_HOLD" ? "badge" : undefined}>{text}</span>;
     },
   },
 ];
@@ -48,22 +49,36 @@ const columnsAt = (nowMs: number): ColumnDef<Item, unknown>[] => [
 /** Deletion requests by state, the due date counting down, overdue ones flagged; paged. */
 export function RequestsView() {
   const { fb } = useSession();
+  const userKey = useUserKey();
   const nowMs = useNow();
-  const columns = columnsAt(nowMs);
   const [state, setState] = useState<string>("");
   const [overdueOnly, setOverdueOnly] = useState(false);
   const q = useInfiniteQuery({
-    queryKey: ["requests", state, overdueOnly],
+    queryKey: [...userKey, "requests", state, overdueOnly],
     initialPageParam: undefined as string | undefined,
     queryFn: ({ pageParam }) =>
       fb.client.listDeletionRequests({ ...(state ? { state: state as Item["state"] } : {}), ...(overdueOnly ? { overdueOnly } : {}), pageSize: 25, ...(pageParam ? { cursor: pageParam } : {}) }),
     getNextPageParam: (last) => last.nextCursor ?? undefined,
   });
-  const items = q.data?.pages.flatMap((p) => p.items) ?? [];
+  // A tenant's closure awaiting its second approval has no due date yet, so the most-urgent-first list leaves it
+  // out: with no filter, those closures are listed first, from their own state's list.
+  const everything = state === "" && !overdueOnly;
+  const awaiting = useInfiniteQuery({
+    queryKey: [...userKey, "requests", "AWAITING_APPROVAL", false],
+    enabled: everything,
+    initialPageParam: undefined as string | undefined,
+    queryFn: ({ pageParam }) => fb.client.listDeletionRequests({ state: "AWAITING_APPROVAL", pageSize: 25, ...(pageParam ? { cursor: pageParam } : {}) }),
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
+  });
+  const pages = [...(everything ? (awaiting.data?.pages ?? []) : []), ...(q.data?.pages ?? [])];
+  const items = pages.flatMap((p) => p.items);
+  const people = Object.assign({}, ...pages.map((p) => p.people)) as Page["people"];
+  const columns = columnsAt(nowMs, people);
   return (
     <section>
       <h1>Deletion requests</h1>
-      <form className="filters" onSubmit={(e) => e.preventDefault()}>
+      <p className="muted legend">Each request erases one person's data (or a whole tenant's). It waits out a grace period in which it can be cancelled, then the nightly run erases what no law or hold keeps. Filters apply as you change them.</p>
+      <form className="filters" aria-label="Filter requests" onSubmit={(e) => e.preventDefault()}>
         <label htmlFor="state-filter">State</label>
         <select id="state-filter" value={state} onChange={(e) => setState(e.target.value)}>
           <option value="">All states</option>
@@ -77,13 +92,15 @@ export function RequestsView() {
           <input type="checkbox" checked={overdueOnly} onChange={(e) => setOverdueOnly(e.target.checked)} /> Only overdue
         </label>
       </form>
-      {q.isPending && <p className="loading">Loading requests…</p>}
-      {q.isError && (
-        <p role="alert" className="error">
-          {problem(q.error)}
-        </p>
+      {(q.isPending || (everything && awaiting.isPending)) && <p className="loading">Loading requests…</p>}
+      {q.isError && <Problem error={q.error} />}
+      {everything && awaiting.isError && <Problem error={awaiting.error} />}
+      {q.isSuccess && (!everything || awaiting.isSuccess) && <DataTable caption={everything ? "Closures awaiting approval, then deletion requests, most urgent first" : "Deletion requests, most urgent first"} columns={columns} data={items} rowKey={(r) => r.requestId} testId="requests" />}
+      {everything && awaiting.hasNextPage && (
+        <button type="button" onClick={() => void awaiting.fetchNextPage()} disabled={awaiting.isFetchingNextPage}>
+          More closures awaiting approval
+        </button>
       )}
-      {q.isSuccess && <DataTable caption="Deletion requests, most urgent first" columns={columns} data={items} rowKey={(r) => r.requestId} testId="requests" />}
       {q.hasNextPage && (
         <button type="button" onClick={() => void q.fetchNextPage()} disabled={q.isFetchingNextPage}>
           Load more

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { JOB_NAMES } from "../kernel/job";
 import { LIFECYCLE_STATES } from "../kernel/lifecycle";
-import { inputs, isoString } from "./inputs";
+import { inputs, isoString, StaffNames } from "./inputs";
 
 /** The jobs an operator can run on demand (runRetentionJob, `retention run`) as well as on a schedule. */
 export { JOB_NAMES };
@@ -66,4 +66,4 @@ export const BrakeRunItem = z.object({
     .object({ decision: z.enum(BRAKE_DECISIONS), by: z.string(), at: isoString.nullable(), expiresAt: isoString.nullable(), note: z.string(), evidenceShard: z.string().nullable(), evidenceSeq: z.number() })
     .nullable(),
 });
-export const ListBrakeRunsOutput = z.object({ items: z.array(BrakeRunItem), nextCursor: z.string().nullable() });
+export const ListBrakeRunsOutput = z.object({ items: z.array(BrakeRunItem), nextCursor: z.string().nullable(), people: StaffNames });

@@ -55,7 +55,7 @@ export const CALLABLES = {
     output: requests.ListDeletionRequestsOutput,
     caller: "compliance",
     appCheck: false,
-    summary: "Deletion requests, most urgent due date first, by state or only the overdue ones; paged.",
+    summary: "Deletion requests, most urgent due date first, by state or only the overdue ones; names the staff who opened them; paged.",
     refusals: ["permission-denied/NOT_COMPLIANCE", "invalid-argument/INVALID_CURSOR"],
   }),
   requestTenantDeletion: spec({
@@ -116,8 +116,8 @@ export const CALLABLES = {
     output: holds.ListRetentionHoldsOutput,
     caller: "compliance",
     appCheck: false,
-    summary: "Active holds (or past ones), newest first, by reason, placer and target; flags holds past releaseAfter; paged.",
-    refusals: ["permission-denied/NOT_COMPLIANCE", "invalid-argument/INVALID_CURSOR"],
+    summary: "Active holds (or past ones), newest first, by reason, placer (uid or staff email) and target; flags holds past releaseAfter; names the staff who placed and released them; paged.",
+    refusals: ["permission-denied/NOT_COMPLIANCE", "invalid-argument/INVALID_CURSOR", "not-found/STAFF_NOT_FOUND"],
   }),
   planDeletion: spec({
     input: admin.PlanDeletionInput,
@@ -132,7 +132,7 @@ export const CALLABLES = {
     output: evidence.ExplainDeletionOutput,
     caller: "compliance",
     appCheck: false,
-    summary: "Why was this deleted, and who allowed it: the evidence for a path, a request or a subject, and whether the chain verifies; paged.",
+    summary: "Why was this deleted, and who allowed it: the evidence for a path, a request or a subject, and whether the chain verifies; a hold release's typed reason, checked against its hash; the staff named; paged.",
     refusals: ["permission-denied/NOT_COMPLIANCE", "invalid-argument/INVALID_CURSOR"],
   }),
   getRetentionReport: spec({
@@ -173,7 +173,7 @@ export const CALLABLES = {
     output: admin.ListBrakeRunsOutput,
     caller: "compliance or retention-admin",
     appCheck: false,
-    summary: "The deletion sets the mass-deletion brake holds back, with their units, manifest hashes and counts; paged.",
+    summary: "The deletion sets the mass-deletion brake holds back, with their units, manifest hashes and counts, and who decided, named; paged.",
     refusals: ["permission-denied/NOT_RETENTION_ADMIN", "invalid-argument/INVALID_CURSOR"],
   }),
   approvePurgeRun: spec({

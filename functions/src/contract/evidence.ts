@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { inputs, isoString } from "./inputs";
+import { inputs, isoString, StaffNames } from "./inputs";
 
 const verify = z.enum(["entries", "chain"]).optional();
 const paging = { pageSize: inputs.pageSize.optional(), cursor: inputs.cursor.optional(), verify };
@@ -36,6 +36,11 @@ export const EvidenceEntryView = z.object({
   paths: z.array(z.string()),
   detail: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
   hash: z.string(),
+  /**
+   * What the person who acted typed, where the evidence keeps only its hash: a hold release's reason, read from the
+   * hold's record, and whether it still hashes to what the entry recorded. Null for other entries.
+   */
+  statement: z.object({ kind: z.literal("releaseReason"), text: z.string(), matchesEvidence: z.boolean() }).nullable(),
   /** Why this entry is shown: it names the path/request/subject, or it is context (the request, the run's approval). */
   role: z.enum(["match", "context"]),
   /** The entry's own hash, its MAC, and its links to the entries before and after it in its chain. */
@@ -48,6 +53,8 @@ export const ExplainDeletionOutput = z.object({
   nextCursor: z.string().nullable(),
   /** One sentence per entry: what was done, by whom, under which reason; then ("allowed by: ...") who allowed it. */
   summary: z.array(z.string()),
+  /** The staff among the entries' actors, named. */
+  people: StaffNames,
   verification: z.object({
     mode: z.enum(["entries", "chain"]),
     ok: z.boolean(),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { inputs, isoString } from "./inputs";
+import { inputs, isoString, StaffNames } from "./inputs";
 
 export const PlaceRetentionHoldInput = z
   .object({ targetPath: inputs.documentPath, reasonCode: inputs.code, releaseAfter: inputs.isoTime.optional(), note: inputs.text.optional() })
@@ -19,7 +19,8 @@ export const ListRetentionHoldsInput = z
   .object({
     state: z.enum(HOLD_STATES).optional(),
     reasonCode: inputs.code.optional(),
-    placedBy: inputs.id.optional(),
+    /** The placer: a staff uid, or a staff member's email (NOT_FOUND/STAFF_NOT_FOUND when no staff account has it). */
+    placedBy: z.union([inputs.id, z.email().max(320)]).optional(),
     targetPath: inputs.documentPath.optional(),
     pageSize: inputs.pageSize.optional(),
     cursor: inputs.cursor.optional(),
@@ -49,4 +50,4 @@ export const HoldListItem = z.object({
   releasedAt: isoString.nullable(),
   releaseReason: z.string().nullable(),
 });
-export const ListRetentionHoldsOutput = z.object({ items: z.array(HoldListItem), nextCursor: z.string().nullable() });
+export const ListRetentionHoldsOutput = z.object({ items: z.array(HoldListItem), nextCursor: z.string().nullable(), people: StaffNames });

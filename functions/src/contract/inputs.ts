@@ -28,3 +28,10 @@ export const inputs = {
 
 /** A time as the wire carries it: an ISO 8601 string (UTC). */
 export const isoString = z.string();
+
+/**
+ * The staff members a list names (placers, releasers, approvers, requesters), by uid: their Auth display name and
+ * email, so the console shows people, not uids. Staff accounts only; a customer is never named; a uid missing here
+ * (no Auth account any more, or the system) is shown as it is.
+ */
+export const StaffNames = z.record(z.string(), z.object({ name: z.string().nullable(), email: z.string().nullable() }));

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { GONE_BY_UNKNOWN, REQUEST_STATES } from "../kernel/request-states";
-import { inputs, isoString } from "./inputs";
+import { inputs, isoString, StaffNames } from "./inputs";
 
 export { REQUEST_STATES };
 
@@ -52,6 +52,8 @@ export const GetDeletionStatusOutput = z.object({
       source: z.string(),
       blockedReason: z.string().nullable(),
       retainedUnderHold: z.object({ count: z.number(), holds: z.array(z.object({ holdId: z.string().nullable(), reasonCode: z.string() })) }).nullable(),
+      /** The staff among the request's actors (who opened it, approved it), named. */
+      people: StaffNames,
     })
     .optional(),
 });
@@ -81,7 +83,7 @@ export const DeletionRequestListItem = z.object({
   blockedReason: z.string().nullable(),
   retainedUnderHold: z.number().nullable(),
 });
-export const ListDeletionRequestsOutput = z.object({ items: z.array(DeletionRequestListItem), nextCursor: z.string().nullable() });
+export const ListDeletionRequestsOutput = z.object({ items: z.array(DeletionRequestListItem), nextCursor: z.string().nullable(), people: StaffNames });
 
 /** A retention-admin opens a tenant's closure; a second staff member must approve it before anything happens. */
 export const RequestTenantDeletionInput = z.object({ tenantId: inputs.id, reason: inputs.text.min(1) }).strict();

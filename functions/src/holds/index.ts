@@ -3,6 +3,6 @@ export { activeHolds, activeHoldsCoveringInTx, applyHoldFlags, applyHoldNow, hol
 export type { ApplyHold } from "./service";
 export { enqueueHoldApply, enqueueHoldTask } from "./tasks";
 export type { HoldSnapshot } from "./fence";
-export { listHolds } from "./queries";
+export { listHolds, releaseReasonsOf } from "./queries";
 export { claimingHoldIds } from "./rules";
 export type { ListHoldsQuery } from "./queries";

@@ -86,3 +86,19 @@ export async function listHolds(q: ListHoldsQuery) {
   const nextCursor = snap.docs.length > size && last ? encodeCursor(list, [toMs(last.get("placedAt")) ?? 0, last.id]) : null;
   return { items, nextCursor };
 }
+
+/**
+ * The release reasons the releasing officers typed, by hold id, for the released holds among `holdIds` (the
+ * evidence keeps only their hash: HOLD_RELEASED's detail.releaseReasonHash). Read by id, 100 at most per call.
+ */
+export async function releaseReasonsOf(holdIds: Iterable<string>): Promise<Map<string, string>> {
+  const ids = [...new Set(holdIds)].slice(0, 100);
+  const out = new Map<string, string>();
+  if (ids.length === 0) return out;
+  const col = db().collection(COLLECTIONS.retentionHolds);
+  for (const snap of await db().getAll(...ids.map((id) => col.doc(id)))) {
+    const reason = snap.get("releaseReason") as unknown;
+    if (typeof reason === "string") out.set(snap.id, reason);
+  }
+  return out;
+}

@@ -1,6 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEMO_DOCS, DEMO_USERS } from "../../../functions/src/demo/atlasmart";
+import { SCENARIO_CLOSED_TENANT, SCENARIO_SUBJECTS, seedDemoScenario } from "../../../functions/src/demo/scenario";
 import { seedDemo } from "../../../functions/src/demo/seed";
+import { listBrakeRunsHandler } from "../../../functions/src/entrypoints/callable/list-brake-runs";
+import { listDeletionRequestsHandler } from "../../../functions/src/entrypoints/callable/list-deletion-requests";
+import { verifyEvidence } from "../../../functions/src/evidence/index";
 import { policy } from "../../../functions/src/platform/registry";
 import { getAuth } from "firebase-admin/auth";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
@@ -42,4 +46,37 @@ describe("seed-demo", () => {
       expect(record.customClaims).toEqual(u.claims);
     }
   });
+
+  it("--scenario: the requests an officer meets, in each state, and a purge run the brake holds back; a second run changes nothing", async () => {
+    const nowMs = Date.now();
+    await seedDemo({ nowMs });
+    const first = await seedDemoScenario({ nowMs });
+    expect(first.brakeRunsWaiting).toBe(1);
+    const officer = { uid: "c-2001", tenantId: null, roles: ["compliance" as const] };
+    const listed = async () => (await listDeletionRequestsHandler({ pageSize: 100 }, officer)).items;
+    const items = await listed();
+    const of = (subject: string) => items.filter((r) => (r.subject.type === "user" ? r.subject.uid : r.subject.tenantId) === subject);
+    const [askedToday, graceOver, underHold, erased] = SCENARIO_SUBJECTS.map((s) => of(s.uid));
+    expect(askedToday!.map((r) => r.state)).toEqual(["PENDING"]);
+    expect(Date.parse(askedToday![0]!.graceEndsAt!)).toBeGreaterThan(nowMs);
+    expect(graceOver!.map((r) => r.state)).toEqual(["PENDING"]);
+    expect(Date.parse(graceOver![0]!.graceEndsAt!)).toBeLessThan(nowMs);
+    expect(graceOver![0]!.overdue).toBe(false);
+    expect(underHold!.map((r) => r.state)).toEqual(["RETAINED_UNDER_HOLD"]);
+    expect(erased!.map((r) => r.state)).toEqual(["PURGED"]);
+    // A closure awaiting approval has no due date yet: it is listed under its state.
+    const page = await listDeletionRequestsHandler({ state: "AWAITING_APPROVAL", pageSize: 100 }, officer);
+    const closure = page.items.filter((r) => r.subject.tenantId === SCENARIO_CLOSED_TENANT);
+    expect(closure.map((r) => r.state)).toEqual(["AWAITING_APPROVAL"]);
+    // It was opened by a retention-admin, who is named.
+    expect(page.people[closure[0]!.requestedBy]).toEqual({ name: "Rita (retention-admin)", email: "rita.admin@atlasmart.test" });
+    const brake = await listBrakeRunsHandler({ state: "WAITING" }, officer);
+    expect(brake.items.map((r) => r.collection)).toEqual(["events"]);
+    expect((await verifyEvidence({ maxFindings: 5 })).findings).toEqual([]);
+    // Idempotent: the same requests, states and waiting run after a second seed.
+    const again = await seedDemoScenario({ nowMs: nowMs + 60_000 });
+    expect(again).toEqual(first);
+    expect((await listed()).map((r) => [r.requestId, r.state])).toEqual(items.map((r) => [r.requestId, r.state]));
+    expect((await listBrakeRunsHandler({ state: "WAITING" }, officer)).items.map((r) => r.runKey)).toEqual(brake.items.map((r) => r.runKey));
+  }, 120_000);
 });

@@ -5,6 +5,7 @@ import { permissionDenied } from "../../kernel/errors";
 import { policy } from "../../platform/registry";
 import { currentStatusSummary, findRequest, goneByFacts, staffFacts } from "../../requests/index";
 import { requestOwner } from "../../requests/rules/requests";
+import { staffNames } from "../../platform/people";
 import { settings } from "../../platform/settings";
 import { callable, type Caller } from "./shared";
 
@@ -23,7 +24,7 @@ export interface StatusEnv {
  * The owner (or compliance) sees the request's timeline and what will be kept, and why. What is kept comes
  * from the request's status summary (planned at most every RETENTION_STATUS_REFRESH_MINUTES, or when holds
  * change), never from a plan per call. The subject is told "retained for a legal obligation" for anything a
- * hold keeps; compliance sees the hold's reason. Both see the date by which the last copy is gone (or why there is
+ * hold keeps; compliance sees the hold's reason and the staff who acted by name. Both see the date by which the last copy is gone (or why there is
  * none yet) and when ERASURE_COMPLETE was recorded. Without a requestId it answers for the caller's latest request.
  */
 export async function getDeletionStatusHandler(
@@ -37,6 +38,7 @@ export async function getDeletionStatusHandler(
     throw permissionDenied("NOT_OWNER", "Only the subject or compliance staff may read this request.");
   }
   const summary = await currentStatusSummary(request, env.nowMs, env.refreshMs);
+  const facts = staff ? staffFacts(snap) : null;
   return {
     requestId: request.requestId,
     state: request.state,
@@ -46,8 +48,9 @@ export async function getDeletionStatusHandler(
     retained: describeRetained(summary.retained, policy(), staff ? "staff" : "subject"),
     ...(summary.retainedOmitted > 0 ? { retainedOmitted: summary.retainedOmitted } : {}),
     ...goneByFacts(snap),
-    // Staff also see whose request it is and why it is blocked or what holds retain; a subject never does.
-    ...(staff ? { staff: staffFacts(snap) } : {}),
+    // Staff also see whose request it is and why it is blocked or what holds retain, and the staff who opened or
+    // approved it by name; a subject never does.
+    ...(facts ? { staff: { ...facts, people: await staffNames([facts.requestedBy, request.approvedBy]) } } : {}),
   };
 }
 

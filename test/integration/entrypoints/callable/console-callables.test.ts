@@ -41,7 +41,8 @@ describe("console callables", () => {
     expect(mine.staff).toBeUndefined();
     expect(await ok("getDeletionStatus", { requestId: opened.requestId }, t.ada)).toEqual(mine);
     const staff = await ok("getDeletionStatus", { requestId: opened.requestId }, t.clara);
-    expect(staff.staff).toEqual({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, requestedBy: "u-1001", source: "user", blockedReason: null, retainedUnderHold: null });
+    // A customer is never named: the people map names staff only.
+    expect(staff.staff).toEqual({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, requestedBy: "u-1001", source: "user", blockedReason: null, retainedUnderHold: null, people: {} });
     // Ben has none; staff have none of their own.
     expectRefused(await call("getDeletionStatus", {}, t.ben), "NOT_FOUND", "REQUEST_NOT_FOUND");
     expectRefused(await call("getDeletionStatus", {}, t.clara), "NOT_FOUND", "REQUEST_NOT_FOUND");
@@ -108,8 +109,20 @@ describe("console callables", () => {
     expect(all.items.map((i) => i.requestId)).toEqual([user.requestId, closure.requestId]);
     expect(all.items[1]).toMatchObject({ subject: { type: "tenant", tenantId: "t-zeta" }, requestedBy: "r-3001", source: "staff", state: "PENDING" });
     expect(all.items[1]!.subject).not.toHaveProperty("uid");
+    expect(all.people).toEqual({ "r-3001": { name: "Rita (retention-admin)", email: "rita.admin@atlasmart.test" } });
     const shown = await ok("getDeletionStatus", { requestId: closure.requestId }, t.clara);
-    expect(shown.staff).toEqual({ subject: { type: "tenant", tenantId: "t-zeta" }, requestedBy: "r-3001", source: "staff", blockedReason: null, retainedUnderHold: null });
+    expect(shown.staff).toEqual({
+      subject: { type: "tenant", tenantId: "t-zeta" },
+      requestedBy: "r-3001",
+      source: "staff",
+      blockedReason: null,
+      retainedUnderHold: null,
+      // The staff who opened it and who approved it, by name.
+      people: {
+        "r-3001": { name: "Rita (retention-admin)", email: "rita.admin@atlasmart.test" },
+        "c-2001": { name: "Clara (compliance)", email: "clara.compliance@atlasmart.test" },
+      },
+    });
     // The staff member who opened it owns it and is answered as its owner; a customer of another tenant is not.
     expect((await ok("getDeletionStatus", { requestId: closure.requestId }, t.rita)).staff).toBeUndefined();
     expectRefused(await call("getDeletionStatus", { requestId: closure.requestId }, t.ada), "PERMISSION_DENIED", "NOT_OWNER");

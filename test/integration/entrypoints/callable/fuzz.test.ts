@@ -313,8 +313,9 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
         fc.oneof(
           fuzzId.map((cursor) => ({ payload: { cursor }, token: "dev" as const })),
           fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger").map((token) => ({ payload: {}, token })),
+          fc.constantFrom("nobody@atlasmart.test", "ada@atlasmart.test").map((placedBy) => ({ payload: { placedBy }, token: "clara" as const })),
         ),
-      documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "INVALID_ARGUMENT/INVALID_CURSOR"],
+      documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "INVALID_ARGUMENT/INVALID_CURSOR", "NOT_FOUND/STAFF_NOT_FOUND"],
     },
     {
       name: "listBrakeRuns",

@@ -1,0 +1,25 @@
+/** The hold form's path check and its release-after time, in words, before anything is sent. */
+import { describe, expect, it } from "vitest";
+import { localEcho, parseUtc, pathCheck } from "../../../console/src/hold-form";
+
+describe("the hold form", () => {
+  it("explains what is wrong with a path in words, with the server's code where it foresees a refusal", () => {
+    expect(pathCheck("tenants/t-acme/orders")).toEqual({ ok: false, code: null, text: "“orders” is a collection, not a document: add the document's id after it (tenants/t-acme/orders/…)." });
+    expect(pathCheck("tenants//orders/o-1").text).toMatch(/^The path has an empty part/);
+    expect(pathCheck("tenants/t-acme/pets/p-1")).toEqual({ ok: false, code: "NOT_GOVERNED_PATH", text: "No retention policy covers “pets”, so there is nothing a hold could protect here." });
+    expect(pathCheck("sessions/s-1001")).toMatchObject({ ok: false, code: "HOLD_NOT_ALLOWED_FOR_CLASS" });
+    expect(pathCheck("tenants/t-acme/orders/o-1002")).toEqual({ ok: true, code: null, text: "A document of class finance-7y: it may be held." });
+    expect(pathCheck("tenants/t-acme")).toMatchObject({ ok: true, text: "A tenant: the hold covers it and everything under it." });
+  });
+
+  it("reads release-after as UTC, in one written form", () => {
+    expect(parseUtc("2027-03-31 17:00")).toBe(Date.parse("2027-03-31T17:00:00Z"));
+    expect(parseUtc("2027-03-31T17:00")).toBe(Date.parse("2027-03-31T17:00:00Z"));
+    expect(parseUtc("03/31/2027")).toBeNull();
+    expect(parseUtc("2027-02-31 17:00")).toBeNull();
+  });
+
+  it("echoes a release-after time in UTC and in the officer's own zone", () => {
+    expect(localEcho(Date.parse("2027-03-31T17:00:00Z"))).toMatch(/^2027-03-31 17:00 UTC, which is .*2027.* where you are\.$/);
+  });
+});
