@@ -38,8 +38,16 @@ export const FINDING_CODES = [
   "ORPHANED_SUBJECT",
   /** `policyVersion` is missing, not a published version, or older than the current version. */
   "STALE_POLICY_VERSION",
-  /** A deletion request that still owes erasure (PENDING, PROCESSING, BLOCKED) is past its `dueAt`. */
+  /**
+   * A deletion request that still owes erasure is past its `dueAt`: PENDING, PROCESSING or BLOCKED, or
+   * RETAINED_UNDER_HOLD with no active hold left on what remains (STUCK_RETAINED_UNDER_HOLD).
+   */
   "OVERDUE_REQUEST",
+  /**
+   * A RETAINED_UNDER_HOLD request none of whose remaining paths (`retainedUnderHold.paths`) is covered by an active
+   * hold record: what it keeps is kept for no hold, until a purge run takes it up again.
+   */
+  "STUCK_RETAINED_UNDER_HOLD",
   /**
    * An unheld PURGE_ELIGIBLE document that no purge will act on: the round that marked it is not running, the
    * request that owns it will not be taken again, and its own retention has not run out (so no sweep takes it).
@@ -259,17 +267,50 @@ export function needsArchiveCheck(doc: Pick<AuditDoc, "path" | "lifecycleState">
 /** Request states in which erasure is owed and not yet done: the due date applies (one definition, in the request's domain). */
 export const UNFINISHED_REQUEST_STATES = ERASURE_OWED_STATES;
 
+/** The request states the audit reads: those that owe erasure, and RETAINED_UNDER_HOLD (open, not done). */
+export const AUDITED_REQUEST_STATES: readonly string[] = [...UNFINISHED_REQUEST_STATES, "RETAINED_UNDER_HOLD"];
+
 export interface RequestFacts {
   path: string;
   state: string | null;
   dueAtMs: number | null;
+  /** A RETAINED_UNDER_HOLD request's `retainedUnderHold`: the paths it lists (the first 100) and how many remain. */
+  retained?: { paths: readonly string[]; count: number } | null;
 }
 
-/** OVERDUE_REQUEST: an unfinished request past its due date (GDPR counts BLOCKED time too). */
-export function auditDeletionRequest(r: RequestFacts, nowMs: number): Finding[] {
-  if (!(UNFINISHED_REQUEST_STATES as readonly (string | null)[]).includes(r.state) || r.dueAtMs === null || r.dueAtMs >= nowMs) return [];
-  const days = Math.floor((nowMs - r.dueAtMs) / 86_400_000);
-  return [{ path: r.path, code: "OVERDUE_REQUEST", detail: `${r.state} request was due ${iso(r.dueAtMs)} (${days}d overdue)` }];
+/**
+ * Whether a RETAINED_UNDER_HOLD request is stuck: no active hold record covers any path it lists as remaining (a
+ * request listing none is stuck too). When more paths remain than are listed, the unlisted ones are not judged.
+ */
+export function isStuckRetained(r: RequestFacts, holds: readonly ActiveHoldRef[]): boolean {
+  if (r.state !== "RETAINED_UNDER_HOLD") return false;
+  return !(r.retained?.paths ?? []).some((p) => coveringHold(p, holds) !== undefined);
+}
+
+/** Whether a request is past its due date at `nowMs`. */
+const pastDue = (r: RequestFacts, nowMs: number): r is RequestFacts & { dueAtMs: number } => r.dueAtMs !== null && r.dueAtMs < nowMs;
+
+/**
+ * The findings for one deletion request. OVERDUE_REQUEST: a request that owes erasure past its due date (GDPR
+ * counts BLOCKED time too; a stuck RETAINED_UNDER_HOLD request owes it as well). STUCK_RETAINED_UNDER_HOLD: see
+ * `isStuckRetained`. A RETAINED_UNDER_HOLD request whose remaining paths a hold still covers is lawfully kept:
+ * no finding, past its due date or not (the audit's request counts show it: audit/stats.ts#tallyRequest).
+ */
+export function auditDeletionRequest(r: RequestFacts, nowMs: number, holds: readonly ActiveHoldRef[] = []): Finding[] {
+  const out: Finding[] = [];
+  const stuck = isStuckRetained(r, holds);
+  const owes = (UNFINISHED_REQUEST_STATES as readonly (string | null)[]).includes(r.state) || stuck;
+  const due = pastDue(r, nowMs) ? `due ${iso(r.dueAtMs)} (${Math.floor((nowMs - r.dueAtMs) / 86_400_000)}d overdue)` : null;
+  if (owes && due !== null) {
+    out.push({ path: r.path, code: "OVERDUE_REQUEST", detail: stuck ? `RETAINED_UNDER_HOLD request with no active hold on what remains was ${due}` : `${r.state} request was ${due}` });
+  }
+  if (stuck) {
+    const listed = r.retained?.paths.length ?? 0;
+    const count = r.retained?.count ?? listed;
+    const what = listed === 0 ? "it lists no remaining path" : `no active hold covers any of its ${count} remaining path(s)${count > listed ? ` (the ${listed} listed)` : ""}`;
+    out.push({ path: r.path, code: "STUCK_RETAINED_UNDER_HOLD", detail: `retained under a hold, but ${what}: the next purge run must take it up${due !== null ? `; ${due}` : ""}` });
+  }
+  return out;
 }
 
 /** ORPHANED_SUBJECT: the uid-keyed documents of a subject whose Auth account is gone and whose erasure is not under way. */

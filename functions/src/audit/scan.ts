@@ -1,5 +1,6 @@
 import { type DocumentData, type QueryDocumentSnapshot } from "firebase-admin/firestore";
 import {
+  AUDITED_REQUEST_STATES,
   auditArchiveEntry,
   auditArchivedDoc,
   auditDeletionRequest,
@@ -9,7 +10,6 @@ import {
   isHeld,
   needsArchiveCheck,
   needsPurgeOwnerCheck,
-  UNFINISHED_REQUEST_STATES,
   type AuditContext,
   type AuditDoc,
   type AuditThresholds,
@@ -208,18 +208,27 @@ class AuditRun {
     }
   }
 
-  /** Unfinished deletion requests: past due or not, and how close to due. */
+  /**
+   * Open deletion requests that owe erasure or are RETAINED_UNDER_HOLD: past due or not, how close to due, and
+   * whether a hold still covers what a retained one keeps.
+   */
   async requests(): Promise<void> {
-    const unfinished = db()
+    const open = db()
       .collection(COLLECTIONS.deletionRequests)
-      .where("state", "in", [...UNFINISHED_REQUEST_STATES])
-      .select("state", "dueAt", "requestedAt");
-    for await (const page of pages(unfinished, this.pageSize)) {
+      .where("state", "in", [...AUDITED_REQUEST_STATES])
+      .select("state", "dueAt", "requestedAt", "retainedUnderHold");
+    for await (const page of pages(open, this.pageSize)) {
       for (const snap of page) {
-        const r = { path: snap.ref.path, state: stringOrNull(snap.get("state")), dueAtMs: toMs(snap.get("dueAt")), requestedAtMs: toMs(snap.get("requestedAt")) };
-        const fs = auditDeletionRequest(r, this.opts.nowMs);
+        const r = {
+          path: snap.ref.path,
+          state: stringOrNull(snap.get("state")),
+          dueAtMs: toMs(snap.get("dueAt")),
+          requestedAtMs: toMs(snap.get("requestedAt")),
+          retained: retainedOf(snap.get("retainedUnderHold")),
+        };
+        const fs = auditDeletionRequest(r, this.opts.nowMs, this.holds);
         this.report(fs);
-        tallyRequest(this.stats, r, fs.length > 0, this.opts.nowMs);
+        tallyRequest(this.stats, r, fs.some((f) => f.code === "OVERDUE_REQUEST"), this.opts.nowMs);
       }
       this.progress(COLLECTIONS.deletionRequests, this.stats.requests.unfinished);
     }
@@ -264,6 +273,14 @@ export function governedCollectionIds(): string[] {
 
 function stringOrNull(v: unknown): string | null {
   return typeof v === "string" ? v : null;
+}
+
+/** A request's `retainedUnderHold` as the audit reads it (null when absent). */
+function retainedOf(v: unknown): { paths: string[]; count: number } | null {
+  if (v === null || typeof v !== "object") return null;
+  const r = v as { paths?: unknown; count?: unknown };
+  const paths = stringArray(r.paths);
+  return { paths, count: typeof r.count === "number" ? r.count : paths.length };
 }
 
 function stringArray(v: unknown): string[] {

@@ -22,7 +22,12 @@ export interface AuditStats {
   activeHoldRecords: number;
   softDeleteAge: Record<string, number>;
   oldestSoftDeleteMs: number | null;
-  requests: { unfinished: number; overdue: number; dueBuckets: Record<string, number>; mostUrgent: UrgentRequest[] };
+  /**
+   * Open deletion requests: `unfinished` counts those that owe erasure and those RETAINED_UNDER_HOLD (open, not
+   * done), `overdue` those with an OVERDUE_REQUEST finding, `retainedUnderHold` the RETAINED_UNDER_HOLD ones and
+   * `retainedPastDue` those of them past their due date (lawfully kept or not). The due chart lists them all.
+   */
+  requests: { unfinished: number; overdue: number; retainedUnderHold: number; retainedPastDue: number; dueBuckets: Record<string, number>; mostUrgent: UrgentRequest[] };
   archives: { entries: number; unverified: number };
   subjectsChecked: number;
 }
@@ -39,7 +44,7 @@ export function newStats(activeHoldRecords: number): AuditStats {
     activeHoldRecords,
     softDeleteAge: Object.fromEntries(SOFT_DELETE_AGE_BUCKETS.map((b) => [b.label, 0])),
     oldestSoftDeleteMs: null,
-    requests: { unfinished: 0, overdue: 0, dueBuckets: Object.fromEntries(DUE_BUCKETS.map((b) => [b, 0])), mostUrgent: [] },
+    requests: { unfinished: 0, overdue: 0, retainedUnderHold: 0, retainedPastDue: 0, dueBuckets: Object.fromEntries(DUE_BUCKETS.map((b) => [b, 0])), mostUrgent: [] },
     archives: { entries: 0, unverified: 0 },
     subjectsChecked: 0,
   };
@@ -73,6 +78,10 @@ export function tallyRequest(
   const q = stats.requests;
   q.unfinished++;
   if (overdue) q.overdue++;
+  if (r.state === "RETAINED_UNDER_HOLD") {
+    q.retainedUnderHold++;
+    if (r.dueAtMs !== null && r.dueAtMs < nowMs) q.retainedPastDue++;
+  }
   if (r.dueAtMs === null) return;
   const days = (r.dueAtMs - nowMs) / 86_400_000;
   const bucket = days < 0 ? "overdue" : days < 7 ? "<7d" : days < 14 ? "7-14d" : days < 30 ? "14-30d" : ">30d";

@@ -61,6 +61,19 @@ export async function activeHoldsInTx(tx: Transaction): Promise<ActiveHoldRef[]>
   return snap.docs.map(holdRefOf).sort((a, b) => (a.holdId < b.holdId ? -1 : a.holdId > b.holdId ? 1 : 0));
 }
 
+/**
+ * Which of `holdIds` name a hold record that is ACTIVE, read inside the caller's transaction (one read per id).
+ * A record being released (`releasing`) is still ACTIVE: it protects until its release's last transaction,
+ * which is also the one that moves the fence.
+ */
+export async function activeAmongInTx(tx: Transaction, holdIds: readonly string[]): Promise<Set<string>> {
+  const ids = [...new Set(holdIds)];
+  if (ids.length === 0) return new Set();
+  const col = db().collection(COLLECTIONS.retentionHolds);
+  const snaps = await tx.getAll(...ids.map((id) => col.doc(id)));
+  return new Set(snaps.filter((s) => s.exists && s.get("state") === "ACTIVE").map((s) => s.id));
+}
+
 /** The active holds as of one fence generation. */
 export interface HoldSnapshot {
   generation: number;

@@ -1,4 +1,4 @@
-export { HoldView, activeHoldsInTx, readFence, readFenceInTx } from "./fence";
+export { HoldView, activeAmongInTx, activeHoldsInTx, readFence, readFenceInTx } from "./fence";
 export { activeHolds, activeHoldsCoveringInTx, applyHoldFlags, applyHoldNow, holdFlaggingCursor, placeHold, releaseHoldById, resumeHoldApplications } from "./service";
 export type { ApplyHold } from "./service";
 export { enqueueHoldApply, enqueueHoldTask } from "./tasks";

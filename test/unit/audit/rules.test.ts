@@ -9,6 +9,7 @@ import {
   isArchiveVerified,
   isDeletionCandidate,
   isHeld,
+  isStuckRetained,
   needsArchiveCheck,
   policyVersionProblem,
   softDeleteAgeBucket,
@@ -221,6 +222,25 @@ describe("audit rules for archives, requests and subjects", () => {
     expect(r("PURGED", NOW - DAY_MS)).toEqual([]);
     expect(r("CANCELLED", NOW - DAY_MS)).toEqual([]);
     expect(r("PENDING", null)).toEqual([]);
+  });
+
+  it("STUCK_RETAINED_UNDER_HOLD: a retained request none of whose remaining paths an active hold covers; overdue only then", () => {
+    const holds = [{ holdId: "h-1", targetPath: "tenants/t/orders/o-1", reasonCode: "LITIGATION" }];
+    const retained = (paths: string[], count = paths.length) => ({ path: "deletionRequests/r", state: "RETAINED_UNDER_HOLD", dueAtMs: NOW - DAY_MS, retained: { paths, count } });
+    const codes = (r: Parameters<typeof auditDeletionRequest>[0], h = holds) => auditDeletionRequest(r, NOW, h).map((f) => f.code);
+    // Covered (on the path itself or an ancestor) by a hold that stands: lawfully kept, past due or not.
+    expect(codes(retained(["tenants/t/orders/o-1/messages/m-1", "activity/a-1"]))).toEqual([]);
+    expect(isStuckRetained(retained(["tenants/t/orders/o-1"]), holds)).toBe(false);
+    // No active hold on any of them: stuck, and the erasure it owes is overdue.
+    expect(codes(retained(["activity/a-1", "tenants/t/orders/o-2"]))).toEqual(["OVERDUE_REQUEST", "STUCK_RETAINED_UNDER_HOLD"]);
+    expect(codes(retained(["tenants/t/orders/o-1"]), [])).toEqual(["OVERDUE_REQUEST", "STUCK_RETAINED_UNDER_HOLD"]);
+    expect(codes({ ...retained(["activity/a-1"]), dueAtMs: NOW + DAY_MS })).toEqual(["STUCK_RETAINED_UNDER_HOLD"]);
+    // Listing nothing, or no `retainedUnderHold` at all, is stuck too.
+    expect(codes({ ...retained([]), retained: null })).toEqual(["OVERDUE_REQUEST", "STUCK_RETAINED_UNDER_HOLD"]);
+    const [stuck] = auditDeletionRequest({ ...retained(["activity/a-1"], 140), dueAtMs: null }, NOW, holds);
+    expect(stuck).toMatchObject({ code: "STUCK_RETAINED_UNDER_HOLD", detail: expect.stringMatching(/140 remaining path\(s\) \(the 1 listed\)/) as unknown });
+    // Other states are never stuck.
+    expect(isStuckRetained({ path: "deletionRequests/r", state: "PURGED", dueAtMs: null, retained: null }, [])).toBe(false);
   });
 
   it("ORPHANED_SUBJECT: no Auth account and no erasure under way, one finding per path", () => {

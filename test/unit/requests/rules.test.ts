@@ -94,7 +94,7 @@ describe("newDeletionRequest", () => {
     expect(needsApproval({ type: "user", uid: "u", tenantId: "t" })).toBe(false);
     expect(requestOwner(r)).toBe("ra-3001");
     // Nothing takes it: not the purge, and not an open grace clock.
-    expect(purgeMayTake({ state: r.state, graceEndsAtMs: r.graceEndsAtMs, heldFenceGeneration: null }, T0 + 365 * DAY_MS, 0)).toBe(false);
+    expect(purgeMayTake({ state: r.state, graceEndsAtMs: r.graceEndsAtMs, heldAtGeneration: null }, T0 + 365 * DAY_MS, 0)).toBe(false);
   });
 });
 

@@ -11,7 +11,8 @@ export const auditCommand: Command = {
 findings as path, code and detail. Writes nothing (the scheduled run is the one that stores a report).
 Codes: UNKNOWN_CLASS, CLASS_MISMATCH, INVALID_LIFECYCLE_STATE, MISSING_TTL, INVALID_TTL, HOLD_WITH_TTL,
 TTL_OVERDUE, SOFT_DELETE_QUERY_LEAK, EXPIRED_BUT_VISIBLE, ORPHANED_SUBCOLLECTION, ARCHIVE_UNVERIFIED,
-ORPHANED_SUBJECT, STALE_POLICY_VERSION, OVERDUE_REQUEST (definitions in functions/src/audit/rules.ts).
+ORPHANED_SUBJECT, STALE_POLICY_VERSION, OVERDUE_REQUEST, STALE_PURGE_ELIGIBLE, STUCK_RETAINED_UNDER_HOLD
+(definitions in functions/src/audit/rules.ts).
 
 Options:
   --as-of <iso>        audit as though it were that time (emulators only)
@@ -87,6 +88,7 @@ function auditText(r: AuditResult): string {
       ["documents scanned", r.stats.documents],
       ["held documents", r.stats.heldDocuments],
       ["open deletion requests", r.stats.requests.unfinished],
+      ["retained under a hold (past due)", `${r.stats.requests.retainedUnderHold} (${r.stats.requests.retainedPastDue})`],
       ["archive entries", r.stats.archives.entries],
       ["subjects checked in Auth", r.stats.subjectsChecked],
       ["policy version", r.policyVersion],

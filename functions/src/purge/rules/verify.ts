@@ -50,17 +50,26 @@ export interface VerifyTally {
   /** How many manifest paths remain because of a hold; the first MAX_HELD_LISTED of them are listed. */
   underHoldCount: number;
   underHold: HeldPath[];
+  /**
+   * Every hold id that a path remaining under a hold names, each once, however many paths there are (bounded by
+   * the number of holds, not of paths), and how many such paths name no hold id (kept by a hold's marks alone).
+   * What finalize checks against the holds still active (requests/rules/requests.ts#heldAtGeneration).
+   */
+  keepers: string[];
+  keptWithoutHoldId: number;
 }
 
 /** Held paths a request lists on itself and in its evidence (the count stays exact beyond it). */
 export const MAX_HELD_LISTED = 100;
 
-export const emptyTally = (): VerifyTally => ({ gone: 0, archived: 0, retained: 0, masked: 0, findings: [], underHoldCount: 0, underHold: [] });
+export const emptyTally = (): VerifyTally => ({ gone: 0, archived: 0, retained: 0, masked: 0, findings: [], underHoldCount: 0, underHold: [], keepers: [], keptWithoutHoldId: 0 });
 
-/** Records a path that remains because of a hold. */
+/** Records a path that remains because of a hold (and the hold that keeps it, listed or not). */
 export function noteUnderHold(tally: VerifyTally, held: HeldPath): void {
   tally.underHoldCount++;
   if (tally.underHold.length < MAX_HELD_LISTED) tally.underHold.push(held);
+  if (held.holdId === null) tally.keptWithoutHoldId++;
+  else if (!tally.keepers.includes(held.holdId)) tally.keepers.push(held.holdId);
 }
 
 /**

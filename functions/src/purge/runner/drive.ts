@@ -153,6 +153,7 @@ export async function drive(cp: UnitCheckpoint, cfg: RunConfig, env: StepEnv): P
  */
 export async function runFresh(unit: LeasedUnit, plan: UnitPlan, cfg: RunConfig, env: StepEnv): Promise<UnitReport> {
   const report = (outcome: UnitOutcome, reason?: string): UnitReport => ({ unitKey: unit.unitKey, kind: unit.kind, outcome, ...(reason ? { reason } : {}) });
+  await fire(env, { point: "afterPlan", unitKey: unit.unitKey, round: plan.round, step: null, batch: null, paths: [] });
   let archives = new Map<string, string>();
   if (plan.needsArchive.length > 0) {
     const result = await archiveAndVerify(

@@ -11,6 +11,8 @@ import type { UnitCheckpoint } from "../store";
 export type PurgeHookPoint =
   /** A unit was leased, before it is planned. */
   | "afterLease"
+  /** A fresh unit was planned (and admitted by the brake), before its archives are written and its round starts. */
+  | "afterPlan"
   | "afterArchiveWrite"
   | "afterStart"
   /** The round has started (PURGE_DECIDED committed); its records of other plans are about to be removed. */
@@ -26,6 +28,12 @@ export type PurgeHookPoint =
   | "inExecute"
   | "afterExecute"
   | "beforeFinalize"
+  /**
+   * Inside the finalize transaction of a round that ends PURGED or RETAINED_UNDER_HOLD, after its reads and
+   * writes are queued, before the commit; `paths` are the held paths it lists. Like `inExecute`, a hook must not
+   * await a write that waits on this transaction.
+   */
+  | "inFinalize"
   /** In the final sweep, before the late batches of one stage run (`batch`: the first one's ordinal). */
   | "beforeLate";
 

@@ -1,11 +1,11 @@
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { getAuth } from "firebase-admin/auth";
-import { FieldValue } from "firebase-admin/firestore";
-import { assertRequestMove, parseRequestState } from "../../requests/rules/requests";
-import { requestOutcome } from "../rules/verify";
+import { FieldValue, type Transaction } from "firebase-admin/firestore";
+import { assertRequestMove, heldAtGeneration, parseRequestState } from "../../requests/rules/requests";
+import { requestOutcome, type VerifyTally } from "../rules/verify";
 import { adminApp, db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
-import { readFence } from "../../holds/index";
+import { activeAmongInTx, readFenceInTx } from "../../holds/index";
 import { log } from "../../platform/logs";
 import { fenceStep, writeCheckpoint } from "./step";
 import { fire, purgeEvidence, type StepEnv } from "./env";
@@ -21,6 +21,21 @@ import { purgeSettings } from "../settings";
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
 const MAX_FINDING_PATHS = 100;
+
+/** Hold records the finalize transaction reads at most; past it the round's decided generation is stored. */
+const MAX_KEEPERS_READ = 100;
+
+/**
+ * The hold fence generation a request retained under a hold stores (`heldAtGeneration`), judged in the finalize
+ * transaction: the fence and the hold records that keep what remains are read there, so no release can commit
+ * between this judgement and the write (requests/rules/requests.ts#heldAtGeneration, docs/HOLD-FENCE.md).
+ */
+async function judgeHeldInTx(tx: Transaction, cp: UnitCheckpoint, tally: VerifyTally): Promise<{ heldAt: number; finalGeneration: number }> {
+  const readable = tally.keepers.length <= MAX_KEEPERS_READ;
+  const [finalGeneration, active] = await Promise.all([readFenceInTx(tx), readable ? activeAmongInTx(tx, tally.keepers) : Promise.resolve(null)]);
+  const heldAt = heldAtGeneration({ decidedGeneration: cp.fenceGeneration, finalGeneration, keepers: tally.keepers, keptWithoutHoldId: tally.keptWithoutHoldId, activeAtFinal: active });
+  return { heldAt, finalGeneration };
+}
 
 /**
  * The subject's Auth account goes once everything that may be erased is erased: when the request is PURGED,
@@ -95,18 +110,15 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
  * Finalize step: the final sweep (runner/late.ts), then verify the manifest. A clean verification ends the round (checkpoint DONE); for a request
  * it also decides the request's end state (`requestOutcome`): PURGED, with its "fully gone by" date
  * (requests/rules/gone-by.ts, from the archive copies the unit made), or RETAINED_UNDER_HOLD with the held
- * paths listed on the request and the hold fence generation they were judged at, so that the next run
- * plans the request again as soon as any hold changes. A verification with findings makes the unit BLOCKED
- * with PURGE_VERIFY_FAILED, and the next run plans it afresh. The request's move is checked against the
+ * paths listed on the request and `heldAtGeneration`, a fence generation older than the release of every hold
+ * that keeps part of it (`judgeHeldInTx`), so that the first run after those releases plans the request again.
+ * A verification with findings makes the unit BLOCKED with PURGE_VERIFY_FAILED, and the next run plans it afresh. The request's move is checked against the
  * state read in the same transaction. Returns the phase reached, or null when another attempt got there first.
  */
 export async function finalizeStep(planned: UnitCheckpoint, step: number, env: StepEnv, run: BatchRun): Promise<"DONE" | "BLOCKED" | null> {
   await fire(env, { point: "beforeFinalize", unitKey: planned.unitKey, round: planned.round, step, batch: null, paths: [] });
   const cp = await lateSweep(planned, step, env, run);
   if (!cp) return null;
-  // Read before the verification: a hold released while it runs moves the fence past this generation, and
-  // the next run takes the request up again.
-  const fenceGeneration = await readFence();
   const tally = await verifyUnit(cp);
   const end = requestOutcome(tally);
   if (end !== "BLOCKED") await (cp.subject?.type === "tenant" ? deleteTenantAccounts(cp, step, env) : deleteAuthAccount(cp, step, env));
@@ -120,6 +132,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
     if (!now) return null;
     const req = cp.requestId ? await tx.get(requestRef(cp.requestId)) : null;
     if (req) assertRequestMove(parseRequestState(req.get("state")), end);
+    const judged = end === "RETAINED_UNDER_HOLD" ? await judgeHeldInTx(tx, now, tally) : null;
     const evidence = await openEvidence(tx, cp.unitKey);
     const at = toTimestamp(env.nowMs);
     if (end !== "BLOCKED") {
@@ -136,8 +149,9 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
             purgeCounts: counts,
             blockedReason: FieldValue.delete(),
             ...(end === "PURGED"
-              ? { purgedAt: at, retainedUnderHold: FieldValue.delete(), heldFenceGeneration: FieldValue.delete(), ...goneByFields(goneBy) }
-              : { retainedUnderHold: held, heldFenceGeneration: fenceGeneration }),
+              ? { purgedAt: at, retainedUnderHold: FieldValue.delete(), heldAtGeneration: FieldValue.delete(), heldFenceGeneration: FieldValue.delete(), ...goneByFields(goneBy) }
+              : // `heldFenceGeneration` is what rounds before `heldAtGeneration` stored (read at finalize: it could postdate a release).
+                { retainedUnderHold: held, heldAtGeneration: judged!.heldAt, heldFenceGeneration: FieldValue.delete() }),
             timeline: FieldValue.arrayUnion({
               at,
               event: end,
@@ -154,10 +168,16 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
             decision: { reason: "LEGAL_HOLD" },
             paths: held.paths,
             counts: { underHold: held.count },
-            detail: { fenceGeneration, holdIds: held.holds.map((h) => h.holdId ?? "?").join(",") },
+            detail: {
+              fenceGeneration: judged!.finalGeneration,
+              heldAtGeneration: judged!.heldAt,
+              decidedGeneration: now.fenceGeneration,
+              holdIds: held.holds.map((h) => h.holdId ?? "?").join(","),
+            },
           }),
         );
       }
+      await fire(env, { point: "inFinalize", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: held.paths });
       return "DONE" as const;
     }
     const reason = "PURGE_VERIFY_FAILED";

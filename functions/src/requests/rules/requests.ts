@@ -69,20 +69,60 @@ export const isGraceOver = (req: { graceEndsAtMs: number | null }, nowMs: number
 export interface TakeFacts {
   state: unknown;
   graceEndsAtMs: number | null;
-  /** For RETAINED_UNDER_HOLD: the hold fence generation its held paths were judged at. */
-  heldFenceGeneration: unknown;
+  /**
+   * For RETAINED_UNDER_HOLD: `heldAtGeneration`, a hold fence generation at which every hold that keeps part of
+   * the request was still active (`heldAtGeneration` below). Anything but a number (a request retained before
+   * this field existed, whose `heldFenceGeneration` may postdate a release) makes the request takeable.
+   */
+  heldAtGeneration: unknown;
 }
 
 /**
  * Whether a purge run may take a request: PENDING or BLOCKED with its grace period over (BLOCKED is
- * re-planned every run), PROCESSING (a run stopped part-way: resume it), or RETAINED_UNDER_HOLD when the set
- * of holds changed since its held paths were judged (what was held may be free now). A request being
- * cancelled, cancelled or purged is never taken.
+ * re-planned every run), PROCESSING (a run stopped part-way: resume it), or RETAINED_UNDER_HOLD when the hold
+ * fence has moved from the generation it was retained at (a hold was placed or released since: what was held
+ * may be free now), or when it records no such generation. A request being cancelled, cancelled or purged is
+ * never taken.
  */
 export function purgeMayTake(r: TakeFacts, nowMs: number, fenceGeneration: number): boolean {
   if (r.state === "PROCESSING") return true;
-  if (r.state === "RETAINED_UNDER_HOLD") return r.heldFenceGeneration !== fenceGeneration;
+  if (r.state === "RETAINED_UNDER_HOLD") return typeof r.heldAtGeneration !== "number" || r.heldAtGeneration !== fenceGeneration;
   return (r.state === "PENDING" || r.state === "BLOCKED") && isGraceOver(r, nowMs);
+}
+
+/** What a round that ends RETAINED_UNDER_HOLD knows about the holds that keep what remains. */
+export interface HeldJudgement {
+  /**
+   * The fence generation the round's plan read before it read the holds. Every held decision of the round (the
+   * plan's, a batch's, the final sweep's, a mask's) was made at this generation or a later one.
+   */
+  decidedGeneration: number;
+  /** The generation read in the finalize transaction, the one that writes the request. */
+  finalGeneration: number;
+  /** The hold ids the remaining held paths name, all of them (purge/rules/verify.ts#VerifyTally.keepers). */
+  keepers: readonly string[];
+  /** Remaining held paths that name no hold id (kept by a hold's marks alone). */
+  keptWithoutHoldId: number;
+  /** Which keepers are ACTIVE as read in the finalize transaction (null: not read, e.g. too many to read). */
+  activeAtFinal: ReadonlySet<string> | null;
+}
+
+/**
+ * The generation a request retained under a hold stores as `heldAtGeneration`: the next run that reads another
+ * generation takes it up again (`purgeMayTake`). It must be older than the release of every hold that kept part
+ * of it, so that the fence, which every release moves on, can never read it again once they are all gone
+ * (docs/HOLD-FENCE.md, "A request retained under a hold resumes after every release"):
+ * - `finalGeneration` when every remaining held path names a hold that is still ACTIVE in the finalize
+ *   transaction: Firestore serialises that transaction against each release (which writes the record and the
+ *   fence), so each of those releases commits later and writes a greater generation;
+ * - otherwise `decidedGeneration`: each held decision saw its hold active at that generation or a later one, so
+ *   that hold's release, which came after the decision, wrote a greater generation. A release that landed while
+ *   the round ran (before the plan read the holds excepted) has already moved the fence past it, and the next run
+ *   takes the request up.
+ */
+export function heldAtGeneration(j: HeldJudgement): number {
+  const stand = j.activeAtFinal !== null && j.keptWithoutHoldId === 0 && j.keepers.length > 0 && j.keepers.every((id) => j.activeAtFinal!.has(id));
+  return stand ? j.finalGeneration : Math.min(j.decidedGeneration, j.finalGeneration);
 }
 
 /** Throws REQUEST_STATE_CHANGED unless the request may move from the state its writer read to `to`. */

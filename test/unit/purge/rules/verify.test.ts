@@ -26,6 +26,8 @@ describe("manifest verification", () => {
         { path: "r/2", holdId: "h-2", reasonCode: "FRAUD_INVESTIGATION" },
         { path: "o/2", holdId: "h-1", reasonCode: "LITIGATION" },
       ],
+      keepers: ["h-1", "h-2"],
+      keptWithoutHoldId: 0,
     });
     expect(requestOutcome(t)).toBe("RETAINED_UNDER_HOLD");
   });
@@ -37,6 +39,10 @@ describe("manifest verification", () => {
     expect(requestOutcome(t)).toBe("PURGED");
     for (let i = 0; i < MAX_HELD_LISTED + 5; i++) noteUnderHold(t, { path: `h/${i}`, holdId: "h", reasonCode: "LITIGATION" });
     expect([t.underHoldCount, t.underHold.length, requestOutcome(t)]).toEqual([MAX_HELD_LISTED + 5, MAX_HELD_LISTED, "RETAINED_UNDER_HOLD"]);
+    // The holds that keep paths are all known, listed or not: finalize checks each of them still stands.
+    noteUnderHold(t, { path: "h/late", holdId: "h-late", reasonCode: "LITIGATION" });
+    noteUnderHold(t, { path: "h/marked", holdId: null, reasonCode: "LEGAL_HOLD" });
+    expect([t.keepers, t.keptWithoutHoldId, t.underHold.length]).toEqual([["h", "h-late"], 1, MAX_HELD_LISTED]);
     verifyDeletePath("a/2", there, undefined, new Set(), true, t);
     expect(requestOutcome(t)).toBe("BLOCKED");
   });
