@@ -54,10 +54,18 @@ describe("the hold fence: a hold landing at any hook point of a purge", () => {
         const requestId = await requestDeletion(UID);
         const before = await allGovernedPaths();
         let placing: Promise<"placed" | "target-gone"> | null = null;
+        // The batches of a step run several at a time, so this hook runs concurrently with itself: the
+        // placement is claimed before the first await, or two batches would each start one, the test would
+        // await only the last, and the other would commit its hold into the next test's database.
+        let claimed = false;
         const hook = async (ctx: PurgeHookContext) => {
-          if (placing || ctx.point !== point) return;
+          if (claimed || ctx.point !== point) return;
           if (PER_BATCH.includes(point) && !ctx.paths.some(covers(target))) return;
-          if (!(await exists(target))) return;
+          claimed = true;
+          if (!(await exists(target))) {
+            claimed = false;
+            return;
+          }
           // Not awaited here: inside the delete transaction the placement waits for it to commit (Firestore
           // serialises the two), and awaiting it there would wait on ourselves.
           placing = hold(target).then(
@@ -72,7 +80,9 @@ describe("the hold fence: a hold landing at any hook point of a purge", () => {
         // After the first commit the target must still be there: only batches run one at a time guarantee
         // that (the other points see the batches of a step running several at a time).
         const parallelBatches = point === "afterExecute" ? 1 : 4;
-        const summary = await runNightlyPurge(runOptions({ sweep: false, batchSize: 2, parallelBatches, hook }));
+        // The placement is waited for even when the run fails (its own outcome is checked below): nothing this
+        // test started outlives it.
+        const summary = await runNightlyPurge(runOptions({ sweep: false, batchSize: 2, parallelBatches, hook })).finally(() => placing?.catch(() => undefined));
         expect(placing, `the hook point ${point} fired with ${target} still present`).not.toBeNull();
         const placed = await placing!;
         expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual(["DONE"]);

@@ -142,15 +142,18 @@ describe("erasure under a hold is deferred, never dropped", () => {
     const order = `tenants/t-acme/orders/o-${uid}`;
     const activity = `activity/a-${uid}-01`;
     let holdIds: string[] = [];
+    let placing: Promise<string[]> | null = null;
     await runNightlyPurge(
       runOptions({
         sweep: false,
         batchSize: 2,
         hook: async (ctx: PurgeHookContext) => {
           // Every batch is marked; then, before the first delete, compliance holds the order (and so its
-          // nested messages) and one external copy.
-          if (ctx.point !== "beforeExecute" || holdIds.length > 0) return;
-          holdIds = [await hold(order), await hold(activity)];
+          // nested messages) and one external copy. Batches run several at a time: the first to get here
+          // places the holds, and every batch waits for that one placement before it deletes.
+          if (ctx.point !== "beforeExecute") return;
+          placing ??= (async () => [await hold(order), await hold(activity)])();
+          holdIds = await placing;
         },
       }),
     );
