@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Writable } from "node:stream";
-import { Logging } from "@google-cloud/logging";
+import { Logging, type Entry, type Log } from "@google-cloud/logging";
 import type { CollectionReference } from "firebase-admin/firestore";
 import { db } from "./firestore";
 import { logResource } from "./log-resource";
@@ -55,10 +55,15 @@ export async function publishAnchor(payload: AnchorPayload, databaseId: string =
     sinks.push("stdout");
   } else if (!onEmulator()) {
     const log = new Logging({ projectId }).log(ANCHOR_LOG_NAME);
-    await log.write(log.entry({ severity: "NOTICE", resource: logResource(projectId), labels: { event: payload.event } }, payload));
+    await log.write(anchorApiEntry(log, payload));
     sinks.push("cloud-logging");
   }
   return sinks;
+}
+
+/** The entry the CLI writes through the Logging API: the payload as its jsonPayload. */
+export function anchorApiEntry(log: Log, payload: AnchorPayload): Entry {
+  return log.entry({ severity: "NOTICE", resource: logResource(settings.projectId()), labels: { event: payload.event } }, payload);
 }
 
 /** One anchor as the structured log line `logSync` writes (the payload's fields at the top of jsonPayload). */
