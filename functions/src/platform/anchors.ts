@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Writable } from "node:stream";
-import { Logging, type Entry, type Log } from "@google-cloud/logging";
+import { Logging, type Entry, type Log, type LogSync } from "@google-cloud/logging";
 import type { CollectionReference } from "firebase-admin/firestore";
 import { db } from "./firestore";
 import { logResource } from "./log-resource";
@@ -66,10 +66,19 @@ export function anchorApiEntry(log: Log, payload: AnchorPayload): Entry {
   return log.entry({ severity: "NOTICE", resource: logResource(settings.projectId()), labels: { event: payload.event } }, payload);
 }
 
+/**
+ * One writer per stream and project, made once: building a Logging client costs tens of milliseconds, and a
+ * head record is written after every append.
+ */
+const lineWriters = new WeakMap<Writable, Map<string, LogSync>>();
+
 /** One anchor as the structured log line `logSync` writes (the payload's fields at the top of jsonPayload). */
 export function writeAnchorLine(payload: AnchorPayload, stream: Writable): void {
   const projectId = settings.projectId();
-  const log = new Logging({ projectId }).logSync(ANCHOR_LOG_NAME, stream, { useMessageField: false });
+  let byProject = lineWriters.get(stream);
+  if (!byProject) lineWriters.set(stream, (byProject = new Map<string, LogSync>()));
+  let log = byProject.get(projectId);
+  if (!log) byProject.set(projectId, (log = new Logging({ projectId }).logSync(ANCHOR_LOG_NAME, stream, { useMessageField: false })));
   log.write(log.entry({ severity: "NOTICE", resource: logResource(projectId), labels: { event: payload.event } }, payload));
 }
 
