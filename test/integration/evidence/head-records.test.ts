@@ -6,7 +6,7 @@
 import { FieldPath } from "firebase-admin/firestore";
 import { beforeEach, describe, expect, it } from "vitest";
 import { anchorEvidence, INCIDENT_SHARD_KEY, SEAL_SHARD_KEY } from "../../../functions/src/evidence/anchor";
-import { anchorCheckpoints, anchorFromLogLine, HEAD_EVENT, type ChainedEvidence, type EvidenceBody } from "../../../functions/src/evidence/rules";
+import { anchorCheckpoints, anchorFromLogLine, chainHash, HEAD_EVENT, type ChainedEvidence, type EvidenceBody } from "../../../functions/src/evidence/rules";
 import { verifierKeys } from "../../../functions/src/evidence/keys";
 import { headRef, recordEvidence, shardOfKey } from "../../../functions/src/evidence/store";
 import { verifyEvidence } from "../../../functions/src/evidence/verify";
@@ -82,11 +82,17 @@ describe("per-append head records", () => {
     expect(problems(await verifyEvidence())).toEqual([`SEGMENT_MISSING@${shardOfKey(D)}:2`]);
   });
 
-  it("an edit re-hashed forward past the last anchor is seen without the key", async () => {
+  it("an edit re-hashed (head moved) past the last anchor is seen without the key", async () => {
     await recordEvidence(A, body(A, 5));
     const [last] = (await chainDocs(A)).filter((d) => (d.data() as ChainedEvidence).seq === 5);
-    await last!.ref.update({ paths: ["sessions/somebody-else"] });
-    expect(problems(await verifyEvidence({ keys: null }))).toEqual([`EDITED@${shardOfKey(A)}:5`]);
+    const { seq, prevHash, hash: _old, mac, keyId, ...hashed } = last!.data() as ChainedEvidence;
+    const edited = { ...hashed, paths: ["sessions/somebody-else"] };
+    const hash = chainHash(prevHash, seq, edited);
+    await last!.ref.set({ ...edited, seq, prevHash, hash, mac, keyId });
+    await headRef(shardOfKey(A)).set({ seq, hash });
+    // Consistent without anchors and the key; the head record saw the entry as it was.
+    expect((await verifyEvidence({ keys: null, anchors: { kind: "none" } })).ok).toBe(true);
+    expect(problems(await verifyEvidence({ keys: null }))).toEqual([`ANCHOR_MISMATCH@${shardOfKey(A)}:5`]);
   });
 });
 
