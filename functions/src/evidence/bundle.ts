@@ -33,7 +33,8 @@ export interface BundleManifest {
   cutAtMs: number;
   exportedAt: string;
   chains: { chain: string; entries: number; head: ChainHead }[];
-  anchors: { source: string; count: number } | null;
+  /** The anchors copied into anchors.jsonl: periodic anchors (`count`) and per-append head records. */
+  anchors: { source: string; count: number; headRecords: number } | null;
   keyIds: string[];
   /** SHA-256 of every other file, by its path in the bundle: the bundle arrived whole. */
   files: Record<string, string>;
@@ -96,7 +97,8 @@ export async function exportEvidence(outDir: string, opts: { anchors: AnchorSour
     const loaded = await loadAnchors(opts.anchors);
     const upToCut = loaded.anchors.filter((a) => a.atMs <= cutAtMs);
     put("anchors.jsonl", upToCut.map((anchor) => `${JSON.stringify({ event: anchor.scope === "append" ? HEAD_EVENT : ANCHOR_EVENT, anchor })}\n`).join(""));
-    anchors = { source: loaded.label, count: upToCut.length };
+    const headRecords = upToCut.filter((a) => a.scope === "append").length;
+    anchors = { source: loaded.label, count: upToCut.length - headRecords, headRecords };
   }
   const manifest: BundleManifest = {
     format: BUNDLE_FORMAT,
