@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { anchorFromLogLine, type EvidenceAnchor } from "./rules";
 import { ANCHOR_DATABASE, localAnchorPayloads } from "../platform/anchors";
+import { governedDatabaseId } from "../platform/firestore";
 import { settings } from "../platform/settings";
 
 /**
@@ -29,7 +30,7 @@ export interface MalformedAnchor {
  */
 export async function loadAnchors(
   source: AnchorSource,
-  ledger: { projectId: string; databaseId: string } = { projectId: settings.projectId(), databaseId: settings.databaseId() },
+  ledger: { projectId: string; databaseId: string } = { projectId: settings.projectId(), databaseId: governedDatabaseId() },
 ): Promise<{ label: string; anchors: EvidenceAnchor[]; malformed: MalformedAnchor[] }> {
   const found: EvidenceAnchor[] = [];
   const malformed: MalformedAnchor[] = [];

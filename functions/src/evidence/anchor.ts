@@ -24,7 +24,7 @@ import { signingKey, verifierKeys } from "./keys";
 import { EVIDENCE_TX, HEAD_PREFIX, headRef, LEGACY_HEAD_DOC, openEvidence, recordEvidence } from "./store";
 import type { JobOptions, JobSummary } from "../kernel/job";
 import { publishAnchor } from "../platform/anchors";
-import { COLLECTIONS, db } from "../platform/firestore";
+import { COLLECTIONS, db, governedDatabaseId } from "../platform/firestore";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import { settings } from "../platform/settings";
@@ -225,8 +225,8 @@ export async function anchorEvidence(opts: { clock?: () => number; dryRun?: bool
     heads.delete(LEGACY_SEGMENT);
     incidents.push(`the legacy head (seq ${legacy.seq}) is not named by the ledger's migration entry; not anchored`);
   }
-  const anchor = makeAnchor({ projectId: settings.projectId(), databaseId: settings.databaseId(), atMs: clock(), heads: Object.fromEntries([...heads].sort(([a], [b]) => (a < b ? -1 : 1))) }, key);
-  const sinks = opts.dryRun ? [] : await publishAnchor({ event: ANCHOR_EVENT, anchor });
+  const anchor = makeAnchor({ projectId: settings.projectId(), databaseId: governedDatabaseId(), atMs: clock(), heads: Object.fromEntries([...heads].sort(([a], [b]) => (a < b ? -1 : 1))) }, key);
+  const sinks = opts.dryRun ? [] : await publishAnchor({ event: ANCHOR_EVENT, anchor }, anchor.databaseId);
   log.info("evidence.anchored", { chains: heads.size, sealed: sealed !== null, dryRun: opts.dryRun === true, sinks: sinks.join(","), incidents: incidents.length });
   if (incidents.length > 0) {
     log.error("evidence.anchor.incident", { incidents: incidents.slice(0, 20), count: incidents.length, dryRun: opts.dryRun === true });

@@ -7,6 +7,7 @@ import { ANCHOR_EVENT, HEAD_EVENT, isShardLabel, LEGACY_SEGMENT, malformedHead, 
 import { loadAnchors, type AnchorSource } from "./anchor-source";
 import { firestoreLedger, type Item, type LedgerSource } from "./verify";
 import { readHeads, type MalformedHead } from "./anchor";
+import { governedDatabaseId } from "../platform/firestore";
 import { settings } from "../platform/settings";
 
 /**
@@ -103,7 +104,7 @@ export async function exportEvidence(outDir: string, opts: { anchors: AnchorSour
   const manifest: BundleManifest = {
     format: BUNDLE_FORMAT,
     projectId: settings.projectId(),
-    databaseId: settings.databaseId(),
+    databaseId: governedDatabaseId(),
     cutAtMs,
     exportedAt: new Date(cutAtMs).toISOString(),
     chains: [...new Set([...counts.keys(), ...heads.keys()])].sort().map((chain) => ({ chain, entries: counts.get(chain) ?? 0, head: heads.get(chain) ?? { seq: 0, hash: "" } })),

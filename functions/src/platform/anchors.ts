@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Writable } from "node:stream";
 import { Logging, type Entry, type Log, type LogSync } from "@google-cloud/logging";
 import type { CollectionReference } from "firebase-admin/firestore";
-import { db } from "./firestore";
+import { db, governedDatabaseId } from "./firestore";
 import { logResource } from "./log-resource";
 import { settings } from "./settings";
 
@@ -35,7 +35,7 @@ const onEmulator = (): boolean => Boolean(process.env.FIRESTORE_EMULATOR_HOST);
 const inFunction = (): boolean => Boolean(process.env.K_SERVICE || process.env.FUNCTION_TARGET);
 
 /** The emulators' anchors of one governed database. */
-export function localAnchors(databaseId: string = settings.databaseId()): CollectionReference {
+export function localAnchors(databaseId: string = governedDatabaseId()): CollectionReference {
   return db(ANCHOR_DATABASE).collection("ledgers").doc(databaseId).collection("anchors");
 }
 
@@ -43,7 +43,7 @@ export function localAnchors(databaseId: string = settings.databaseId()): Collec
  * Writes one anchor (or head record) to every sink that applies here; returns their names. `databaseId` is the
  * governed database whose ledger it anchors (on the emulators, where it is filed).
  */
-export async function publishAnchor(payload: AnchorPayload, databaseId: string = settings.databaseId()): Promise<string[]> {
+export async function publishAnchor(payload: AnchorPayload, databaseId: string = governedDatabaseId()): Promise<string[]> {
   const sinks: string[] = [];
   const projectId = settings.projectId();
   if (onEmulator()) {
@@ -83,7 +83,7 @@ export function writeAnchorLine(payload: AnchorPayload, stream: Writable): void 
 }
 
 /** The emulators' anchors of one governed database, oldest first, as stored, with their document ids. */
-export async function* localAnchorPayloads(databaseId: string = settings.databaseId()): AsyncGenerator<{ id: string; data: unknown }> {
+export async function* localAnchorPayloads(databaseId: string = governedDatabaseId()): AsyncGenerator<{ id: string; data: unknown }> {
   const snap = await localAnchors(databaseId).get();
   for (const d of snap.docs) yield { id: d.id, data: d.data() };
 }
