@@ -82,11 +82,15 @@ export async function readHeadDocs(): Promise<HeadRead> {
   return { heads, malformed };
 }
 
-/** A stored entry, if it is well formed, hashes to its hash and carries a MAC under one of the given keys. */
+/**
+ * A stored entry, if it is well formed, hashes to its hash and carries a MAC under one of the given keys (with no
+ * keys, a reader without the key, the MAC cannot be checked and a well-formed, hash-matching entry is taken).
+ */
 function signedEntry(data: unknown, keys: ReadonlyMap<string, string> | null): ChainedEvidence | null {
   if (malformedEntry(data) !== null) return null;
   const e = data as ChainedEvidence;
   if (!entryHashMatches(e)) return null;
+  if (keys === null) return typeof e.mac === "string" ? e : null;
   const secret = typeof e.keyId === "string" ? keys?.get(e.keyId) : undefined;
   return secret !== undefined && entryMac(secret, e.hash) === e.mac ? e : null;
 }
@@ -107,7 +111,8 @@ export async function readMigration(): Promise<{ legacy: LegacyAttestation | nul
 /** The entries of one action that are signed with the evidence key (hand-written ones are left out). */
 async function signedEntriesOf(action: string): Promise<{ id: string; e: ChainedEvidence }[]> {
   const keys = verifierKeys();
-  const snap = await db().collection(COLLECTIONS.deletionAudits).where("action", "==", action).limit(10).get();
+  // Unordered and bounded: a few hand-written documents with the action cannot crowd out the signed one.
+  const snap = await db().collection(COLLECTIONS.deletionAudits).where("action", "==", action).limit(500).get();
   return snap.docs.map((d) => ({ id: d.id, e: signedEntry(d.data(), keys) })).filter((x): x is { id: string; e: ChainedEvidence } => x.e !== null);
 }
 
@@ -142,7 +147,9 @@ export async function recordMigration(nowMs: number): Promise<LegacyAttestation 
     ]);
     const raw = head.data();
     const legacy = head.exists && malformedHead(raw) === null ? { seq: (raw as ChainHead).seq, hash: (raw as ChainHead).hash, count: count.data().count } : null;
-    if (mark.exists) return legacy;
+    // The marker without a signed migration entry: the entry was deleted (the anchors report it). Nothing is
+    // attested then, so nothing is sealed.
+    if (mark.exists) return null;
     const evidence = await openEvidence(tx, SEAL_SHARD_KEY);
     const entry = evidence.append(migrationBody(legacy, policy().version, nowMs));
     tx.create(marker, { migratedBy: entryDocId(entry), atMs: nowMs });
