@@ -311,7 +311,7 @@ describe("anchors", () => {
 
 describe("malformed values", () => {
   it("an entry with a wrong type, a NaN or a missing field is named, whatever the field", () => {
-    const [{ entry }] = build(1) as [{ entry: ChainedEvidence }];
+    const entry: ChainedEvidence = build(1)[0]!.entry;
     expect(malformedEntry(entry)).toBeNull();
     expect(malformedEntry({ ...entry, atMs: Number.NaN })).toBe("atMs is NaN, not a time");
     expect(malformedEntry({ ...entry, seq: "1" })).toBe('seq is "1", not a positive integer');
