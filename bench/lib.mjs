@@ -31,13 +31,21 @@ let counting = false;
  * Counts billed operations: documents returned by reads (min 1 per query), writes and deletes in commits that
  * succeeded (a transaction retried after contention is counted once, for the attempt that committed). Shared by
  * the bench and the tests that count a handler's cost from the wire instead of trusting its own arithmetic.
- * Installs once per process.
+ * Installs once per process. The emulators' anchors database is left out: it stands in for the anchor log lines a
+ * deployed function writes (one per evidence append, docs/EVIDENCE-LEDGER.md), which cost no Firestore operation.
  */
+/** A request to the emulators' anchors database (`projects/…/databases/evidence-anchors`). */
+const isAnchorStore = (request) => {
+  const name = request?.database ?? request?.parent ?? "";
+  return typeof name === "string" && /\/databases\/evidence-anchors(\/|$)/.test(name);
+};
+
 export function countOperations() {
   if (counting) return;
   counting = true;
   const origRequest = Firestore.prototype.request;
   Firestore.prototype.request = function (methodName, request, ...rest) {
+    if (isAnchorStore(request)) return origRequest.call(this, methodName, request, ...rest);
     counts.rpcs++;
     rpcsByMethod.set(methodName, (rpcsByMethod.get(methodName) ?? 0) + 1);
     const result = origRequest.call(this, methodName, request, ...rest);
@@ -52,6 +60,7 @@ export function countOperations() {
   };
   const origStream = Firestore.prototype.requestStream;
   Firestore.prototype.requestStream = async function (methodName, bidi, request, ...rest) {
+    if (isAnchorStore(request)) return origStream.call(this, methodName, bidi, request, ...rest);
     counts.rpcs++;
     rpcsByMethod.set(methodName, (rpcsByMethod.get(methodName) ?? 0) + 1);
     const stream = await origStream.call(this, methodName, bidi, request, ...rest);

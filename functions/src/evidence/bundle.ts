@@ -3,10 +3,11 @@ import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, wri
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { ANCHOR_EVENT, isShardLabel, LEGACY_SEGMENT, parseEvidenceDocId, type ChainHead } from "./rules";
+import { ANCHOR_EVENT, HEAD_EVENT, isShardLabel, LEGACY_SEGMENT, malformedHead, parseEvidenceDocId, type ChainHead } from "./rules";
 import { loadAnchors, type AnchorSource } from "./anchor-source";
 import { firestoreLedger, type Item, type LedgerSource } from "./verify";
-import { readHeads } from "./anchor";
+import { readHeads, type MalformedHead } from "./anchor";
+import { governedDatabaseId } from "../platform/firestore";
 import { settings } from "../platform/settings";
 
 /**
@@ -33,7 +34,8 @@ export interface BundleManifest {
   cutAtMs: number;
   exportedAt: string;
   chains: { chain: string; entries: number; head: ChainHead }[];
-  anchors: { source: string; count: number } | null;
+  /** The anchors copied into anchors.jsonl: periodic anchors (`count`) and per-append head records. */
+  anchors: { source: string; count: number; headRecords: number } | null;
   keyIds: string[];
   /** SHA-256 of every other file, by its path in the bundle: the bundle arrived whole. */
   files: Record<string, string>;
@@ -95,13 +97,14 @@ export async function exportEvidence(outDir: string, opts: { anchors: AnchorSour
   if (opts.anchors.kind !== "none") {
     const loaded = await loadAnchors(opts.anchors);
     const upToCut = loaded.anchors.filter((a) => a.atMs <= cutAtMs);
-    put("anchors.jsonl", upToCut.map((anchor) => `${JSON.stringify({ event: ANCHOR_EVENT, anchor })}\n`).join(""));
-    anchors = { source: loaded.label, count: upToCut.length };
+    put("anchors.jsonl", upToCut.map((anchor) => `${JSON.stringify({ event: anchor.scope === "append" ? HEAD_EVENT : ANCHOR_EVENT, anchor })}\n`).join(""));
+    const headRecords = upToCut.filter((a) => a.scope === "append").length;
+    anchors = { source: loaded.label, count: upToCut.length - headRecords, headRecords };
   }
   const manifest: BundleManifest = {
     format: BUNDLE_FORMAT,
     projectId: settings.projectId(),
-    databaseId: settings.databaseId(),
+    databaseId: governedDatabaseId(),
     cutAtMs,
     exportedAt: new Date(cutAtMs).toISOString(),
     chains: [...new Set([...counts.keys(), ...heads.keys()])].sort().map((chain) => ({ chain, entries: counts.get(chain) ?? 0, head: heads.get(chain) ?? { seq: 0, hash: "" } })),
@@ -149,8 +152,15 @@ export function bundleLedger(dir: string): LedgerSource {
     shardPages: (pageSize) => lines(chainFiles.filter((f) => chainOf(f) !== LEGACY_SEGMENT && (isShardLabel(chainOf(f)) || chainOf(f) >= "s")), pageSize),
     legacyPages: (pageSize) => lines(chainFiles.filter((f) => chainOf(f) === LEGACY_SEGMENT), pageSize),
     heads: () => {
-      const heads = JSON.parse(readFileSync(join(dir, "heads.json"), "utf8")) as Record<string, ChainHead>;
-      return Promise.resolve(new Map(Object.entries(heads)));
+      const stored = JSON.parse(readFileSync(join(dir, "heads.json"), "utf8")) as Record<string, unknown>;
+      const heads = new Map<string, ChainHead>();
+      const malformed: MalformedHead[] = [];
+      for (const [shard, head] of Object.entries(stored)) {
+        const why = malformedHead(head);
+        if (why) malformed.push({ docId: `heads.json#${shard}`, shard, detail: why });
+        else heads.set(shard, head as ChainHead);
+      }
+      return Promise.resolve({ heads, malformed });
     },
   };
 }

@@ -1,7 +1,8 @@
 import type { Transaction } from "firebase-admin/firestore";
-import { entryDocId, entryHashMatches, entryMac, GENESIS_HASH, LEGACY_SEGMENT, shardOf, type ChainedEvidence, type ChainFinding, type ChainHead } from "./rules";
+import { entryDocId, entryHashMatches, entryMac, GENESIS_HASH, LEGACY_SEGMENT, malformedEntry, shardOf, type ChainedEvidence, type ChainFinding, type ChainHead } from "./rules";
 import { verifierKeys } from "./keys";
 import { entryRef, headRef } from "./store";
+import { attestedLegacySeq } from "./anchor";
 import { db } from "../platform/firestore";
 
 /** One entry of a chain, or null. Inside a transaction when one is given (a decision the purge relies on). */
@@ -34,14 +35,23 @@ export async function verifyEntries(entries: readonly ChainedEvidence[]): Promis
   const headSnaps = shards.length > 0 ? await db().getAll(...shards.map(headRef)) : [];
   shards.forEach((s, i) => heads.set(s, headSnaps[i]?.exists ? (headSnaps[i].data() as ChainHead) : null));
 
+  // A legacy entry counts only as far as the ledger's signed migration entry (and a seal) name the segment.
+  const legacyUpTo = entries.some((e) => shardOf(e) === LEGACY_SEGMENT) ? await attestedLegacySeq() : 0;
   const out = new Map<string, ChainFinding[]>();
   for (const e of entries) {
     const shard = shardOf(e);
     const docId = entryDocId(e);
     const problems: ChainFinding[] = [];
     const f = (problem: ChainFinding["problem"], detail: string) => problems.push({ problem, shard, seq: e.seq, docId, detail });
+    const malformed = malformedEntry(e);
+    if (malformed) {
+      f("MALFORMED", `not a well-formed entry: ${malformed}`);
+      out.set(docId, problems);
+      continue;
+    }
     const hashOk = entryHashMatches(e);
     if (!hashOk) f("EDITED", "the entry's hash does not match its content");
+    if (shard === LEGACY_SEGMENT && e.seq > legacyUpTo) f("UNATTESTED_SEGMENT", legacyUpTo === 0 ? "no signed migration entry names a legacy segment: this entry was written by hand" : `the legacy segment counts up to seq ${legacyUpTo}`);
     if (shard !== LEGACY_SEGMENT) {
       if (typeof e.mac !== "string" || typeof e.keyId !== "string") f("UNSIGNED", "the entry carries no MAC");
       else if (keys) {

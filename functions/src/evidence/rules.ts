@@ -204,31 +204,135 @@ export interface EvidenceAnchor {
   atMs: number;
   /** Non-empty chains only, the legacy segment under "legacy". */
   heads: Record<string, ChainHead>;
+  /**
+   * "append": one chain's new head, recorded right after the append that made it committed (the per-append
+   * record, {@link HEAD_EVENT}). Absent on the periodic anchor, which names every head. The MAC covers it.
+   */
+  scope?: "append";
   keyId: string;
   mac: string;
 }
 
+/** The periodic anchor's log event: every chain head. */
 export const ANCHOR_EVENT = "retention.evidence.anchor";
+/** The per-append record's log event: one chain's head right after an append committed. */
+export const HEAD_EVENT = "retention.evidence.head";
+/** Every event the anchor store keeps. */
+export const ANCHOR_STORE_EVENTS = [ANCHOR_EVENT, HEAD_EVENT] as const;
+
+/**
+ * The Cloud Logging sink's filter that routes the anchor store's entries to the locked bucket
+ * (docs/EVIDENCE-LEDGER.md gives the commands). It lives here only: the docs quote it, and
+ * test/unit/evidence/sink-filter.test.ts evaluates it against the log entries the code writes, in every form
+ * they take (a function's stdout line as Cloud Logging stores it, the Logging API's entry).
+ */
+export const ANCHOR_SINK_FILTER = ANCHOR_STORE_EVENTS.map((e) => `jsonPayload.event="${e}"`).join(" OR ");
 
 export function anchorMac(secret: string, anchor: Omit<EvidenceAnchor, "mac" | "keyId">): string {
   return keyedHash(secret, "retention-evidence-anchor/v1", canonicalJson(anchor));
 }
 
 export function makeAnchor(a: Omit<EvidenceAnchor, "v" | "mac" | "keyId">, key: EvidenceKey): EvidenceAnchor {
-  const body = { v: 1 as const, projectId: a.projectId, databaseId: a.databaseId, atMs: a.atMs, heads: a.heads };
+  const body = { v: 1 as const, projectId: a.projectId, databaseId: a.databaseId, atMs: a.atMs, heads: a.heads, ...(a.scope ? { scope: a.scope } : {}) };
   return { ...body, keyId: key.id, mac: anchorMac(key.secret, body) };
 }
+
+/** The per-append record of one chain's new head: an anchor of that chain alone, signed like the others. */
+export function makeHeadRecord(a: { projectId: string; databaseId: string; atMs: number; shard: string; head: ChainHead }, key: EvidenceKey): EvidenceAnchor {
+  return makeAnchor({ projectId: a.projectId, databaseId: a.databaseId, atMs: a.atMs, heads: { [a.shard]: { seq: a.head.seq, hash: a.head.hash } }, scope: "append" }, key);
+}
+
+const HASH_RE = /^[0-9a-f]{64}$/;
+const isPositiveInt = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 1;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Why a stored head is not a head (a seq that is no positive integer, a hash that is no SHA-256), or null. */
+export function malformedHead(value: unknown): string | null {
+  if (!isObject(value)) return "the head is not an object";
+  if (!isPositiveInt(value.seq)) return `its seq is ${describeValue(value.seq)}, not a positive integer`;
+  if (typeof value.hash !== "string" || !HASH_RE.test(value.hash)) return `its hash is ${describeValue(value.hash)}, not a SHA-256`;
+  return null;
+}
+
+/** A value as a finding names it (never its content beyond a short prefix). */
+export function describeValue(v: unknown): string {
+  if (typeof v === "number") return Number.isNaN(v) ? "NaN" : String(v);
+  if (typeof v === "string") return v.length > 16 ? `"${v.slice(0, 16)}…"` : JSON.stringify(v);
+  if (v === null) return "null";
+  if (v === undefined) return "missing";
+  return Array.isArray(v) ? "an array" : typeof v;
+}
+
+/**
+ * Why a stored entry cannot be an entry (a chain field of the wrong type, a body field of the wrong type, a
+ * number that is not finite), or null. A malformed entry is a finding of its own: the walk goes on past it, so
+ * one bad value can never hide what else the ledger shows.
+ */
+export function malformedEntry(value: unknown): string | null {
+  if (!isObject(value)) return "the document is not an object";
+  if (!isPositiveInt(value.seq)) return `seq is ${describeValue(value.seq)}, not a positive integer`;
+  for (const f of ["prevHash", "hash"] as const) if (typeof value[f] !== "string" || !HASH_RE.test(value[f])) return `${f} is ${describeValue(value[f])}, not a SHA-256`;
+  for (const f of ["action", "policyVersion"] as const) if (typeof value[f] !== "string") return `${f} is ${describeValue(value[f])}, not a string`;
+  if (typeof value.atMs !== "number" || !Number.isFinite(value.atMs)) return `atMs is ${describeValue(value.atMs)}, not a time`;
+  if (!isObject(value.actor) || typeof value.actor.type !== "string" || typeof value.actor.id !== "string") return "actor is not {type, id}";
+  if (!isObject(value.decision) || typeof value.decision.reason !== "string") return "decision has no reason";
+  for (const f of ["shard", "mac", "keyId"] as const) if (value[f] !== undefined && typeof value[f] !== "string") return `${f} is ${describeValue(value[f])}, not a string`;
+  const bad = firstNonFinite(value, "");
+  if (bad !== null) return `${bad} is not a finite number`;
+  return null;
+}
+
+/** The path of the first number in `v` that is NaN or infinite (which no canonical JSON, so no hash, can hold). */
+function firstNonFinite(v: unknown, path: string): string | null {
+  if (typeof v === "number") return Number.isFinite(v) ? null : path || "the value";
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const p = firstNonFinite(v[i], `${path}[${i}]`);
+      if (p !== null) return p;
+    }
+    return null;
+  }
+  if (isObject(v)) {
+    for (const [k, x] of Object.entries(v)) {
+      const p = firstNonFinite(x, path ? `${path}.${k}` : k);
+      if (p !== null) return p;
+    }
+  }
+  return null;
+}
+
+/** Why an anchor (or head record) is malformed, or null. */
+export function malformedAnchor(a: Record<string, unknown>): string | null {
+  if (a.v !== 1) return `v is ${describeValue(a.v)}`;
+  for (const f of ["projectId", "databaseId", "keyId", "mac"] as const) if (typeof a[f] !== "string") return `${f} is ${describeValue(a[f])}`;
+  if (typeof a.atMs !== "number" || !Number.isFinite(a.atMs)) return `atMs is ${describeValue(a.atMs)}`;
+  if (a.scope !== undefined && a.scope !== "append") return `scope is ${describeValue(a.scope)}`;
+  if (!isObject(a.heads)) return "it names no heads";
+  for (const [shard, head] of Object.entries(a.heads)) {
+    const why = malformedHead(head);
+    if (why) return `head ${shard}: ${why}`;
+  }
+  return null;
+}
+
+/** What one line of an anchor export holds: an anchor, something that claims to be one and is malformed, or neither. */
+export type AnchorLine = { anchor: EvidenceAnchor } | { malformed: string } | null;
 
 /**
  * An anchor found in a log line, in any of the shapes an anchor travels in: the line `logSync` writes to
  * stdout (the payload's fields at the top), a LogEntry as a Cloud Storage sink stores it (`jsonPayload`), or
- * the bare anchor. Null when the line is something else.
+ * the bare anchor. Null when the line is something else; `malformed` when it is an anchor event, or looks like
+ * an anchor, but does not hold a well-formed one (wrong types, NaN, missing fields).
  */
-export function anchorFromLogLine(value: unknown): EvidenceAnchor | null {
-  const o = value as { jsonPayload?: { anchor?: Partial<EvidenceAnchor> }; anchor?: Partial<EvidenceAnchor> } | null;
-  const candidate: Partial<EvidenceAnchor> | null = o?.jsonPayload?.anchor ?? o?.anchor ?? (o as Partial<EvidenceAnchor> | null);
-  if (!candidate || typeof candidate !== "object" || candidate.v !== 1 || typeof candidate.atMs !== "number" || !candidate.heads || typeof candidate.heads !== "object") return null;
-  return candidate as EvidenceAnchor;
+export function anchorFromLogLine(value: unknown): AnchorLine {
+  if (!isObject(value)) return null;
+  const payload = isObject(value.jsonPayload) ? value.jsonPayload : value;
+  const claimed = typeof payload.event === "string" && (ANCHOR_STORE_EVENTS as readonly string[]).includes(payload.event);
+  const candidate = isObject(payload.anchor) ? payload.anchor : claimed ? null : payload;
+  if (candidate === null) return { malformed: `a ${String(payload.event)} entry without an anchor` };
+  if (!claimed && !(candidate.v === 1 && "heads" in candidate)) return null;
+  const why = malformedAnchor(candidate);
+  return why ? { malformed: why } : { anchor: candidate as unknown as EvidenceAnchor };
 }
 
 /** A point the ledger must contain: an anchored head, or the head a seal names. */
@@ -266,7 +370,13 @@ export type ChainProblem =
   /** No entries at all, while anchors say there was evidence. */
   | "LEDGER_WIPED"
   /** An anchor that does not verify, or two anchors that disagree about one entry. */
-  | "BAD_ANCHOR";
+  | "BAD_ANCHOR"
+  /** An entry, a head or an anchor that is not one: wrong types, NaN, missing fields. Named by its document. */
+  | "MALFORMED"
+  /** The newest periodic anchor is older than twice the anchor schedule (or there is none): the anchors stopped. */
+  | "ANCHOR_STALE"
+  /** A legacy segment (or a part of one, or a seal of one) that the ledger's signed migration entry does not name. */
+  | "UNATTESTED_SEGMENT";
 
 export interface ChainFinding {
   problem: ChainProblem;
@@ -289,43 +399,81 @@ export function anchorCheckpoints(
   anchors: Iterable<EvidenceAnchor>,
   keys: KeyRing | null,
   cutAtMs: number = Number.POSITIVE_INFINITY,
-): { points: Map<string, Map<number, Checkpoint>>; count: number; afterCut: number; latestAtMs: number | null; findings: ChainFinding[] } {
+): { points: Map<string, Map<number, Checkpoint>>; count: number; afterCut: number; appendRecords: number; latestAtMs: number | null; findings: ChainFinding[] } {
   const points = new Map<string, Map<number, Checkpoint>>();
   const findings: ChainFinding[] = [];
   let count = 0;
   let afterCut = 0;
+  let appendRecords = 0;
   let latestAtMs: number | null = null;
   // Oldest first, so the first anchor to name an entry is the one a finding cites, and a point held in full
   // (at or before the cut) is never weakened by a later reach-only one.
   for (const a of [...anchors].sort((x, y) => x.atMs - y.atMs)) {
     const at = new Date(a.atMs).toISOString();
+    const what = a.scope === "append" ? "head record" : "anchor";
     if (keys) {
       const secret = keys.get(a.keyId);
       const { mac, keyId, ...body } = a;
       void keyId;
       if (!secret || anchorMac(secret, body) !== mac) {
-        findings.push({ problem: "BAD_ANCHOR", shard: "-", seq: 0, detail: `anchor of ${at} ${secret ? "does not match its MAC" : `is signed with unknown key ${a.keyId}`}; not used` });
+        findings.push({ problem: "BAD_ANCHOR", shard: "-", seq: 0, detail: `${what} of ${at} ${secret ? "does not match its MAC" : `is signed with unknown key ${a.keyId}`}; not used` });
         continue;
       }
     }
     const reachOnly = a.atMs > cutAtMs;
     if (reachOnly) afterCut++;
+    else if (a.scope === "append") appendRecords++;
     else {
       count++;
       latestAtMs = Math.max(latestAtMs ?? a.atMs, a.atMs);
     }
     for (const [shard, head] of Object.entries(a.heads)) {
-      if (!head || typeof head.seq !== "number" || typeof head.hash !== "string") continue;
       let byShard = points.get(shard);
       if (!byShard) points.set(shard, (byShard = new Map<number, Checkpoint>()));
       const seen = byShard.get(head.seq);
       if (seen && seen.hash !== head.hash) {
-        findings.push({ problem: "BAD_ANCHOR", shard, seq: head.seq, detail: `${seen.source} and anchor ${at} disagree about entry ${head.seq}: it was rewritten between them` });
+        findings.push({ problem: "BAD_ANCHOR", shard, seq: head.seq, detail: `${seen.source} and ${what} ${at} disagree about entry ${head.seq}: it was rewritten between them` });
       }
-      if (!seen) byShard.set(head.seq, { seq: head.seq, hash: head.hash, source: `anchor ${at}`, ...(reachOnly ? { reachOnly: true } : {}) });
+      if (!seen) byShard.set(head.seq, { seq: head.seq, hash: head.hash, source: `${what} ${at}`, ...(reachOnly ? { reachOnly: true } : {}) });
     }
   }
-  return { points, count, afterCut, latestAtMs, findings };
+  return { points, count, afterCut, appendRecords, latestAtMs, findings };
+}
+
+/**
+ * How far the ledger runs ahead of its anchors: the chains whose head is past the last point the anchors (or
+ * head records) hold for them, and how many entries that is. What a truncation could still cut unnoticed.
+ */
+export function beyondAnchors(heads: ReadonlyMap<string, ChainHead>, points: ReadonlyMap<string, ReadonlyMap<number, Checkpoint>>): { chains: number; entries: number } {
+  let chains = 0;
+  let entries = 0;
+  for (const [shard, head] of heads) {
+    let anchored = 0;
+    for (const cp of points.get(shard)?.values() ?? []) if (!cp.reachOnly && cp.seq > anchored) anchored = cp.seq;
+    if (head.seq > anchored) {
+      chains++;
+      entries += head.seq - anchored;
+    }
+  }
+  return { chains, entries };
+}
+
+/**
+ * The interval of the anchor schedule, for the staleness check: a cron whose minute field is `*\/N` (every N
+ * minutes) or a fixed minute with an `*\/N` or `*` hour (every N hours, hourly), or App Engine's `every N
+ * minutes|hours`. Null for a schedule of another shape (the caller then asks for the interval).
+ */
+export function scheduleIntervalMs(schedule: string): number | null {
+  const s = schedule.trim();
+  const every = /^every (\d+) (minutes?|mins?|hours?)$/i.exec(s);
+  if (every) return Number(every[1]) * (every[2]!.toLowerCase().startsWith("h") ? 3_600_000 : 60_000);
+  const f = s.split(/\s+/);
+  if (f.length !== 5 || f.slice(2).some((x) => x !== "*")) return null;
+  const [min, hour] = f as [string, string];
+  const step = (x: string): number | null => (x === "*" ? 1 : /^\*\/(\d+)$/.test(x) ? Number(x.slice(2)) : null);
+  if (hour === "*" && min.startsWith("*")) return step(min) === null ? null : step(min)! * 60_000;
+  if (/^\d+$/.test(min)) return step(hour) === null ? null : step(hour)! * 3_600_000;
+  return null;
 }
 
 // ---- verification -----------------------------------------------------------------------------------------
@@ -398,10 +546,24 @@ export class ChainWalk {
     return out;
   }
 
-  /** Ends the walk: the head must name the last entry, and every checkpoint must have been reached. */
-  finish(head: ChainHead | null): ChainFinding[] {
+  /**
+   * A malformed entry (reported by the caller as MALFORMED): the walk takes its place in the chain from its id
+   * and its stored hash, so the entries after it are judged as usual and one bad value hides nothing else.
+   */
+  skip(docId: string, seq: number, hash: unknown): void {
+    this.count++;
+    this.prev = { seq, hash: typeof hash === "string" ? hash : "" };
+    this.prevDocId = docId;
+  }
+
+  /**
+   * Ends the walk: the head must name the last entry, and every checkpoint must have been reached. A head that
+   * is there but malformed (`"malformed"`, already reported) is not compared.
+   */
+  finish(head: ChainHead | null | "malformed"): ChainFinding[] {
     const out: ChainFinding[] = [];
     const lastSeq = this.prev?.seq ?? 0;
+    if (head === "malformed") head = this.prev;
     if (head && (!this.prev || head.seq !== this.prev.seq || head.hash !== this.prev.hash)) {
       out.push({
         problem: head.seq > lastSeq ? "REMOVED" : "HEAD_MISMATCH",
@@ -444,6 +606,43 @@ export function sealCheckpoint(entry: ChainedEvidence): Checkpoint | null {
   if (entry.action !== SEAL_ACTION || d.segment !== LEGACY_SEGMENT || typeof d.seq !== "number" || typeof d.hash !== "string") return null;
   return { seq: d.seq, hash: d.hash, source: `seal ${entryDocId(entry)}` };
 }
+
+/**
+ * The entry that says, once per ledger, which legacy segment the ledger took over: the first release's head
+ * (seq, hash) and how many entries it had, or none. Written by the first anchor of the keyed ledger
+ * (evidence/anchor.ts). A legacy segment counts only if this entry names it: a segment written by hand into a
+ * ledger that never had one, or grown past what this entry and the seal name, is UNATTESTED_SEGMENT.
+ */
+export const MIGRATION_ACTION = "EVIDENCE_LEDGER_MIGRATED";
+
+export interface LegacyAttestation extends ChainHead {
+  count: number;
+}
+
+export function migrationBody(legacy: LegacyAttestation | null, policyVersion: string, atMs: number): EvidenceBody {
+  return {
+    action: MIGRATION_ACTION,
+    actor: { type: "system", id: "evidenceAnchor" },
+    decision: { reason: "LEDGER_MIGRATION" },
+    policyVersion,
+    atMs,
+    detail: { segment: LEGACY_SEGMENT, legacySeq: legacy?.seq ?? 0, legacyHash: legacy?.hash ?? null, legacyCount: legacy?.count ?? 0 },
+  };
+}
+
+/** What a verified migration entry attests: the legacy segment's head and count, or that there was none. */
+export function migrationAttestation(entry: ChainedEvidence): { legacy: LegacyAttestation | null; source: string; atMs: number } | null {
+  const d = entry.detail ?? {};
+  if (entry.action !== MIGRATION_ACTION || d.segment !== LEGACY_SEGMENT || typeof d.legacySeq !== "number" || typeof d.legacyCount !== "number") return null;
+  const source = `migration ${entryDocId(entry)}`;
+  if (d.legacySeq === 0) return { legacy: null, source, atMs: entry.atMs };
+  if (typeof d.legacyHash !== "string") return null;
+  return { legacy: { seq: d.legacySeq, hash: d.legacyHash, count: d.legacyCount }, source, atMs: entry.atMs };
+}
+
+/** Whether two migration entries say the same. */
+export const sameAttestation = (a: LegacyAttestation | null, b: LegacyAttestation | null): boolean =>
+  a === null || b === null ? a === b : a.seq === b.seq && a.hash === b.hash && a.count === b.count;
 
 /** The body of the entry that seals the legacy segment at its head. */
 export function sealBody(head: ChainHead, policyVersion: string, atMs: number): EvidenceBody {

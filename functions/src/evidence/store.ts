@@ -1,8 +1,11 @@
 import type { DocumentReference, Transaction } from "firebase-admin/firestore";
-import { chainEntry, evidenceDocId, LEGACY_SEGMENT, shardFor, type ChainedEvidence, type ChainHead, type EvidenceBody } from "./rules";
+import { chainEntry, evidenceDocId, HEAD_EVENT, LEGACY_SEGMENT, makeHeadRecord, shardFor, type ChainedEvidence, type ChainHead, type EvidenceBody, type EvidenceKey } from "./rules";
 import { signingKey } from "./keys";
-import { COLLECTIONS, db } from "../platform/firestore";
-import { setting } from "../platform/settings";
+import { publishAnchor } from "../platform/anchors";
+import { COLLECTIONS, db, governedDatabaseId } from "../platform/firestore";
+import { log } from "../platform/logs";
+import { settings, setting } from "../platform/settings";
+import { afterCommit } from "../platform/transactions";
 
 /**
  * The transaction policy of every transaction that appends evidence: appenders to one chain contend on its
@@ -47,6 +50,12 @@ export interface EvidenceAppender {
  * Concurrent writers to one chain conflict on its head and Firestore retries the losing transaction, so each
  * chain stays linear (no forks, no gaps). Every entry is signed with the evidence key, which the database
  * does not hold; without a key nothing is appended (the transaction fails before its commit).
+ *
+ * Right after the transaction commits, the chain's new head goes to the anchor store as a signed head record
+ * (a log line in a function, the emulators' anchors database locally), so what was appended cannot be cut
+ * unnoticed for longer than that write takes; the periodic anchor stays as the backstop. The record is written
+ * after the commit and can never fail the append: a failure is logged (`evidence.head.unpublished`) and the
+ * next periodic anchor covers the head.
  */
 export async function openEvidence(tx: Transaction, shardKey: string): Promise<EvidenceAppender> {
   const key = signingKey();
@@ -61,6 +70,7 @@ export async function openEvidence(tx: Transaction, shardKey: string): Promise<E
       tx.create(entryRef(shard, entry.seq), entry);
       head = { seq: entry.seq, hash: entry.hash };
       tx.set(ref, head);
+      recordHeadAfterCommit(tx, shard, head, key);
       return entry;
     },
   };
@@ -72,6 +82,22 @@ export async function recordEvidence(shardKey: string, ...bodies: EvidenceBody[]
     const evidence = await openEvidence(tx, shardKey);
     return bodies.map((b) => evidence.append(b));
   }, EVIDENCE_TX);
+}
+
+/** Registers the head record of `shard` to be written once `tx` commits (the last append's head wins). */
+function recordHeadAfterCommit(tx: Transaction, shard: string, head: ChainHead, key: EvidenceKey): void {
+  const databaseId = governedDatabaseId();
+  const unpublished = (err: unknown) => log.error("evidence.head.unpublished", { shard, seq: head.seq, error: err instanceof Error ? err.message : String(err) });
+  const hooked = afterCommit(
+    tx,
+    `evidence-head:${shard}`,
+    async () => {
+      const record = makeHeadRecord({ projectId: settings.projectId(), databaseId, atMs: Date.now(), shard, head }, key);
+      await publishAnchor({ event: HEAD_EVENT, anchor: record }, databaseId);
+    },
+    unpublished,
+  );
+  if (!hooked) unpublished(new Error("this Firestore SDK offers no commit hook; the periodic anchor covers the head"));
 }
 
 function stripUndefined<T extends object>(o: T): T {

@@ -58,6 +58,8 @@ export type LogEvent =
   | "audit.done"
   | "audit.findings"
   | "evidence.anchored"
+  | "evidence.anchor.incident"
+  | "evidence.head.unpublished"
   | "evidence.verified"
   | "job.done"
   | "erasure.ledger.recorded"

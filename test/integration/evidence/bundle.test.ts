@@ -8,12 +8,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { anchorEvidence } from "../../../functions/src/evidence/anchor";
+import { anchorEvidence, SEAL_SHARD_KEY } from "../../../functions/src/evidence/anchor";
 import { bundleLedger, exportEvidence, readBundle, type BundleManifest } from "../../../functions/src/evidence/bundle";
 import { chainHash, type ChainedEvidence, type EvidenceBody } from "../../../functions/src/evidence/rules";
 import { recordEvidence, shardOfKey } from "../../../functions/src/evidence/store";
 import { verifyLedger } from "../../../functions/src/evidence/verify";
 import { clearFirestore } from "../../helpers/emulator";
+import { dropHeadRecords } from "./support";
 
 const SUBJECT = "sessions/bundle-subject";
 const body = (i: number): EvidenceBody => ({ action: "TTL_DELETE", actor: { type: "system", id: "ttlDeleted-sessions" }, decision: { reason: "SWEEPER" }, policyVersion: "v1", atMs: 1_800_000_000_000 + i, paths: [`${SUBJECT}/${i}`] });
@@ -26,6 +27,7 @@ function audit(dir: string, manifest: BundleManifest) {
 
 describe("an exported evidence bundle, verified offline", () => {
   let dir: string;
+  const storedHeads = () => JSON.parse(readFileSync(join(dir, "heads.json"), "utf8")) as Record<string, unknown>;
   let anchoredAtMs: number;
   beforeEach(async () => {
     await clearFirestore();
@@ -39,11 +41,24 @@ describe("an exported evidence bundle, verified offline", () => {
   it("an honest bundle verifies against the anchors, and holds exactly the entries up to its cut", async () => {
     const manifest = readBundle(dir);
     expect(manifest.cutAtMs).toBeGreaterThanOrEqual(anchoredAtMs);
-    expect(manifest.chains.map((c) => ({ chain: c.chain, entries: c.entries, headSeq: c.head.seq }))).toEqual([{ chain: shardOfKey(SUBJECT), entries: 6, headSeq: 6 }]);
-    expect(await audit(dir, manifest)).toMatchObject({ ok: true, checked: 6, macs: "unchecked", anchors: { count: 1, afterCut: 0 } });
+    // The subject's chain, and the migration entry the first anchor wrote in a chain of its own.
+    expect(manifest.chains.map((c) => ({ chain: c.chain, entries: c.entries, headSeq: c.head.seq }))).toEqual(
+      [
+        { chain: shardOfKey(SUBJECT), entries: 6, headSeq: 6 },
+        { chain: shardOfKey(SEAL_SHARD_KEY), entries: 1, headSeq: 1 },
+      ].sort((a, b) => (a.chain < b.chain ? -1 : 1)),
+    );
+    // Every append's head record is held too: the six appends and the migration entry's.
+    expect(await audit(dir, manifest)).toMatchObject({ ok: true, checked: 7, macs: "unchecked", anchors: { count: 1, afterCut: 0, appendRecords: 7 } });
+    expect(await verifyLedger(bundleLedger(dir), { keys: null, anchors: { kind: "path", path: join(dir, "anchors.jsonl") }, ledger: manifest, anchorsUntilMs: manifest.cutAtMs })).toMatchObject({
+      ok: true,
+      anchors: { count: 1, appendRecords: 7 },
+    });
   });
 
   it("a bundle rewritten by its exporter, with its cut moved back before the anchor, still meets the anchor at the entries it holds", async () => {
+    // The periodic anchor alone (the head records would name every entry).
+    await dropHeadRecords();
     const shard = shardOfKey(SUBJECT);
     const file = join(dir, "chains", `${shard}.jsonl`);
     // Edit entry 2 and re-hash forward (no key: the old MACs stay), move the head, fix the manifest's checksums.
@@ -59,7 +74,7 @@ describe("an exported evidence bundle, verified offline", () => {
       prevHash = hash;
     }
     writeFileSync(file, `${out.join("\n")}\n`);
-    writeFileSync(join(dir, "heads.json"), JSON.stringify({ [shard]: { seq: 6, hash: prevHash } }));
+    writeFileSync(join(dir, "heads.json"), JSON.stringify({ ...storedHeads(), [shard]: { seq: 6, hash: prevHash } }));
     const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as BundleManifest;
     const sha = (name: string) => createHash("sha256").update(readFileSync(join(dir, name))).digest("hex");
     manifest.files[`chains/${shard}.jsonl`] = sha(`chains/${shard}.jsonl`);
@@ -79,12 +94,13 @@ describe("an exported evidence bundle, verified offline", () => {
   });
 
   it("a bundle cut short is TRUNCATED against an anchor made before its cut, and only reported as after-the-cut when the cut is moved back", async () => {
+    await dropHeadRecords();
     const shard = shardOfKey(SUBJECT);
     const file = join(dir, "chains", `${shard}.jsonl`);
     const kept = readFileSync(file, "utf8").trim().split("\n").slice(0, 3);
     writeFileSync(file, `${kept.join("\n")}\n`);
     const last = (JSON.parse(kept[2]!) as { entry: ChainedEvidence }).entry;
-    writeFileSync(join(dir, "heads.json"), JSON.stringify({ [shard]: { seq: 3, hash: last.hash } }));
+    writeFileSync(join(dir, "heads.json"), JSON.stringify({ ...storedHeads(), [shard]: { seq: 3, hash: last.hash } }));
     const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as BundleManifest;
     const sha = (name: string) => createHash("sha256").update(readFileSync(join(dir, name))).digest("hex");
     manifest.files[`chains/${shard}.jsonl`] = sha(`chains/${shard}.jsonl`);

@@ -7,8 +7,9 @@
  */
 import { createHash } from "node:crypto";
 import { beforeEach, describe, expect, it } from "vitest";
-import { anchorEvidence, LEGACY_QUIET_MS, SEAL_SHARD_KEY } from "../../../functions/src/evidence/anchor";
-import { entryDocId, GENESIS_HASH, LEGACY_SEGMENT, SEAL_ACTION, type ChainedEvidence, type EvidenceBody } from "../../../functions/src/evidence/rules";
+import { anchorEvidence, LEGACY_QUIET_MS, MIGRATION_DOC, SEAL_SHARD_KEY } from "../../../functions/src/evidence/anchor";
+import { explainEvidence } from "../../../functions/src/evidence/explain";
+import { entryDocId, GENESIS_HASH, LEGACY_SEGMENT, MIGRATION_ACTION, SEAL_ACTION, type ChainedEvidence, type EvidenceBody } from "../../../functions/src/evidence/rules";
 import { headRef, recordEvidence, shardOfKey } from "../../../functions/src/evidence/store";
 import { verifyEvidence } from "../../../functions/src/evidence/verify";
 import { canonicalJson } from "../../../functions/src/kernel/canonical";
@@ -58,12 +59,17 @@ describe("moving an existing deployment onto the ledger", () => {
     old = await writeFirstReleaseChain(OLD_BODIES);
   });
 
-  it("the old chain verifies as the ledger's first segment, new appends go to the chains, the anchor seals it once, and nothing is lost", async () => {
-    expect(await verifyEvidence()).toMatchObject({ ok: true, checked: 6, legacy: { entries: 6, sealedSeq: null } });
+  it("the old chain verifies as the ledger's first segment once the first anchor's migration entry names it, new appends go to the chains, the anchor seals it once, and nothing is lost", async () => {
+    // Until the keyed ledger's first anchor names it, the old chain does not count: it could have been written by hand.
+    const before = await verifyEvidence();
+    expect(problems(before)).toEqual(["UNATTESTED_SEGMENT@legacy:0"]);
+    expect(before).toMatchObject({ checked: 6, legacy: { entries: 6, sealedSeq: null } });
     for (let i = 0; i < 5; i++) await recordEvidence(`events/e-${i}`, body(i));
-    expect(await verifyEvidence()).toMatchObject({ ok: true, checked: 11, legacy: { entries: 6, sealedSeq: null } });
 
     const first = await anchorEvidence({ legacyQuietMs: 0 });
+    const migration = (await audits().where("action", "==", MIGRATION_ACTION).get()).docs.map((d) => d.data() as ChainedEvidence);
+    expect(migration).toHaveLength(1);
+    expect(migration[0]!).toMatchObject({ shard: shardOfKey(SEAL_SHARD_KEY), detail: { segment: "legacy", legacySeq: 6, legacyHash: old[5]!.hash, legacyCount: 6 } });
     expect(first.sealed).toEqual({ seq: 6, hash: old[5]!.hash });
     expect(first.anchor.heads[LEGACY_SEGMENT]).toEqual({ seq: 6, hash: old[5]!.hash });
     const seal = (await audits().where("action", "==", SEAL_ACTION).get()).docs.map((d) => d.data() as ChainedEvidence);
@@ -73,16 +79,24 @@ describe("moving an existing deployment onto the ledger", () => {
 
     // Every old entry is still there, byte for byte, and the whole ledger verifies with the seal and the anchor.
     for (const e of old) expect((await audits().doc(legacyId(e.seq)).get()).data()).toEqual(e);
-    expect(await verifyEvidence()).toMatchObject({ ok: true, checked: 12, legacy: { entries: 6, sealedSeq: 6 }, anchors: { count: 1 } });
-    // Sealed once: later anchors leave it.
+    expect(await verifyEvidence()).toMatchObject({ ok: true, checked: 13, legacy: { entries: 6, sealedSeq: 6 }, anchors: { count: 1 } });
+    // Sealed once, migrated once: later anchors leave both.
     expect((await anchorEvidence({ legacyQuietMs: 0 })).sealed).toBeNull();
     expect((await audits().where("action", "==", SEAL_ACTION).get()).size).toBe(1);
+    expect((await audits().where("action", "==", MIGRATION_ACTION).get()).size).toBe(1);
   });
 
-  it("the seal waits while the old chain may still move (the first release's instances finishing during a deploy)", async () => {
+  it("the seal waits while the old chain may still move (the first release's instances finishing during a deploy), and seals what they appended", async () => {
     expect(LEGACY_QUIET_MS).toBeGreaterThan(540_000);
     expect((await anchorEvidence()).sealed).toBeNull();
     expect((await headRef(LEGACY_SEGMENT).get()).get("sealedSeq")).toBeUndefined();
+    // An old instance appends after the migration entry named seq 6; the seal, once quiet, reaches it.
+    const late = firstReleaseEntry(old[5]!, OLD_BODIES[4]!);
+    await audits().doc(legacyId(7)).create(late);
+    await headRef(LEGACY_SEGMENT).set({ seq: 7, hash: late.hash });
+    expect((await verifyEvidence()).ok).toBe(true);
+    expect((await anchorEvidence({ legacyQuietMs: 0 })).sealed).toEqual({ seq: 7, hash: late.hash });
+    expect(await verifyEvidence()).toMatchObject({ ok: true, legacy: { entries: 7, sealedSeq: 7 } });
   });
 
   describe("after the seal, the old segment is held to it", () => {
@@ -121,5 +135,47 @@ describe("moving an existing deployment onto the ledger", () => {
       expect(problems(await verifyEvidence({ anchors: { kind: "none" } }))).toEqual(["SEGMENT_MISSING@legacy:6"]);
       expect(problems(await verifyEvidence())).toEqual(["SEGMENT_MISSING@legacy:6"]);
     });
+  });
+});
+
+describe("a first-release segment forged into a ledger that never had one", () => {
+  const HOLD = "tenants/t-acme/orders/o-1002";
+  /** Two hand-made entries in the first release's formula, and their head: a hold "released" long ago. */
+  async function forgeLegacySegment(): Promise<void> {
+    await writeFirstReleaseChain([OLD_BODIES[1]!, OLD_BODIES[5]!]);
+  }
+
+  beforeEach(async () => {
+    await clearFirestore();
+    for (let i = 0; i < 3; i++) await recordEvidence(`events/e-${i}`, body(i));
+    // The keyed ledger's first anchor: its migration entry says there is no legacy segment.
+    await anchorEvidence({ legacyQuietMs: 0 });
+    const migration = (await audits().where("action", "==", MIGRATION_ACTION).get()).docs.map((d) => d.data() as ChainedEvidence);
+    expect(migration.map((m) => m.detail)).toEqual([{ segment: "legacy", legacySeq: 0, legacyHash: null, legacyCount: 0 }]);
+    expect((await verifyEvidence()).ok).toBe(true);
+  });
+
+  it("is reported, and explain does not show its HOLD_RELEASED as verified", async () => {
+    await forgeLegacySegment();
+    const r = await verifyEvidence();
+    expect(r.ok).toBe(false);
+    expect(problems(r)).toEqual(["UNATTESTED_SEGMENT@legacy:0"]);
+    expect(problems(await verifyEvidence({ keys: null }))).toEqual(["UNATTESTED_SEGMENT@legacy:0"]);
+    const explained = await explainEvidence({ kind: "path", value: HOLD });
+    const released = explained.entries.find((e) => e.action === "HOLD_RELEASED")!;
+    expect(released).toMatchObject({ chain: LEGACY_SEGMENT, verified: false });
+    expect(explained.verification.problems).toEqual(expect.arrayContaining([expect.objectContaining({ problem: "UNATTESTED_SEGMENT", id: legacyId(2) })]));
+  });
+
+  it("is never anchored or sealed, and deleting the migration marker does not get it a migration entry of its own", async () => {
+    await forgeLegacySegment();
+    await db().collection(COLLECTIONS.retentionJobs).doc(MIGRATION_DOC).delete();
+    const next = await anchorEvidence({ legacyQuietMs: 0 });
+    expect(next.sealed).toBeNull();
+    expect(next.anchor.heads[LEGACY_SEGMENT]).toBeUndefined();
+    expect(next.incidents).toEqual([expect.stringContaining("legacy head (seq 2) is not named by the ledger's migration entry")]);
+    expect((await audits().where("action", "==", MIGRATION_ACTION).get()).size).toBe(1);
+    expect((await audits().where("action", "==", SEAL_ACTION).get()).size).toBe(0);
+    expect(problems(await verifyEvidence())).toEqual(["UNATTESTED_SEGMENT@legacy:0"]);
   });
 });

@@ -92,11 +92,12 @@ describe("verify-evidence", () => {
     expect((await verifyEvidence({ pageSize: 5 })).ok).toBe(true);
   });
 
-  it("removing the newest entry is caught through its chain's head", async () => {
+  it("removing the newest entry is caught through its chain's head, and by its head record", async () => {
     await entryRef(12).delete();
     const r = await verifyEvidence({ pageSize: 4 });
     expect(r.ok).toBe(false);
-    expect(r.findings).toEqual([expect.objectContaining({ problem: "REMOVED", seq: 12 })]);
+    expect(r.findings).toEqual([expect.objectContaining({ problem: "REMOVED", seq: 12 }), expect.objectContaining({ problem: "TRUNCATED", seq: 12 })]);
+    expect((await verifyEvidence({ pageSize: 4, anchors: { kind: "none" } })).findings).toEqual([expect.objectContaining({ problem: "REMOVED", seq: 12 })]);
   });
 
   it("an inserted entry (a forged document between two real ones) is reported as inserted", async () => {

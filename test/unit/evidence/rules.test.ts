@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   anchorCheckpoints,
   anchorFromLogLine,
+  beyondAnchors,
   chainEntry,
   chainHash,
   deletedWhileHeld,
@@ -12,8 +13,12 @@ import {
   keyRing,
   LEGACY_SEGMENT,
   makeAnchor,
+  makeHeadRecord,
+  malformedEntry,
+  malformedHead,
   MAX_SHARDS,
   parseEvidenceDocId,
+  scheduleIntervalMs,
   SEAL_ACTION,
   sealBody,
   sealCheckpoint,
@@ -232,10 +237,29 @@ describe("anchors", () => {
 
   it("are found in every shape they travel in: a logSync line, a sink's LogEntry, the bare anchor", () => {
     const a = anchor(1, { s0001: { seq: 1, hash: "a".repeat(64) } });
-    expect(anchorFromLogLine({ event: "retention.evidence.anchor", anchor: a, severity: "NOTICE" })).toEqual(a);
-    expect(anchorFromLogLine({ jsonPayload: { event: "retention.evidence.anchor", anchor: a }, logName: "projects/p/logs/retention-evidence-anchors" })).toEqual(a);
-    expect(anchorFromLogLine(a)).toEqual(a);
+    expect(anchorFromLogLine({ event: "retention.evidence.anchor", anchor: a, severity: "NOTICE" })).toEqual({ anchor: a });
+    expect(anchorFromLogLine({ jsonPayload: { event: "retention.evidence.anchor", anchor: a }, logName: "projects/p/logs/retention-evidence-anchors" })).toEqual({ anchor: a });
+    expect(anchorFromLogLine(a)).toEqual({ anchor: a });
     expect(anchorFromLogLine({ metric: "retention.candidates", value: 3 })).toBeNull();
+  });
+
+  it("a line that claims to be an anchor and is not one is malformed, never thrown and never used", () => {
+    const a = anchor(1, { s0001: { seq: 1, hash: "a".repeat(64) } });
+    const bad = (v: unknown) => anchorFromLogLine(v) as { malformed: string };
+    expect(bad({ event: "retention.evidence.anchor", anchor: { ...a, atMs: Number.NaN } }).malformed).toBe("atMs is NaN");
+    expect(bad({ event: "retention.evidence.anchor", anchor: { ...a, heads: { s0001: { seq: Number.NaN, hash: "a".repeat(64) } } } }).malformed).toMatch(/^head s0001: its seq is NaN/);
+    expect(bad({ event: "retention.evidence.head", anchor: { ...a, mac: 7 } }).malformed).toBe("mac is 7");
+    expect(bad({ jsonPayload: { event: "retention.evidence.anchor" } }).malformed).toMatch(/without an anchor/);
+    expect(bad({ ...a, heads: { s0001: { seq: 1 } } }).malformed).toMatch(/hash is missing/);
+  });
+
+  it("a head record is an anchor of one chain, scoped to the append, under the same MAC", () => {
+    const r = makeHeadRecord({ projectId: "p", databaseId: "(default)", atMs: 5, shard: "s0001", head: { seq: 3, hash: "c".repeat(64) } }, KEY);
+    expect(r).toMatchObject({ scope: "append", heads: { s0001: { seq: 3, hash: "c".repeat(64) } } });
+    const held = anchorCheckpoints([r, anchor(1, { s0001: { seq: 1, hash: "a".repeat(64) } })], keys);
+    expect(held).toMatchObject({ count: 1, appendRecords: 1, latestAtMs: 1, findings: [] });
+    expect(anchorCheckpoints([{ ...r, scope: undefined }], keys).findings.map((f) => f.problem)).toEqual(["BAD_ANCHOR"]);
+    expect(beyondAnchors(new Map([["s0001", { seq: 5, hash: "x" }], ["s0002", { seq: 2, hash: "y" }]]), held.points)).toEqual({ chains: 2, entries: 4 });
   });
 
   it("anchors after a bundle's cut hold only the entries the bundle reaches", () => {
@@ -282,6 +306,35 @@ describe("anchors", () => {
     expect(anchorCheckpoints([forged], null).count).toBe(1);
     const disagree = anchorCheckpoints([anchor(1, { s0001: { seq: 3, hash: h("a") } }), anchor(2, { s0001: { seq: 3, hash: h("b") } })], keys);
     expect(disagree.findings.map((f) => `${f.problem}@${f.shard}:${f.seq}`)).toEqual(["BAD_ANCHOR@s0001:3"]);
+  });
+});
+
+describe("malformed values", () => {
+  it("an entry with a wrong type, a NaN or a missing field is named, whatever the field", () => {
+    const entry: ChainedEvidence = build(1)[0]!.entry;
+    expect(malformedEntry(entry)).toBeNull();
+    expect(malformedEntry({ ...entry, atMs: Number.NaN })).toBe("atMs is NaN, not a time");
+    expect(malformedEntry({ ...entry, seq: "1" })).toBe('seq is "1", not a positive integer');
+    expect(malformedEntry({ ...entry, hash: undefined })).toBe("hash is missing, not a SHA-256");
+    expect(malformedEntry({ ...entry, decision: null })).toBe("decision has no reason");
+    expect(malformedEntry({ ...entry, counts: { deleted: Number.POSITIVE_INFINITY } })).toBe("counts.deleted is not a finite number");
+    expect(malformedEntry({ ...entry, paths: ["a", Number.NaN] })).toBe("paths[1] is not a finite number");
+    expect(malformedEntry(null)).toBe("the document is not an object");
+    expect(malformedHead({ seq: 1, hash: "a".repeat(64) })).toBeNull();
+    expect(malformedHead({ seq: Number.NaN, hash: "a".repeat(64) })).toBe("its seq is NaN, not a positive integer");
+  });
+});
+
+describe("the anchor schedule's interval", () => {
+  it("reads the cron and App Engine forms a schedule takes, and no other", () => {
+    expect(scheduleIntervalMs("*/10 * * * *")).toBe(600_000);
+    expect(scheduleIntervalMs("* * * * *")).toBe(60_000);
+    expect(scheduleIntervalMs("5 * * * *")).toBe(3_600_000);
+    expect(scheduleIntervalMs("0 */2 * * *")).toBe(7_200_000);
+    expect(scheduleIntervalMs("every 5 minutes")).toBe(300_000);
+    expect(scheduleIntervalMs("every 1 hours")).toBe(3_600_000);
+    expect(scheduleIntervalMs("0 9 * * 1")).toBeNull();
+    expect(scheduleIntervalMs("*/10 * * * 1-5")).toBeNull();
   });
 });
 

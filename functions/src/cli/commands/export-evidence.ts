@@ -11,7 +11,7 @@ export const exportEvidenceCommand: Command = {
   usage: "retention export-evidence --out <dir> [--anchors <path> | --without-anchors] [--json]",
   details: `Writes the ledger as of one cut into <dir> (created; it must be empty): manifest.json (project, database,
 cut time, chains, key ids, and the SHA-256 of every file), heads.json, chains/<chain>.jsonl (one entry per line,
-in seq order; legacy.jsonl is the first release's single chain) and anchors.jsonl (the anchors up to the cut, as
+in seq order; legacy.jsonl is the first release's single chain) and anchors.jsonl (the anchors and head records up to the cut, as
 a convenience: an auditor takes the anchors from the locked bucket). Every chain is exported up to the head read
 at the cut, so the bundle is consistent while writers append. Then verifies the bundle as an auditor would, with
 the evidence key when this shell has it. What a reader can check without the key: docs/EVIDENCE-LEDGER.md. Read-only
@@ -60,7 +60,7 @@ Exit: 0 exported and the bundle verifies, 1 exported but it does not verify, 2 u
             ["cut at", manifest.exportedAt],
             ["entries", entries],
             ["chains", manifest.chains.length],
-            ["anchors", manifest.anchors ? `${manifest.anchors.count} from ${manifest.anchors.source}` : "none (the auditor brings them from the bucket)"],
+            ["anchors", manifest.anchors ? `${manifest.anchors.count} and ${manifest.anchors.headRecords} head record(s) from ${manifest.anchors.source}` : "none (the auditor brings them from the bucket)"],
           ]),
           "",
           renderVerification(verification, "the bundle"),

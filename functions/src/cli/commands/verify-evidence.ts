@@ -2,19 +2,23 @@ import { bundleLedger, readBundle, verifyEvidence, verifyLedger } from "../../ev
 import { EXIT, positiveIntOpt, stringOpt, type Command } from "../command";
 import { progressLine, writeJson, writeOut } from "../output";
 import { UsageError } from "../target";
-import { anchorsOption, EVIDENCE_OPTIONS, EVIDENCE_OPTIONS_HELP, keysOption, renderVerification } from "./evidence-shared";
+import { anchorMaxAgeOption, anchorsOption, EVIDENCE_OPTIONS, EVIDENCE_OPTIONS_HELP, keysOption, renderVerification } from "./evidence-shared";
 
 export const verifyEvidenceCommand: Command = {
   name: "verify-evidence",
   summary: "Verify the evidence ledger (every chain, head, MAC, anchor and seal), live or from an exported bundle",
-  usage: "retention verify-evidence [--anchors <path> | --without-anchors] [--without-key] [--bundle <dir>] [--json]",
+  usage: "retention verify-evidence [--anchors <path> | --without-anchors] [--without-key] [--anchor-max-age <minutes>] [--bundle <dir>] [--json]",
   details: `Walks deletionAudits chain by chain in seq order and checks, for every entry: its hash (EDITED), its
 link to the entry before (BROKEN_LINK), its seq and document id (REMOVED for a gap, INSERTED for a repeat or a
 foreign document), and its MAC under the evidence key (UNSIGNED, BAD_MAC: written or re-hashed without the key;
 UNKNOWN_KEY). Every chain's head must name its last entry (REMOVED, HEAD_MISMATCH). Every anchored head and every
 seal of the legacy segment must still be in the ledger with the hash it had: ANCHOR_MISMATCH (rewritten since),
 TRUNCATED (cut short, with its head rewound), SEGMENT_MISSING (a whole chain deleted), LEDGER_WIPED (no entries,
-while anchors say there was evidence); BAD_ANCHOR for an anchor that does not verify. Read-only.
+while anchors say there was evidence); BAD_ANCHOR for an anchor that does not verify. MALFORMED names every
+entry, head or anchor that is not one (wrong types, NaN, missing fields), and the walk goes on past it.
+UNATTESTED_SEGMENT: a legacy segment the ledger's signed migration entry does not name. ANCHOR_STALE: the newest
+anchor is older than --anchor-max-age (default twice the anchor schedule): the output says how many chains and
+entries are newer than their last anchor. Read-only.
 
 With --bundle <dir> it verifies an export of export-evidence offline, with no database: its anchors are the
 ones --anchors names, else the copy in the bundle.
@@ -50,14 +54,19 @@ Exit: 0 the ledger verifies, 1 it does not, 2 usage or connection error (or no k
         throw new UsageError(`--bundle ${bundleDir}: ${err instanceof Error ? err.message : String(err)}`);
       }
       const own = manifest.anchors ? { kind: "path" as const, path: `${bundleDir}/anchors.jsonl` } : null;
+      const anchors = anchorsOption(values, null, own);
+      const staleAfterMs = anchorMaxAgeOption(values, anchors);
       r = await verifyLedger(bundleLedger(bundleDir), {
         ...common,
-        anchors: anchorsOption(values, null, own),
+        anchors,
+        ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
         ledger: { projectId: manifest.projectId, databaseId: manifest.databaseId },
         anchorsUntilMs: manifest.cutAtMs,
       });
     } else {
-      r = await verifyEvidence({ ...common, anchors: anchorsOption(values, target) });
+      const anchors = anchorsOption(values, target);
+      const staleAfterMs = anchorMaxAgeOption(values, anchors);
+      r = await verifyEvidence({ ...common, anchors, ...(staleAfterMs !== undefined ? { staleAfterMs } : {}) });
     }
     progress.done();
     if (json) writeJson(r);
