@@ -151,10 +151,11 @@ describe("account deletion requests", () => {
     const until = new Date(toMs((await docData("tenants/t-acme/orders/o-1001")).retainUntil)!).toISOString().slice(0, 10);
     expect(order).toMatchObject({ reasonCode: "FINANCE_RETENTION", until, text: `order o-1001: finance retention until ${until}` });
     expect(status.retained.find((r) => r.path === "auditRecords/ar-001")).toMatchObject({ reasonCode: "AUDIT_RETENTION" });
-    // Compliance gets the same answer, plus whose request it is and why it is blocked or retained.
+    // Compliance gets the same answer, plus whose request it is and why it is blocked or retained; `people` names
+    // staff only, so the customer who asked is not named.
     const { staff, ...asStaff } = await callExpect<Status & { staff?: unknown }>("getDeletionStatus", { requestId: opened.requestId }, t.clara);
     expect(asStaff).toEqual(status);
-    expect(staff).toEqual({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, requestedBy: "u-1001", source: "user", blockedReason: null, retainedUnderHold: null });
+    expect(staff).toEqual({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, requestedBy: "u-1001", source: "user", blockedReason: null, retainedUnderHold: null, people: {} });
   });
 
   it("getDeletionStatus: refuses another user, a non-compliance staff member, unknown ids, bad payloads and the unauthenticated", async () => {
