@@ -140,6 +140,16 @@ describe("TTL never beats a hold: a TTL class under a holdable parent", () => {
     });
   }
 
+  it("two overlapping holds released at the same time: every document they covered gets its TTL value back and keeps no id", async () => {
+    const tenant = await place("tenants/t-acme");
+    const onOrder = await place(ORDER);
+    await Promise.all([release(tenant, { batchSize: 2 }), release(onOrder, { batchSize: 1 })]);
+    for (const id of [tenant, onOrder]) expect((await db().doc(`retentionHolds/${id}`).get()).get("state")).toBe("RELEASED");
+    for (const p of [TR1, TR2]) expect(await marks(p), p).toEqual(restored);
+    for (const p of [ORDER, `${ORDER}/messages/m-u-1-0`, "tenants/t-acme/users/u-1"]) expect(await marks(p), p).toMatchObject({ legalHold: false, holdIds: [] });
+    await expectChainVerifies();
+  });
+
   it("a hold placed while a release's batches run keeps what it covers held", async () => {
     const tenant = await place("tenants/t-acme");
     let second = "";
