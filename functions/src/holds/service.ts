@@ -526,7 +526,8 @@ export interface ReleaseHoldInput {
  * (holds/rules.ts#claimingHoldIds): another active hold covering it (on it, on an ancestor, a subtree hold whose
  * flagging has not reached it yet, or another release that has not reached it yet) keeps it held, under that
  * hold's id, with no TTL value; only a document no other hold claims gets its retention back from policy, an
- * archive copy from the archive's own class. The record becomes RELEASED last, with its evidence, so an
+ * archive copy from the archive's own class. Each documents batch's range is listed again after its commit
+ * (`settleStragglers`), for documents created after its listing. The record becomes RELEASED last, with its evidence, so an
  * interrupted release leaves the record ACTIVE (still protecting everything under it), and releasing it again
  * resumes from the cursor.
  */
@@ -556,6 +557,14 @@ export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOp
   for (;;) {
     const rec = await holdRef.get();
     const from = walkOf(rec, "unflagging");
+    const recheck = recheckOf(rec);
+    if (recheck) {
+      if (!(await settleStragglers(holdRef, hold, from, recheck, input.nowMs))) {
+        const now = await holdRef.get();
+        if (now.get("state") !== "ACTIVE") break;
+      }
+      continue;
+    }
     if (from.phase === "done") break;
     const listed = await nextBatch(hold.targetPath, from, batchSize, (f, n) => nextCopiesCarrying(hold.holdId, f, n));
     await opts.afterList?.(listed.paths);
@@ -567,7 +576,9 @@ export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOp
       const others = holds.filter((h) => h.holdId !== hold.holdId);
       const carriers = docs.filter((d) => d.g?.holdIds.includes(hold.holdId) === true);
       const settled = carriers.filter((d) => settleInTx(tx, d, others)).map((d) => d.snap.ref.path);
-      tx.update(holdRef, { unflagging: { ...advance(from, listed, settled, 0), updatedAt: toTimestamp(input.nowMs) } });
+      // A documents batch leaves the range it passed to be listed again (`settleStragglers`).
+      const passed: Recheck | null = from.phase === "documents" ? { after: from.cursor, through: listed.phaseDone ? true : listed.cursor } : null;
+      tx.update(holdRef, { unflagging: { ...advance(from, listed, settled, 0), updatedAt: toTimestamp(input.nowMs), ...(passed ? { recheck: passed } : {}) } });
       return false;
     }, EVIDENCE_TX);
     if (moved) {
@@ -602,6 +613,63 @@ export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOp
   }, EVIDENCE_TX);
   log.info("hold.released", { holdId: hold.holdId, released: total });
   return { holdId: hold.holdId, released: total };
+}
+
+/**
+ * The range of documents a release's documents batch passed: after `after` up to `through` (inclusive; `true`:
+ * to the end of the subtree). Written by the batch's transaction, cleared once the range is listed again.
+ */
+interface Recheck {
+  after: string | null;
+  through: string | true | null;
+}
+
+function recheckOf(snap: DocumentSnapshot): Recheck | null {
+  const r = snap.get("unflagging.recheck") as { after?: unknown; through?: unknown } | undefined;
+  if (!r || typeof r !== "object") return null;
+  return { after: typeof r.after === "string" ? r.after : null, through: r.through === true ? true : typeof r.through === "string" ? r.through : null };
+}
+
+/**
+ * A documents batch of a release settles what it listed, and its transaction moves the cursor past a range that
+ * may hold documents created after the listing. Until that commit the hold still claimed them (its cursor was
+ * before them), so another hold's walk could give them its id. From the commit nothing can (holds/rules.ts#
+ * claimingHoldIds reads the cursor), so listing the range once more finds every such document: each that carries
+ * the id is settled against the other holds, like the batch's own. The range stays on the record until this is
+ * done, so a release interrupted here does it when resumed. Returns false when another worker moved the walk.
+ */
+async function settleStragglers(holdRef: DocumentReference, hold: HoldRecord, from: Walk, recheck: Recheck, nowMs: number): Promise<boolean> {
+  const names = recheck.through === null ? [] : await subtreeNamesThrough(hold.targetPath, recheck.after, recheck.through);
+  return db().runTransaction(async (tx) => {
+    const fresh = await tx.get(holdRef);
+    const now = recheckOf(fresh);
+    const same = now !== null && now.after === recheck.after && now.through === recheck.through;
+    if (fresh.get("state") !== "ACTIVE" || fresh.get("releasing") !== true || !same || !sameSpot(walkOf(fresh, "unflagging"), from)) return false;
+    const { docs, holds } = await readBatchInTx(tx, names);
+    const others = holds.filter((h) => h.holdId !== hold.holdId);
+    const settled = docs.filter((d) => d.g?.holdIds.includes(hold.holdId) === true).filter((d) => settleInTx(tx, d, others)).map((d) => d.snap.ref.path);
+    const digest = settled.length > 0 ? sha256Hex(`${from.digest}\n${settled.join("\n")}`) : from.digest;
+    tx.update(holdRef, {
+      "unflagging.recheck": FieldValue.delete(),
+      "unflagging.count": from.count + settled.length,
+      "unflagging.digest": digest,
+      "unflagging.updatedAt": toTimestamp(nowMs),
+    });
+    return true;
+  }, EVIDENCE_TX);
+}
+
+/** The documents of a subtree after `cursor` up to `through` (inclusive; `true`: to the end), in name order, the root first. */
+async function subtreeNamesThrough(rootPath: string, cursor: string | null, through: string | true): Promise<string[]> {
+  const names: string[] = [];
+  if (cursor === null && (await db().doc(rootPath).get()).exists) names.push(rootPath);
+  if (through === rootPath) return names;
+  let q = descendantsQuery(rootPath).select(FieldPath.documentId());
+  if (cursor !== null && cursor !== rootPath) q = q.where(FieldPath.documentId(), ">", db().doc(cursor));
+  if (through !== true) q = q.where(FieldPath.documentId(), "<=", db().doc(through));
+  const snap = await q.get();
+  names.push(...snap.docs.map((d) => d.ref.path));
+  return names;
 }
 
 /** For classes that inherit their parent's expiry: the parent's current expireAt, read in the transaction. */

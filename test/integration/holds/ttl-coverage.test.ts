@@ -113,6 +113,43 @@ describe("TTL never beats a hold: a TTL class under a holdable parent", () => {
     await expectChainVerifies();
   });
 
+  /**
+   * A document created under a hold being released, after the release listed a batch and before that batch's
+   * transaction, in the range the batch passes (`inBatch`) or past the last name of the last batch (`pastEnd`).
+   * Another hold's flagging gives it the releasing hold's id (its walk had not reached it), and that hold's
+   * release leaves it with that id alone. The releasing walk must not pass it with the id still on it.
+   */
+  for (const [where, created, batchSize] of [
+    ["inside the range a batch passes", `${ORDER}/tracking/tr-0`, 3],
+    ["past the last name the walk lists", `${ORDER}/tracking/tr-3`, 10],
+  ] as const) {
+    it(`a document created ${where} while a release's batch is in flight never keeps the released hold's id`, async () => {
+      const onOrder = await place(ORDER);
+      let done = false;
+      const meanwhile = async () => {
+        if (done) return;
+        done = true;
+        await putGoverned(created, { carrier: "DHL", status: "IN_TRANSIT" }, { ageDays: 1 });
+        const tenant = await place("tenants/t-acme");
+        await release(tenant);
+      };
+      await release(onOrder, { batchSize, afterList: meanwhile });
+      expect((await db().doc(`retentionHolds/${onOrder}`).get()).get("state")).toBe("RELEASED");
+      for (const p of [TR1, TR2, created]) expect(await marks(p), p).toEqual(restored);
+      await expectChainVerifies();
+    });
+  }
+
+  it("two overlapping holds released at the same time: every document they covered gets its TTL value back and keeps no id", async () => {
+    const tenant = await place("tenants/t-acme");
+    const onOrder = await place(ORDER);
+    await Promise.all([release(tenant, { batchSize: 2 }), release(onOrder, { batchSize: 1 })]);
+    for (const id of [tenant, onOrder]) expect((await db().doc(`retentionHolds/${id}`).get()).get("state")).toBe("RELEASED");
+    for (const p of [TR1, TR2]) expect(await marks(p), p).toEqual(restored);
+    for (const p of [ORDER, `${ORDER}/messages/m-u-1-0`, "tenants/t-acme/users/u-1"]) expect(await marks(p), p).toMatchObject({ legalHold: false, holdIds: [] });
+    await expectChainVerifies();
+  });
+
   it("a hold placed while a release's batches run keeps what it covers held", async () => {
     const tenant = await place("tenants/t-acme");
     let second = "";
