@@ -19,6 +19,8 @@ export interface PurgeClaim {
   unitKey: string;
   round: number;
   policyVersion: string;
+  /** The batch record whose mark transaction wrote the decision (absent on decisions written before marks named it). */
+  batch?: string;
 }
 
 /** Whether `claim` is the decision of `unit`'s current round under the current policy version. */
@@ -127,12 +129,16 @@ export type MarkAction = { kind: "mark"; from: LifecycleState; route: LifecycleS
  * document (PURGE_ELIGIBLE, `purgeDecision`) before its delete, so the trigger classifies the delete as the
  * purge's own and leaves the evidence to it.
  */
-export function decideMark(doc: PurgeDocFacts, unit: PurgeUnitRef, ctx: DecideContext, archiveVerified: boolean, archivedByDataMap = false): MarkAction {
+export function decideMark(doc: PurgeDocFacts, unit: PurgeUnitRef, ctx: DecideContext, archiveVerified: boolean, archivedByDataMap = false, batch?: string): MarkAction {
   const ev = evaluateForPurge(doc, ctx, archiveVerified, false, archivedByDataMap);
   if (ev.verdict === "gone") return { kind: "skip", why: "GONE" };
   if (ev.verdict === "held") return { kind: "skip", why: "HELD" };
   if (ev.verdict === "blocked") return { kind: "skip", why: "NOT_ALLOWED" };
-  if (isCurrentDecision(doc.claim, unit, ctx.policy.version) && doc.lifecycleState === "PURGE_ELIGIBLE") return { kind: "already" };
+  // The mark names the batch the trigger looks up (ttl/rules.ts#purgeBatchExplains): a document this round
+  // marked in another batch (a parent its planned batch deferred, taken up again by a late batch) is marked
+  // again, so the mark names the batch that deletes it.
+  const sameBatch = batch === undefined || doc.claim?.batch === batch;
+  if (isCurrentDecision(doc.claim, unit, ctx.policy.version) && doc.lifecycleState === "PURGE_ELIGIBLE" && sameBatch) return { kind: "already" };
   const from = doc.lifecycleState as LifecycleState;
   return { kind: "mark", from, route: stepsToPurgeEligible(from, ctx.policy.classById(doc.retentionClass)?.archive.required === true || archivedByDataMap) };
 }

@@ -193,7 +193,7 @@ function markBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
     const ctx = { holds: holds.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
     const paths: string[] = [];
     for (const f of facts) {
-      const action = decideMark(f, cp, ctx, batch.archives[f.path] !== undefined, byDataMap.has(f.path));
+      const action = decideMark(f, cp, ctx, batch.archives[f.path] !== undefined, byDataMap.has(f.path), spec.ref.id);
       if (action.kind !== "mark") continue;
       tx.update(db().doc(f.path), {
         lifecycleState: "PURGE_ELIGIBLE",

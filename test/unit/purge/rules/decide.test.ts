@@ -82,6 +82,13 @@ describe("decideMark and decideExecute", () => {
     expect(decideMark(doc({ exists: false }), unit, ctx(), false)).toEqual({ kind: "skip", why: "GONE" });
   });
 
+  it("marks again a document this round marked in another batch, so the mark names the batch that deletes it", () => {
+    const claim = { ...unit, batch: "p1-own-d00-000000" };
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim }), unit, ctx(), false, false, "p1-own-d00-000000")).toEqual({ kind: "already" });
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim }), unit, ctx(), false, false, "p1-late-d00-000000")).toMatchObject({ kind: "mark", from: "PURGE_ELIGIBLE" });
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: unit }), unit, ctx(), false, false, "p1-late-d00-000000")).toMatchObject({ kind: "mark" });
+  });
+
   const marked = (over: Partial<PurgeDocFacts> = {}) => doc({ lifecycleState: "PURGE_ELIGIBLE", claim: unit, ...over });
   const exec = (d: PurgeDocFacts, over: Partial<Parameters<typeof decideExecute>[3]> = {}, c = ctx()) =>
     decideExecute(d, unit, c, { recorded: true, archiveVerified: false, descendantsRemain: false, ...over });
