@@ -162,7 +162,18 @@ export function decideExecute(
   doc: PurgeDocFacts,
   unit: PurgeUnitRef,
   ctx: DecideContext,
-  opts: { recorded: boolean; archiveVerified: boolean; descendantsRemain: boolean; archivedByDataMap?: boolean },
+  opts: {
+    recorded: boolean;
+    archiveVerified: boolean;
+    descendantsRemain: boolean;
+    archivedByDataMap?: boolean;
+    /**
+     * A trigger-collection document (`mark`): the batch that is to delete it. Its delete trigger explains the
+     * delete only through the mark's batch (ttl/rules.ts#purgeBatchExplains), so a document that no longer
+     * carries this batch's mark (written afresh since the mark) is deferred, never deleted unmarked.
+     */
+    markedBy?: string;
+  },
 ): ExecOutcome {
   const path = doc.path;
   if (!doc.exists) return { path, outcome: "gone" };
@@ -174,5 +185,6 @@ export function decideExecute(
   if (ev.verdict === "blocked") return { path, outcome: "blocked", reason: ev.reason };
   if (ev.verdict === "gone") return { path, outcome: "gone" };
   if (opts.descendantsRemain) return { path, outcome: "deferred" };
+  if (opts.markedBy !== undefined && !(marked && doc.claim?.batch === opts.markedBy)) return { path, outcome: "deferred" };
   return { path, outcome: "delete", redecided: !opts.recorded && !marked };
 }

@@ -103,6 +103,7 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
         archiveVerified,
         descendantsRemain: probes.has(item.path),
         archivedByDataMap: item.archivedByDataMap === true,
+        ...(item.mark ? { markedBy: spec.ref.id } : {}),
       });
     });
     // The plan's decision stands for the rest: same version (the precondition), same holds, same policy.
