@@ -221,8 +221,14 @@ export type ChunkOptions = Pick<UnitRunOptions, "clock" | "parallelBatches" | "l
 
 export type ChunkOutcome = "DONE" | "BLOCKED" | "CONTINUED" | "STALE" | "BUSY" | "LEASE_LOST";
 
-/** Whether a purgeChunk task should be delivered again: another delivery of its chain holds the lease now. */
-export const chunkRetryLater = (outcome: ChunkOutcome): boolean => outcome === "BUSY";
+/**
+ * Whether a purgeChunk task should be delivered again: another delivery of its chain holds the lease now
+ * (BUSY), or this delivery lost its lease mid-chunk (LEASE_LOST). A lost lease may be nobody's: the delivery
+ * that lost it enqueues no next chunk, so without a retry nothing would run the rest of the round until the
+ * next nightly run. The retry takes the lease once it is free, is BUSY while another delivery holds it, and
+ * finds the round STALE when another runner took the unit over.
+ */
+export const chunkRetryLater = (outcome: ChunkOutcome): boolean => outcome === "BUSY" || outcome === "LEASE_LOST";
 
 /**
  * One purgeChunk task: continues a fanned-out round from its checkpoint up to the end of its chunk, then
@@ -231,7 +237,8 @@ export const chunkRetryLater = (outcome: ChunkOutcome): boolean => outcome === "
  *   does: of two deliveries of one task only one works; the other is BUSY (and retried). A delivery that
  *   stalls past its lease loses it, to the next delivery or to nobody, and commits nothing more.
  * - When its chunk is done, or it fails, the delivery hands the lease back to the chain (`handBackChunk`), so
- *   the next chunk (or the retry) takes it at once.
+ *   the next chunk (or the retry) takes it at once. A delivery that lost its lease is retried too
+ *   ({@link chunkRetryLater}).
  * A duplicate or superseded task finds the checkpoint past it (or another generation) and does nothing; a
  * failure throws, so Cloud Tasks retries it, and the retry resumes from the checkpoint.
  */

@@ -153,9 +153,9 @@ export function settledPaths(o: BatchOutcome): Set<string> {
 }
 
 export function claimFrom(data: DocumentData | undefined): PurgeClaim | null {
-  const d = data?.purgeDecision as { unitKey?: unknown; round?: unknown; policyVersion?: unknown } | undefined;
+  const d = data?.purgeDecision as { unitKey?: unknown; round?: unknown; policyVersion?: unknown; batch?: unknown } | undefined;
   if (!d || typeof d.unitKey !== "string" || typeof d.round !== "number") return null;
-  return { unitKey: d.unitKey, round: d.round, policyVersion: typeof d.policyVersion === "string" ? d.policyVersion : "" };
+  return { unitKey: d.unitKey, round: d.round, policyVersion: typeof d.policyVersion === "string" ? d.policyVersion : "", ...(typeof d.batch === "string" ? { batch: d.batch } : {}) };
 }
 
 

@@ -1,4 +1,8 @@
+import type { DocumentSnapshot } from "firebase-admin/firestore";
 import { describe, expect, it } from "vitest";
+import { handleTtlDeleted } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
+import { policy } from "../../../functions/src/platform/registry";
+import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { db } from "../../helpers/emulator";
@@ -116,5 +120,39 @@ describe("the late sweep", () => {
     // The session's delete stays deferred, so verification refuses to call the erasure complete: the request
     // is BLOCKED (PURGE_VERIFY_FAILED) for an operator, and the next run plans it again.
     expect(r.state).toBe("BLOCKED");
+  });
+});
+
+describe("the late sweep and the TTL trigger", () => {
+  it("a marked session deferred by its planned batch and deleted by a late batch is the purge's own delete to the TTL trigger", async () => {
+    await reset();
+    await putCustomer(UID, { messages: 2, activity: 2 });
+    await putSession("s-71", UID, 1);
+    await requestDeletion(UID);
+    const template = (await db().doc(TOKEN).get()).data()!;
+    let posted = false;
+    // The session as each batch that is about to delete it reads it: the last one is the version deleted.
+    let last: DocumentSnapshot | null = null;
+    await runNightlyPurge(
+      runOptions({
+        sweep: false,
+        batchSize: 2,
+        parallelBatches: 1,
+        hook: async (ctx: PurgeHookContext) => {
+          if (ctx.point === "beforeExecute" && ctx.paths.includes(SESSION)) last = await db().doc(SESSION).get();
+          if (posted || ctx.point !== "afterExecute" || !afterTokenStage(ctx)) return;
+          posted = true;
+          await issueLateToken(template);
+        },
+      }),
+    );
+    expect(posted).toBe(true);
+    expect((await db().doc(SESSION).get()).exists).toBe(false);
+    const snap = last as DocumentSnapshot | null;
+    expect(snap?.exists).toBe(true);
+    const sessions = ttlTriggerTargets(policy()).find((t) => t.name === "sessions")!;
+    const event = { id: "evt-late-session", time: new Date().toISOString(), data: { data: () => snap!.data(), ref: { path: SESSION }, updateTime: snap!.updateTime }, params: { sessionId: "s-71" } };
+    const r = await handleTtlDeleted(sessions, event);
+    expect(r).toMatchObject({ outcome: "WORKFLOW_SKIPPED", classification: "WORKFLOW", writes: 0 });
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { releaseHoldById } from "../../../functions/src/holds/service";
 import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
 import type { PurgeChunkTask } from "../../../functions/src/purge/runner/tasks";
-import { runNightlyPurge, runPurgeChunk, type ChunkOutcome, type UnitReport } from "../../../functions/src/purge/job";
+import { chunkRetryLater, runNightlyPurge, runPurgeChunk, type ChunkOutcome, type UnitReport } from "../../../functions/src/purge/job";
 import { db } from "../../helpers/emulator";
 import {
   allGovernedPaths,
@@ -226,6 +226,43 @@ describe("every delivery of a purgeChunk task has a lease owner of its own", () 
     const gone = [...before].filter((p) => !after.has(p));
     expect(gone).toHaveLength(8 + 12 + 2);
     await expectDeletionsExplained(entries, gone);
+  });
+  it("a delivery that stalls past its lease with no other delivery at work is delivered again, and the chain goes on to the end", async () => {
+    await reset();
+    await putCustomer("u-85", { messages: 8, activity: 12 });
+    const requestId = await requestDeletion("u-85");
+    const queue: PurgeChunkTask[] = [];
+    const enqueue = (t: PurgeChunkTask): Promise<void> => {
+      queue.push(t);
+      return Promise.resolve();
+    };
+    const summary = await runNightlyPurge(runOptions({ sweep: false, batchSize: 3, stepBatches: 1, fanOutThreshold: 5, chunkSteps: 2, enqueue }));
+    expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual(["FANNED_OUT"]);
+    const task = queue.shift()!;
+    const requestPath = `deletionRequests/${requestId}`;
+    let stalled = false;
+    const outcome = await runPurgeChunk(task, {
+      enqueue,
+      deliveryId: "A",
+      leaseMs: 2_000,
+      hook: async (ctx) => {
+        if (stalled || ctx.point !== "beforeExecute") return;
+        stalled = true;
+        // A stalls past its lease; nobody is delivered meanwhile.
+        await stallPastLease(requestPath);
+      },
+    });
+    expect(stalled).toBe(true);
+    expect(outcome).toBe("LEASE_LOST");
+    // Either the delivery enqueued the next chunk, or the task is to be delivered again: else nothing ever
+    // runs the rest of the round (the lease is nobody's, and no task of the chain is left).
+    expect(queue.length > 0 || chunkRetryLater(outcome), "the chain has a next delivery").toBe(true);
+    if (queue.length === 0) queue.push(task);
+    const outcomes: ChunkOutcome[] = [];
+    while (queue.length > 0) outcomes.push(await runPurgeChunk(queue.shift()!, { enqueue }));
+    expect(outcomes).toContain("DONE");
+    expect((await db().doc(requestPath).get()).get("state")).toBe("PURGED");
+    await expectChainVerifies();
   });
 });
 

@@ -15,7 +15,7 @@ import type { PurgeHook } from "../../../functions/src/purge/runner/env";
 import { COLLECTIONS } from "../../../functions/src/platform/firestore";
 import { policy } from "../../../functions/src/platform/registry";
 import { clearFirestore, db } from "../../helpers/emulator";
-import { deleteEvent, evidenceByPath, existing, markersByPath, putExpiredSession } from "./fixtures";
+import { deleteEvent, evidenceByPath, existing, markersByPath, putExpiredSession, putGoverned } from "./fixtures";
 
 const DATABASE = "ttl-explained";
 const previousDatabase = process.env.RETENTION_DATABASE_ID;
@@ -158,6 +158,32 @@ describe("TTL trigger: a delete is the purge's only when a committed batch expla
     expect((await ttlEvidence("sessions/s-copy")).map((e) => e.action)).toEqual(["TTL_DELETE"]);
     // The purge's own delete of the original still writes nothing.
     expect((await handleTtlDeleted(sessions, deleteEvent(original, "evt-copy-0", sessionParams("sessions/s-copy")))).outcome).toBe("WORKFLOW_SKIPPED");
+  });
+
+  it("a marked session the app writes afresh (its mark gone) before its batch runs: the purge's delete of it is still one the trigger leaves to the purge", async () => {
+    const path = "sessions/s-rewritten";
+    await putExpiredSession("s-rewritten", 0);
+    let rewritten = false;
+    let last: DocumentSnapshot | null = null;
+    const hook: PurgeHook = async (ctx) => {
+      if (!ctx.paths.includes(path)) return;
+      if (ctx.point === "afterMark" && !rewritten) {
+        rewritten = true;
+        // The app's own write of the whole session: the mark is not in its data any more.
+        await putGoverned(path, { uid: "u-1001", rewritten: true }, { expireAtMs: Date.now() - DAY_MS });
+      }
+      if (ctx.point === "beforeExecute") last = await db().doc(path).get();
+    };
+    for (let night = 0; night < 3 && (await existing([path])).length > 0; night++) {
+      await runNightlyPurge({ nowMs: Date.now(), asOfMs: Date.now(), dryRun: false, actor: { type: "system", id: "nightlyPurge" }, correlationId: `ttl-rewritten-${night}`, batchSize: 10, leaseMs: 60_000, hook });
+    }
+    expect(rewritten).toBe(true);
+    expect(await existing([path])).toEqual([]);
+    const snap = last as DocumentSnapshot | null;
+    expect(snap?.exists).toBe(true);
+    const r = await handleTtlDeleted(sessions, deleteEvent(snap!, "evt-rewritten-1", sessionParams(path)));
+    expect(r).toMatchObject({ outcome: "WORKFLOW_SKIPPED", classification: "WORKFLOW" });
+    expect(await ttlEvidence(path)).toEqual([]);
   });
 
   it("a PURGE_BATCH entry written without the evidence key explains nothing", async () => {

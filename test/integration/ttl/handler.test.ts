@@ -156,6 +156,22 @@ describe("TTL delete handler: redelivery, faults and paging", () => {
     expect(named.sort()).toEqual([...tokens].sort());
   });
 
+  it("deliveries of one event racing page by page name every child exactly once, with pages numbered without a gap", async () => {
+    const tokens = await putExpiredSession("s-race-pages", 11);
+    const event = await sweep("sessions/s-race-pages", "evt-race-pages", { sessionId: "s-race-pages" });
+    const settled = await Promise.allSettled(Array.from({ length: 3 }, () => handleTtlDeleted(sessions, event, { pageSize: 2 })));
+    // A delivery that gave up on contention is redelivered, as Eventarc would.
+    for (const r of settled) if (r.status === "rejected") await handleTtlDeleted(sessions, event, { pageSize: 2 });
+    expect(await existing(tokens)).toEqual([]);
+    const final = (await evidenceByPath("sessions/s-race-pages")).filter((e) => e.action === "TTL_DELETE");
+    expect(final).toHaveLength(1);
+    const pages = await childrenEntries("evt-race-pages");
+    expect(pages.map((e) => e.counts?.page)).toEqual(pages.map((_, i) => i));
+    expect(final[0]!.counts).toMatchObject({ childrenRemoved: 11, childPages: pages.length });
+    const named = [...pages.flatMap((e) => e.paths ?? []), ...(final[0]!.paths ?? []).slice(1)];
+    expect(named.sort()).toEqual([...tokens].sort());
+  });
+
   it("a resumed delete finds its place even after an emptied subcollection stops being listed", async () => {
     const tokens = await putExpiredSession("s-two", 3);
     const extras = ["sessions/s-two/extras/x1", "sessions/s-two/extras/x2"];

@@ -19,7 +19,8 @@ const PurgeChunkTask = z
  * One chunk of a large purge (see purge/job.ts#runPurgeChunk). Chunks of a unit run one after
  * another, so the queue's rate limits bound how many units purge at once. A malformed payload or any
  * failure throws: Cloud Tasks retries with backoff, and the retry resumes from the checkpoint. So does a
- * delivery that finds another delivery of the chain holding the lease (BUSY): it is tried again later.
+ * delivery that finds another delivery of the chain holding the lease (BUSY), or that lost its own lease
+ * mid-chunk (LEASE_LOST): it is tried again later.
  */
 export const purgeChunk = onTaskDispatched(
   {

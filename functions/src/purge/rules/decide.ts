@@ -19,6 +19,8 @@ export interface PurgeClaim {
   unitKey: string;
   round: number;
   policyVersion: string;
+  /** The batch record whose mark transaction wrote the decision (absent on decisions written before marks named it). */
+  batch?: string;
 }
 
 /** Whether `claim` is the decision of `unit`'s current round under the current policy version. */
@@ -127,12 +129,16 @@ export type MarkAction = { kind: "mark"; from: LifecycleState; route: LifecycleS
  * document (PURGE_ELIGIBLE, `purgeDecision`) before its delete, so the trigger classifies the delete as the
  * purge's own and leaves the evidence to it.
  */
-export function decideMark(doc: PurgeDocFacts, unit: PurgeUnitRef, ctx: DecideContext, archiveVerified: boolean, archivedByDataMap = false): MarkAction {
+export function decideMark(doc: PurgeDocFacts, unit: PurgeUnitRef, ctx: DecideContext, archiveVerified: boolean, archivedByDataMap = false, batch?: string): MarkAction {
   const ev = evaluateForPurge(doc, ctx, archiveVerified, false, archivedByDataMap);
   if (ev.verdict === "gone") return { kind: "skip", why: "GONE" };
   if (ev.verdict === "held") return { kind: "skip", why: "HELD" };
   if (ev.verdict === "blocked") return { kind: "skip", why: "NOT_ALLOWED" };
-  if (isCurrentDecision(doc.claim, unit, ctx.policy.version) && doc.lifecycleState === "PURGE_ELIGIBLE") return { kind: "already" };
+  // The mark names the batch the trigger looks up (ttl/rules.ts#purgeBatchExplains): a document this round
+  // marked in another batch (a parent its planned batch deferred, taken up again by a late batch) is marked
+  // again, so the mark names the batch that deletes it.
+  const sameBatch = batch === undefined || doc.claim?.batch === batch;
+  if (isCurrentDecision(doc.claim, unit, ctx.policy.version) && doc.lifecycleState === "PURGE_ELIGIBLE" && sameBatch) return { kind: "already" };
   const from = doc.lifecycleState as LifecycleState;
   return { kind: "mark", from, route: stepsToPurgeEligible(from, ctx.policy.classById(doc.retentionClass)?.archive.required === true || archivedByDataMap) };
 }
@@ -156,7 +162,18 @@ export function decideExecute(
   doc: PurgeDocFacts,
   unit: PurgeUnitRef,
   ctx: DecideContext,
-  opts: { recorded: boolean; archiveVerified: boolean; descendantsRemain: boolean; archivedByDataMap?: boolean },
+  opts: {
+    recorded: boolean;
+    archiveVerified: boolean;
+    descendantsRemain: boolean;
+    archivedByDataMap?: boolean;
+    /**
+     * A trigger-collection document (`mark`): the batch that is to delete it. Its delete trigger explains the
+     * delete only through the mark's batch (ttl/rules.ts#purgeBatchExplains), so a document that no longer
+     * carries this batch's mark (written afresh since the mark) is deferred, never deleted unmarked.
+     */
+    markedBy?: string;
+  },
 ): ExecOutcome {
   const path = doc.path;
   if (!doc.exists) return { path, outcome: "gone" };
@@ -168,5 +185,6 @@ export function decideExecute(
   if (ev.verdict === "blocked") return { path, outcome: "blocked", reason: ev.reason };
   if (ev.verdict === "gone") return { path, outcome: "gone" };
   if (opts.descendantsRemain) return { path, outcome: "deferred" };
+  if (opts.markedBy !== undefined && !(marked && doc.claim?.batch === opts.markedBy)) return { path, outcome: "deferred" };
   return { path, outcome: "delete", redecided: !opts.recorded && !marked };
 }

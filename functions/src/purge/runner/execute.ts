@@ -103,6 +103,7 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
         archiveVerified,
         descendantsRemain: probes.has(item.path),
         archivedByDataMap: item.archivedByDataMap === true,
+        ...(item.mark ? { markedBy: spec.ref.id } : {}),
       });
     });
     // The plan's decision stands for the rest: same version (the precondition), same holds, same policy.
@@ -193,7 +194,7 @@ function markBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
     const ctx = { holds: holds.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
     const paths: string[] = [];
     for (const f of facts) {
-      const action = decideMark(f, cp, ctx, batch.archives[f.path] !== undefined, byDataMap.has(f.path));
+      const action = decideMark(f, cp, ctx, batch.archives[f.path] !== undefined, byDataMap.has(f.path), spec.ref.id);
       if (action.kind !== "mark") continue;
       tx.update(db().doc(f.path), {
         lifecycleState: "PURGE_ELIGIBLE",

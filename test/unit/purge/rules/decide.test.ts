@@ -82,6 +82,24 @@ describe("decideMark and decideExecute", () => {
     expect(decideMark(doc({ exists: false }), unit, ctx(), false)).toEqual({ kind: "skip", why: "GONE" });
   });
 
+  it("marks again a document this round marked in another batch, so the mark names the batch that deletes it", () => {
+    const claim = { ...unit, batch: "p1-own-d00-000000" };
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim }), unit, ctx(), false, false, "p1-own-d00-000000")).toEqual({ kind: "already" });
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim }), unit, ctx(), false, false, "p1-late-d00-000000")).toMatchObject({ kind: "mark", from: "PURGE_ELIGIBLE" });
+    expect(decideMark(doc({ lifecycleState: "PURGE_ELIGIBLE", claim: unit }), unit, ctx(), false, false, "p1-late-d00-000000")).toMatchObject({ kind: "mark" });
+  });
+
+  it("deletes a trigger-collection document only under the mark of the batch that deletes it, else defers it", () => {
+    const opts = { recorded: false, archiveVerified: false, descendantsRemain: false, markedBy: "p1-own-d00-000000" };
+    const mine = doc({ lifecycleState: "PURGE_ELIGIBLE", claim: { ...unit, batch: "p1-own-d00-000000" } });
+    expect(decideExecute(mine, unit, ctx(), opts)).toEqual({ path: mine.path, outcome: "delete", redecided: false });
+    // Written afresh since the mark (no claim), marked by another batch, or by a mark that named no batch.
+    for (const claim of [null, { ...unit, batch: "p1-own-d01-000000" }, unit]) {
+      const d = doc({ lifecycleState: claim ? "PURGE_ELIGIBLE" : "SOFT_DELETED", claim });
+      expect(decideExecute(d, unit, ctx(), opts)).toEqual({ path: d.path, outcome: "deferred" });
+    }
+  });
+
   const marked = (over: Partial<PurgeDocFacts> = {}) => doc({ lifecycleState: "PURGE_ELIGIBLE", claim: unit, ...over });
   const exec = (d: PurgeDocFacts, over: Partial<Parameters<typeof decideExecute>[3]> = {}, c = ctx()) =>
     decideExecute(d, unit, c, { recorded: true, archiveVerified: false, descendantsRemain: false, ...over });
