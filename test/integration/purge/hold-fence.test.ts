@@ -54,28 +54,40 @@ describe("the hold fence: a hold landing at any hook point of a purge", () => {
         const requestId = await requestDeletion(UID);
         const before = await allGovernedPaths();
         let placing: Promise<"placed" | "target-gone"> | null = null;
-        // The batches of a step run several at a time, so this hook runs concurrently with itself: the
-        // placement is claimed before the first await, or two batches would each start one, the test would
-        // await only the last, and the other would commit its hold into the next test's database.
-        let claimed = false;
+        // The batches of a step run several at a time, so this hook runs concurrently with itself. The placement
+        // is claimed before the first await, or two batches would each start one, the test would await only the
+        // last, and the other would commit its hold into the next test's database. A batch the hold covers that
+        // arrives while another places it waits for that placement, as the placing batch does (except inside the
+        // delete transaction, below): the hold lands before any batch it covers goes on.
+        let claim: Promise<void> | null = null;
         const hook = async (ctx: PurgeHookContext) => {
-          if (claimed || ctx.point !== point) return;
+          if (ctx.point !== point) return;
           if (PER_BATCH.includes(point) && !ctx.paths.some(covers(target))) return;
-          claimed = true;
-          if (!(await exists(target))) {
-            claimed = false;
+          if (claim) {
+            if (point !== "inExecute") await claim;
             return;
           }
-          // Not awaited here: inside the delete transaction the placement waits for it to commit (Firestore
-          // serialises the two), and awaiting it there would wait on ourselves.
-          placing = hold(target).then(
-            () => "placed" as const,
-            (err: unknown) => {
-              if (err instanceof DomainError && err.reason === "TARGET_NOT_FOUND") return "target-gone" as const;
-              throw err;
-            },
-          );
-          if (point !== "inExecute") await placing;
+          let settle!: () => void;
+          claim = new Promise<void>((resolve) => (settle = resolve));
+          try {
+            if (!(await exists(target))) {
+              // Gone already: nothing is placed, and a later firing may try again.
+              claim = null;
+              return;
+            }
+            // Not awaited here: inside the delete transaction the placement waits for it to commit (Firestore
+            // serialises the two), and awaiting it there would wait on ourselves.
+            placing = hold(target).then(
+              () => "placed" as const,
+              (err: unknown) => {
+                if (err instanceof DomainError && err.reason === "TARGET_NOT_FOUND") return "target-gone" as const;
+                throw err;
+              },
+            );
+            if (point !== "inExecute") await placing;
+          } finally {
+            settle();
+          }
         };
         // After the first commit the target must still be there: only batches run one at a time guarantee
         // that (the other points see the batches of a step running several at a time).
