@@ -7,37 +7,22 @@
  */
 import { FieldPath } from "firebase-admin/firestore";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { anchorEvidence, ANCHOR_INCIDENT_ACTION, INCIDENT_SHARD_KEY, SEAL_SHARD_KEY } from "../../../functions/src/evidence/anchor";
-import { evidenceDocId, type ChainedEvidence, type EvidenceBody } from "../../../functions/src/evidence/rules";
+import { anchorEvidence, ANCHOR_INCIDENT_ACTION } from "../../../functions/src/evidence/anchor";
+import { evidenceDocId, type ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { headRef, recordEvidence, shardOfKey } from "../../../functions/src/evidence/store";
 import { verifyEvidence } from "../../../functions/src/evidence/verify";
 import { runCli } from "../../../functions/src/cli/run";
 import { ANCHOR_DATABASE, localAnchors } from "../../../functions/src/platform/anchors";
 import { COLLECTIONS } from "../../../functions/src/platform/firestore";
 import { clearFirestore, db } from "../../helpers/emulator";
-import { dropHeadRecords } from "./support";
+import { dropHeadRecords, sortedFindings, subjectsApart, ttlEntry } from "./support";
 
-const body = (subject: string, i: number): EvidenceBody => ({
-  action: "TTL_DELETE",
-  actor: { type: "system", id: "ttlDeleted-sessions" },
-  decision: { reason: "SWEEPER" },
-  policyVersion: "v1",
-  atMs: 1_800_000_000_000 + i,
-  paths: [`${subject}/${i}`],
-});
+const body = ttlEntry;
 
 /** Two subjects in two chains, apart from the anchor job's own chains. */
-function subjects(): [string, string] {
-  const picked: string[] = [SEAL_SHARD_KEY, INCIDENT_SHARD_KEY];
-  for (let i = 0; picked.length < 4; i++) {
-    const k = `sessions/blind-${i}`;
-    if (!picked.some((p) => shardOfKey(p) === shardOfKey(k))) picked.push(k);
-  }
-  return picked.slice(2) as [string, string];
-}
-const [A, B] = subjects();
+const [A, B] = subjectsApart("blind", 2) as [string, string];
 const audits = () => db().collection(COLLECTIONS.deletionAudits);
-const problems = (r: { findings: { problem: string; shard: string; seq: number }[] }) => r.findings.map((f) => `${f.problem}@${f.shard}:${f.seq}`).sort();
+const problems = sortedFindings;
 
 /** Cuts a chain back to `keep` entries and rewinds its head: consistent on its own. */
 async function truncate(subject: string, keep: number): Promise<void> {

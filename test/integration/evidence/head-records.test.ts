@@ -5,8 +5,8 @@
  */
 import { FieldPath } from "firebase-admin/firestore";
 import { beforeEach, describe, expect, it } from "vitest";
-import { anchorEvidence, INCIDENT_SHARD_KEY, SEAL_SHARD_KEY } from "../../../functions/src/evidence/anchor";
-import { anchorCheckpoints, anchorFromLogLine, chainHash, HEAD_EVENT, type ChainedEvidence, type EvidenceBody } from "../../../functions/src/evidence/rules";
+import { anchorEvidence } from "../../../functions/src/evidence/anchor";
+import { anchorCheckpoints, anchorFromLogLine, chainHash, HEAD_EVENT, type ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { verifierKeys } from "../../../functions/src/evidence/keys";
 import { headRef, recordEvidence, shardOfKey } from "../../../functions/src/evidence/store";
 import { verifyEvidence } from "../../../functions/src/evidence/verify";
@@ -14,27 +14,13 @@ import { localAnchors } from "../../../functions/src/platform/anchors";
 import { COLLECTIONS } from "../../../functions/src/platform/firestore";
 import { afterCommit } from "../../../functions/src/platform/transactions";
 import { clearFirestore, db } from "../../helpers/emulator";
+import { sortedFindings, subjectsApart, ttlEntry } from "./support";
 
-const body = (subject: string, i: number): EvidenceBody => ({
-  action: "TTL_DELETE",
-  actor: { type: "system", id: "ttlDeleted-sessions" },
-  decision: { reason: "SWEEPER" },
-  policyVersion: "v1",
-  atMs: 1_800_000_000_000 + i,
-  paths: [`${subject}/${i}`],
-});
+const body = ttlEntry;
 
-function subjects(): [string, string] {
-  const picked: string[] = [SEAL_SHARD_KEY, INCIDENT_SHARD_KEY];
-  for (let i = 0; picked.length < 4; i++) {
-    const k = `sessions/window-${i}`;
-    if (!picked.some((p) => shardOfKey(p) === shardOfKey(k))) picked.push(k);
-  }
-  return picked.slice(2) as [string, string];
-}
-const [A, D] = subjects();
+const [A, D] = subjectsApart("window", 2) as [string, string];
 const audits = () => db().collection(COLLECTIONS.deletionAudits);
-const problems = (r: { findings: { problem: string; shard: string; seq: number }[] }) => r.findings.map((f) => `${f.problem}@${f.shard}:${f.seq}`).sort();
+const problems = sortedFindings;
 
 async function chainDocs(subject: string) {
   const shard = shardOfKey(subject);

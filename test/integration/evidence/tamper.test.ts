@@ -8,35 +8,20 @@
  */
 import { FieldPath } from "firebase-admin/firestore";
 import { beforeEach, describe, expect, it } from "vitest";
-import { anchorEvidence, INCIDENT_SHARD_KEY, SEAL_SHARD_KEY } from "../../../functions/src/evidence/anchor";
-import { chainHash, type ChainedEvidence, type EvidenceBody } from "../../../functions/src/evidence/rules";
+import { anchorEvidence, SEAL_SHARD_KEY } from "../../../functions/src/evidence/anchor";
+import { chainHash, type ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { headRef, recordEvidence, shardOfKey } from "../../../functions/src/evidence/store";
 import { firestoreLedger, verifyEvidence, verifyLedger, type Item } from "../../../functions/src/evidence/verify";
 import { COLLECTIONS } from "../../../functions/src/platform/firestore";
 import { clearFirestore, db } from "../../helpers/emulator";
-import { dropHeadRecords } from "./support";
+import { dropHeadRecords, subjectsApart, ttlEntry } from "./support";
 
-const body = (subject: string, i: number): EvidenceBody => ({
-  action: "TTL_DELETE",
-  actor: { type: "system", id: "ttlDeleted-sessions" },
-  decision: { reason: "SWEEPER" },
-  policyVersion: "v1",
-  atMs: 1_800_000_000_000 + i,
-  paths: [`${subject}/${i}`],
-});
+const body = ttlEntry;
 
 const audits = () => db().collection(COLLECTIONS.deletionAudits);
 
 /** Three subjects in three different chains, none of them the chain of the anchor job's own entries. */
-function subjects(): [string, string, string] {
-  const picked: string[] = [SEAL_SHARD_KEY, INCIDENT_SHARD_KEY];
-  for (let i = 0; picked.length < 5; i++) {
-    const k = `sessions/subject-${i}`;
-    if (!picked.some((p) => shardOfKey(p) === shardOfKey(k))) picked.push(k);
-  }
-  return picked.slice(2) as [string, string, string];
-}
-const [A, B, C] = subjects();
+const [A, B, C] = subjectsApart("subject", 3) as [string, string, string];
 
 async function chainOf(subject: string): Promise<{ docId: string; entry: ChainedEvidence }[]> {
   const shard = shardOfKey(subject);
