@@ -115,20 +115,21 @@ export async function processTtlDelete(input: TtlDeleteInput, opts: TtlDeleteOpt
   const expireAtMs = facts?.expireAtMs ?? null;
   const mark = purgeMarkOf(input.data);
   const base = { eventId: input.eventId, path: input.path };
-  if (mark && (await explainingBatch({ path: input.path, version: input.version ?? null, mark }))) {
-    // The purge's own delete: its PURGE_BATCH entry committed with it. No hold read, no write.
-    log.info("ttl.delete.workflow_observed", { ...base, classification: "WORKFLOW", trigger: input.trigger, batch: mark.batch });
-    return { outcome: "WORKFLOW_SKIPPED", classification: "WORKFLOW", childrenRemoved: 0, childrenKept: 0, writes: 0, evidenceId: null };
-  }
+  const deleted = { path: input.path, legalHold: facts?.legalHold ?? false, lifecycleState: facts?.lifecycleState ?? null, holdIds: facts?.holdIds ?? [], expireAtMs };
+  // The purge's own delete (its PURGE_BATCH entry committed with it) is classified before holds are read: the
+  // rule needs no holds for it, so such a delete costs no hold read and no write.
+  const explained = mark !== null && (await explainingBatch({ path: input.path, version: input.version ?? null, mark }));
   // Held as everywhere (holds/rules.ts#heldBy): a hold record on the document or an ancestor covers it even
   // where the flag was never set (a subtree hold covers documents created after it).
-  const holds = await firestore.runTransaction((tx) => activeHoldsCoveringInTx(tx, input.path), { readOnly: true });
-  const deleted = { path: input.path, legalHold: facts?.legalHold ?? false, lifecycleState: facts?.lifecycleState ?? null, holdIds: facts?.holdIds ?? [], expireAtMs };
+  const holds = explained ? [] : await firestore.runTransaction((tx) => activeHoldsCoveringInTx(tx, input.path), { readOnly: true });
   const holdId = heldBy(deleted, holds)?.holdId ?? null;
-  const classification = classifyTtlDelete(deleted, input.eventTimeMs, holds);
+  const classification = classifyTtlDelete(deleted, input.eventTimeMs, holds, explained);
   const plan = ttlDeletePlan(classification);
   const action = plan.action;
-  if (action === null) throw new Error(`a ${classification} delete of ${input.path} has no evidence action`);
+  if (action === null) {
+    log.info("ttl.delete.workflow_observed", { ...base, classification, trigger: input.trigger, ...(mark ? { batch: mark.batch } : {}) });
+    return { outcome: "WORKFLOW_SKIPPED", classification, childrenRemoved: 0, childrenKept: 0, writes: 0, evidenceId: null };
+  }
   const logged = { ...base, classification, ...(mark ? { markedBy: `${mark.unitKey}/${mark.batch}` } : {}) };
 
   const collections = plan.removeChildren ? await childCollectionsOf(parentRef, input.childCollections) : [];
