@@ -55,3 +55,25 @@ export function afterCommit(tx: Transaction, key: string, work: () => Promise<vo
   queue.set(key, { work, onError });
   return true;
 }
+
+/**
+ * Whether a transaction failed because the datastore had already closed it: the Firestore emulator answers
+ * `INVALID_ARGUMENT: Transaction is invalid or closed` for a transaction it gave up on while other transactions
+ * held the locks it wanted (firebase-tools #4473), where production answers ABORTED, which the SDK retries itself.
+ * Nothing of a closed transaction committed, so running it again is safe.
+ */
+export const isClosedTransaction = (err: unknown): boolean => {
+  const e = err as { code?: unknown; details?: unknown } | null;
+  return e?.code === 3 && typeof e.details === "string" && e.details.includes("Transaction is invalid or closed");
+};
+
+/** Runs `attempt`, again (up to `tries` times in all) while it fails on a closed transaction. */
+export async function retryClosedTransaction<T>(attempt: () => Promise<T>, tries = 3): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (i >= tries || !isClosedTransaction(err)) throw err;
+    }
+  }
+}
