@@ -5,7 +5,6 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { sha256Hex } from "../functions/src/kernel/canonical";
 import { checkRegistry, collectionsInRules, type LockEntry } from "../functions/src/kernel/registry-check";
-import { SUBTREE_PATTERN } from "../functions/src/holds/rules";
 import { retentionFingerprints } from "../functions/src/kernel/policy-fingerprint";
 import { RegistrySchema } from "../functions/src/kernel/policy-schema";
 import { demoCollectionIds } from "../functions/src/demo/atlasmart";
@@ -45,7 +44,7 @@ const collectionsInUse = new Map<string, string>();
 for (const c of collectionsInRules(readFileSync(join(root, "firestore.rules"), "utf8"))) collectionsInUse.set(c, "firestore.rules");
 for (const c of demoCollectionIds()) collectionsInUse.set(c, "the AtlasMart demo schema");
 
-const { errors, current } = checkRegistry({ files, lock, collectionsInUse, holdTargetPatterns: [SUBTREE_PATTERN] });
+const { errors, current } = checkRegistry({ files, lock, collectionsInUse });
 if (errors.length > 0 || !current) {
   console.error("Policy registry check failed:");
   for (const e of errors) console.error(`  - ${e}`);

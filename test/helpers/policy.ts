@@ -20,6 +20,14 @@ export function loadVersion(version: string): Registry {
 /** The v2 registry: a tenant's closure archives its finance records (data map action `archive`). */
 export const policyV2 = (): PolicyIndex => new PolicyIndex(loadVersion("v2"));
 
+/** The version the functions enforce: the last one in the lock file. */
+export function loadCurrent(): Registry {
+  const lock = JSON.parse(readFileSync(join(repoRoot, "policies", "published.lock.json"), "utf8")) as { version: string }[];
+  return loadVersion(lock[lock.length - 1]!.version);
+}
+
+export const policyCurrent = (): PolicyIndex => new PolicyIndex(loadCurrent());
+
 /** The order tracking collection of `withOrderTracking`: a TTL class under a holdable parent (an order). */
 export const TRACKING_PATTERN = "tenants/{tenantId}/orders/{orderId}/tracking/{trackingId}";
 
@@ -28,7 +36,7 @@ export const TRACKING_PATTERN = "tenants/{tenantId}/orders/{orderId}/tracking/{t
  * under orders, which holds may target. `holdBehaviour` "deny" gives the shape the registry check refuses (a
  * class a hold on the order covers but could not flag).
  */
-export function withOrderTracking(base: Registry = loadVersion("v2"), holdBehaviour: "allow" | "deny" = "allow"): Registry {
+export function withOrderTracking(base: Registry = loadCurrent(), holdBehaviour: "allow" | "deny" = "allow"): Registry {
   return {
     ...base,
     classes: [

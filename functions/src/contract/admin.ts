@@ -9,13 +9,13 @@ export { JOB_NAMES };
 export const PlanDeletionInput = z.union([z.object({ subjectUid: inputs.id }).strict(), z.object({ tenantId: inputs.id }).strict()]);
 export const PlanRetainItem = z.object({
   path: z.string(),
-  action: z.enum(["retain", "mask"]),
+  action: z.enum(["retain", "mask", "removeFromArray"]),
   reasonCode: z.string(),
   reason: z.string(),
   fields: z.array(z.string()).optional(),
   until: z.string().optional(),
   holdId: z.string().optional(),
-  deferredByHold: z.enum(["delete", "mask"]).optional(),
+  deferredByHold: z.enum(["delete", "mask", "removeFromArray"]).optional(),
 });
 export const PlanDeletionOutput = z.object({
   delete: z.array(z.string()),

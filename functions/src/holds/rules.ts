@@ -29,18 +29,19 @@ export interface HoldRecord {
   releaseReason?: string;
 }
 
-/** The subtree a hold may target as a whole: a tenant and everything under it. */
-export const SUBTREE_PATTERN = "tenants/{tenantId}";
-
 /**
- * A hold targets one document, or a tenant subtree (`tenants/{tenantId}`: the tenant document and every
- * descendant, including documents created after the hold, because holds are matched by path prefix).
+ * A hold targets one document, or a subtree: a document the registry names as a subtree root (the scope's
+ * record, such as a tenant, or `subtreeHoldRoots`, such as a chat) and every descendant, including documents
+ * created after the hold, because holds are matched by path prefix. `tenantId`: the scope whose record it is.
  */
-export function classifyHoldTarget(path: string): { targetType: HoldTargetType; tenantId: string | null } {
+export function classifyHoldTarget(policy: PolicyIndex, path: string): { targetType: HoldTargetType; tenantId: string | null } {
   if (!isDocumentPath(path)) throw new DomainError("invalid-argument", "INVALID_TARGET_PATH", "targetPath must be a document path.");
-  const subtree = matchPattern(SUBTREE_PATTERN, path);
-  return subtree ? { targetType: "subtree", tenantId: subtree.tenantId ?? null } : { targetType: "document", tenantId: null };
+  if (!isSubtreeHoldRoot(policy, path)) return { targetType: "document", tenantId: null };
+  return { targetType: "subtree", tenantId: policy.scopeOfRecord(path) };
 }
+
+/** Whether a hold on `path` holds it as a subtree (the registry's subtree roots). */
+export const isSubtreeHoldRoot = (policy: PolicyIndex, path: string): boolean => policy.subtreeHoldRoots().some((p) => matchPattern(p, path) !== null);
 
 /** The registry's entry for a hold reason code; unknown codes are bad input (nothing is written). */
 export function requireHoldReason(policy: PolicyIndex, code: string): HoldReason {

@@ -21,7 +21,7 @@ import type { GovernedFields } from "../kernel/governed";
 import { ancestorDocuments, isSameOrUnder } from "../kernel/paths";
 import { applyHold, settleHolds } from "../kernel/retention";
 import { COLLECTIONS, db } from "../platform/firestore";
-import { GOVERNED_FIELDS, governedToFirestore, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
+import { GOVERNED_FIELDS, governedToFirestore, readGoverned, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
 import { activeHoldsInTx, advanceFenceInTx, holdRefOf, readFenceInTx } from "./fence";
 import { descendantsQuery } from "../platform/kindless";
 import { log } from "../platform/logs";
@@ -115,14 +115,14 @@ export const applyHoldNow: ApplyHold = async (holdId) => {
 export async function placeHold(input: PlaceHoldInput, apply: ApplyHold = applyHoldNow): Promise<{ holdId: string }> {
   const pol = policy();
   requireHoldReason(pol, input.reasonCode);
-  const target = classifyHoldTarget(input.targetPath);
+  const target = classifyHoldTarget(pol, input.targetPath);
   if (target.targetType === "document") {
     const cls = holdClassForPath(pol, input.targetPath);
     if (!cls) throw new DomainError("invalid-argument", "NOT_GOVERNED_PATH", "targetPath is not in a governed collection.");
     assertHoldableClass(cls);
     return placeDocumentHold(input, apply);
   }
-  return placeSubtreeHold(input, target.tenantId ?? "", apply);
+  return placeSubtreeHold(input, target.tenantId, apply);
 }
 
 function holdRecordData(r: HoldRecord, pathsHash: string | null, applied: boolean): Record<string, unknown> {
@@ -216,9 +216,11 @@ async function coversMore(path: string): Promise<boolean> {
   return !children.empty || !copies.empty || !copiesUnder.empty;
 }
 
-async function placeSubtreeHold(input: PlaceHoldInput, tenantId: string, apply: ApplyHold): Promise<{ holdId: string }> {
+/** `scopeId`: the scope whose record the target is; for another subtree root, the scope its own fields name. */
+async function placeSubtreeHold(input: PlaceHoldInput, scopeId: string | null, apply: ApplyHold): Promise<{ holdId: string }> {
   const root = await db().doc(input.targetPath).get();
-  if (!root.exists) throw notFound("TARGET_NOT_FOUND", "No tenant document at targetPath.");
+  if (!root.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
+  const tenantId = scopeId ?? readGoverned(root.data())?.tenantId ?? "";
   const holdRef = holdsCol().doc();
   const placed = await db().runTransaction(async (tx) => {
     const same = await findSameActiveHold(tx, input);

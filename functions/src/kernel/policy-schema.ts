@@ -55,7 +55,14 @@ export const CollectionRuleSchema = z
   })
   .strict();
 
-const whereClause = z.tuple([z.string().min(1), z.literal("=="), z.string().min(1)]);
+/**
+ * A data-map filter: `[field, "==", value]` or `[field, "array-contains", value]`, the value a literal or a
+ * subject variable (`{uid}`, or the scope's key such as `{tenantId}`).
+ */
+const whereClause = z.tuple([z.string().min(1), z.enum(["==", "array-contains"]), z.string().min(1)]);
+const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a top-level field name");
+const variableName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, "a template variable name");
+const collectionPath = z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*(\/(\{[A-Za-z]+\}|[A-Za-z0-9_-]+)\/[A-Za-z][A-Za-z0-9_-]*)*$/, "a collection path");
 
 export const DataMapEntrySchema = z
   .object({
@@ -73,12 +80,17 @@ export const DataMapEntrySchema = z
      * What erasure does to the document: delete it; retain it with a reason; mask named fields; or archive it
      * (a verified archive copy keeps the record for the rest of its retention, then the original is deleted).
      */
-    action: z.enum(["delete", "retain", "mask", "archive"]),
+    action: z.enum(["delete", "retain", "mask", "archive", "removeFromArray"]),
     /** Descendant subcollections go with the document. */
     recursive: z.boolean().default(false),
     /** A copy outside the subject's own tree (directories, feeds): listed for review. */
     external: z.boolean().default(false),
     maskFields: z.array(z.string().min(1)).optional(),
+    /**
+     * For `removeFromArray`: the array field the subject's uid is taken out of (a member leaving a chat). The
+     * document stays, without the subject in it.
+     */
+    arrayField: fieldName.optional(),
     /** Why data is retained, masked or archived instead of deleted; shown to the user. */
     reason: z.string().optional(),
     reasonCode: SCREAMING.optional(),
@@ -90,6 +102,9 @@ export const DataMapEntrySchema = z
     if (e.action === "mask" && (!e.maskFields || e.maskFields.length === 0)) {
       ctx.addIssue({ code: "custom", message: `${e.id}: mask needs maskFields` });
     }
+    if (e.action === "removeFromArray" && !e.arrayField) ctx.addIssue({ code: "custom", message: `${e.id}: removeFromArray needs arrayField` });
+    if (e.action !== "removeFromArray" && e.arrayField) ctx.addIssue({ code: "custom", message: `${e.id}: arrayField is only for removeFromArray` });
+    if (e.action === "removeFromArray" && e.recursive) ctx.addIssue({ code: "custom", message: `${e.id}: removeFromArray keeps the document, so it cannot be recursive` });
     if (e.action !== "delete" && (!e.reason || !e.reasonCode)) {
       ctx.addIssue({ code: "custom", message: `${e.id}: ${e.action} needs reason and reasonCode` });
     }
@@ -110,6 +125,59 @@ export const ControlPlaneCollectionSchema = z
   .object({ collection: z.string().min(1), retentionClass: kebab, description: z.string().min(1) })
   .strict();
 
+/**
+ * How the engine finds the scope (tenant, workspace, organisation) a user's data lives in, tried in order:
+ * - `claim`: a custom claim on the user's Auth account;
+ * - `document`: a field of a document keyed by the uid (a user directory that outlives the account);
+ * - `membership`: the `scopeField` of the documents of a collection whose `userField` is the uid;
+ * - `array`: the ids of the documents of a collection whose array `field` contains the uid.
+ * After them, the subject's latest deletion request (which outlives all of these).
+ */
+export const ScopeLookupSchema = z.discriminatedUnion("via", [
+  z.object({ via: z.literal("claim"), claim: fieldName }).strict(),
+  z.object({ via: z.literal("document"), path: docPattern, field: fieldName }).strict(),
+  z.object({ via: z.literal("membership"), collection: collectionPath, userField: fieldName, scopeField: fieldName }).strict(),
+  z.object({ via: z.literal("array"), collection: collectionPath, field: fieldName }).strict(),
+]);
+
+/**
+ * Who the data belongs to. A user is a Firebase Auth account, its key `{uid}`. An app may also have a scope
+ * kind, the owner users belong to (a tenant, a workspace, an organisation): its name, the template variable of
+ * its key, and its own record. A hold on a scope's record holds the whole scope; a scope has its own deletion
+ * (closure, approved by a second person) with its own data map. A single-tenant app declares no scope: its users
+ * belong to none, and its data map uses `{uid}` alone.
+ */
+export const SubjectsSchema = z
+  .object({
+    user: z
+      .object({
+        description: z.string().min(1).optional(),
+        /** Where a user's scope is found; empty when the app has no scope kind. */
+        scopeLookups: z.array(ScopeLookupSchema).default([]),
+      })
+      .strict(),
+    scope: z
+      .object({
+        /** What people call it in the console and the CLI: `tenant`, `workspace`. */
+        name: kebab,
+        /** The template variable of its key (`tenantId`), the field that carries it, and the claim apps set. */
+        key: variableName,
+        /** Its own record, which a hold holds as a subtree: `tenants/{tenantId}`. */
+        record: docPattern,
+        description: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    if (!s.scope && s.user.scopeLookups.length > 0) ctx.addIssue({ code: "custom", message: "subjects.user.scopeLookups needs subjects.scope" });
+    if (s.scope && !s.scope.record.endsWith(`/{${s.scope.key}}`)) {
+      ctx.addIssue({ code: "custom", message: `subjects.scope.record must end with its key {${s.scope.key}}` });
+    }
+    if (s.scope?.key === "uid") ctx.addIssue({ code: "custom", message: "subjects.scope.key cannot be uid, the user's key" });
+  });
+
 export const RegistrySchema = z
   .object({
     version: z.string().regex(/^v[0-9]+$/),
@@ -119,7 +187,15 @@ export const RegistrySchema = z
     collections: z.array(CollectionRuleSchema).min(1),
     controlPlane: z.array(ControlPlaneCollectionSchema),
     holdReasons: z.array(HoldReasonSchema).min(1),
-    dataMap: z.object({ user: z.array(DataMapEntrySchema).min(1), tenant: z.array(DataMapEntrySchema).min(1) }).strict(),
+    /** Who the data belongs to (required from the first version that has it: the engine enforces it on the current one). */
+    subjects: SubjectsSchema.optional(),
+    /**
+     * Document patterns a hold holds as a subtree (the document and everything under it, later documents
+     * included), besides the scope's record: a chat with its messages.
+     */
+    subtreeHoldRoots: z.array(docPattern).default([]),
+    /** What erasure does, per subject: `user`, and `tenant` (the scope's closure) when the app has a scope kind. */
+    dataMap: z.object({ user: z.array(DataMapEntrySchema).min(1), tenant: z.array(DataMapEntrySchema).min(1).optional() }).strict(),
     purge: z
       .object({
         /** Mass-deletion brake: refuse a run deleting more than this many documents... */
@@ -152,6 +228,27 @@ export const RegistrySchema = z
         ctx.addIssue({ code: "custom", message: `${col.pattern}: inherited class needs parentPattern` });
       }
     }
+    if (r.subjects) {
+      const scope = r.subjects.scope;
+      if (scope && !r.dataMap.tenant) ctx.addIssue({ code: "custom", message: `dataMap.tenant: a scope kind (${scope.name}) needs its closure's data map` });
+      if (!scope && r.dataMap.tenant) ctx.addIssue({ code: "custom", message: "dataMap.tenant needs subjects.scope" });
+      const allowed = new Set(["uid", ...(scope ? [scope.key] : [])]);
+      for (const [kind, entries] of Object.entries(r.dataMap)) {
+        for (const e of entries ?? []) {
+          for (const text of [e.path, e.collection, ...e.where.map((w) => w[2])]) {
+            for (const m of (text ?? "").matchAll(/\{([A-Za-z]+)\}/g)) {
+              if (!allowed.has(m[1]!) || (kind === "tenant" && m[1] === "uid")) {
+                ctx.addIssue({ code: "custom", message: `dataMap.${kind}.${e.id}: {${m[1]}} is not a variable of this subject` });
+              }
+            }
+          }
+        }
+      }
+    }
+    for (const e of r.dataMap.tenant ?? []) {
+      if (e.action === "removeFromArray") ctx.addIssue({ code: "custom", message: `dataMap.tenant.${e.id}: removeFromArray takes a user out of an array, so it belongs in dataMap.user` });
+    }
+    if (!r.subjects && !r.dataMap.tenant) ctx.addIssue({ code: "custom", message: "dataMap.tenant is required in a version without subjects" });
     const codes = new Set<string>();
     for (const h of r.holdReasons) {
       if (codes.has(h.code)) ctx.addIssue({ code: "custom", message: `duplicate hold reason ${h.code}` });
@@ -164,3 +261,5 @@ export type RetentionClass = z.infer<typeof RetentionClassSchema>;
 export type CollectionRule = z.infer<typeof CollectionRuleSchema>;
 export type DataMapEntry = z.infer<typeof DataMapEntrySchema>;
 export type HoldReason = z.infer<typeof HoldReasonSchema>;
+export type Subjects = z.infer<typeof SubjectsSchema>;
+export type ScopeLookup = z.infer<typeof ScopeLookupSchema>;

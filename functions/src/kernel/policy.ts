@@ -1,5 +1,5 @@
-import type { CollectionRule, DataMapEntry, HoldReason, Registry, RetentionClass } from "./policy-schema";
-import { parentDocumentPath, patternMatchesSegments, segments } from "./paths";
+import type { CollectionRule, DataMapEntry, HoldReason, Registry, RetentionClass, Subjects } from "./policy-schema";
+import { fillTemplate, matchPattern, parentDocumentPath, patternMatchesSegments, segments } from "./paths";
 
 export const DAY_MS = 86_400_000;
 
@@ -57,8 +57,53 @@ export class PolicyIndex {
     return this.registry.collections.filter((r) => r.parentPattern === parentPattern);
   }
 
+  /** A subject's data map: a user's, or a scope's closure (empty when the app has no scope kind). */
   dataMap(subject: "user" | "tenant"): readonly DataMapEntry[] {
-    return this.registry.dataMap[subject];
+    return this.registry.dataMap[subject] ?? [];
+  }
+
+  /** Who the data belongs to. The registry check requires it of the version the functions enforce. */
+  get subjects(): Subjects {
+    if (!this.registry.subjects) throw new Error(`registry ${this.version} declares no subjects`);
+    return this.registry.subjects;
+  }
+
+  /** The app's scope kind (a tenant, a workspace), if it has one. */
+  get scope(): Subjects["scope"] {
+    return this.subjects.scope;
+  }
+
+  /**
+   * The template variables of a subject: `{uid}` for a user, and the scope's key (e.g. `{tenantId}`) for a
+   * user in a scope and for a scope itself. An empty scope id means the user belongs to no scope.
+   */
+  subjectVars(subject: { type: "user"; uid: string; tenantId: string } | { type: "tenant"; tenantId: string }): Record<string, string> {
+    const key = this.scope?.key;
+    const scoped: Record<string, string> = key && subject.tenantId ? { [key]: subject.tenantId } : {};
+    return subject.type === "user" ? { uid: subject.uid, ...scoped } : scoped;
+  }
+
+  /** A scope's own record (`tenants/t-1`), or null when the app has no scope kind. */
+  scopeRecordPath(scopeId: string): string | null {
+    const scope = this.scope;
+    return scope ? fillTemplate(scope.record, { [scope.key]: scopeId }) : null;
+  }
+
+  /** The scope a path is the record of (`tenants/t-1` -> `t-1`), or null. */
+  scopeOfRecord(path: string): string | null {
+    const scope = this.scope;
+    return scope ? (matchPattern(scope.record, path)?.[scope.key] ?? null) : null;
+  }
+
+  /** The collection path of the scope records (`tenants`). */
+  scopeCollection(): string | null {
+    const record = this.scope?.record;
+    return record ? record.slice(0, record.lastIndexOf("/")) : null;
+  }
+
+  /** The document patterns a hold holds as a subtree: the scope's record and the registry's subtree roots. */
+  subtreeHoldRoots(): string[] {
+    return [...(this.scope ? [this.scope.record] : []), ...this.registry.subtreeHoldRoots];
   }
 
   /** Every collection name the registry knows, governed or control plane. */

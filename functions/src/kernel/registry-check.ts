@@ -15,8 +15,6 @@ export interface RegistryCheckInput {
   lock: readonly LockEntry[];
   /** Collection ids used by the security rules and by the demo schema. */
   collectionsInUse: ReadonlyMap<string, string>;
-  /** Document patterns a hold may target whatever their class says (the tenant subtree, holds/rules.ts#SUBTREE_PATTERN). */
-  holdTargetPatterns?: readonly string[];
 }
 
 export interface RegistryCheckResult {
@@ -31,6 +29,7 @@ export interface RegistryCheckResult {
  * - a published version is immutable: its content hash must equal the one in the lock file;
  * - every version file is published (listed in the lock), so nothing unreviewed is bundled;
  * - every collection used by the rules or the demo schema is in some class;
+ * - the current version says who the data belongs to (`subjects`);
  * - in the current version, every document a hold can cover is one a hold can flag (`unflaggableUnderHolds`).
  */
 export function checkRegistry(input: RegistryCheckInput): RegistryCheckResult {
@@ -77,7 +76,8 @@ export function checkRegistry(input: RegistryCheckInput): RegistryCheckResult {
     for (const [collection, where] of input.collectionsInUse) {
       if (!known.has(collection)) errors.push(`collection ${collection} (used by ${where}) is in no retention class`);
     }
-    errors.push(...unflaggableUnderHolds(current, input.holdTargetPatterns ?? []));
+    if (!current.subjects) errors.push(`${last!.file}: the version the functions enforce must declare subjects (who the data belongs to)`);
+    else errors.push(...unflaggableUnderHolds(current, new PolicyIndex(current).subtreeHoldRoots()));
   }
   return { errors, current };
 }

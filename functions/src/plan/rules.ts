@@ -17,10 +17,11 @@ export interface DiscoveredDoc {
 
 export interface RetainedItem {
   path: string;
-  action: "retain" | "mask";
+  /** `removeFromArray`: the document stays, without the subject in the array field named in `fields`. */
+  action: "retain" | "mask" | "removeFromArray";
   reasonCode: string;
   reason: string;
-  /** Masked fields, for `mask`. */
+  /** Masked fields, for `mask`; the array field the subject leaves, for `removeFromArray`. */
   fields?: string[];
   /** When the retention ends, if known (ISO date). */
   until?: string;
@@ -29,7 +30,7 @@ export interface RetainedItem {
    * For a held document: what the erasure would do to it without the hold ("delete" or "mask"). The hold
    * defers that erasure; absent when the data map or its class would keep the document anyway.
    */
-  deferredByHold?: "delete" | "mask";
+  deferredByHold?: "delete" | "mask" | "removeFromArray";
 }
 
 /**
@@ -61,7 +62,7 @@ export interface DeletionPlan extends DeletionManifest {
 type DataMapAction = DataMapEntry["action"];
 
 /** What the erasure does to a discovered document when no hold is in the way (an archived record is deleted too). */
-function withoutHold(action: DataMapAction, doc: DiscoveredDoc["doc"], policy: PolicyIndex, nowMs: number): "delete" | "retain" | "mask" {
+function withoutHold(action: DataMapAction, doc: DiscoveredDoc["doc"], policy: PolicyIndex, nowMs: number): "delete" | "retain" | "mask" | "removeFromArray" {
   if (action === "archive") return "delete";
   if (action !== "delete") return action;
   const cls = policy.classById(doc.retentionClass);
@@ -92,13 +93,14 @@ export function judgeDiscovered(d: DiscoveredDoc, entry: DataMapEntry, activeHol
   }
   if (entry.action === "archive") return null;
   const until = untilOf(d.doc);
-  if (entry.action === "retain" || entry.action === "mask") {
+  if (entry.action === "retain" || entry.action === "mask" || entry.action === "removeFromArray") {
+    const fields = entry.action === "mask" ? [...(entry.maskFields ?? [])].sort() : entry.action === "removeFromArray" ? [entry.arrayField ?? ""] : null;
     return {
       path: d.path,
       action: entry.action,
       reasonCode: entry.reasonCode ?? "POLICY_RETENTION",
       reason: entry.reason ?? "retained by policy",
-      ...(entry.action === "mask" ? { fields: [...(entry.maskFields ?? [])].sort() } : {}),
+      ...(fields ? { fields } : {}),
       ...(until ? { until } : {}),
     };
   }
@@ -131,9 +133,9 @@ const untilOf = (doc: DiscoveredDoc["doc"]): string | undefined => (doc.retainUn
 
 /**
  * When two data-map entries reach the same path, the stricter one decides: an entry that keeps the live record
- * beats one that removes it (retain > mask > archive > delete).
+ * beats one that removes it (retain > mask and removeFromArray > archive > delete).
  */
-const ACTION_RANK: Readonly<Record<DataMapAction, number>> = { delete: 0, archive: 1, mask: 2, retain: 3 };
+const ACTION_RANK: Readonly<Record<DataMapAction, number>> = { delete: 0, archive: 1, mask: 2, removeFromArray: 2, retain: 3 };
 
 /** The record of a document kept only because something under it is retained. */
 export const retainedDescendant = (path: string): RetainedItem => ({

@@ -12,4 +12,5 @@ export { takeFactsOf } from "./runner/unit";
 export { purgeSettings } from "./settings";
 export { checkpointFrom, checkpointRef, requestRef } from "./store";
 export { planRequestUnit, type UnitPlan } from "./runner/plan";
+export { maskResidue, type PurgeItem } from "./rules/batches";
 export type { PlanSink } from "./runner/records";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { recordEvidence } from "../evidence/index";
 import { findLedgerMatches, readLedger, type LedgerMatch } from "../erasure/index";
 import type { Actor } from "../kernel/actor";
-import { planRequestUnit, purgeSettings, runNightlyPurge, type PlanSink, type PurgeHook, type UnitReport } from "../purge/index";
+import { maskResidue, planRequestUnit, purgeSettings, runNightlyPurge, type PlanSink, type PurgeHook, type PurgeItem, type UnitReport } from "../purge/index";
 import { reopenErasedSubject } from "../requests/index";
 import { db, inDatabase } from "../platform/firestore";
 import { log } from "../platform/logs";
@@ -41,11 +41,11 @@ export interface ReplayReport {
  * sink that keeps only counts and the mask items (nothing is written), then the masks not yet applied.
  */
 async function residueOf(m: LedgerMatch, nowMs: number): Promise<Omit<ReplaySubject, "action" | "request" | "outcome">> {
-  const masks: { path: string; fields: readonly string[] }[] = [];
+  const masks: PurgeItem[] = [];
   let underHold = 0;
   const sink: PlanSink = {
     batch: (b) => {
-      if (b.kind === "mask") masks.push(...b.items.map((i) => ({ path: i.path, fields: i.fields ?? [] })));
+      if (b.kind === "mask") masks.push(...b.items);
     },
     retained: (_index, items) => {
       underHold += items.filter((r) => r.deferredByHold).length;
@@ -58,7 +58,8 @@ async function residueOf(m: LedgerMatch, nowMs: number): Promise<Omit<ReplaySubj
   for (let i = 0; i < masks.length; i += 300) {
     const slice = masks.slice(i, i + 300);
     const snaps = await db().getAll(...slice.map((x) => db().doc(x.path)));
-    unmasked += slice.filter((x, k) => snaps[k]!.exists && x.fields.some((f) => snaps[k]!.get(f) !== undefined)).length;
+    const uid = m.subject.type === "user" ? m.subject.uid : null;
+    unmasked += slice.filter((x, k) => snaps[k]!.exists && maskResidue(x, (f) => snaps[k]!.get(f), uid).length > 0).length;
   }
   return {
     kind: m.subject.type,

@@ -105,7 +105,7 @@ describe("the callable contract", () => {
     const pol = policy();
     const server = (path: string): string => {
       try {
-        const t = classifyHoldTarget(path);
+        const t = classifyHoldTarget(pol, path);
         if (t.targetType === "subtree") return "ok:subtree";
         const cls = holdClassForPath(pol, path);
         if (!cls) return "NOT_GOVERNED_PATH";

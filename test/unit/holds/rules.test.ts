@@ -10,7 +10,7 @@ import { ancestorDocuments } from "../../../functions/src/kernel/paths";
 import { canTransition, LIFECYCLE_STATES } from "../../../functions/src/kernel/lifecycle";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { sha256Hex } from "../../../functions/src/kernel/canonical";
-import { policyV1 } from "../../helpers/policy";
+import { policyCurrent, policyV1 } from "../../helpers/policy";
 
 const policy = policyV1();
 const T0 = Date.parse("2026-11-30T10:00:00Z");
@@ -27,11 +27,11 @@ function reasonOf(fn: () => unknown): string {
 
 describe("hold targets and reasons", () => {
   it("classifies a tenant root as a subtree and anything else as one document", () => {
-    expect(classifyHoldTarget("tenants/t-acme")).toEqual({ targetType: "subtree", tenantId: "t-acme" });
-    expect(classifyHoldTarget("tenants/t-acme/orders/o-1")).toEqual({ targetType: "document", tenantId: null });
-    expect(classifyHoldTarget("events/e-1")).toEqual({ targetType: "document", tenantId: null });
-    expect(reasonOf(() => classifyHoldTarget("tenants"))).toBe("invalid-argument/INVALID_TARGET_PATH");
-    expect(reasonOf(() => classifyHoldTarget("tenants/t/orders"))).toBe("invalid-argument/INVALID_TARGET_PATH");
+    expect(classifyHoldTarget(policyCurrent(), "tenants/t-acme")).toEqual({ targetType: "subtree", tenantId: "t-acme" });
+    expect(classifyHoldTarget(policyCurrent(), "tenants/t-acme/orders/o-1")).toEqual({ targetType: "document", tenantId: null });
+    expect(classifyHoldTarget(policyCurrent(), "events/e-1")).toEqual({ targetType: "document", tenantId: null });
+    expect(reasonOf(() => classifyHoldTarget(policyCurrent(), "tenants"))).toBe("invalid-argument/INVALID_TARGET_PATH");
+    expect(reasonOf(() => classifyHoldTarget(policyCurrent(), "tenants/t/orders"))).toBe("invalid-argument/INVALID_TARGET_PATH");
   });
   it("knows the registry's reason codes and refuses others", () => {
     expect(requireHoldReason(policy, "FINANCE_RETENTION").twoPersonRelease).toBe(true);

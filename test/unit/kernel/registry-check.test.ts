@@ -3,14 +3,17 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../../functions/src/kernel/canonical";
 import { checkRegistry, collectionsInRules, unflaggableUnderHolds, type LockEntry } from "../../../functions/src/kernel/registry-check";
-import { SUBTREE_PATTERN } from "../../../functions/src/holds/rules";
+import { PolicyIndex } from "../../../functions/src/kernel/policy";
 import { demoCollectionIds } from "../../../functions/src/demo/atlasmart";
 import { loadVersion, repoRoot, TRACKING_PATTERN, withOrderTracking } from "../../helpers/policy";
 
 const v1Text = readFileSync(join(repoRoot, "policies", "versions", "v1.json"), "utf8");
 const v2Text = readFileSync(join(repoRoot, "policies", "versions", "v2.json"), "utf8");
+const v3Text = readFileSync(join(repoRoot, "policies", "versions", "v3.json"), "utf8");
 /** Every published version file, as the build reads them. */
-const published = (): Map<string, string> => new Map([["v1.json", v1Text], ["v2.json", v2Text]]);
+const published = (): Map<string, string> => new Map([["v1.json", v1Text], ["v2.json", v2Text], ["v3.json", v3Text]]);
+/** The tenant subtree: the subtree hold root the current version's scope record gives. */
+const SUBTREE_PATTERN = "tenants/{tenantId}";
 const lock = JSON.parse(readFileSync(join(repoRoot, "policies", "published.lock.json"), "utf8")) as LockEntry[];
 const rulesText = readFileSync(join(repoRoot, "firestore.rules"), "utf8");
 
@@ -26,7 +29,8 @@ describe("policy registry checks", () => {
   it("the repository's registry, lock, rules and demo schema pass", () => {
     const r = checkRegistry({ files: published(), lock, collectionsInUse: inUse() });
     expect(r.errors).toEqual([]);
-    expect(r.current?.version).toBe("v2");
+    expect(r.current?.version).toBe("v3");
+    expect(new PolicyIndex(r.current!).subtreeHoldRoots()).toEqual([SUBTREE_PATTERN]);
   });
 
   it("an edited published version fails, even for a one-character change", () => {
@@ -47,13 +51,20 @@ describe("policy registry checks", () => {
   });
 
   it("an unpublished version file fails until it is published", () => {
-    const v3 = v2Text.replace('"version": "v2"', '"version": "v3"');
-    const r = checkRegistry({ files: new Map([...published(), ["v3.json", v3]]), lock, collectionsInUse: inUse() });
-    expect(r.errors.join("\n")).toMatch(/v3.json: not published/);
-    const withV3 = [...lock, { version: "v3", file: "v3.json", sha256: sha256Hex(v3) }];
-    const ok = checkRegistry({ files: new Map([...published(), ["v3.json", v3]]), lock: withV3, collectionsInUse: inUse() });
+    const v4 = v3Text.replace('"version": "v3"', '"version": "v4"');
+    const r = checkRegistry({ files: new Map([...published(), ["v4.json", v4]]), lock, collectionsInUse: inUse() });
+    expect(r.errors.join("\n")).toMatch(/v4.json: not published/);
+    const withV4 = [...lock, { version: "v4", file: "v4.json", sha256: sha256Hex(v4) }];
+    const ok = checkRegistry({ files: new Map([...published(), ["v4.json", v4]]), lock: withV4, collectionsInUse: inUse() });
     expect(ok.errors).toEqual([]);
-    expect(ok.current?.version).toBe("v3");
+    expect(ok.current?.version).toBe("v4");
+  });
+
+  it("the version the functions enforce must say who the data belongs to", () => {
+    const v4 = v2Text.replace('"version": "v2"', '"version": "v4"');
+    const withV4 = [...lock, { version: "v4", file: "v4.json", sha256: sha256Hex(v4) }];
+    const r = checkRegistry({ files: new Map([...published(), ["v4.json", v4]]), lock: withV4, collectionsInUse: inUse() });
+    expect(r.errors).toEqual(["v4.json: the version the functions enforce must declare subjects (who the data belongs to)"]);
   });
 
   it("a collection used by the rules or the demo schema but in no class fails", () => {
@@ -75,17 +86,16 @@ describe("policy registry checks", () => {
   it("refuses a class a hold can cover but not flag: one that denies holds under a holdable document", () => {
     // Tracking events under an order (which holds may target) that deny holds: a hold on the order would cover
     // them by path and leave their TTL value on, for Firestore's sweeper.
-    const denied = withOrderTracking(loadVersion("v2"), "deny");
+    const denied = withOrderTracking(loadVersion("v3"), "deny");
     expect(unflaggableUnderHolds(denied, [SUBTREE_PATTERN])).toEqual([
       `${TRACKING_PATTERN}: class order-tracking-30d denies holds, but a hold on tenants/{tenantId} covers its documents and could not flag them (clear their TTL value); give it a class that allows holds, or move it out from under a holdable document`,
     ]);
     // Published as the current version, the build's check refuses it.
-    const text = JSON.stringify({ ...denied, version: "v3" });
+    const text = JSON.stringify({ ...denied, version: "v4" });
     const r = checkRegistry({
-      files: new Map([...published(), ["v3.json", text]]),
-      lock: [...lock, { version: "v3", file: "v3.json", sha256: sha256Hex(text) }],
+      files: new Map([...published(), ["v4.json", text]]),
+      lock: [...lock, { version: "v4", file: "v4.json", sha256: sha256Hex(text) }],
       collectionsInUse: inUse(),
-      holdTargetPatterns: [SUBTREE_PATTERN],
     });
     expect(r.errors.join("\n")).toMatch(/order-tracking-30d denies holds/);
     // Allowing holds, it passes; sessions' tokens deny holds under sessions, which deny them too: nothing covers them.

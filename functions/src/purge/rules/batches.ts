@@ -38,7 +38,24 @@ export interface PurgeItem {
   archivedByDataMap?: true;
   /** Fields to remove, for mask items. */
   fields?: string[];
+  /** Array fields to take the subject's uid out of, for mask items of a `removeFromArray` entry. */
+  pull?: string[];
 }
+
+/**
+ * What of the subject a mask item still finds in a document (`get` reads one field): its mask fields that are
+ * present, and, shown as `field[]`, each `pull` array that still holds the subject's uid. Empty: done.
+ */
+export function maskResidue(item: Pick<PurgeItem, "fields" | "pull">, get: (field: string) => unknown, uid: string | null): string[] {
+  const present = (item.fields ?? []).filter((f) => get(f) !== undefined);
+  const pulled = (item.pull ?? []).filter((f) => uid !== null && arrayHolds(get(f), uid)).map((f) => `${f}[]`);
+  return [...present, ...pulled];
+}
+
+/** The field names a mask item changes, as evidence and the erasure ledger name them (`field[]`: left an array). */
+export const maskedFieldNames = (item: Pick<PurgeItem, "fields" | "pull">): string[] => [...(item.fields ?? []), ...(item.pull ?? []).map((f) => `${f}[]`)];
+
+const arrayHolds = (value: unknown, uid: string): boolean => Array.isArray(value) && value.includes(uid);
 
 export interface PurgeBatch {
   stage: string;

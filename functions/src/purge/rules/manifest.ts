@@ -24,7 +24,7 @@ export interface PlannedBatch extends PurgeBatch {
 /** A retained path as the plan records it (the verification checks it is still there). */
 export interface RetainedRecord {
   path: string;
-  action: "retain" | "mask";
+  action: "retain" | "mask" | "removeFromArray";
   reasonCode: string;
   holdId?: string;
   deferredByHold?: boolean;
@@ -103,7 +103,7 @@ export class ManifestBuilder {
 
   /** A retained record whose personal fields are removed (it is also retained). */
   mask(item: PurgeItem & { fields: string[] }, record: RetainedRecord): void {
-    this.digest.add({ op: "mask", path: item.path, fields: item.fields });
+    this.digest.add({ op: "mask", path: item.path, fields: item.fields, ...(item.pull ? { pull: item.pull } : {}) });
     this.counts.mask++;
     this.cutter.add("mask", item);
     this.retain(record);

@@ -1,4 +1,5 @@
 import { recordErasure } from "../../erasure/index";
+import { maskedFieldNames } from "../rules/batches";
 import type { UnitCheckpoint } from "../store";
 import type { StepEnv } from "./env";
 import { roundBatches } from "./verify";
@@ -15,7 +16,7 @@ export async function recordLedgerEntry(cp: UnitCheckpoint, env: StepEnv, fullyG
   for await (const b of roundBatches(cp)) {
     if (b.kind !== "mask") continue;
     const done = new Set(b.outcome.masked);
-    for (const item of b.items) if (done.has(item.path)) masked.push({ path: item.path, fields: item.fields ?? [] });
+    for (const item of b.items) if (done.has(item.path)) masked.push({ path: item.path, fields: maskedFieldNames(item) });
   }
   await recordErasure({ requestId: cp.requestId, subject: cp.subject, policyVersion: cp.policyVersion, erasedAtMs: env.nowMs, masked, fullyGoneByMs });
 }

@@ -2,6 +2,7 @@ import { FieldValue } from "firebase-admin/firestore";
 import { assertTransition, canTransition, isLifecycleState, type LifecycleState } from "../../kernel/lifecycle";
 import { toTimestamp } from "../../platform/governed-doc";
 import { db } from "../../platform/firestore";
+import { maskedFieldNames, maskResidue } from "../rules/batches";
 import { holdOf } from "../rules/decide";
 import { batchFrom, factsOf, settledPaths, type BatchOutcome, type UnitCheckpoint } from "../store";
 import type { StepEnv } from "./env";
@@ -17,7 +18,8 @@ function restoredState(current: LifecycleState, preDeleteState: unknown): Lifecy
 
 /**
  * Execute step for a mask batch: records the data map keeps (orders kept for finance) lose the subject's
- * personal fields, get `maskedAt`, and return to their state before the request (they stay in use). A held
+ * personal fields, get `maskedAt`, and return to their state before the request (they stay in use); a record
+ * the subject leaves (a `removeFromArray` entry: a chat) loses the subject's uid from its array field. A held
  * record is not touched. Its evidence names the paths and the field names, never values.
  */
 export async function maskBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv): Promise<BatchOutcome | null> {
@@ -30,6 +32,7 @@ export async function maskBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoi
     const o = batch.outcome;
     const maskedNow: string[] = [];
     const fieldNames = new Set<string>();
+    const uid = cp.subject?.type === "user" ? cp.subject.uid : null;
     items.forEach((item, k) => {
       const snap = snaps[k]!;
       const facts = factsOf(snap);
@@ -43,8 +46,9 @@ export async function maskBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoi
         return;
       }
       const fields = item.fields ?? [];
-      const present = fields.filter((f) => snap.get(f) !== undefined);
-      if (present.length === 0 && snap.get("maskedAt") !== undefined) {
+      const pull = item.pull ?? [];
+      if (pull.length > 0 && uid === null) throw new Error(`MASK_WITHOUT_USER: ${item.path} leaves an array, but the unit's subject is no user`);
+      if (maskResidue(item, (f) => snap.get(f), uid).length === 0 && snap.get("maskedAt") !== undefined) {
         o.masked.push(item.path);
         return;
       }
@@ -53,6 +57,7 @@ export async function maskBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoi
       const to = restoredState(state, snap.get("preDeleteState"));
       const update: Record<string, unknown> = { maskedAt: toTimestamp(env.nowMs) };
       for (const f of fields) update[f] = FieldValue.delete();
+      for (const f of pull) update[f] = FieldValue.arrayRemove(uid);
       if (to !== state) {
         update.lifecycleState = to;
         update.softDeletedAt = FieldValue.delete();
@@ -60,7 +65,7 @@ export async function maskBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoi
         update.deletionRequestId = FieldValue.delete();
       }
       tx.update(snap.ref, update);
-      fields.forEach((f) => fieldNames.add(f));
+      maskedFieldNames(item).forEach((f) => fieldNames.add(f));
       o.masked.push(item.path);
       maskedNow.push(item.path);
     });

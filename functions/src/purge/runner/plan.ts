@@ -129,7 +129,7 @@ const heldRecord = (path: string, holdId: string | null, reasonCode: string, def
 });
 
 /** The data map's entries that keep the live record (what they reach wins over any other entry). */
-const keeps = (e: DataMapEntry): boolean => e.action === "retain" || e.action === "mask";
+const keeps = (e: DataMapEntry): boolean => e.action === "retain" || e.action === "mask" || e.action === "removeFromArray";
 
 /**
  * A deletion request's unit. The data map's retain and mask entries go first (what they keep wins over any
@@ -162,9 +162,10 @@ export async function planRequestUnit(requestId: string, subject: Subject, input
         ...(kept.holdId ? { holdId: kept.holdId } : {}),
         ...(kept.deferredByHold ? { deferredByHold: true } : {}),
       };
-      if (kept.action === "mask") {
+      if (kept.action === "mask" || kept.action === "removeFromArray") {
         const version = versionOf(d.snap.updateTime);
-        ctx.builder.mask({ path, fields: kept.fields ?? [], ...(version ? { version } : {}) }, record);
+        const change = kept.action === "mask" ? { fields: kept.fields ?? [] } : { fields: [], pull: kept.fields ?? [] };
+        ctx.builder.mask({ path, ...change, ...(version ? { version } : {}) }, record);
       } else ctx.builder.retain(record);
       await ctx.sink.ready();
     }

@@ -10,6 +10,7 @@ import {
   type VerifyTally,
 } from "../rules/verify";
 import { compareNames } from "../../kernel/paths";
+import { maskResidue } from "../rules/batches";
 import { db } from "../../platform/firestore";
 import { documentsInRange, existingAmong } from "./probe";
 import { archivedDataHash, archiveRef } from "./archive";
@@ -104,7 +105,7 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
       const s = snaps[k]!;
       const observed: ObservedDoc = {
         exists: s.exists,
-        presentFields: (item.fields ?? []).filter((f) => s.get(f) !== undefined),
+        presentFields: maskResidue(item, (f) => s.get(f), cp.subject?.type === "user" ? cp.subject.uid : null),
         masked: s.exists && s.get("maskedAt") !== undefined,
       };
       verifyMaskedPath(item.path, observed, outcomes.get(item.path) === "held" ? (heldBy.get(item.path) ?? null) : null, tally);
