@@ -8,7 +8,7 @@
 // no ruleset to check against and is refused (403): this emulator serves the Admin SDK only, which is all the
 // engine uses.
 //
-//   node scripts/storage-emulator.mjs [--port 9199]     (standalone; the harness imports startStorageEmulator)
+// scripts/emulators.mjs imports startStorageEmulator for `--only ...,storage`; `--only storage` runs it alone.
 import { mkdtempSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -65,13 +65,3 @@ export async function startStorageEmulator({ host = "127.0.0.1", port = 9199, pr
   };
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2);
-  const portIdx = args.indexOf("--port");
-  const port = portIdx >= 0 ? Number(args[portIdx + 1]) : 9199;
-  const started = await startStorageEmulator({ port, projectId: process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore" });
-  process.stdout.write(`Storage emulator on http://${started.host}:${started.port} (Admin SDK only; Ctrl-C stops)\n`);
-  const shutdown = () => void started.stop().then(() => process.exit(0));
-  process.on("SIGINT", shutdown);
-  process.on("SIGTERM", shutdown);
-}
