@@ -202,7 +202,7 @@ async function main() {
   const command = dash >= 0 ? args.slice(dash + 1) : args;
   if (mode === "exec" && command.length === 0) fail("exec needs a command after --");
 
-  // `npm start` runs Storage too: it costs about a second (docs/STORAGE.md).
+  // `npm start` runs Storage too: it costs 0.4 to 1.8 s (docs/STORAGE.md).
   if (mode === "start" && onlyIdx < 0) only += ",storage";
   const cliOnly = only.split(",").filter((name) => name !== "storage");
   const withStorage = cliOnly.length < only.split(",").length;
