@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { PolicyIndex } from "../../../functions/src/kernel/policy";
+import { RegistrySchema, type Registry } from "../../../functions/src/kernel/policy-schema";
+import { buildDeletionPlan } from "../../../functions/src/plan/rules";
+import { maskedFieldNames, maskResidue } from "../../../functions/src/purge/rules/batches";
+import { loadCurrent } from "../../helpers/policy";
+
+/** A single-tenant app: no scope kind, chats held as subtrees, a member leaving a chat. */
+function singleTenant(over: Record<string, unknown> = {}): unknown {
+  const base = loadCurrent();
+  return {
+    ...base,
+    subjects: { user: { scopeLookups: [] } },
+    subtreeHoldRoots: ["chats/{chatId}"],
+    collections: [
+      { pattern: "users/{uid}", retentionClass: "user-delete" },
+      { pattern: "chats/{chatId}", retentionClass: "user-delete" },
+    ],
+    dataMap: {
+      user: [
+        { id: "profile", kind: "doc", path: "users/{uid}", action: "delete", recursive: true },
+        { id: "chats", kind: "query", collection: "chats", where: [["memberIds", "array-contains", "{uid}"]], action: "removeFromArray", arrayField: "memberIds", reason: "the chat stays for the others", reasonCode: "SHARED_THREAD" },
+      ],
+    },
+    ...over,
+  };
+}
+
+const NOW = Date.parse("2027-01-01T00:00:00Z");
+
+describe("subjects in the registry", () => {
+  it("AtlasMart's v3 names its tenant scope, and a hold on a tenant holds its subtree", () => {
+    const pol = new PolicyIndex(loadCurrent());
+    expect(pol.scope).toMatchObject({ name: "tenant", key: "tenantId", record: "tenants/{tenantId}" });
+    expect(pol.subjectVars({ type: "user", uid: "u-1", tenantId: "t-1" })).toEqual({ uid: "u-1", tenantId: "t-1" });
+    expect(pol.subjectVars({ type: "tenant", tenantId: "t-1" })).toEqual({ tenantId: "t-1" });
+    expect(pol.scopeRecordPath("t-1")).toBe("tenants/t-1");
+    expect(pol.scopeOfRecord("tenants/t-1")).toBe("t-1");
+    expect(pol.scopeOfRecord("tenants/t-1/users/u-1")).toBeNull();
+    expect(pol.scopeCollection()).toBe("tenants");
+    expect(pol.subtreeHoldRoots()).toEqual(["tenants/{tenantId}"]);
+  });
+
+  it("an app without a scope kind: users belong to none, and a chat is a subtree root", () => {
+    const pol = new PolicyIndex(RegistrySchema.parse(singleTenant()));
+    expect(pol.scope).toBeUndefined();
+    expect(pol.subjectVars({ type: "user", uid: "u-1", tenantId: "" })).toEqual({ uid: "u-1" });
+    expect(pol.scopeRecordPath("x")).toBeNull();
+    expect(pol.dataMap("tenant")).toEqual([]);
+    expect(pol.subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
+  });
+
+  it("refuses a registry whose subjects and data map disagree, naming what is wrong", () => {
+    const issues = (r: unknown) => (RegistrySchema.safeParse(r).error?.issues ?? []).map((i) => i.message);
+    expect(issues(singleTenant({ subjects: { user: { scopeLookups: [{ via: "claim", claim: "org" }] } } }))).toContain("subjects.user.scopeLookups needs subjects.scope");
+    const base = loadCurrent();
+    expect(issues({ ...base, subjects: { ...base.subjects, scope: { name: "tenant", key: "tenantId", record: "tenants/{id}" } } })).toContain("subjects.scope.record must end with its key {tenantId}");
+    expect(issues({ ...base, dataMap: { user: base.dataMap.user } })).toContain("dataMap.tenant: a scope kind (tenant) needs its closure's data map");
+    const tenantMap = { tenant: [{ id: "t", kind: "doc", path: "workspaces/{workspaceId}", action: "delete" }] };
+    expect(issues(singleTenant({ dataMap: { ...(singleTenant() as Registry).dataMap, ...tenantMap } }))).toContain("dataMap.tenant needs subjects.scope");
+    const stray = { id: "x", kind: "doc", path: "teams/{teamId}/members/{uid}", action: "delete" };
+    expect(issues(singleTenant({ dataMap: { user: [...(singleTenant() as Registry).dataMap.user, stray] } }))).toContain("dataMap.user.x: {teamId} is not a variable of this subject");
+    const noField = { id: "y", kind: "query", collection: "chats", where: [["memberIds", "array-contains", "{uid}"]], action: "removeFromArray", reason: "r", reasonCode: "R" };
+    expect(issues(singleTenant({ dataMap: { user: [noField] } }))).toContain("y: removeFromArray needs arrayField");
+  });
+
+  it("plans a member leaving a chat as removeFromArray, kept for the others, and a held chat as retained", () => {
+    const pol = new PolicyIndex(RegistrySchema.parse(singleTenant()));
+    const doc = { retentionClass: "user-delete", lifecycleState: "ACTIVE" as const, legalHold: false, expireAtMs: null, retainUntilMs: null };
+    const found = [
+      { path: "users/u-1", entryId: "profile", doc },
+      { path: "chats/c-1", entryId: "chats", doc },
+      { path: "chats/c-2", entryId: "chats", doc },
+    ];
+    const plan = buildDeletionPlan({ type: "user", uid: "u-1", tenantId: "" }, found, [{ holdId: "h-1", targetPath: "chats/c-2", reasonCode: "LITIGATION" }], pol, NOW);
+    expect(plan.delete).toEqual(["users/u-1"]);
+    expect(plan.retain).toEqual([
+      { path: "chats/c-1", action: "removeFromArray", reasonCode: "SHARED_THREAD", reason: "the chat stays for the others", fields: ["memberIds"] },
+      { path: "chats/c-2", action: "retain", reasonCode: "LITIGATION", reason: "retention hold h-1", holdId: "h-1", deferredByHold: "removeFromArray" },
+    ]);
+  });
+
+  it("a mask item that takes the uid out of an array is done only when the array no longer holds it", () => {
+    const item = { fields: ["customerName"], pull: ["memberIds"] };
+    const doc = (d: Record<string, unknown>) => (f: string) => d[f];
+    expect(maskResidue(item, doc({ customerName: "A", memberIds: ["u-1", "u-2"] }), "u-1")).toEqual(["customerName", "memberIds[]"]);
+    expect(maskResidue(item, doc({ memberIds: ["u-2"] }), "u-1")).toEqual([]);
+    expect(maskResidue(item, doc({ memberIds: "u-1" }), "u-1")).toEqual([]);
+    expect(maskedFieldNames(item)).toEqual(["customerName", "memberIds[]"]);
+  });
+});
