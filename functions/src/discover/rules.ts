@@ -63,8 +63,13 @@ export interface SampleSummary {
   /** `listCollections` calls (root and per sampled document). */
   listCalls: number;
   authUsersListed: number;
-  /** Auth has more accounts than were listed: a uid beyond them looks like no uid. */
+  /** Auth has more accounts than were listed: the sample's other uid-shaped values were looked up instead. */
   authTruncated: boolean;
+  /** Values looked up in Auth (`getUsers`) because the listing was truncated, and how many were accounts. */
+  authLookedUp: number;
+  authFound: number;
+  /** More candidate values than `maxLookups`: those beyond it count as no uid. */
+  authLookupsTruncated: boolean;
   /** Collection-id paths not sampled because `maxCollections` was reached. */
   collectionsNotSampled: string[];
 }
@@ -174,6 +179,31 @@ export interface DiscoverDraft {
 const COLLECTION_ID = /^[A-Za-z][A-Za-z0-9_-]*$/;
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Auth uids are at most 128 characters and never empty. */
+const UID_SHAPE = /^[^/\s]{1,128}$/;
+
+/**
+ * The values of a sample that could be uids and are not among `known`: document ids, string fields and the
+ * strings in arrays, sorted. When Auth has more accounts than were listed, these are looked up one batch at a
+ * time, so a uid field still counts on a large user base without listing every account.
+ */
+export function uidCandidates(samples: readonly CollectionSample[], known: ReadonlySet<string>): string[] {
+  const out = new Set<string>();
+  const add = (v: unknown) => {
+    if (typeof v === "string" && UID_SHAPE.test(v) && !known.has(v)) out.add(v);
+  };
+  for (const s of samples) {
+    for (const d of s.docs) {
+      add(d.id);
+      for (const v of Object.values(d.fields)) {
+        if (Array.isArray(v)) v.forEach(add);
+        else add(v);
+      }
+    }
+  }
+  return [...out].sort(byText);
+}
 
 /** The collection ids of the control plane (the product's own records), which discover never samples. */
 export function controlPlaneCollections(base: Registry): string[] {

@@ -1,7 +1,7 @@
 import { getAuth } from "firebase-admin/auth";
 import type { CollectionReference, DocumentReference, QueryDocumentSnapshot } from "firebase-admin/firestore";
 import { adminApp, db } from "../platform/firestore";
-import type { CollectionSample, SampleSummary } from "./rules";
+import { uidCandidates, type CollectionSample, type SampleSummary } from "./rules";
 
 /**
  * `retention discover`, the reading half: a bounded sample of the database and the Auth uids, for
@@ -9,7 +9,8 @@ import type { CollectionSample, SampleSummary } from "./rules";
  *
  * The bounds (docs/DISCOVER.md): at most `perCollection` documents per collection-id path (spread over the
  * parents sampled above it), at most `maxCollections` collection-id paths, subcollections followed to `depth`
- * collection levels, and at most `maxUsers` Auth accounts listed. So at most maxCollections x perCollection
+ * collection levels, and at most `maxUsers` Auth accounts listed; when Auth has more, at most `maxLookups` of the
+ * sample's uid-shaped values are looked up (`getUsers`, 100 per call) instead. So at most maxCollections x perCollection
  * document reads, and as many `listCollections` calls (one per sampled document above the depth bound) plus one.
  */
 
@@ -18,15 +19,18 @@ export interface SampleOptions {
   depth: number;
   maxCollections: number;
   maxUsers: number;
+  /** When Auth has more than maxUsers accounts: at most this many of the sample's values are looked up. */
+  maxLookups: number;
   /** Root collections never read (the product's own control plane). */
   skip: ReadonlySet<string>;
   onProgress?: (p: { collections: number; documents: number; phase: string }) => void;
 }
 
-export const DEFAULT_SAMPLE = { perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000 } as const;
+export const DEFAULT_SAMPLE = { perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, maxLookups: 10_000 } as const;
 
-/** Auth's page size for listUsers (its maximum). */
+/** Auth's page size for listUsers, and the identifiers getUsers takes per call (their maxima). */
 const USERS_PAGE = 1000;
+const LOOKUP_BATCH = 100;
 
 export interface Sampled {
   samples: CollectionSample[];
@@ -99,6 +103,21 @@ export async function sampleDatabase(opts: SampleOptions): Promise<Sampled> {
 
   progress("auth users");
   const { uids, truncated } = await listUids(opts.maxUsers);
+  const listed = uids.size;
+  let lookedUp = 0;
+  let lookupsTruncated = false;
+  if (truncated) {
+    // Auth has more accounts than listed: ask about the sample's own uid-shaped values instead, 100 per call.
+    const candidates = uidCandidates(samples, uids);
+    lookupsTruncated = candidates.length > opts.maxLookups;
+    const asked = candidates.slice(0, opts.maxLookups);
+    for (let i = 0; i < asked.length; i += LOOKUP_BATCH) {
+      progress(`auth lookups ${i}/${asked.length}`);
+      const found = await getAuth(adminApp()).getUsers(asked.slice(i, i + LOOKUP_BATCH).map((uid) => ({ uid })));
+      for (const u of found.users) uids.add(u.uid);
+    }
+    lookedUp = asked.length;
+  }
   progress("done");
   return {
     samples,
@@ -109,8 +128,11 @@ export async function sampleDatabase(opts: SampleOptions): Promise<Sampled> {
       maxCollections: opts.maxCollections,
       documentsRead,
       listCalls,
-      authUsersListed: uids.size,
+      authUsersListed: listed,
       authTruncated: truncated,
+      authLookedUp: lookedUp,
+      authFound: uids.size - listed,
+      authLookupsTruncated: lookupsTruncated,
       collectionsNotSampled: notSampled,
     },
   };

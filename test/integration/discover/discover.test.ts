@@ -84,7 +84,7 @@ describe("retention discover on a social app", () => {
     const batch = db().batch();
     for (const [path, fields] of Object.entries(DATA)) batch.set(db().doc(path), fields);
     await batch.commit();
-    draft = await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, nowMs: Date.parse("2026-12-01T12:00:00Z"), knownVersions: ["v3"] });
+    draft = await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, maxLookups: 10_000, nowMs: Date.parse("2026-12-01T12:00:00Z"), knownVersions: ["v3"] });
   });
 
   it("proposes the app's user data map", () => {
@@ -125,12 +125,20 @@ describe("retention discover on a social app", () => {
   it("stays within --sample and --depth, and writes nothing", async () => {
     const before = await everything(db());
     expect([...before.keys()].sort()).toEqual(PATHS);
-    const small = await discoverDraft({ perCollection: 2, depth: 1, maxCollections: 100, maxUsers: 2, nowMs: 0, knownVersions: [] });
+    const small = await discoverDraft({ perCollection: 2, depth: 1, maxCollections: 100, maxUsers: 2, maxLookups: 10_000, nowMs: 0, knownVersions: [] });
     // Depth 1: the four root collections, two documents each, no list call below them.
     expect(small.sample).toMatchObject({ documentsRead: 8, listCalls: 1, collectionsSampled: 4, authUsersListed: 2, authTruncated: true });
     expect(small.review.collections.every((c) => c.limited)).toBe(true);
-    await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, nowMs: 0, knownVersions: [] });
+    await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, maxLookups: 10_000, nowMs: 0, knownVersions: [] });
     expect(await everything(db())).toEqual(before);
+  });
+
+  it("when Auth has more accounts than it lists, it looks up the sample's own values instead, within --max-lookups", async () => {
+    const one = await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 1, maxLookups: 10_000, nowMs: 0, knownVersions: [] });
+    expect(one.sample).toMatchObject({ authUsersListed: 1, authTruncated: true, authFound: 2, authLookupsTruncated: false });
+    expect(one.registry.dataMap).toEqual(draft.registry.dataMap);
+    const capped = await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 1, maxLookups: 1, nowMs: 0, knownVersions: [] });
+    expect(capped.sample).toMatchObject({ authLookedUp: 1, authLookupsTruncated: true });
   });
 
   it("npx retention discover writes the draft file and prints a summary (--json)", async () => {

@@ -11,6 +11,7 @@ import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
 import {
   draftRegistry,
   nextVersion,
+  uidCandidates,
   variableFor,
   UNREVIEWED_CLASS,
   type CollectionSample,
@@ -83,7 +84,7 @@ function input(samples: CollectionSample[], over: Partial<DiscoverInput> = {}): 
     base: loadCurrent(),
     version: "v4",
     nowMs: Date.parse("2026-12-01T12:00:00Z"),
-    summary: { perCollection: 50, depth: 4, maxCollections: 100, documentsRead: 24, listCalls: 12, authUsersListed: 3, authTruncated: false, collectionsNotSampled: [] },
+    summary: { perCollection: 50, depth: 4, maxCollections: 100, documentsRead: 24, listCalls: 12, authUsersListed: 3, authTruncated: false, authLookedUp: 0, authFound: 0, authLookupsTruncated: false, collectionsNotSampled: [] },
     ...over,
   };
 }
@@ -203,6 +204,25 @@ describe("discover: classifying a sample", () => {
     expect(known.registry.collections).toEqual([base.collections.find((c) => c.pattern === "sessions/{sessionId}")]);
     expect(known.registry.dataMap.user.map((e) => e.id)).toEqual(["sessions-by-uid"]);
     expect(known.registry.classes.map((c) => c.id)).not.toContain(UNREVIEWED_CLASS);
+  });
+
+  it("a nested field repeating its uid-keyed ancestor's id goes with that document; a nested array proposes removeFromArray", () => {
+    const nested = draftRegistry(
+      input([
+        sample(["profiles"], ["u-ana", "u-bo", "u-cy"].map((u) => doc(`profiles/${u}`, {})), { notes: 3, albums: 3 }),
+        sample(["profiles", "notes"], ["u-ana", "u-bo", "u-cy"].map((u) => doc(`profiles/${u}/notes/n-${u}`, { ownerId: u }))),
+        sample(["profiles", "albums"], ["u-ana", "u-bo", "u-cy"].map((u) => doc(`profiles/${u}/albums/a-${u}`, { sharedWith: ["u-ana", "u-bo", "u-cy"].filter((x) => x !== u) }))),
+      ]),
+    );
+    expect(nested.registry.dataMap.user.map((e) => e.id)).toEqual(["albums-group-by-shared-with", "profiles-doc"]);
+    expect(entry(nested, "albums-group-by-shared-with")).toMatchObject({ kind: "collectionGroup", collectionId: "albums", where: [["sharedWith", "array-contains", "{uid}"]], action: "removeFromArray", arrayField: "sharedWith" });
+    expect(nested.review.collections.find((c) => c.pattern === "profiles/{uid}/notes/{noteId}")!.reachedBy).toEqual(["goes with profiles-doc"]);
+    expect(nested.review.unclassified).toEqual([]);
+  });
+
+  it("the values worth asking Auth about: ids, string fields and array strings that could be uids", () => {
+    const s = [sample(["posts"], [doc("posts/p-1", { authorId: "u-ana", likedBy: ["u-zed", 3], text: "two words", n: 4 })])];
+    expect(uidCandidates(s, new Set(["u-ana"]))).toEqual(["p-1", "u-zed"]);
   });
 
   it("names variables from collection ids and versions after every one on file", () => {

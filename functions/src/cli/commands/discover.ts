@@ -22,7 +22,8 @@ Options:
   --sample <n>           documents per collection path, spread over its parents (default ${DEFAULT_SAMPLE.perCollection})
   --depth <n>            collection levels followed (default ${DEFAULT_SAMPLE.depth}: a/{x}/b/{y}/c/{z}/d/{w})
   --max-collections <n>  collection paths sampled at most (default ${DEFAULT_SAMPLE.maxCollections})
-  --max-users <n>        Auth accounts listed at most (default ${DEFAULT_SAMPLE.maxUsers})
+  --max-users <n>        Auth accounts listed at most (default ${DEFAULT_SAMPLE.maxUsers}); beyond them, the sample's
+                         uid-shaped values are looked up instead, at most --max-lookups (default ${DEFAULT_SAMPLE.maxLookups})
   --min-share <0..1>     share of sampled documents a link needs for a proposal (default ${DEFAULT_THRESHOLDS.minShare})
   --min-docs <n>         ...and at least this many documents (default ${DEFAULT_THRESHOLDS.minDocs})
   --out <file>           where the draft goes (default policies/drafts/<next version>.draft.json; never
@@ -37,6 +38,7 @@ registry needs one); 2 usage or connection error.`,
     depth: { type: "string" },
     "max-collections": { type: "string" },
     "max-users": { type: "string" },
+    "max-lookups": { type: "string" },
     "min-share": { type: "string" },
     "min-docs": { type: "string" },
     out: { type: "string" },
@@ -81,6 +83,7 @@ function optionsOf(values: OptionValues) {
     depth: positiveIntOpt(values, "depth", DEFAULT_SAMPLE.depth),
     maxCollections: positiveIntOpt(values, "max-collections", DEFAULT_SAMPLE.maxCollections),
     maxUsers: positiveIntOpt(values, "max-users", DEFAULT_SAMPLE.maxUsers),
+    maxLookups: positiveIntOpt(values, "max-lookups", DEFAULT_SAMPLE.maxLookups),
     thresholds: { minShare, minDocs: positiveIntOpt(values, "min-docs", DEFAULT_THRESHOLDS.minDocs) },
   };
 }
@@ -112,6 +115,9 @@ function summaryJson(d: DiscoverDraft, out: string, target: Target, problems: st
     listCalls: d.sample.listCalls,
     authUsersListed: d.sample.authUsersListed,
     authTruncated: d.sample.authTruncated,
+    authLookedUp: d.sample.authLookedUp,
+    authFound: d.sample.authFound,
+    authLookupsTruncated: d.sample.authLookupsTruncated,
     collectionsSampled: d.sample.collectionsSampled,
     collectionsNotSampled: d.sample.collectionsNotSampled,
     entries: d.review.entries.map((e) => ({ entryId: e.entryId, matched: e.matched, sampled: e.sampled, evidence: e.evidence })),
@@ -147,7 +153,7 @@ function summaryText(d: DiscoverDraft, out: string, problems: string[]): string 
       ["documents read", d.sample.documentsRead],
       ["listCollections calls", d.sample.listCalls],
       ["collections sampled", `${d.sample.collectionsSampled}${d.sample.collectionsNotSampled.length > 0 ? ` (${d.sample.collectionsNotSampled.length} more not sampled: --max-collections)` : ""}`],
-      ["Auth users listed", `${d.sample.authUsersListed}${d.sample.authTruncated ? " (more exist: --max-users)" : ""}`],
+      ["Auth users listed", `${d.sample.authUsersListed}${d.sample.authTruncated ? ` (more exist: ${d.sample.authLookedUp} sampled values looked up, ${d.sample.authFound} were accounts${d.sample.authLookupsTruncated ? "; more than --max-lookups" : ""})` : ""}`],
       ["proposed entries", entries.length],
       ["unclassified", d.review.unclassified.length],
       ["index overrides to merge", d.review.indexes.fieldOverrides.length],
