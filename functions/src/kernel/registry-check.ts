@@ -2,6 +2,13 @@ import { sha256Hex } from "./canonical";
 import { PolicyIndex } from "./policy";
 import { RegistrySchema, type Registry } from "./policy-schema";
 
+/**
+ * The class `retention discover` gives every collection it drafts (functions/src/discover/rules.ts): valid to the
+ * schema, so a draft parses and can be tested like a registry, but never in a version file, so nothing is
+ * bundled before a person has picked each collection's real class.
+ */
+export const DRAFT_ONLY_CLASS = "unreviewed";
+
 /** One published registry version, as recorded in `policies/published.lock.json`. */
 export interface LockEntry {
   version: string;
@@ -28,6 +35,7 @@ export interface RegistryCheckResult {
  * - every version file parses and passes the zod schema;
  * - a published version is immutable: its content hash must equal the one in the lock file;
  * - every version file is published (listed in the lock), so nothing unreviewed is bundled;
+ * - no version file uses the discover draft's class (`DRAFT_ONLY_CLASS`);
  * - every collection used by the rules or the demo schema is in some class;
  * - the current version says who the data belongs to (`subjects`);
  * - in the current version, every document a hold can cover is one a hold can flag (`unflaggableUnderHolds`).
@@ -49,6 +57,9 @@ export function checkRegistry(input: RegistryCheckInput): RegistryCheckResult {
       continue;
     }
     parsed.set(file, result.data);
+    if (result.data.classes.some((c) => c.id === DRAFT_ONLY_CLASS)) {
+      errors.push(`${file}: class ${DRAFT_ONLY_CLASS} is the discover draft's placeholder: give each of its collections a reviewed class and remove it`);
+    }
     if (`${result.data.version}.json` !== file) errors.push(`${file}: version ${result.data.version} must live in ${result.data.version}.json`);
   }
   for (const entry of input.lock) {

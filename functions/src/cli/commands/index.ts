@@ -1,6 +1,7 @@
 import type { Command } from "../command";
 import { approveCommand } from "./approve";
 import { auditCommand } from "./audit";
+import { discoverCommand } from "./discover";
 import { explainCommand } from "./explain";
 import { holdsCommand } from "./holds";
 import { exportCommand } from "./export";
@@ -27,4 +28,5 @@ export const COMMANDS: readonly Command[] = [
   approveCommand,
   replayErasuresCommand,
   exportCommand,
+  discoverCommand,
 ];

@@ -1,0 +1,13 @@
+export { discoverDraft, type DiscoverOptions } from "./discover";
+export { DEFAULT_SAMPLE } from "./sample";
+export {
+  DEFAULT_THRESHOLDS,
+  DRAFT_FORMAT,
+  draftRegistry,
+  nextVersion,
+  UNREVIEWED_CLASS,
+  type Candidate,
+  type DiscoverDraft,
+  type Thresholds,
+  type Unclassified,
+} from "./rules";
