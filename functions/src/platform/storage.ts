@@ -107,7 +107,7 @@ export const isObjectHeld = (o: StorageObject): boolean => o.holdIds.length > 0 
 
 /**
  * Every object whose name starts with `prefix` in `bucket`, in name order, a page at a time. A prefix matches
- * names, not folders: `users/u1` also matches `users/u10/a`, so a subject's folder is listed as `users/u1/`. An
+ * names, not folders: `files/u1` also matches `files/u10/a`, so a subject's folder is listed as `files/u1/`. An
  * empty prefix (the whole bucket) is refused.
  */
 export async function* listObjects(bucket: string, prefix: string, pageSize: number = MAX_PAGE_SIZE): AsyncGenerator<StorageObject[]> {
