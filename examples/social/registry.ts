@@ -11,6 +11,12 @@ export const SOCIAL_VERSIONS_DIR = join(SOCIAL_DIR, "policies", "versions");
 export const SOCIAL_LOCK_FILE = join(SOCIAL_DIR, "policies", "published.lock.json");
 export const SOCIAL_RULES_FILE = join(SOCIAL_DIR, "firestore.rules");
 export const SOCIAL_INDEXES_FILE = join(SOCIAL_DIR, "firestore.indexes.json");
+/**
+ * The database the example's emulator suite runs the engine on. A database of its own keeps the example's data
+ * apart from AtlasMart's, and lets the index coverage check hold the queries recorded there to the example's
+ * index file instead of the product's (scripts/index-check/check.ts).
+ */
+export const SOCIAL_DATABASE = "social-example";
 
 /** The published versions, in the order the lock lists them; the last is the one the app enforces. */
 export function socialLock(): LockEntry[] {

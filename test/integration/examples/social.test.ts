@@ -3,6 +3,7 @@
 // app has no scope kind, so the subject names no tenant.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOCIAL_DOCS, SOCIAL_USERS } from "../../../examples/social/data";
+import { SOCIAL_DATABASE } from "../../../examples/social/registry";
 import { NO_SCOPE, seedSocial, useSocialRegistry } from "../../../examples/social/seed";
 import { readGoverned } from "../../../functions/src/platform/governed-doc";
 import { planSubject } from "../../../functions/src/plan/index";
@@ -12,8 +13,7 @@ import { settings } from "../../../functions/src/platform/settings";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { getAuth } from "firebase-admin/auth";
 
-/** The example runs on a database of its own, so the index check can hold its queries to the example's indexes. */
-export const SOCIAL_DATABASE = "social-example";
+// The example's own database (see SOCIAL_DATABASE), set before anything resolves db().
 process.env.RETENTION_DATABASE_ID = SOCIAL_DATABASE;
 
 const T0 = Date.parse("2026-12-03T09:00:00Z");
