@@ -2,8 +2,13 @@
 // The one emulator harness: finds a Firestore emulator jar (order from ENVIRONMENT.md), wraps the
 // gcloud jar when needed, and runs `firebase emulators:exec|start` on fixed 127.0.0.1 ports.
 //
-//   node scripts/emulators.mjs exec [--only firestore,auth] [--record-queries <label>] -- <command...>
-//   node scripts/emulators.mjs start      (also Pub/Sub, for the schedules, and Hosting, serving console/dist)
+//   node scripts/emulators.mjs exec [--only firestore,auth,storage] [--record-queries <label>] -- <command...>
+//   node scripts/emulators.mjs start      (also Pub/Sub, for the schedules, Hosting, serving console/dist, and Storage)
+//
+// `storage` is not started by the CLI (it would download the Storage rules runtime first, which cannot work offline):
+// scripts/storage-emulator.mjs runs firebase-tools' own Storage emulator server in this process, rules evaluation off
+// (docs/STORAGE.md). The command, and the CLI's emulators, get FIREBASE_STORAGE_EMULATOR_HOST and
+// STORAGE_EMULATOR_HOST. With `--only storage` alone, no CLI runs: the command runs with that environment.
 //
 // With Hosting among the emulators, exec sets CONSOLE_ORIGIN to the console's URL, and the config the CLI gets is a
 // copy of firebase.json whose Content-Security-Policy also lets the page reach the Auth emulator (emulatorCsp).
@@ -170,7 +175,13 @@ function requireJava() {
   }
 }
 
-function main() {
+/**
+ * Node's fetch (undici), which the Cloud Storage client and the tests use, refuses to connect to port 10080 (a
+ * "bad port" of the fetch standard), so an offset that lands an HTTP emulator there is refused up front.
+ */
+const FETCH_BAD_PORT = 10080;
+
+async function main() {
   const args = process.argv.slice(2);
   const mode = args.shift();
   if (mode !== "exec" && mode !== "start") fail("usage: emulators.mjs exec [--only list] -- <command> | start");
@@ -191,20 +202,25 @@ function main() {
   const command = dash >= 0 ? args.slice(dash + 1) : args;
   if (mode === "exec" && command.length === 0) fail("exec needs a command after --");
 
-  requireJava();
+  // `npm start` runs Storage too: it costs 0.4 to 1.8 s (docs/STORAGE.md).
+  if (mode === "start" && onlyIdx < 0) only += ",storage";
+  const cliOnly = only.split(",").filter((name) => name !== "storage");
+  const withStorage = cliOnly.length < only.split(",").length;
+  const withCli = cliOnly.length > 0;
+  if (withCli) requireJava();
   ensureLocalEvidenceKey();
-  const jar = resolveFirestoreJar();
+  const jar = withCli ? resolveFirestoreJar() : null;
   if (only.includes("functions") && !existsSync(join(root, "functions", "lib", "index.js"))) {
     fail("functions/lib/index.js is missing. Run `npm run build` first.");
   }
   let pubsub = null;
   if (mode === "start" && onlyIdx < 0) {
     pubsub = resolvePubsubBinary();
-    if (pubsub) only += ",pubsub";
+    if (pubsub) cliOnly.push("pubsub");
     else process.stderr.write("[emulators] no Pub/Sub emulator found: the scheduled functions will not load (run them with `npx retention run`).\n");
   }
-  if (mode === "start" && onlyIdx < 0) only += ",hosting";
-  const withHosting = only.split(",").includes("hosting");
+  if (mode === "start" && onlyIdx < 0) cliOnly.push("hosting");
+  const withHosting = cliOnly.includes("hosting");
   if (withHosting && !existsSync(join(root, "console", "dist", "index.html"))) {
     fail("console/dist/index.html is missing: the Hosting emulator serves the built console. Run `npm run build` first.");
   }
@@ -212,9 +228,13 @@ function main() {
   const configFile = configWithOffset(offset, withHosting);
   const config = JSON.parse(readFileSync(join(root, configFile), "utf8"));
   const em = config.emulators;
+  if (withStorage && em.storage.port === FETCH_BAD_PORT) {
+    fail(`EMULATOR_PORT_OFFSET=${offset} puts the Storage emulator on port ${FETCH_BAD_PORT}, which Node's fetch refuses to reach. Pick another offset.`);
+  }
+  const storage = withStorage ? await startStorage(em.storage) : null;
   const env = {
     ...process.env,
-    FIRESTORE_EMULATOR_BINARY_PATH: jar,
+    ...(jar ? { FIRESTORE_EMULATOR_BINARY_PATH: jar } : {}),
     ...(pubsub ? { PUBSUB_EMULATOR_BINARY_PATH: pubsub } : {}),
     GCLOUD_PROJECT: PROJECT,
     // The Functions emulator gives a new worker 30 s to load the functions, then drops the request unanswered.
@@ -223,26 +243,51 @@ function main() {
     FUNCTIONS_EMULATOR_ORIGIN: `http://127.0.0.1:${em.functions.port}`,
     RETENTION_PROJECT_ID: PROJECT,
     ...(withHosting ? { CONSOLE_ORIGIN: `http://${em.hosting.host}:${em.hosting.port}` } : {}),
+    ...(storage ? storageEnv(em.storage) : {}),
     ...(recordQueries ? queryLogEnv(recordQueries) : {}),
   };
-  process.stderr.write(`[emulators] Firestore jar: ${jar} (${statSync(jar).size} bytes); config ${configFile}\n`);
+  if (jar) process.stderr.write(`[emulators] Firestore jar: ${jar} (${statSync(jar).size} bytes); config ${configFile}\n`);
   const firebaseArgs =
     mode === "exec"
-      ? ["emulators:exec", "--project", PROJECT, "--config", configFile, "--only", only, command.join(" ")]
-      : ["emulators:start", "--project", PROJECT, "--config", configFile, "--only", only];
+      ? ["emulators:exec", "--project", PROJECT, "--config", configFile, "--only", cliOnly.join(","), command.join(" ")]
+      : ["emulators:start", "--project", PROJECT, "--config", configFile, "--only", cliOnly.join(",")];
   const firebaseBin = join(root, "node_modules", ".bin", "firebase");
-  const child = spawn(firebaseBin, firebaseArgs, { cwd: root, env, stdio: "inherit" });
-  const forward = (signal) => child.kill(signal);
+  // Storage alone: no CLI; exec runs the command itself (through a shell, as emulators:exec does), start waits.
+  const child = withCli
+    ? spawn(firebaseBin, firebaseArgs, { cwd: root, env, stdio: "inherit" })
+    : mode === "exec"
+      ? spawn(command.join(" "), { cwd: root, env, stdio: "inherit", shell: true })
+      : null;
+  const stopStorage = () => (storage ? storage.stop().catch(() => undefined) : Promise.resolve());
+  const exit = (code) => void stopStorage().then(() => process.exit(code));
+  const forward = (signal) => (child ? child.kill(signal) : exit(0));
   process.on("SIGINT", forward);
   process.on("SIGTERM", forward);
-  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-  if (mode === "start") {
+  child?.on("exit", (code, signal) => exit(code ?? (signal ? 1 : 0)));
+  if (!child) process.stdout.write(`[emulators] Storage emulator on ${storageEnv(em.storage).STORAGE_EMULATOR_HOST} (Ctrl-C stops)\n`);
+  if (mode === "start" && withCli) {
     seedWhenReady(em, env).catch((err) => {
       process.stderr.write(`[start] seeding the demo failed: ${err.message}\n`);
       child.kill("SIGINT");
     });
   }
 }
+
+/** Starts the Storage emulator in this process (scripts/storage-emulator.mjs); fails the harness if it cannot. */
+async function startStorage({ host, port }) {
+  const started = Date.now();
+  const { startStorageEmulator } = await import("./storage-emulator.mjs");
+  try {
+    const storage = await startStorageEmulator({ host, port, projectId: PROJECT });
+    process.stderr.write(`[emulators] Storage emulator (Admin SDK only, no rules) on ${host}:${port}, up in ${Date.now() - started} ms\n`);
+    return storage;
+  } catch (err) {
+    fail(`The Storage emulator could not start on ${host}:${port}: ${err.message}`);
+  }
+}
+
+/** What points the Admin SDK (host:port) and the Cloud Storage client (a URL) at the Storage emulator. */
+const storageEnv = ({ host, port }) => ({ FIREBASE_STORAGE_EMULATOR_HOST: `${host}:${port}`, STORAGE_EMULATOR_HOST: `http://${host}:${port}` });
 
 async function seedWhenReady(em, env) {
   const hub = `http://${em.hub.host}:${em.hub.port}/emulators`;
@@ -272,7 +317,9 @@ async function seedWhenReady(em, env) {
   process.stdout.write(`
 ────────────────────────────────────────────────────────────────────────────
  AtlasMart retention control plane is running on the emulators (Ctrl-C stops).
-   Firestore  127.0.0.1:${em.firestore.port}    Auth  127.0.0.1:${em.auth.port}    Functions  ${fn}
+   Firestore  127.0.0.1:${em.firestore.port}    Auth  127.0.0.1:${em.auth.port}    Functions  ${fn}${
+     env.STORAGE_EMULATOR_HOST ? `\n   Storage    ${env.STORAGE_EMULATOR_HOST} (Admin SDK only: no security rules)` : ""
+   }
 
  Compliance console:  ${consoleUrl}
  Sign in with the demo password "atlasmart-demo":
@@ -282,7 +329,9 @@ async function seedWhenReady(em, env) {
    ada@atlasmart.test, ben@atlasmart.test   customers of tenant t-acme (the console refuses them)
 
  Try next, in another terminal:
-   export FIRESTORE_EMULATOR_HOST=127.0.0.1:${em.firestore.port} FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:${em.auth.port}
+   export FIRESTORE_EMULATOR_HOST=127.0.0.1:${em.firestore.port} FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:${em.auth.port}${
+     env.STORAGE_EMULATOR_HOST ? ` FIREBASE_STORAGE_EMULATOR_HOST=${env.FIREBASE_STORAGE_EMULATOR_HOST} STORAGE_EMULATOR_HOST=${env.STORAGE_EMULATOR_HOST}` : ""
+   }
    npx retention audit                      # read-only retention audit (exit 0 = clean)
    npx retention plan --subject u-1001 --tenant t-acme   # what erasing Ada would delete and keep
    npx retention verify-evidence            # check the deletionAudits hash chain
@@ -294,4 +343,4 @@ async function seedWhenReady(em, env) {
 `);
 }
 
-main();
+await main();

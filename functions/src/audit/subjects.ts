@@ -10,7 +10,7 @@ const AUTH_BATCH = 100;
 
 /**
  * ORPHANED_SUBJECT: collects the uids of uid-keyed documents (the data map's `doc` entries ending in
- * `{uid}`, e.g. `userDirectory/{uid}`) and checks them against Auth in batches of 100. A uid without an Auth
+ * `{uid}`, e.g. a user directory `people/{uid}`) and checks them against Auth in batches of 100. A uid without an Auth
  * account is an orphan unless its erasure is under way (an open request, requests/rules/requests.ts).
  * Memory: one batch of uids and their paths.
  */

@@ -87,7 +87,7 @@ export const CALLABLES = {
     output: holds.PlaceRetentionHoldOutput,
     caller: "compliance",
     appCheck: false,
-    summary: "Places a hold on a document or a tenant subtree (tenants/{tenantId}).",
+    summary: "Places a hold on a document, or on a subtree root the registry names (the scope's record, such as a tenant; its subtreeHoldRoots).",
     refusals: [
       "permission-denied/NOT_COMPLIANCE",
       "invalid-argument/UNKNOWN_REASON_CODE",

@@ -162,8 +162,8 @@ export function matchLedger(entries: readonly LedgerEntry[], candidates: Iterabl
 
 /**
  * A place in the database where a subject's id appears, read from the data map: the id of a document the
- * map names by path (`tenants/{tenantId}`, `userDirectory/{uid}`), or a field a query entry filters on with
- * the id (`activity.subjectUid == {uid}`).
+ * map names by path (a scope's record, a user directory entry `…/{uid}`), or a field a query entry filters on
+ * with the id (`[field, "==", "{uid}"]`).
  * - `pattern`: the document pattern (its variables give the ids found in a path);
  * - `field`: the field holding the subject's id (null: the id is in the path);
  * - `parent`: the collection to list when it has no variables (a tenant's document may be missing while its
@@ -181,9 +181,11 @@ const hasVars = (s: string): boolean => /\{[^}]+\}/.test(s);
 /**
  * Where the subjects of `kind` can be found, from its data-map entries: one source per entry that names the
  * subject's id, deduplicated. A `collectionGroup` entry's pattern is its collection id under any parent.
+ * `scopeKey`: the variable of the scope's key (the registry's `subjects.scope.key`), null without a scope kind.
  */
-export function subjectSources(kind: SubjectKind, dataMap: readonly DataMapEntry[]): SubjectSource[] {
-  const idVar = kind === "user" ? "{uid}" : "{tenantId}";
+export function subjectSources(kind: SubjectKind, dataMap: readonly DataMapEntry[], scopeKey: string | null): SubjectSource[] {
+  if (kind === "tenant" && scopeKey === null) return [];
+  const idVar = kind === "user" ? "{uid}" : `{${scopeKey}}`;
   const out = new Map<string, SubjectSource>();
   const add = (s: SubjectSource) => out.set(`${s.pattern}\u0000${s.field ?? ""}`, s);
   for (const e of dataMap) {
@@ -209,18 +211,19 @@ export function subjectSources(kind: SubjectKind, dataMap: readonly DataMapEntry
 
 /**
  * The subject a document found through `source` names, or null: the id from the source's field or from the
- * path, and a user's tenant from the path (`tenants/{tenantId}/...`) else the document's `tenantId` field
- * (every governed document carries it). `fields` are the document's values of the source field and of
- * `tenantId` (undefined when missing).
+ * path, and a user's scope from the path (the scope key's variable, `scopeKey`) else the document's `tenantId`
+ * field (every governed document carries its scope there). `fields` are the document's values of the source
+ * field and of `tenantId` (undefined when missing). Without a scope kind (`scopeKey` null) a user's scope is "".
  */
-export function subjectOfFound(kind: SubjectKind, source: SubjectSource, path: string, fields: { id?: unknown; tenantId?: unknown }): Subject | null {
+export function subjectOfFound(kind: SubjectKind, source: SubjectSource, path: string, fields: { id?: unknown; tenantId?: unknown }, scopeKey: string | null): Subject | null {
   const vars = source.pattern.startsWith("**/") ? (segments(path).length % 2 === 0 ? {} : null) : matchPattern(source.pattern, path);
   if (!vars) return null;
   const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
-  const idVar = kind === "user" ? "uid" : "tenantId";
+  const idVar = kind === "user" ? "uid" : (scopeKey ?? "");
   const id = source.field ? str(fields.id) : str(vars[idVar]);
   if (!id) return null;
   if (kind === "tenant") return { type: "tenant", tenantId: id };
-  const tenantId = str(vars.tenantId) ?? str(fields.tenantId);
+  if (scopeKey === null) return { type: "user", uid: id, tenantId: "" };
+  const tenantId = str(vars[scopeKey]) ?? str(fields.tenantId);
   return tenantId ? { type: "user", uid: id, tenantId } : null;
 }

@@ -23,7 +23,8 @@ async function* scan(kind: SubjectKind, source: SubjectSource): AsyncGenerator<{
   }
   // A document named by path may be missing while its subcollections are not (a tenant whose own record is
   // gone): listing the collection finds those ids too, when the path alone names the subject.
-  const pathNamesSubject = kind === "tenant" || source.pattern.includes("{tenantId}");
+  const key = policy().scope?.key;
+  const pathNamesSubject = kind === "tenant" || (key !== undefined && source.pattern.includes(`{${key}}`));
   if (source.parent && !source.field && pathNamesSubject) for (const ref of await db().collection(source.parent).listDocuments()) yield { path: ref.path };
 }
 
@@ -32,9 +33,11 @@ async function* scan(kind: SubjectKind, source: SubjectSource): AsyncGenerator<{
  * the fields its queries filter on): a full read of those collections, two fields per document.
  */
 async function* candidates(kind: SubjectKind): AsyncGenerator<Subject> {
-  for (const source of subjectSources(kind, policy().dataMap(kind))) {
+  const pol = policy();
+  const scopeKey = pol.scope?.key ?? null;
+  for (const source of subjectSources(kind, pol.dataMap(kind), scopeKey)) {
     for await (const found of scan(kind, source)) {
-      const s = subjectOfFound(kind, source, found.path, found);
+      const s = subjectOfFound(kind, source, found.path, found, scopeKey);
       if (s) yield s;
     }
   }

@@ -15,7 +15,7 @@ export const MANIFEST_FILE = "manifest.json";
 
 /**
  * The file a document goes to: its collection's registry pattern with the ids left out
- * (`tenants/{tenantId}/orders/{orderId}` -> `tenants.orders.jsonl`), or, for a path no pattern governs, its
+ * (`workspaces/{workspaceId}/docs/{docId}` -> `workspaces.docs.jsonl`), or, for a path no pattern governs, its
  * collection ids the same way.
  */
 export function exportFileFor(path: string, policy: PolicyIndex): { file: string; collection: string } {

@@ -325,7 +325,7 @@ const archivesCol = () => db().collection(COLLECTIONS.archives);
 /**
  * The next archive copies of documents under `rootPath` (by source path, then name; one range query on
  * `sourcePath`, names and sources only). The range `[root, root + "0")` also holds sibling names that share the
- * root's text (`tenants/t-1-x`): the cursor moves past them, only copies of covered documents are kept.
+ * root's text (`workspaces/w-1-x`): the cursor moves past them, only copies of covered documents are kept.
  */
 async function nextCopiesCovered(rootPath: string, from: Walk, limit: number): Promise<Listed> {
   let q = archivesCol().where("sourcePath", ">=", rootPath).where("sourcePath", "<", `${rootPath}0`).orderBy("sourcePath").orderBy(FieldPath.documentId()).select("sourcePath");

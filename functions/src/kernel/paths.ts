@@ -85,7 +85,7 @@ export function patternMatchesSegments(pattern: string, pathSegments: readonly s
 }
 
 /**
- * Matches a document path against a pattern such as `tenants/{tenantId}/orders/{orderId}`. Returns the
+ * Matches a document path against a pattern such as `workspaces/{workspaceId}/docs/{docId}`. Returns the
  * captured ids, or null.
  */
 export function matchPattern(pattern: string, path: string): Record<string, string> | null {

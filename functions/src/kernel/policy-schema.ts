@@ -7,7 +7,7 @@ import { z } from "zod";
 
 const kebab = z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "kebab-case id");
 const SCREAMING = z.string().regex(/^[A-Z][A-Z0-9_]*$/, "SCREAMING_SNAKE code");
-/** A collection path pattern such as `tenants/{tenantId}/orders/{orderId}`: collection/{docVar} pairs. */
+/** A collection path pattern such as `workspaces/{workspaceId}/docs/{docId}`: collection/{docVar} pairs. */
 const docPattern = z
   .string()
   .regex(/^[A-Za-z][A-Za-z0-9_-]*\/\{[A-Za-z]+\}(\/[A-Za-z][A-Za-z0-9_-]*\/\{[A-Za-z]+\})*$/, "collection/{id} pairs");
@@ -44,7 +44,7 @@ export const RetentionClassSchema = z
 
 export const CollectionRuleSchema = z
   .object({
-    /** Document path pattern, e.g. `sessions/{sessionId}/tokens/{tokenId}`. */
+    /** Document path pattern, e.g. `logins/{loginId}/keys/{keyId}`. */
     pattern: docPattern,
     retentionClass: kebab,
     /** Field the class's retention is anchored to (defaults to createdAt). */
@@ -164,7 +164,7 @@ export const SubjectsSchema = z
         name: kebab,
         /** The template variable of its key (`tenantId`), the field that carries it, and the claim apps set. */
         key: variableName,
-        /** Its own record, which a hold holds as a subtree: `tenants/{tenantId}`. */
+        /** Its own record, which a hold holds as a subtree: `workspaces/{workspaceId}`. */
         record: docPattern,
         description: z.string().min(1).optional(),
       })

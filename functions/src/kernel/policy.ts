@@ -83,19 +83,19 @@ export class PolicyIndex {
     return subject.type === "user" ? { uid: subject.uid, ...scoped } : scoped;
   }
 
-  /** A scope's own record (`tenants/t-1`), or null when the app has no scope kind. */
+  /** A scope's own record (`workspaces/w-1`), or null when the app has no scope kind. */
   scopeRecordPath(scopeId: string): string | null {
     const scope = this.scope;
     return scope ? fillTemplate(scope.record, { [scope.key]: scopeId }) : null;
   }
 
-  /** The scope a path is the record of (`tenants/t-1` -> `t-1`), or null. */
+  /** The scope a path is the record of (`workspaces/w-1` -> `w-1`), or null. */
   scopeOfRecord(path: string): string | null {
     const scope = this.scope;
     return scope ? (matchPattern(scope.record, path)?.[scope.key] ?? null) : null;
   }
 
-  /** The collection path of the scope records (`tenants`). */
+  /** The collection path of the scope records (`workspaces`). */
   scopeCollection(): string | null {
     const record = this.scope?.record;
     return record ? record.slice(0, record.lastIndexOf("/")) : null;

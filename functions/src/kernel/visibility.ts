@@ -13,7 +13,7 @@ export function isBusinessVisible(
 }
 
 /**
- * The field on a tenant's document (`tenants/{tenantId}`) that records its closure, written when a second
+ * The field on a scope's record (the registry's `subjects.scope.record`, e.g. a tenant's document) that records its closure, written when a second
  * staff member approves it: `{ requestId, reason: "TENANT_CLOSURE", closedAt }`. Server-only (a protected field).
  */
 export const TENANT_CLOSURE_FIELD = "closure";

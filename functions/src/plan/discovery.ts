@@ -23,9 +23,8 @@ export function discoveredFrom(snap: DiscoveredSnapshot["snap"], entryId: string
   };
 }
 
-export function subjectVars(subject: Subject): Record<string, string> {
-  return subject.type === "user" ? { uid: subject.uid, tenantId: subject.tenantId } : { tenantId: subject.tenantId };
-}
+/** A subject's template variables (kernel/policy.ts#subjectVars), in the registry the functions enforce. */
+export const subjectVars = (subject: Subject): Record<string, string> => policy().subjectVars(subject);
 
 /** The query a `query` or `collectionGroup` data-map entry stands for, with its foreign keys filled in. */
 function entryQuery(entry: DataMapEntry, vars: Record<string, string>): Query {

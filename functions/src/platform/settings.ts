@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { SETTINGS, type SettingKey, type SettingSpec, type SettingValue } from "../config/params";
 /**
  * Runtime settings, read lazily from the environment (Cloud Functions exposes params as env vars; the
@@ -39,6 +41,19 @@ function firebaseConfigProject(raw: string): string | null {
 }
 
 /**
+ * With no project in the environment (the CLI on the emulators from a plain shell): the default project of the
+ * `.firebaserc` in the working directory, as the Firebase CLI picks it, else `demo-project` (an emulator-only id).
+ */
+function firebasercDefault(): string {
+  try {
+    const rc = JSON.parse(readFileSync(join(process.cwd(), ".firebaserc"), "utf8")) as { projects?: { default?: unknown } };
+    return typeof rc.projects?.default === "string" && rc.projects.default ? rc.projects.default : "demo-project";
+  } catch {
+    return "demo-project";
+  }
+}
+
+/**
  * The gate for `asOf` time travel: open only when every side it can check says "emulator". One variable
  * set in a deployment cannot open it:
  * - every project id the process can see (GCLOUD_PROJECT, GOOGLE_CLOUD_PROJECT, RETENTION_PROJECT_ID,
@@ -68,7 +83,7 @@ export const settings = {
   databaseId: (): string => setting("databaseId"),
   /** The erasure ledger's database: never the governed one (erasure/ledger.ts refuses that). */
   ledgerDatabaseId: (): string => setting("ledgerDatabaseId"),
-  projectId: (): string => process.env.GCLOUD_PROJECT || process.env.GOOGLE_CLOUD_PROJECT || process.env.RETENTION_PROJECT_ID || "demo-atlasmart-firestore",
+  projectId: (): string => process.env.GCLOUD_PROJECT || process.env.GOOGLE_CLOUD_PROJECT || process.env.RETENTION_PROJECT_ID || firebasercDefault(),
   /** The request/cancel cooldown's base (requests/rules/requests.ts#requestCooldownUntil); 0 turns it off. */
   requestCooldownMs: (): number => setting("requestCooldownMinutes") * 60_000,
   /** True only on the Firebase emulators, on every side the gate checks ({@link emulatorGate}): the gate for `asOf` time travel. */

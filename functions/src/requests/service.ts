@@ -112,7 +112,12 @@ export function requestFromFirestore(snap: DocumentSnapshot): DeletionRequest {
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /** The tenant's document, where a closure is recorded (TENANT_CLOSURE_FIELD). */
-const tenantRef = (tenantId: string) => db().collection("tenants").doc(tenantId);
+/** A scope's own record (the registry's `subjects.scope.record`), where its closure is recorded. */
+function tenantRef(tenantId: string) {
+  const path = policy().scopeRecordPath(tenantId);
+  if (path === null) throw new Error(`a request for scope ${tenantId}, but the registry declares no scope kind`);
+  return db().doc(path);
+}
 
 /** Why a request soft-deletes: a tenant's closure, or a user's erasure. */
 const softDeleteReason = (req: Pick<DeletionRequest, "subject">): string => (req.subject.type === "tenant" ? TENANT_CLOSURE_REASON : "DELETION_REQUEST");

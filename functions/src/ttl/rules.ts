@@ -155,7 +155,7 @@ export function markerExpireAtMs(nowMs: number, policy: PolicyIndex): number {
 
 /** A TTL delete trigger: one per TTL-managed collection that is not itself a child under the nested-data rule. */
 export interface TtlTriggerTarget {
-  /** Stable function-name suffix: the collection ids joined, e.g. `sessions`, `tenants_carts`. */
+  /** Stable function-name suffix: the collection ids joined, e.g. `logins`, `workspaces_carts`. */
   name: string;
   pattern: string;
   /** Child collection ids the registry places under this parent (the nested-data rule). */

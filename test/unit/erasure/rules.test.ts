@@ -131,7 +131,7 @@ describe("matching a restored database's subjects against the ledger", () => {
 
 describe("where subjects appear, from the data map", () => {
   it("v1: users by path and by foreign key, tenants by path (listed, so a missing tenant document is found) and by tenantId", () => {
-    const users = subjectSources("user", pol.dataMap("user"));
+    const users = subjectSources("user", pol.dataMap("user"), "tenantId");
     expect(users).toEqual(
       expect.arrayContaining([
         { pattern: "tenants/{tenantId}/users/{uid}", collectionId: "users", parent: null, field: null },
@@ -144,25 +144,25 @@ describe("where subjects appear, from the data map", () => {
       ]),
     );
     expect(users).toHaveLength(7);
-    const tenants = subjectSources("tenant", pol.dataMap("tenant"));
+    const tenants = subjectSources("tenant", pol.dataMap("tenant"), "tenantId");
     expect(tenants).toContainEqual({ pattern: "tenants/{tenantId}", collectionId: "tenants", parent: "tenants", field: null });
     expect(tenants).toContainEqual({ pattern: "events/{docId}", collectionId: "events", parent: "events", field: "tenantId" });
     expect(tenants.every((s) => s.field === null || s.field === "tenantId")).toBe(true);
   });
 
   it("reads the subject off a found document: the id from the path or the field, a user's tenant from the path or tenantId", () => {
-    const users = subjectSources("user", pol.dataMap("user"));
+    const users = subjectSources("user", pol.dataMap("user"), "tenantId");
     const by = (pattern: string) => users.find((u) => u.pattern === pattern)!;
     const [profile, directory, orders, messages] = [by("tenants/{tenantId}/users/{uid}"), by("userDirectory/{uid}"), by("tenants/{tenantId}/orders/{docId}"), by("**/messages/{docId}")];
-    expect(subjectOfFound("user", profile, "tenants/t-acme/users/u-1", {})).toEqual({ type: "user", uid: "u-1", tenantId: "t-acme" });
-    expect(subjectOfFound("user", directory, "userDirectory/u-1", { tenantId: "t-b" })).toEqual({ type: "user", uid: "u-1", tenantId: "t-b" });
-    expect(subjectOfFound("user", directory, "userDirectory/u-1", {})).toBeNull();
-    expect(subjectOfFound("user", orders, "tenants/t-acme/orders/o-1", { id: "u-9", tenantId: "t-x" })).toEqual({ type: "user", uid: "u-9", tenantId: "t-acme" });
-    expect(subjectOfFound("user", orders, "tenants/t-acme/orders/o-1", { id: "" })).toBeNull();
-    expect(subjectOfFound("user", messages, "tenants/t-acme/orders/o-1/messages/m-1", { id: "u-9", tenantId: "t-acme" })).toEqual({ type: "user", uid: "u-9", tenantId: "t-acme" });
+    expect(subjectOfFound("user", profile, "tenants/t-acme/users/u-1", {}, "tenantId")).toEqual({ type: "user", uid: "u-1", tenantId: "t-acme" });
+    expect(subjectOfFound("user", directory, "userDirectory/u-1", { tenantId: "t-b" }, "tenantId")).toEqual({ type: "user", uid: "u-1", tenantId: "t-b" });
+    expect(subjectOfFound("user", directory, "userDirectory/u-1", {}, "tenantId")).toBeNull();
+    expect(subjectOfFound("user", orders, "tenants/t-acme/orders/o-1", { id: "u-9", tenantId: "t-x" }, "tenantId")).toEqual({ type: "user", uid: "u-9", tenantId: "t-acme" });
+    expect(subjectOfFound("user", orders, "tenants/t-acme/orders/o-1", { id: "" }, "tenantId")).toBeNull();
+    expect(subjectOfFound("user", messages, "tenants/t-acme/orders/o-1/messages/m-1", { id: "u-9", tenantId: "t-acme" }, "tenantId")).toEqual({ type: "user", uid: "u-9", tenantId: "t-acme" });
     // A collection group reaches collections of the same id elsewhere: the pattern decides what counts.
-    expect(subjectOfFound("user", profile, "other/x/users/u-1", {})).toBeNull();
-    const [tenantTree] = subjectSources("tenant", pol.dataMap("tenant"));
-    expect(subjectOfFound("tenant", tenantTree!, "tenants/t-acme", {})).toEqual({ type: "tenant", tenantId: "t-acme" });
+    expect(subjectOfFound("user", profile, "other/x/users/u-1", {}, "tenantId")).toBeNull();
+    const [tenantTree] = subjectSources("tenant", pol.dataMap("tenant"), "tenantId");
+    expect(subjectOfFound("tenant", tenantTree!, "tenants/t-acme", {}, "tenantId")).toEqual({ type: "tenant", tenantId: "t-acme" });
   });
 });

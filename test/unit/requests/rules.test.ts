@@ -247,6 +247,7 @@ describe("parseRequestState", () => {
 describe("deletion status texts", () => {
   it("names a path by its collection and id", () => {
     expect(describePath("tenants/t-acme/orders/o-1002")).toBe("order o-1002");
+    expect(describePath("workspaces/w/docs/d-1002")).toBe("doc d-1002");
     expect(describePath("activity/a-1")).toBe("activity a-1");
     expect(describePath("auditRecords/ar-001")).toBe("auditRecord ar-001");
   });

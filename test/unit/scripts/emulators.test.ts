@@ -43,6 +43,36 @@ describe("emulator harness", () => {
     expect(readFileSync(file, "utf8")).toMatch(/^OTHER_SECRET=x\nRETENTION_EVIDENCE_KEY=[0-9a-f]{64}\n$/);
   });
 
+  it("runs the Storage emulator itself, rules off, and gives the command its host in both variables", () => {
+    // An offset of its own, so this does not meet a harness another suite (or developer) has running.
+    const offset = Number(process.env.EMULATOR_PORT_OFFSET ?? 0) + 17;
+    const port = 9199 + offset;
+    const probe = `fetch(process.env.STORAGE_EMULATOR_HOST + "/storage/v1/b/demo-bucket/o").then(async (r) => console.log(JSON.stringify({ status: r.status, body: await r.json(), fb: process.env.FIREBASE_STORAGE_EMULATOR_HOST, gcs: process.env.STORAGE_EMULATOR_HOST })))`;
+    const r = spawnSync(process.execPath, [join(repoRoot, "scripts", "emulators.mjs"), "exec", "--only", "storage", "--", `node -e '${probe}'`], {
+      env: { ...process.env, EMULATOR_PORT_OFFSET: String(offset) },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout.trim().split("\n").pop()!)).toEqual({
+      status: 200,
+      body: { kind: "storage#objects" },
+      fb: `127.0.0.1:${port}`,
+      gcs: `http://127.0.0.1:${port}`,
+    });
+    expect(r.stderr).toContain(`Storage emulator (Admin SDK only, no rules) on 127.0.0.1:${port}`);
+  });
+
+  it("refuses an offset that puts the Storage emulator on port 10080, which Node's fetch will not reach, before running anything", () => {
+    const r = spawnSync(process.execPath, [join(repoRoot, "scripts", "emulators.mjs"), "exec", "--only", "storage", "--", "echo", "SHOULD-NOT-RUN"], {
+      env: { ...process.env, EMULATOR_PORT_OFFSET: String(10080 - 9199) },
+      encoding: "utf8",
+    });
+    expect(r.status).toBe(2);
+    expect(r.stdout).not.toContain("SHOULD-NOT-RUN");
+    expect(r.stderr).toContain("port 10080");
+  });
+
   it("never commits or deploys the local key", () => {
     expect(readFileSync(join(repoRoot, ".gitignore"), "utf8")).toMatch(/^functions\/\.secret\.local$/m);
     const config = JSON.parse(readFileSync(join(repoRoot, "firebase.json"), "utf8")) as { functions: { ignore: string[] }[] };

@@ -30,7 +30,7 @@ export const exportCommand: Command = {
   usage: "retention export (--tenant <id> --out <dir> | --verify <dir>) [--json]",
   details: `--tenant <id> --out <dir> writes the tenant's data (every document of its data map: the tenant's tree,
 its directory entries, activity, sessions, events and audit records), whatever their lifecycle state, as JSON
-Lines, one file per collection (tenants.orders.jsonl, userDirectory.jsonl, ...): each line is one document's
+Lines, one file per collection (named after the collection pattern: workspaces.docs.jsonl, ...): each line is one document's
 path and business data in canonical JSON, Timestamps as {"$timestamp": ISO-8601}. manifest.json lists every
 file with its SHA-256, size and document count, and the SHA-256 of the whole set. The directory must be new or
 empty. Read-only on Firestore.

@@ -17,7 +17,9 @@ export async function handleAuthUserDeleted(
   nowMs: number,
 ): Promise<{ requestId: string | null; created: boolean }> {
   const tenantId = await tenantOfDeletedUser(user.uid, user.customClaims);
-  if (!tenantId) {
+  const staff = Array.isArray(user.customClaims?.roles) && user.customClaims.roles.length > 0;
+  // An app without scopes has "" for every user; staff accounts there have no data of their own to erase.
+  if (tenantId === null || (tenantId === "" && staff)) {
     // Staff accounts have no tenant data to erase; the audit's ORPHANED_SUBJECT check covers any leftovers.
     log.info("deletion.backstop.no_tenant", { eventId });
     return { requestId: null, created: false };

@@ -6,7 +6,7 @@ import { actorOf, callable, requireRole, type Caller } from "./shared";
 export { PlaceRetentionHoldInput };
 
 /**
- * Compliance places a hold on a document or a tenant subtree (`tenants/{tenantId}`). A subtree hold returns
+ * Compliance places a hold on a document or a subtree root the registry names (a scope's record, such as a tenant). A subtree hold returns
  * once its record protects the subtree; its documents are flagged by the applyRetentionHold task queue.
  */
 export async function placeRetentionHoldHandler(input: z.infer<typeof PlaceRetentionHoldInput>, caller: Caller) {

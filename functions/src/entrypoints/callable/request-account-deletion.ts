@@ -1,17 +1,18 @@
 import type { z } from "zod";
 import { RequestAccountDeletionInput } from "../../contract/requests";
 import { permissionDenied } from "../../kernel/errors";
-import { openDeletionRequest, writeStatusSummary } from "../../requests/index";
+import { openDeletionRequest, scopeOfRequester, writeStatusSummary } from "../../requests/index";
 import { actorOf, callable, type Caller } from "./shared";
 
 export { RequestAccountDeletionInput };
 
 /** The signed-in user asks for their own account to be erased. Idempotent while a request is open. */
 export async function requestAccountDeletionHandler(input: z.infer<typeof RequestAccountDeletionInput>, caller: Caller) {
-  if (!caller.tenantId) throw permissionDenied("NO_TENANT_CLAIM", "Only an app user with a tenant can request account deletion.");
+  const tenantId = await scopeOfRequester(caller.uid, caller.tenantId);
+  if (tenantId === null) throw permissionDenied("NO_TENANT_CLAIM", "Only an app user with a tenant can request account deletion.");
   const nowMs = Date.now();
   const { request, created } = await openDeletionRequest({
-    subject: { type: "user", uid: caller.uid, tenantId: caller.tenantId },
+    subject: { type: "user", uid: caller.uid, tenantId },
     source: "user",
     reason: input.reason,
     actor: { ...actorOf(caller), type: "user" },

@@ -4,11 +4,15 @@ import { FUNCTION_SECRETS } from "../../config/params";
 import { DomainError } from "../../kernel/errors";
 import type { Actor } from "../../evidence/rules";
 import { log } from "../../platform/logs";
+import { policy } from "../../platform/registry";
 import { settings } from "../../platform/settings";
 
 export type Role = "compliance" | "retention-admin";
 
-/** The authenticated caller, from custom claims: `tenantId` for app users, `roles` for staff. */
+/**
+ * The authenticated caller, from custom claims: `tenantId`, an app user's scope (the claim the registry's
+ * `subjects.user.scopeLookups` names, e.g. `tenantId`), and `roles` for staff.
+ */
 export interface Caller {
   uid: string;
   tenantId: string | null;
@@ -21,7 +25,9 @@ export function callerFrom(req: CallableRequest): Caller {
   const roles = Array.isArray(token.roles)
     ? token.roles.filter((r): r is Role => r === "compliance" || r === "retention-admin")
     : [];
-  return { uid: req.auth.uid, tenantId: typeof token.tenantId === "string" ? token.tenantId : null, roles };
+  const claim = policy().scope ? policy().subjects.user.scopeLookups.find((l) => l.via === "claim")?.claim : undefined;
+  const scope = claim === undefined ? undefined : token[claim];
+  return { uid: req.auth.uid, tenantId: typeof scope === "string" && scope ? scope : null, roles };
 }
 
 export function requireRole(caller: Caller, role: Role): void {

@@ -2,16 +2,16 @@ import { matchPattern } from "../../kernel/paths";
 import type { PolicyIndex } from "../../kernel/policy";
 
 /**
- * Which Auth accounts a tenant's closure deletes, pure.
+ * Which Auth accounts a scope's closure (a tenant's) deletes, pure.
  *
- * A tenant's users are the uids of its uid-keyed documents: the user data map's `doc` entries ending in
- * `{uid}` (a profile `tenants/{tenantId}/users/{uid}`, a directory entry `userDirectory/{uid}`), among the paths
- * the closure's manifest names (deleted or kept). Membership of a tenant is a profile there: the user data
- * map's `doc` entries under `tenants/{tenantId}/` ending in `{uid}`, which carry the uid as a field. A user with
- * a profile in another tenant keeps the account; the last of a user's tenants to be closed takes it.
+ * A scope's users are the uids of its uid-keyed documents: the user data map's `doc` entries ending in
+ * `{uid}` (a profile under the scope's record, a user directory entry), among the paths the closure's manifest
+ * names (deleted or kept). Membership of a scope is a profile there: the user data map's `doc` entries under
+ * the scope's record (the registry's `subjects.scope.record`) ending in `{uid}`. A user with a profile in
+ * another scope keeps the account; the last of a user's scopes to be closed takes it.
  */
 
-/** The user data map's uid-keyed document patterns (e.g. `tenants/{tenantId}/users/{uid}`, `userDirectory/{uid}`). */
+/** The user data map's uid-keyed document patterns (a profile, a directory entry). */
 export function uidKeyedPatterns(policy: PolicyIndex): string[] {
   return policy
     .dataMap("user")
@@ -19,17 +19,18 @@ export function uidKeyedPatterns(policy: PolicyIndex): string[] {
     .map((e) => e.path!);
 }
 
-/** The patterns that make a uid a member of a tenant: uid-keyed documents inside the tenant's tree. */
+/** The patterns that make a uid a member of a scope: uid-keyed documents inside the scope's tree (none without a scope kind). */
 export function membershipPatterns(policy: PolicyIndex): string[] {
-  return uidKeyedPatterns(policy).filter((p) => p.startsWith("tenants/{tenantId}/"));
+  const record = policy.scope?.record;
+  return record ? uidKeyedPatterns(policy).filter((p) => p.startsWith(`${record}/`)) : [];
 }
 
-/** The uid a path names for `tenantId`, if it is one of `patterns` (a pattern naming another tenant does not count). */
-export function uidOfPath(path: string, patterns: readonly string[], tenantId: string): string | null {
+/** The uid a path names for scope `tenantId`, if it is one of `patterns` (a pattern naming another scope does not count). */
+export function uidOfPath(path: string, patterns: readonly string[], tenantId: string, scopeKey: string): string | null {
   for (const p of patterns) {
     const vars = matchPattern(p, path);
     if (!vars?.uid) continue;
-    if (vars.tenantId !== undefined && vars.tenantId !== tenantId) continue;
+    if (vars[scopeKey] !== undefined && vars[scopeKey] !== tenantId) continue;
     return vars.uid;
   }
   return null;
@@ -42,11 +43,12 @@ export interface Membership {
   path: string;
 }
 
-/** The membership a path proves (a profile in some tenant), if it matches one of `patterns`. */
-export function membershipOf(path: string, patterns: readonly string[]): Membership | null {
+/** The membership a path proves (a profile in some scope), if it matches one of `patterns`. */
+export function membershipOf(path: string, patterns: readonly string[], scopeKey: string): Membership | null {
   for (const p of patterns) {
     const vars = matchPattern(p, path);
-    if (vars?.uid && vars.tenantId) return { uid: vars.uid, tenantId: vars.tenantId, path };
+    const scope = vars?.[scopeKey];
+    if (vars?.uid && scope) return { uid: vars.uid, tenantId: scope, path };
   }
   return null;
 }

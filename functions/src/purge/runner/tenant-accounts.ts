@@ -20,10 +20,12 @@ const MAX_EVIDENCE_PATHS = 100;
 
 /** The uids of the tenant's uid-keyed documents among the round's manifest paths (deleted and kept). */
 async function tenantUids(cp: UnitCheckpoint, tenantId: string): Promise<Set<string>> {
-  const patterns = uidKeyedPatterns(policy());
+  const pol = policy();
+  const patterns = uidKeyedPatterns(pol);
+  const key = pol.scope?.key ?? "";
   const uids = new Set<string>();
   const offer = (path: string) => {
-    const uid = uidOfPath(path, patterns, tenantId);
+    const uid = uidOfPath(path, patterns, tenantId, key);
     if (uid) uids.add(uid);
   };
   for await (const b of roundBatches(cp)) for (const item of b.items) offer(item.path);
@@ -33,13 +35,15 @@ async function tenantUids(cp: UnitCheckpoint, tenantId: string): Promise<Set<str
 
 /** Profiles of these uids in any tenant (one collection-group query per membership collection and 30 uids). */
 async function membershipsOf(uids: readonly string[]): Promise<Membership[]> {
-  const patterns = membershipPatterns(policy());
+  const pol = policy();
+  const patterns = membershipPatterns(pol);
+  const key = pol.scope?.key ?? "";
   const found: Membership[] = [];
   for (const collectionId of new Set(patterns.map((p) => segments(p).slice(-2)[0]!))) {
     for (let i = 0; i < uids.length; i += IN_LIMIT) {
       const snap = await db().collectionGroup(collectionId).where("uid", "in", uids.slice(i, i + IN_LIMIT)).select().get();
       for (const d of snap.docs) {
-        const m = membershipOf(d.ref.path, patterns);
+        const m = membershipOf(d.ref.path, patterns, key);
         if (m) found.push(m);
       }
     }

@@ -12,7 +12,7 @@ export interface RetainedStatusItem {
   text: string;
 }
 
-/** `tenants/t/orders/o-1002` -> "order o-1002": the last collection, singular, and the id. */
+/** `workspaces/w/docs/d-1002` -> "doc d-1002": the last collection, singular, and the id. */
 export function describePath(path: string): string {
   const s = segments(path);
   const id = s[s.length - 1] ?? path;

@@ -1,21 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { accountsToDelete, membershipOf, membershipPatterns, uidKeyedPatterns, uidOfPath } from "../../../../functions/src/purge/rules/accounts";
-import { policyV2 } from "../../../helpers/policy";
+import { policyCurrent } from "../../../helpers/policy";
 
-const policy = policyV2();
+const policy = policyCurrent();
 
 describe("the accounts a tenant's closure deletes", () => {
   it("knows a tenant's users by its uid-keyed documents, and membership by a profile in a tenant", () => {
     expect(uidKeyedPatterns(policy)).toEqual(["tenants/{tenantId}/users/{uid}", "userDirectory/{uid}"]);
     expect(membershipPatterns(policy)).toEqual(["tenants/{tenantId}/users/{uid}"]);
     const patterns = uidKeyedPatterns(policy);
-    expect(uidOfPath("tenants/t-acme/users/u-1", patterns, "t-acme")).toBe("u-1");
-    expect(uidOfPath("userDirectory/u-2", patterns, "t-acme")).toBe("u-2");
+    expect(uidOfPath("tenants/t-acme/users/u-1", patterns, "t-acme", "tenantId")).toBe("u-1");
+    expect(uidOfPath("userDirectory/u-2", patterns, "t-acme", "tenantId")).toBe("u-2");
     // Another tenant's profile, an order, a message: not this tenant's user.
-    expect(uidOfPath("tenants/t-other/users/u-3", patterns, "t-acme")).toBeNull();
-    expect(uidOfPath("tenants/t-acme/orders/o-1", patterns, "t-acme")).toBeNull();
-    expect(membershipOf("tenants/t-globex/users/u-1", membershipPatterns(policy))).toEqual({ uid: "u-1", tenantId: "t-globex", path: "tenants/t-globex/users/u-1" });
-    expect(membershipOf("elsewhere/x/users/u-1", membershipPatterns(policy))).toBeNull();
+    expect(uidOfPath("tenants/t-other/users/u-3", patterns, "t-acme", "tenantId")).toBeNull();
+    expect(uidOfPath("tenants/t-acme/orders/o-1", patterns, "t-acme", "tenantId")).toBeNull();
+    expect(membershipOf("tenants/t-globex/users/u-1", membershipPatterns(policy), "tenantId")).toEqual({ uid: "u-1", tenantId: "t-globex", path: "tenants/t-globex/users/u-1" });
+    expect(membershipOf("elsewhere/x/users/u-1", membershipPatterns(policy), "tenantId")).toBeNull();
   });
 
   it("deletes every account but those of users with a profile in another tenant", () => {
