@@ -121,7 +121,7 @@ describe("users and following", () => {
 
   it("owner | users | update displayName and bio | allow; another member | deny; anonymous | deny", async () => {
     await assertSucceeds(updateDoc(doc(as(MEMBER), PROFILE), { displayName: "Ana L.", bio: "Climbs." }));
-    expect(await readRaw(current(), PROFILE)).toMatchObject({ displayName: "Ana L.", bio: "Climbs.", lifecycleState: "ACTIVE", retentionClass: "user-content" });
+    expect(await readRaw(current(), PROFILE)).toMatchObject({ displayName: "Ana L.", bio: "Climbs.", lifecycleState: "ACTIVE", retentionClass: "user-delete" });
     await assertFails(updateDoc(doc(as(NON_MEMBER), PROFILE), { displayName: "Not Ana" }));
     await assertFails(updateDoc(doc(as(ANONYMOUS), PROFILE), { displayName: "Not Ana" }));
   });

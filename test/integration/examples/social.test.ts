@@ -5,8 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOCIAL_DOCS, SOCIAL_USERS } from "../../../examples/social/data";
 import { SOCIAL_DATABASE } from "../../../examples/social/registry";
 import { NO_SCOPE, seedSocial, useSocialRegistry } from "../../../examples/social/seed";
+import { verifyEvidence } from "../../../functions/src/evidence/index";
+import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { readGoverned } from "../../../functions/src/platform/governed-doc";
 import { planSubject } from "../../../functions/src/plan/index";
+import { runNightlyPurge, type PurgeRunOptions } from "../../../functions/src/purge/index";
+import { openDeletionRequest } from "../../../functions/src/requests/index";
 import type { Subject } from "../../../functions/src/plan/rules";
 import { policy } from "../../../functions/src/platform/registry";
 import { settings } from "../../../functions/src/platform/settings";
@@ -36,18 +41,23 @@ const ANA_DELETED = [
 /** The chats she leaves: they stay for the others, without her in memberIds. */
 const ANA_LEAVES = ["chats/ch-ana-bo", "chats/ch-trio"];
 
-describe("the social example: seeded through the governed write path, planned for a user without a scope", () => {
-  let restoreRegistry: () => void = () => undefined;
+let restoreRegistry: () => void = () => undefined;
+beforeAll(() => {
+  restoreRegistry = useSocialRegistry();
+});
+afterAll(() => restoreRegistry());
 
-  beforeAll(async () => {
-    restoreRegistry = useSocialRegistry();
-    expect(settings.databaseId()).toBe(SOCIAL_DATABASE);
-    await clearFirestore(SOCIAL_DATABASE);
-    await clearAuth();
-    const seeded = await seedSocial({ nowMs: T0 });
-    expect(seeded).toEqual({ documents: SOCIAL_DOCS.length, users: SOCIAL_USERS.length });
-  });
-  afterAll(() => restoreRegistry());
+/** An empty database and Auth, then the social demo seeded at T0. */
+async function freshSeed(): Promise<void> {
+  expect(settings.databaseId()).toBe(SOCIAL_DATABASE);
+  await clearFirestore(SOCIAL_DATABASE);
+  await clearAuth();
+  const seeded = await seedSocial({ nowMs: T0 });
+  expect(seeded).toEqual({ documents: SOCIAL_DOCS.length, users: SOCIAL_USERS.length });
+}
+
+describe("the social example: seeded through the governed write path, planned for a user without a scope", () => {
+  beforeAll(freshSeed);
 
   it("the seed refuses to run under another app's registry", async () => {
     restoreRegistry();
@@ -64,7 +74,7 @@ describe("the social example: seeded through the governed write path, planned fo
       expect(snap.data(), d.path).toMatchObject(d.data);
       const g = readGoverned(snap.data());
       expect(g, d.path).toMatchObject({
-        retentionClass: d.path.split("/").length === 2 && d.path.startsWith("chats/") ? "shared-thread" : "user-content",
+        retentionClass: d.path.split("/").length === 2 && d.path.startsWith("chats/") ? "shared-thread" : "user-delete",
         lifecycleState: "ACTIVE",
         tenantId: NO_SCOPE,
         policyVersion: "v1",
@@ -118,5 +128,99 @@ describe("the social example: seeded through the governed write path, planned fo
     expect((await db().doc("chats/ch-trio").get()).get("memberIds")).toEqual(["u-ana", "u-bo", "u-cy"]);
     // The same data gives the same manifest.
     expect((await planSubject(ANA, T0 + 2000)).manifestHash).toBe(plan.manifestHash);
+  });
+});
+
+/** The user-delete grace is 7 days: the purge runs as of a day after it. */
+const AFTER_GRACE = T0 + 8 * DAY_MS;
+const HELD_CHAT = "chats/ch-trio";
+
+const runAsOf = (atMs: number): PurgeRunOptions => ({
+  nowMs: atMs,
+  asOfMs: atMs,
+  dryRun: false,
+  actor: { type: "system", id: "nightlyPurge" },
+  correlationId: "social-example",
+  batchSize: 3,
+  leaseMs: 60_000,
+});
+const exists = async (path: string) => (await db().doc(path).get()).exists;
+const requestState = async (id: string) => String((await db().doc(`deletionRequests/${id}`).get()).get("state"));
+const membersOf = async (path: string) => (await db().doc(path).get()).get("memberIds") as string[];
+
+async function expectEvidenceVerifies(): Promise<void> {
+  const r = await verifyEvidence();
+  expect(r.findings).toEqual([]);
+  expect(r.ok).toBe(true);
+}
+
+describe("the social example: Ana's erasure end to end, one of her chats under a hold", () => {
+  let requestId: string;
+  let holdId: string;
+
+  beforeAll(async () => {
+    await freshSeed();
+    const opened = await openDeletionRequest({ subject: ANA, source: "user", actor: { type: "user", id: "u-ana" }, nowMs: T0 });
+    requestId = opened.request.requestId;
+    expect(opened.request.subject).toEqual(ANA);
+    ({ holdId } = await placeHold({ targetPath: HELD_CHAT, reasonCode: "ABUSE_INVESTIGATION", releaseAfterMs: null, actor: { type: "staff", id: "s-dana" }, nowMs: T0 }));
+  });
+
+  it("the request hides what it will delete at once, and the hold holds the chat and its messages as a subtree", async () => {
+    expect(await requestState(requestId)).toBe("PENDING");
+    for (const p of ["users/u-ana", "posts/p-ana-1", "posts/p-bo-1/comments/c-ana-2", "chats/ch-ana-bo/messages/m-01"]) {
+      expect(readGoverned((await db().doc(p).get()).data())?.lifecycleState, p).toBe("SOFT_DELETED");
+    }
+    for (const p of [HELD_CHAT, `${HELD_CHAT}/messages/m-04`, `${HELD_CHAT}/messages/m-03`]) {
+      expect(readGoverned((await db().doc(p).get()).data())?.legalHold, p).toBe(true);
+    }
+    const plan = await planSubject(ANA, AFTER_GRACE);
+    expect(plan.retain.find((r) => r.path === HELD_CHAT)).toMatchObject({ action: "retain", holdId, deferredByHold: "removeFromArray" });
+    expect(plan.retain.find((r) => r.path === `${HELD_CHAT}/messages/m-04`)).toMatchObject({ action: "retain", holdId, deferredByHold: "delete" });
+    expect(plan.delete).not.toContain(`${HELD_CHAT}/messages/m-04`);
+  });
+
+  it("the purge past the grace period erases everything but the held chat, and keeps the request RETAINED_UNDER_HOLD", async () => {
+    await runNightlyPurge(runAsOf(AFTER_GRACE));
+    // Her profile and who she follows; Bo's follow of her.
+    for (const p of ["users/u-ana", "users/u-ana/following/u-bo", "users/u-ana/following/u-cy", "users/u-bo/following/u-ana"]) expect(await exists(p), p).toBe(false);
+    // Her post, with every comment under it (Bo's and Cy's too); her comment on Bo's post.
+    for (const p of ["posts/p-ana-1", "posts/p-ana-1/comments/c-ana-1", "posts/p-ana-1/comments/c-bo-1", "posts/p-ana-1/comments/c-cy-1", "posts/p-bo-1/comments/c-ana-2"]) {
+      expect(await exists(p), p).toBe(false);
+    }
+    // Her message in the unheld chat, and she is out of its members; Bo stays, with his message.
+    expect(await exists("chats/ch-ana-bo/messages/m-01")).toBe(false);
+    expect(await membersOf("chats/ch-ana-bo")).toEqual(["u-bo"]);
+    expect(await exists("chats/ch-ana-bo/messages/m-02")).toBe(true);
+    // The held chat still lists her and keeps her message.
+    expect(await membersOf(HELD_CHAT)).toEqual(["u-ana", "u-bo", "u-cy"]);
+    expect(await exists(`${HELD_CHAT}/messages/m-04`)).toBe(true);
+    // Nobody else's data moved.
+    for (const p of ["users/u-bo", "users/u-cy", "users/u-cy/following/u-bo", "posts/p-bo-1", "posts/p-bo-1/comments/c-cy-2", "posts/p-cy-1", "chats/ch-bo-cy/messages/m-06"]) {
+      expect(readGoverned((await db().doc(p).get()).data())?.lifecycleState, p).toBe("ACTIVE");
+    }
+    expect(await membersOf("chats/ch-bo-cy")).toEqual(["u-bo", "u-cy"]);
+    expect(await requestState(requestId)).toBe("RETAINED_UNDER_HOLD");
+    await expectEvidenceVerifies();
+  });
+
+  it("after the hold's release the next run takes the held chat too, and the request ends PURGED", async () => {
+    await releaseHoldById({ holdId, reason: "case closed", actor: { type: "staff", id: "s-eli" }, nowMs: AFTER_GRACE + 1000 });
+    const next = AFTER_GRACE + DAY_MS;
+    await runNightlyPurge(runAsOf(next));
+    expect(await exists(`${HELD_CHAT}/messages/m-04`)).toBe(false);
+    expect(await membersOf(HELD_CHAT)).toEqual(["u-bo", "u-cy"]);
+    for (const p of [`${HELD_CHAT}/messages/m-03`, `${HELD_CHAT}/messages/m-05`]) {
+      expect(readGoverned((await db().doc(p).get()).data())?.lifecycleState, p).toBe("ACTIVE");
+    }
+    expect(readGoverned((await db().doc(HELD_CHAT).get()).data())).toMatchObject({ lifecycleState: "ACTIVE", legalHold: false });
+    expect(await requestState(requestId)).toBe("PURGED");
+    await expect(getAuth(adminApp()).getUser("u-ana")).rejects.toMatchObject({ code: "auth/user-not-found" });
+    await expect(getAuth(adminApp()).getUser("u-bo")).resolves.toMatchObject({ uid: "u-bo" });
+    // Nothing of hers is left to plan.
+    const plan = await planSubject(ANA, next);
+    expect(plan.delete).toEqual([]);
+    expect(plan.retain).toEqual([]);
+    await expectEvidenceVerifies();
   });
 });
