@@ -11,7 +11,7 @@ import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { readGoverned } from "../../../functions/src/platform/governed-doc";
 import { planSubject } from "../../../functions/src/plan/index";
 import { runNightlyPurge, type PurgeRunOptions } from "../../../functions/src/purge/index";
-import { openDeletionRequest } from "../../../functions/src/requests/index";
+import { openDeletionRequest, resolveTenantSubject, resolveUserSubject, scopeOfRequester, tenantOfDeletedUser } from "../../../functions/src/requests/index";
 import type { Subject } from "../../../functions/src/plan/rules";
 import { policy } from "../../../functions/src/platform/registry";
 import { settings } from "../../../functions/src/platform/settings";
@@ -88,6 +88,14 @@ describe("the social example: seeded through the governed write path, planned fo
     for (const u of SOCIAL_USERS) expect((await auth.getUser(u.uid)).customClaims ?? {}).toEqual(u.claims);
   });
 
+  it("resolves Ana as the callables and the Auth backstop do: a user in no scope, and no scope to close", async () => {
+    // planDeletion by uid, requestAccountDeletion (no scope claim on her token), the Auth-delete backstop.
+    expect(await resolveUserSubject("u-ana")).toEqual(ANA);
+    expect(await scopeOfRequester("u-ana", null)).toBe(NO_SCOPE);
+    expect(await tenantOfDeletedUser("u-ana", {})).toBe(NO_SCOPE);
+    await expect(resolveTenantSubject("anything")).rejects.toMatchObject({ reason: "NO_SCOPE_KIND" });
+  });
+
   it("plans Ana's erasure: what is deleted, which chats she leaves (removeFromArray), and what is kept", async () => {
     const plan = await planSubject(ANA, T0 + 1000);
     expect(plan.policyVersion).toBe(policy().version);
@@ -160,7 +168,9 @@ describe("the social example: Ana's erasure end to end, one of her chats under a
 
   beforeAll(async () => {
     await freshSeed();
-    const opened = await openDeletionRequest({ subject: ANA, source: "user", actor: { type: "user", id: "u-ana" }, nowMs: T0 });
+    // The subject as requestAccountDeletion builds it for a signed-in user of an app without scopes.
+    const subject: Subject = { type: "user", uid: "u-ana", tenantId: (await scopeOfRequester("u-ana", null))! };
+    const opened = await openDeletionRequest({ subject, source: "user", actor: { type: "user", id: "u-ana" }, nowMs: T0 });
     requestId = opened.request.requestId;
     expect(opened.request.subject).toEqual(ANA);
     ({ holdId } = await placeHold({ targetPath: HELD_CHAT, reasonCode: "ABUSE_INVESTIGATION", releaseAfterMs: null, actor: { type: "staff", id: "s-dana" }, nowMs: T0 }));
