@@ -18,7 +18,8 @@ import { settings } from "../../../functions/src/platform/settings";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { getAuth } from "firebase-admin/auth";
 
-// The example's own database (see SOCIAL_DATABASE), set before anything resolves db().
+// The example's own database (see SOCIAL_DATABASE), set before anything resolves db(), and put back after.
+const previousDatabase = process.env.RETENTION_DATABASE_ID;
 process.env.RETENTION_DATABASE_ID = SOCIAL_DATABASE;
 
 const T0 = Date.parse("2026-12-03T09:00:00Z");
@@ -45,7 +46,11 @@ let restoreRegistry: () => void = () => undefined;
 beforeAll(() => {
   restoreRegistry = useSocialRegistry();
 });
-afterAll(() => restoreRegistry());
+afterAll(() => {
+  restoreRegistry();
+  if (previousDatabase === undefined) delete process.env.RETENTION_DATABASE_ID;
+  else process.env.RETENTION_DATABASE_ID = previousDatabase;
+});
 
 /** An empty database and Auth, then the social demo seeded at T0. */
 async function freshSeed(): Promise<void> {
