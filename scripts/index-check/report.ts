@@ -113,8 +113,37 @@ function siteText(site: Site | null): string {
   return [`${site.file}:${site.line}${site.fn ? ` ${site.fn}` : ""}`, ...(site.via ?? [])].join(" <- ");
 }
 
+/**
+ * A database whose recorded queries are held to an index file of its own: an example app's, which deploys its own
+ * firestore.indexes.json. `suite` is the emulator suite that runs the engine on it (it must have recorded).
+ */
+export interface AppDatabase {
+  database: string;
+  indexFile: string;
+  suite: string;
+}
+
+/**
+ * Splits the log by database: the queries recorded against an app's database go to that app's part, all others to
+ * the product's. Install records (a process recorded) go to every part; recorder errors and torn lines to the
+ * product's part alone, so that each is reported once.
+ */
+export function splitByDatabase(logs: readonly LabelledLog[], databases: readonly string[]): { product: LabelledLog[]; apps: Map<string, LabelledLog[]> } {
+  const isApp = (r: LogRecord) => r.kind === "query" && databases.includes(r.database);
+  const product = logs.map((l) => ({ ...l, records: l.records.filter((r) => !isApp(r)) }));
+  const apps = new Map(
+    databases.map((db) => [db, logs.map((l) => ({ label: l.label, badLines: [], records: l.records.filter((r) => r.kind === "install" || (r.kind === "query" && r.database === db)) }))]),
+  );
+  return { product, apps };
+}
+
+/** What an app's part of the log must hold: the queries its suite ran in the in-process emulator suites. */
+export const appSources = (app: AppDatabase): typeof REQUIRED_SOURCES => [
+  { label: "emulator", process: "vitest", what: `${app.suite} (the engine on database ${app.database})`, how: "npm run test:emulator (test/helpers/record-queries.ts, a vitest setup file)" },
+];
+
 /** Judges every recorded query that product code issued, and the health of the recording itself. */
-export function analyse(logs: LabelledLog[], config: IndexConfig): Report {
+export function analyse(logs: LabelledLog[], config: IndexConfig, required: typeof REQUIRED_SOURCES = REQUIRED_SOURCES): Report {
   const recordingProblems: string[] = [];
   for (const log of logs) {
     for (const line of log.badLines.slice(0, 3)) recordingProblems.push(`.query-log/${log.label}: a line is not a record: ${line.slice(0, 120)}`);
@@ -123,7 +152,7 @@ export function analyse(logs: LabelledLog[], config: IndexConfig): Report {
     }
   }
   const sourceCounts: Report["sourceCounts"] = [];
-  for (const need of REQUIRED_SOURCES) {
+  for (const need of required) {
     const log = logs.find((l) => l.label === need.label);
     const mine = (log?.records ?? []).filter((r) => r.process === need.process);
     const installs = mine.filter((r) => r.kind === "install");

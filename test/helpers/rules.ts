@@ -16,7 +16,8 @@ import { policy } from "../../functions/src/platform/registry";
 export const RULES_PROJECT_ID = "demo-atlasmart-firestore";
 export const RULES_FILE = resolve(import.meta.dirname, "..", "..", "firestore.rules");
 
-export async function startRulesEnv(): Promise<RulesTestEnvironment> {
+/** A rules environment on the emulator; another app's rules file (an example's) under a project id of its own. */
+export async function startRulesEnv(opts: { rulesFile?: string; projectId?: string } = {}): Promise<RulesTestEnvironment> {
   const hostPort = process.env.FIRESTORE_EMULATOR_HOST;
   if (!hostPort) throw new Error("FIRESTORE_EMULATOR_HOST is not set: run under scripts/emulators.mjs");
   const sep = hostPort.lastIndexOf(":");
@@ -24,8 +25,8 @@ export async function startRulesEnv(): Promise<RulesTestEnvironment> {
   const port = Number(hostPort.slice(sep + 1));
   if (!host || !Number.isInteger(port)) throw new Error(`FIRESTORE_EMULATOR_HOST must be host:port, got ${hostPort}`);
   return initializeTestEnvironment({
-    projectId: RULES_PROJECT_ID,
-    firestore: { rules: readFileSync(RULES_FILE, "utf8"), host, port },
+    projectId: opts.projectId ?? RULES_PROJECT_ID,
+    firestore: { rules: readFileSync(opts.rulesFile ?? RULES_FILE, "utf8"), host, port },
   });
 }
 

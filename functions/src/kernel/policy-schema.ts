@@ -72,6 +72,8 @@ export const DataMapEntrySchema = z
      * collectionGroup: every collection with this id, filtered by foreign key.
      */
     kind: z.enum(["doc", "query", "collectionGroup"]),
+    /** What the entry reaches and why, for the people who review the data map (never shown to the subject). */
+    description: z.string().min(1).optional(),
     path: z.string().optional(),
     collection: z.string().optional(),
     collectionId: z.string().optional(),

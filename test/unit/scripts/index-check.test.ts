@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { analyse, compactJson, formatReport, issuerOf, type LabelledLog, type LogRecord, type QueryRecord } from "../../../scripts/index-check/report";
+import { analyse, appSources, compactJson, formatReport, issuerOf, splitByDatabase, type LabelledLog, type LogRecord, type QueryRecord } from "../../../scripts/index-check/report";
 import { checkQuery, describeQuery, requirementOf, unusedIndexes, type IndexConfig, type QueryShape } from "../../../scripts/index-check/rules";
 import { segments } from "../../../functions/src/kernel/paths";
 import { sweepTargets } from "../../../functions/src/purge/rules/sweep";
@@ -337,6 +337,30 @@ describe("the report", () => {
     expect(text).toContain('{ "order": "ASCENDING", "queryScope": "COLLECTION_GROUP" }');
     expect(text).toContain("production Firestore refuses them with FAILED_PRECONDITION");
     expect(text).not.toContain("PASS");
+  });
+
+  it("holds an example app's database to the app's own index file, and the rest to the product's", () => {
+    const app = { database: "social-example", indexFile: "examples/social/firestore.indexes.json", suite: "test/integration/examples/social.test.ts" };
+    const comments = { scope: "collection-group" as const, collectionId: "comments", where: eq("authorId") };
+    const logs = healthy([
+      query("vitest", "functions/src/plan/discovery.ts", { database: "social-example", ...comments }),
+      { kind: "error", process: "vitest", pid: 1, error: "boom" },
+    ]);
+    const { product, apps } = splitByDatabase(logs, [app.database]);
+    const appOverride: IndexConfig = { fieldOverrides: [{ collectionGroup: "comments", fieldPath: "authorId", indexes: [{ order: "ASCENDING", queryScope: "COLLECTION_GROUP" }] }] };
+    // Unsplit, the app's query is judged against the product's file (which has no such override) and fails.
+    expect(analyse(logs, TTL_EVENTS).failures.map((f) => f.databases)).toEqual([["social-example"]]);
+    const p = analyse(product, TTL_EVENTS);
+    expect(p.failures).toEqual([]);
+    expect(p.recordingProblems).toEqual([".query-log/emulator: vitest (pid 1): boom"]);
+    const a = analyse(apps.get(app.database)!, appOverride, appSources(app));
+    expect(a.recordingProblems).toEqual([]);
+    expect(a.findings.map((f) => describeQuery(f.shape))).toEqual(['collectionGroup("comments").where(authorId ==)']);
+    expect(a.failures).toEqual([]);
+    expect(analyse(apps.get(app.database)!, {}, appSources(app)).failures).toHaveLength(1);
+    // An app part whose suite recorded nothing proves nothing.
+    const empty = analyse(splitByDatabase(healthy(), [app.database]).apps.get(app.database)!, appOverride, appSources(app));
+    expect(empty.recordingProblems.join("\n")).toContain("test/integration/examples/social.test.ts (the engine on database social-example) recorded no query");
   });
 
   it("sorts issuers: product code, the CLI and unattributed calls count; test code does not", () => {

@@ -1,0 +1,72 @@
+/**
+ * The social example's demo data, with fixed ids the README, the rules suite and the integration suite rely
+ * on. Business fields only: the governed write path adds the retention fields (examples/social/seed.ts).
+ *
+ * Who is where:
+ * - u-ana follows u-bo and u-cy; u-bo follows u-ana; u-cy follows u-bo.
+ * - p-ana-1 is Ana's post, commented on by Bo, Cy and Ana herself; p-bo-1 is Bo's, commented on by Ana and Cy;
+ *   p-cy-1 is Cy's, without comments.
+ * - ch-ana-bo (Ana, Bo) and ch-trio (Ana, Bo, Cy) are chats Ana is in; ch-bo-cy (Bo, Cy) is one she is not in.
+ */
+export interface SocialDoc {
+  path: string;
+  data: Record<string, unknown>;
+}
+
+export const SOCIAL_DOCS: readonly SocialDoc[] = [
+  { path: "users/u-ana", data: { displayName: "Ana Lima", bio: "Climbs, cooks, reads." } },
+  { path: "users/u-ana/following/u-bo", data: { followeeId: "u-bo" } },
+  { path: "users/u-ana/following/u-cy", data: { followeeId: "u-cy" } },
+  { path: "users/u-bo", data: { displayName: "Bo Berg", bio: "Photographs bridges." } },
+  { path: "users/u-bo/following/u-ana", data: { followeeId: "u-ana" } },
+  { path: "users/u-cy", data: { displayName: "Cy Okoro", bio: "Plays the double bass." } },
+  { path: "users/u-cy/following/u-bo", data: { followeeId: "u-bo" } },
+
+  { path: "posts/p-ana-1", data: { authorId: "u-ana", text: "First ascent of the season!" } },
+  { path: "posts/p-ana-1/comments/c-bo-1", data: { authorId: "u-bo", text: "Congratulations!" } },
+  { path: "posts/p-ana-1/comments/c-cy-1", data: { authorId: "u-cy", text: "Which route?" } },
+  { path: "posts/p-ana-1/comments/c-ana-1", data: { authorId: "u-ana", text: "The north ridge." } },
+  { path: "posts/p-bo-1", data: { authorId: "u-bo", text: "Fog over the old bridge." } },
+  { path: "posts/p-bo-1/comments/c-ana-2", data: { authorId: "u-ana", text: "Beautiful light." } },
+  { path: "posts/p-bo-1/comments/c-cy-2", data: { authorId: "u-cy", text: "Print it!" } },
+  { path: "posts/p-cy-1", data: { authorId: "u-cy", text: "Rehearsal tonight." } },
+
+  { path: "chats/ch-ana-bo", data: { title: "Ana & Bo", memberIds: ["u-ana", "u-bo"] } },
+  { path: "chats/ch-ana-bo/messages/m-01", data: { senderId: "u-ana", text: "Coffee tomorrow?" } },
+  { path: "chats/ch-ana-bo/messages/m-02", data: { senderId: "u-bo", text: "Sure, at nine." } },
+  { path: "chats/ch-trio", data: { title: "Weekend trip", memberIds: ["u-ana", "u-bo", "u-cy"] } },
+  { path: "chats/ch-trio/messages/m-03", data: { senderId: "u-cy", text: "Who drives?" } },
+  { path: "chats/ch-trio/messages/m-04", data: { senderId: "u-ana", text: "I can." } },
+  { path: "chats/ch-trio/messages/m-05", data: { senderId: "u-bo", text: "I'll bring the map." } },
+  { path: "chats/ch-bo-cy", data: { title: "Bo & Cy", memberIds: ["u-bo", "u-cy"] } },
+  { path: "chats/ch-bo-cy/messages/m-06", data: { senderId: "u-bo", text: "Gig on Friday?" } },
+];
+
+export interface SocialUser {
+  uid: string;
+  email: string;
+  displayName: string;
+  /** Staff carry roles; members of the app carry no claims (the app has no tenant). */
+  claims: { roles?: string[] };
+}
+
+/** Auth-emulator users: three members and two compliance officers (a two-person hold release needs two). */
+export const SOCIAL_USERS: readonly SocialUser[] = [
+  { uid: "u-ana", email: "ana@social.test", displayName: "Ana Lima", claims: {} },
+  { uid: "u-bo", email: "bo@social.test", displayName: "Bo Berg", claims: {} },
+  { uid: "u-cy", email: "cy@social.test", displayName: "Cy Okoro", claims: {} },
+  { uid: "s-dana", email: "dana.compliance@social.test", displayName: "Dana (compliance)", claims: { roles: ["compliance"] } },
+  { uid: "s-eli", email: "eli.compliance@social.test", displayName: "Eli (compliance)", claims: { roles: ["compliance"] } },
+];
+
+export const SOCIAL_PASSWORD = "social-demo";
+
+/** Collection ids the demo data uses (the registry check's "every collection is classified"). */
+export function socialCollectionIds(): Set<string> {
+  const ids = new Set<string>();
+  for (const d of SOCIAL_DOCS) {
+    const parts = d.path.split("/");
+    for (let i = 0; i < parts.length; i += 2) ids.add(parts[i]!);
+  }
+  return ids;
+}

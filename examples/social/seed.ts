@@ -1,0 +1,54 @@
+import { getAuth } from "firebase-admin/auth";
+import { writeGoverned } from "../../functions/src/platform/governed-repo";
+import { adminApp } from "../../functions/src/platform/firestore";
+import { policy, useRegistryForTests } from "../../functions/src/platform/registry";
+import { SOCIAL_DOCS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
+import { isSocialRegistry, socialRegistry } from "./registry";
+
+/** The app has no scope kind: its users belong to no tenant, so every governed write names none. */
+export const NO_SCOPE = "";
+
+/**
+ * Makes this process enforce the social app's registry instead of the bundled AtlasMart one (the engine's
+ * test seam, platform/registry.ts). Returns the undo.
+ */
+export function useSocialRegistry(): () => void {
+  useRegistryForTests(socialRegistry());
+  return () => useRegistryForTests(undefined);
+}
+
+export interface SocialSeedResult {
+  documents: number;
+  users: number;
+}
+
+/**
+ * Seeds the social demo through the engine's one write path for governed documents (`writeGoverned`): the
+ * retention fields come from the social registry by path, never from the data. The social registry must be
+ * the one this process enforces ({@link useSocialRegistry}); seeding under another would stamp AtlasMart's
+ * classes, or refuse the paths as UNKNOWN_POLICY, so it is refused up front. Parents come before children in
+ * SOCIAL_DOCS. A second run rewrites the business fields and keeps each document's retention (its anchor, its
+ * state, its holds), as the write path does for any rewrite.
+ */
+export async function seedSocial(opts: { nowMs: number; withAuth?: boolean }): Promise<SocialSeedResult> {
+  if (!isSocialRegistry(policy().registry)) {
+    throw new Error(`seedSocial: the active registry is ${policy().version} of another app; call useSocialRegistry() first`);
+  }
+  for (const d of SOCIAL_DOCS) await writeGoverned(d.path, d.data, NO_SCOPE, opts.nowMs);
+  if (opts.withAuth !== false) await seedSocialUsers();
+  return { documents: SOCIAL_DOCS.length, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length };
+}
+
+/** Creates or updates the Auth users, with their claims (staff roles; members carry none). */
+export async function seedSocialUsers(): Promise<void> {
+  const auth = getAuth(adminApp());
+  for (const u of SOCIAL_USERS) {
+    try {
+      await auth.updateUser(u.uid, { email: u.email, displayName: u.displayName, password: SOCIAL_PASSWORD });
+    } catch (err) {
+      if ((err as { code?: string }).code !== "auth/user-not-found") throw err;
+      await auth.createUser({ uid: u.uid, email: u.email, displayName: u.displayName, password: SOCIAL_PASSWORD });
+    }
+    await auth.setCustomUserClaims(u.uid, u.claims);
+  }
+}

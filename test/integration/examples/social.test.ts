@@ -1,0 +1,241 @@
+// The social example (examples/social) run by the engine: seeded through the governed write path with the
+// social registry active, then planned for Ana's erasure by the read-only planner planDeletion answers with. The
+// app has no scope kind, so the subject names no tenant.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SOCIAL_DOCS, SOCIAL_USERS } from "../../../examples/social/data";
+import { SOCIAL_DATABASE } from "../../../examples/social/registry";
+import { NO_SCOPE, seedSocial, useSocialRegistry } from "../../../examples/social/seed";
+import { verifyEvidence } from "../../../functions/src/evidence/index";
+import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { readGoverned } from "../../../functions/src/platform/governed-doc";
+import { planSubject } from "../../../functions/src/plan/index";
+import { runNightlyPurge, type PurgeRunOptions } from "../../../functions/src/purge/index";
+import { openDeletionRequest, resolveTenantSubject, resolveUserSubject, scopeOfRequester, tenantOfDeletedUser } from "../../../functions/src/requests/index";
+import type { Subject } from "../../../functions/src/plan/rules";
+import { policy } from "../../../functions/src/platform/registry";
+import { settings } from "../../../functions/src/platform/settings";
+import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { getAuth } from "firebase-admin/auth";
+
+// The example's own database (see SOCIAL_DATABASE), set before anything resolves db(), and put back after.
+const previousDatabase = process.env.RETENTION_DATABASE_ID;
+process.env.RETENTION_DATABASE_ID = SOCIAL_DATABASE;
+
+const T0 = Date.parse("2026-12-03T09:00:00Z");
+const ANA: Subject = { type: "user", uid: "u-ana", tenantId: NO_SCOPE };
+
+/** What Ana's erasure deletes: her profile and follows, others' follow of her, her posts with every comment under them, her comments and messages elsewhere. */
+const ANA_DELETED = [
+  "chats/ch-ana-bo/messages/m-01",
+  "chats/ch-trio/messages/m-04",
+  "posts/p-ana-1",
+  "posts/p-ana-1/comments/c-ana-1",
+  "posts/p-ana-1/comments/c-bo-1",
+  "posts/p-ana-1/comments/c-cy-1",
+  "posts/p-bo-1/comments/c-ana-2",
+  "users/u-ana",
+  "users/u-ana/following/u-bo",
+  "users/u-ana/following/u-cy",
+  "users/u-bo/following/u-ana",
+];
+/** The chats she leaves: they stay for the others, without her in memberIds. */
+const ANA_LEAVES = ["chats/ch-ana-bo", "chats/ch-trio"];
+
+let restoreRegistry: () => void = () => undefined;
+beforeAll(() => {
+  restoreRegistry = useSocialRegistry();
+});
+afterAll(() => {
+  restoreRegistry();
+  if (previousDatabase === undefined) delete process.env.RETENTION_DATABASE_ID;
+  else process.env.RETENTION_DATABASE_ID = previousDatabase;
+});
+
+/** An empty database and Auth, then the social demo seeded at T0. */
+async function freshSeed(): Promise<void> {
+  expect(settings.databaseId()).toBe(SOCIAL_DATABASE);
+  await clearFirestore(SOCIAL_DATABASE);
+  await clearAuth();
+  const seeded = await seedSocial({ nowMs: T0 });
+  expect(seeded).toEqual({ documents: SOCIAL_DOCS.length, users: SOCIAL_USERS.length });
+}
+
+describe("the social example: seeded through the governed write path, planned for a user without a scope", () => {
+  beforeAll(freshSeed);
+
+  it("the seed refuses to run under another app's registry", async () => {
+    restoreRegistry();
+    try {
+      await expect(seedSocial({ nowMs: T0, withAuth: false })).rejects.toThrow(/call useSocialRegistry\(\) first/);
+    } finally {
+      restoreRegistry = useSocialRegistry();
+    }
+  });
+
+  it("stamps every document with the social registry's class, no scope, ACTIVE, and the Auth users", async () => {
+    for (const d of SOCIAL_DOCS) {
+      const snap = await db().doc(d.path).get();
+      expect(snap.data(), d.path).toMatchObject(d.data);
+      const g = readGoverned(snap.data());
+      expect(g, d.path).toMatchObject({
+        retentionClass: d.path.split("/").length === 2 && d.path.startsWith("chats/") ? "shared-thread" : "user-delete",
+        lifecycleState: "ACTIVE",
+        tenantId: NO_SCOPE,
+        policyVersion: "v1",
+        createdAtMs: T0,
+        expireAtMs: null,
+        retainUntilMs: null,
+        legalHold: false,
+      });
+    }
+    const auth = getAuth(adminApp());
+    for (const u of SOCIAL_USERS) expect((await auth.getUser(u.uid)).customClaims ?? {}).toEqual(u.claims);
+  });
+
+  it("resolves Ana as the callables and the Auth backstop do: a user in no scope, and no scope to close", async () => {
+    // planDeletion by uid, requestAccountDeletion (no scope claim on her token), the Auth-delete backstop.
+    expect(await resolveUserSubject("u-ana")).toEqual(ANA);
+    expect(await scopeOfRequester("u-ana", null)).toBe(NO_SCOPE);
+    expect(await tenantOfDeletedUser("u-ana", {})).toBe(NO_SCOPE);
+    await expect(resolveTenantSubject("anything")).rejects.toMatchObject({ reason: "NO_SCOPE_KIND" });
+  });
+
+  it("plans Ana's erasure: what is deleted, which chats she leaves (removeFromArray), and what is kept", async () => {
+    const plan = await planSubject(ANA, T0 + 1000);
+    expect(plan.policyVersion).toBe(policy().version);
+    expect(plan.subject).toEqual(ANA);
+    expect(plan.delete).toEqual([...ANA_DELETED].sort());
+    expect(plan.archive).toEqual([]);
+    expect(plan.externalCopiesToReview).toEqual([]);
+    expect(plan.retain).toEqual(
+      ANA_LEAVES.map((path) => ({
+        path,
+        action: "removeFromArray",
+        fields: ["memberIds"],
+        reasonCode: "SHARED_THREAD",
+        reason: "shared thread: the chat stays for its other members, without you in it",
+      })),
+    );
+    // Nobody else's data is in the plan: the others' profiles, posts, comments on their posts, the chat she is
+    // not in, and every message she did not send.
+    const named = new Set([...plan.delete, ...plan.retain.map((r) => r.path)]);
+    const untouched = SOCIAL_DOCS.map((d) => d.path).filter((p) => !named.has(p));
+    expect(untouched.sort()).toEqual(
+      [
+        "chats/ch-ana-bo/messages/m-02",
+        "chats/ch-bo-cy",
+        "chats/ch-bo-cy/messages/m-06",
+        "chats/ch-trio/messages/m-03",
+        "chats/ch-trio/messages/m-05",
+        "posts/p-bo-1",
+        "posts/p-bo-1/comments/c-cy-2",
+        "posts/p-cy-1",
+        "users/u-bo",
+        "users/u-cy",
+        "users/u-cy/following/u-bo",
+      ].sort(),
+    );
+    // Planning is read-only: every document is as seeded.
+    for (const d of SOCIAL_DOCS) expect(readGoverned((await db().doc(d.path).get()).data())?.lifecycleState, d.path).toBe("ACTIVE");
+    expect((await db().doc("chats/ch-trio").get()).get("memberIds")).toEqual(["u-ana", "u-bo", "u-cy"]);
+    // The same data gives the same manifest.
+    expect((await planSubject(ANA, T0 + 2000)).manifestHash).toBe(plan.manifestHash);
+  });
+});
+
+/** The user-delete grace is 7 days: the purge runs as of a day after it. */
+const AFTER_GRACE = T0 + 8 * DAY_MS;
+const HELD_CHAT = "chats/ch-trio";
+
+const runAsOf = (atMs: number): PurgeRunOptions => ({
+  nowMs: atMs,
+  asOfMs: atMs,
+  dryRun: false,
+  actor: { type: "system", id: "nightlyPurge" },
+  correlationId: "social-example",
+  batchSize: 3,
+  leaseMs: 60_000,
+});
+const exists = async (path: string) => (await db().doc(path).get()).exists;
+const requestState = async (id: string) => String((await db().doc(`deletionRequests/${id}`).get()).get("state"));
+const membersOf = async (path: string) => (await db().doc(path).get()).get("memberIds") as string[];
+
+async function expectEvidenceVerifies(): Promise<void> {
+  const r = await verifyEvidence();
+  expect(r.findings).toEqual([]);
+  expect(r.ok).toBe(true);
+}
+
+describe("the social example: Ana's erasure end to end, one of her chats under a hold", () => {
+  let requestId: string;
+  let holdId: string;
+
+  beforeAll(async () => {
+    await freshSeed();
+    // The subject as requestAccountDeletion builds it for a signed-in user of an app without scopes.
+    const subject: Subject = { type: "user", uid: "u-ana", tenantId: (await scopeOfRequester("u-ana", null))! };
+    const opened = await openDeletionRequest({ subject, source: "user", actor: { type: "user", id: "u-ana" }, nowMs: T0 });
+    requestId = opened.request.requestId;
+    expect(opened.request.subject).toEqual(ANA);
+    ({ holdId } = await placeHold({ targetPath: HELD_CHAT, reasonCode: "ABUSE_INVESTIGATION", releaseAfterMs: null, actor: { type: "staff", id: "s-dana" }, nowMs: T0 }));
+  });
+
+  it("the request hides what it will delete at once, and the hold holds the chat and its messages as a subtree", async () => {
+    expect(await requestState(requestId)).toBe("PENDING");
+    for (const p of ["users/u-ana", "posts/p-ana-1", "posts/p-bo-1/comments/c-ana-2", "chats/ch-ana-bo/messages/m-01"]) {
+      expect(readGoverned((await db().doc(p).get()).data())?.lifecycleState, p).toBe("SOFT_DELETED");
+    }
+    for (const p of [HELD_CHAT, `${HELD_CHAT}/messages/m-04`, `${HELD_CHAT}/messages/m-03`]) {
+      expect(readGoverned((await db().doc(p).get()).data())?.legalHold, p).toBe(true);
+    }
+    const plan = await planSubject(ANA, AFTER_GRACE);
+    expect(plan.retain.find((r) => r.path === HELD_CHAT)).toMatchObject({ action: "retain", holdId, deferredByHold: "removeFromArray" });
+    expect(plan.retain.find((r) => r.path === `${HELD_CHAT}/messages/m-04`)).toMatchObject({ action: "retain", holdId, deferredByHold: "delete" });
+    expect(plan.delete).not.toContain(`${HELD_CHAT}/messages/m-04`);
+  });
+
+  it("the purge past the grace period erases everything but the held chat, and keeps the request RETAINED_UNDER_HOLD", async () => {
+    await runNightlyPurge(runAsOf(AFTER_GRACE));
+    // Her profile and who she follows; Bo's follow of her.
+    for (const p of ["users/u-ana", "users/u-ana/following/u-bo", "users/u-ana/following/u-cy", "users/u-bo/following/u-ana"]) expect(await exists(p), p).toBe(false);
+    // Her post, with every comment under it (Bo's and Cy's too); her comment on Bo's post.
+    for (const p of ["posts/p-ana-1", "posts/p-ana-1/comments/c-ana-1", "posts/p-ana-1/comments/c-bo-1", "posts/p-ana-1/comments/c-cy-1", "posts/p-bo-1/comments/c-ana-2"]) {
+      expect(await exists(p), p).toBe(false);
+    }
+    // Her message in the unheld chat, and she is out of its members; Bo stays, with his message.
+    expect(await exists("chats/ch-ana-bo/messages/m-01")).toBe(false);
+    expect(await membersOf("chats/ch-ana-bo")).toEqual(["u-bo"]);
+    expect(await exists("chats/ch-ana-bo/messages/m-02")).toBe(true);
+    // The held chat still lists her and keeps her message.
+    expect(await membersOf(HELD_CHAT)).toEqual(["u-ana", "u-bo", "u-cy"]);
+    expect(await exists(`${HELD_CHAT}/messages/m-04`)).toBe(true);
+    // Nobody else's data moved.
+    for (const p of ["users/u-bo", "users/u-cy", "users/u-cy/following/u-bo", "posts/p-bo-1", "posts/p-bo-1/comments/c-cy-2", "posts/p-cy-1", "chats/ch-bo-cy/messages/m-06"]) {
+      expect(readGoverned((await db().doc(p).get()).data())?.lifecycleState, p).toBe("ACTIVE");
+    }
+    expect(await membersOf("chats/ch-bo-cy")).toEqual(["u-bo", "u-cy"]);
+    expect(await requestState(requestId)).toBe("RETAINED_UNDER_HOLD");
+    await expectEvidenceVerifies();
+  });
+
+  it("after the hold's release the next run takes the held chat too, and the request ends PURGED", async () => {
+    await releaseHoldById({ holdId, reason: "case closed", actor: { type: "staff", id: "s-eli" }, nowMs: AFTER_GRACE + 1000 });
+    const next = AFTER_GRACE + DAY_MS;
+    await runNightlyPurge(runAsOf(next));
+    expect(await exists(`${HELD_CHAT}/messages/m-04`)).toBe(false);
+    expect(await membersOf(HELD_CHAT)).toEqual(["u-bo", "u-cy"]);
+    for (const p of [`${HELD_CHAT}/messages/m-03`, `${HELD_CHAT}/messages/m-05`]) {
+      expect(readGoverned((await db().doc(p).get()).data())?.lifecycleState, p).toBe("ACTIVE");
+    }
+    expect(readGoverned((await db().doc(HELD_CHAT).get()).data())).toMatchObject({ lifecycleState: "ACTIVE", legalHold: false });
+    expect(await requestState(requestId)).toBe("PURGED");
+    await expect(getAuth(adminApp()).getUser("u-ana")).rejects.toMatchObject({ code: "auth/user-not-found" });
+    await expect(getAuth(adminApp()).getUser("u-bo")).resolves.toMatchObject({ uid: "u-bo" });
+    // Nothing of hers is left to plan.
+    const plan = await planSubject(ANA, next);
+    expect(plan.delete).toEqual([]);
+    expect(plan.retain).toEqual([]);
+    await expectEvidenceVerifies();
+  });
+});

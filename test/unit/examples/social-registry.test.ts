@@ -1,0 +1,94 @@
+// The social example's registry (examples/social/policies) passes the same checks the build runs over the
+// product's own registry, and it is shaped as an app without a scope kind must be: a data map in {uid} alone.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { checkRegistry, collectionsInRules } from "../../../functions/src/kernel/registry-check";
+import { PolicyIndex } from "../../../functions/src/kernel/policy";
+import { socialCollectionIds } from "../../../examples/social/data";
+import { SOCIAL_RULES_FILE, SOCIAL_VERSIONS_DIR, socialLock, socialRegistry } from "../../../examples/social/registry";
+import { loadVersion } from "../../helpers/policy";
+
+const files = (): Map<string, string> =>
+  new Map(
+    readdirSync(SOCIAL_VERSIONS_DIR)
+      .filter((f) => f.endsWith(".json"))
+      .sort()
+      .map((f) => [f, readFileSync(join(SOCIAL_VERSIONS_DIR, f), "utf8")] as const),
+  );
+
+function inUse(): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const c of collectionsInRules(readFileSync(SOCIAL_RULES_FILE, "utf8"))) m.set(c, "examples/social/firestore.rules");
+  for (const c of socialCollectionIds()) m.set(c, "the social demo data");
+  return m;
+}
+
+/** Every `{variable}` a data-map entry names, in its path, collection or filter values. */
+const variablesOf = (texts: readonly (string | undefined)[]): string[] => texts.flatMap((t) => [...(t ?? "").matchAll(/\{([A-Za-z]+)\}/g)].map((m) => m[1]!));
+
+describe("the social example's registry", () => {
+  it("passes the registry checks over its files, its lock and the collections its rules and data use", () => {
+    const r = checkRegistry({ files: files(), lock: socialLock(), collectionsInUse: inUse() });
+    expect(r.errors).toEqual([]);
+    expect(r.current?.version).toBe("v1");
+    // The rules name every collection of the app and of the product's control plane.
+    expect([...inUse().keys()].sort()).toEqual(
+      ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "following", "messages", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
+    );
+  });
+
+  it("declares users that belong to no scope, and a data map that names no variable but {uid}", () => {
+    const reg = socialRegistry();
+    expect(reg.subjects?.scope).toBeUndefined();
+    expect(reg.subjects?.user.scopeLookups).toEqual([]);
+    expect(reg.dataMap.tenant).toBeUndefined();
+    const vars = reg.dataMap.user.flatMap((e) => variablesOf([e.path, e.collection, ...e.where.map((w) => w[2])]));
+    expect(vars.length).toBeGreaterThan(0);
+    expect(new Set(vars)).toEqual(new Set(["uid"]));
+    const pol = new PolicyIndex(reg);
+    expect(pol.subjectVars({ type: "user", uid: "u-ana", tenantId: "" })).toEqual({ uid: "u-ana" });
+    expect(pol.scopeRecordPath("")).toBeNull();
+  });
+
+  it("a {tenantId} in its data map would be refused: the app has no scope kind", () => {
+    const text = files().get("v1.json")!.replace('"collection": "posts"', '"collection": "tenants/{tenantId}/posts"');
+    expect(text).not.toBe(files().get("v1.json"));
+    const r = checkRegistry({ files: new Map([["v1.json", text]]), lock: [{ version: "v1", file: "v1.json", sha256: "" }], collectionsInUse: new Map() });
+    expect(r.errors.join("\n")).toMatch(/dataMap\.user\.posts: \{tenantId\} is not a variable of this subject/);
+  });
+
+  it("holds a chat as a subtree, and says what each data-map entry does", () => {
+    const reg = socialRegistry();
+    expect(new PolicyIndex(reg).subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
+    const byId = new Map(reg.dataMap.user.map((e) => [e.id, e]));
+    expect([...byId.keys()].sort()).toEqual(["chats", "comments", "followers", "messages", "posts", "profile"]);
+    expect(byId.get("profile")).toMatchObject({ kind: "doc", path: "users/{uid}", action: "delete", recursive: true });
+    expect(byId.get("posts")).toMatchObject({ kind: "query", collection: "posts", where: [["authorId", "==", "{uid}"]], action: "delete", recursive: true });
+    expect(byId.get("posts")?.description).toMatch(/comments on the user's post go with the post/);
+    expect(byId.get("comments")).toMatchObject({ kind: "collectionGroup", collectionId: "comments", where: [["authorId", "==", "{uid}"]], action: "delete" });
+    expect(byId.get("chats")).toMatchObject({
+      kind: "query",
+      collection: "chats",
+      where: [["memberIds", "array-contains", "{uid}"]],
+      action: "removeFromArray",
+      arrayField: "memberIds",
+      reasonCode: "SHARED_THREAD",
+    });
+    expect(byId.get("messages")).toMatchObject({ kind: "collectionGroup", collectionId: "messages", where: [["senderId", "==", "{uid}"]], action: "delete" });
+  });
+
+  it("has the product's control plane: the same collections as the product's registry, with classes that mean the same", () => {
+    const social = new PolicyIndex(socialRegistry());
+    const product = new PolicyIndex(loadVersion("v3"));
+    const names = (p: PolicyIndex) => p.registry.controlPlane.map((c) => c.collection).sort();
+    expect(names(social)).toEqual(names(product));
+    for (const c of names(product)) {
+      const meaning = (p: PolicyIndex) => {
+        const cls = p.controlPlaneClass(c)!;
+        return { durationDays: cls.durationDays, mechanism: cls.mechanism, holdBehaviour: cls.holdBehaviour, archive: cls.archive, userDeletable: cls.userDeletable };
+      };
+      expect(meaning(social), c).toEqual(meaning(product));
+    }
+  });
+});
