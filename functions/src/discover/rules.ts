@@ -26,7 +26,7 @@ export const UNREVIEWED_CLASS = DRAFT_ONLY_CLASS;
 export interface SampledDoc {
   /** The document id. */
   id: string;
-  /** The full path, `posts/p-1/comments/c-1`. */
+  /** The full path, `notes/n-1/replies/r-1`. */
   path: string;
   /** Its top-level fields as read (only strings and arrays of strings are looked at). */
   fields: Readonly<Record<string, unknown>>;
@@ -34,7 +34,7 @@ export interface SampledDoc {
 
 /** The sample of one collection-id path: every document read under every parent sampled above it. */
 export interface CollectionSample {
-  /** Collection ids from the root: `["posts", "comments"]` for `posts/{postId}/comments/{commentId}`. */
+  /** Collection ids from the root: `["notes", "replies"]` for `notes/{noteId}/replies/{replyId}`. */
   collectionPath: readonly string[];
   docs: readonly SampledDoc[];
   /** Subcollection ids seen under the sampled documents, with how many of them have each. */
@@ -216,7 +216,7 @@ export function nextVersion(versions: readonly string[]): string {
   return `v${Math.max(0, ...numbers) + 1}`;
 }
 
-/** A collection id as a template variable: `posts` -> `postId`, `replies` -> `replyId`, `addresses` -> `addressId`, `user_logs` -> `userLogId`. */
+/** A collection id as a template variable: `replies` -> `replyId`, `addresses` -> `addressId`, `user_logs` -> `userLogId`. */
 export function variableFor(collectionId: string): string {
   const words = collectionId.split(/[^A-Za-z]+/).filter((w) => w.length > 0);
   if (words.length === 0) return "docId";
@@ -233,7 +233,7 @@ export function variableFor(collectionId: string): string {
   return `${camel}Id`;
 }
 
-/** kebab-case for entry ids: `authorId` -> `author-id`. */
+/** kebab-case for entry ids: `ownerUid` -> `owner-uid`. */
 function kebab(text: string): string {
   const k = text
     .replace(/([a-z0-9])([A-Z])/g, "$1-$2")
