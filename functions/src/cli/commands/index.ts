@@ -8,6 +8,7 @@ import { planCommand } from "./plan";
 import { replayErasuresCommand } from "./replay-erasures";
 import { reportCommand } from "./report";
 import { requestsCommand } from "./requests";
+import { rulesCommand } from "./rules";
 import { runCommand } from "./run";
 import { seedDemoCommand } from "./seed-demo";
 import { exportEvidenceCommand } from "./export-evidence";
@@ -27,4 +28,5 @@ export const COMMANDS: readonly Command[] = [
   approveCommand,
   replayErasuresCommand,
   exportCommand,
+  rulesCommand,
 ];
