@@ -20,11 +20,11 @@
 // EMULATOR_PORT_OFFSET=N shifts every port by N (writes firebase.port-N.json), so two developers or
 // helpers can run suites side by side on one machine. CI and the README use the fixed defaults.
 import { spawn, execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureLocalEvidenceKey } from "./local-evidence-key.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const GCLOUD_JAR = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar";
@@ -152,21 +152,6 @@ function queryLogEnv(label) {
   return { RETENTION_QUERY_LOG: dir, NODE_OPTIONS: nodeOptions };
 }
 
-/**
- * The emulators' evidence key: functions/.secret.local, which the Functions emulator reads for the
- * RETENTION_EVIDENCE_KEY secret and the CLI and in-process tests read too (platform/evidence-key.ts). A fresh
- * clone has none, so one is made here with a random key; it is git-ignored and never deployed. An existing
- * file is left alone (a developer may have put their own key in it).
- */
-function ensureLocalEvidenceKey() {
-  const file = join(root, "functions", ".secret.local");
-  if (existsSync(file) && /^RETENTION_EVIDENCE_KEY=\S{32,}/m.test(readFileSync(file, "utf8"))) return;
-  const existing = existsSync(file) ? readFileSync(file, "utf8").replace(/^RETENTION_EVIDENCE_KEY=.*\n?/m, "") : "";
-  const header = existing.length > 0 ? existing.replace(/\n?$/, "\n") : "# Emulator-only secrets (git-ignored; written by scripts/emulators.mjs). Production keys live in Secret Manager.\n";
-  writeFileSync(file, `${header}RETENTION_EVIDENCE_KEY=${randomBytes(32).toString("hex")}\n`, { mode: 0o600 });
-  process.stderr.write("[emulators] wrote a new evidence key to functions/.secret.local (emulators only)\n");
-}
-
 function requireJava() {
   try {
     execFileSync("java", ["-version"], { stdio: "ignore" });
@@ -208,7 +193,7 @@ async function main() {
   const withStorage = cliOnly.length < only.split(",").length;
   const withCli = cliOnly.length > 0;
   if (withCli) requireJava();
-  ensureLocalEvidenceKey();
+  if (ensureLocalEvidenceKey(root) !== "kept") process.stderr.write("[emulators] wrote a new evidence key to functions/.secret.local (emulators only)\n");
   const jar = withCli ? resolveFirestoreJar() : null;
   if (only.includes("functions") && !existsSync(join(root, "functions", "lib", "index.js"))) {
     fail("functions/lib/index.js is missing. Run `npm run build` first.");

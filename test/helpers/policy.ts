@@ -57,3 +57,51 @@ export function withOrderTracking(base: Registry = loadCurrent(), holdBehaviour:
     collections: [...base.collections, { pattern: TRACKING_PATTERN, retentionClass: "order-tracking-30d", anchorField: "createdAt" }],
   };
 }
+
+/**
+ * A small app's registry on the current version's classes, control plane and hold reasons: a single-tenant app
+ * (no scope kind: `users/{uid}` and `notes/{noteId}`) when `scope` is undefined, otherwise one whose users belong
+ * to a scope of that name and key (`workspace`, `workspaceId`: `workspaces/{workspaceId}/docs/{docId}`).
+ */
+export function smallAppRegistry(scope?: { name: string; key: string; collection: string }): Registry {
+  const base = loadCurrent();
+  const common = {
+    version: base.version,
+    effectiveFrom: base.effectiveFrom,
+    description: "A small app (test registry).",
+    classes: base.classes,
+    controlPlane: base.controlPlane,
+    holdReasons: base.holdReasons,
+    purge: base.purge,
+    processedEventTtlDays: base.processedEventTtlDays,
+  };
+  if (!scope) {
+    return RegistrySchema.parse({
+      ...common,
+      collections: [
+        { pattern: "users/{uid}", retentionClass: "user-delete" },
+        { pattern: "notes/{noteId}", retentionClass: "user-delete" },
+      ],
+      subjects: { user: { scopeLookups: [] } },
+      dataMap: {
+        user: [
+          { id: "profile", kind: "doc", path: "users/{uid}", action: "delete", recursive: true },
+          { id: "notes", kind: "query", collection: "notes", where: [["ownerUid", "==", "{uid}"]], action: "delete" },
+        ],
+      },
+    });
+  }
+  const record = `${scope.collection}/{${scope.key}}`;
+  return RegistrySchema.parse({
+    ...common,
+    collections: [
+      { pattern: record, retentionClass: "tenant-account" },
+      { pattern: `${record}/docs/{docId}`, retentionClass: "user-delete" },
+    ],
+    subjects: { user: { scopeLookups: [{ via: "claim", claim: scope.key }] }, scope: { name: scope.name, key: scope.key, record } },
+    dataMap: {
+      user: [{ id: "docs", kind: "query", collection: `${record}/docs`, where: [["authorUid", "==", "{uid}"]], action: "delete" }],
+      tenant: [{ id: "scope-tree", kind: "doc", path: record, action: "delete", recursive: true }],
+    },
+  });
+}

@@ -70,8 +70,8 @@ export const PARAMS = Object.fromEntries(Object.keys(SETTINGS).map((k) => [k, de
  * Secrets are not settings: they have no default, never appear in `functions/.env.local` (which is committed),
  * and reach a function only when it names them in its `secrets` (Cloud Functions then sets the environment
  * variable of the same name from Secret Manager). On the emulators the Functions emulator reads them from
- * `functions/.secret.local` (never committed; `scripts/emulators.mjs` creates it with a fresh key when it is
- * missing), and the CLI and in-process tests read the same file (`platform/evidence-key.ts`).
+ * `functions/.secret.local` (never committed; `npm ci` and `scripts/emulators.mjs` create it with a fresh key when
+ * it is missing: `scripts/local-evidence-key.mjs`), and the CLI and in-process tests read the same file (`platform/evidence-key.ts`).
  */
 export interface SecretSpec {
   env: string;

@@ -6,10 +6,16 @@ import { evidenceSecrets } from "../platform/evidence-key";
  * call, not memoised: it is an environment variable or a small file, and a test or a rotation may change it.
  */
 
+/**
+ * No evidence key where one is needed. Appending evidence refuses (evidence is never unsigned), so the work that
+ * would have recorded it does not commit. A callable answers it as `failed-precondition` with reason
+ * EVIDENCE_KEY_MISSING and this message (entrypoints/callable/shared.ts), so its caller can read what to fix.
+ */
 export class EvidenceKeyMissingError extends Error {
+  readonly reason = "EVIDENCE_KEY_MISSING";
   constructor() {
     super(
-      "No evidence key: a deployed function must bind the RETENTION_EVIDENCE_KEY secret; the CLI on a project needs RETENTION_EVIDENCE_KEY set; on the emulators, functions/.secret.local (scripts/emulators.mjs creates it).",
+      "EVIDENCE_KEY_MISSING: no evidence key, so no evidence can be signed and the call was refused. A deployed function must bind the RETENTION_EVIDENCE_KEY secret (Secret Manager); the CLI on a project needs RETENTION_EVIDENCE_KEY set; on the emulators the key is functions/.secret.local: run `npm ci` (or `node scripts/local-evidence-key.mjs`) to create it, then restart the emulators.",
     );
     this.name = "EvidenceKeyMissingError";
   }

@@ -6,6 +6,7 @@ import { logger } from "firebase-functions";
  */
 export type LogEvent =
   | "callable.rejected"
+  | "callable.evidence_key_missing"
   | "deletion.requested"
   | "deletion.closure.approved"
   | "deletion.cancelled"

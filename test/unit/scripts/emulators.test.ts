@@ -26,7 +26,7 @@ describe("emulator harness", () => {
     const clone = mkdtempSync(join(tmpdir(), "fresh-clone-"));
     mkdirSync(join(clone, "scripts"));
     mkdirSync(join(clone, "functions"));
-    copyFileSync(join(repoRoot, "scripts", "emulators.mjs"), join(clone, "scripts", "emulators.mjs"));
+    for (const f of ["emulators.mjs", "local-evidence-key.mjs"]) copyFileSync(join(repoRoot, "scripts", f), join(clone, "scripts", f));
     const emptyHome = mkdtempSync(join(tmpdir(), "no-emulator-home-"));
     const env: Record<string, string | undefined> = { ...process.env, HOME: emptyHome, GCLOUD_FIRESTORE_JAR: join(emptyHome, "missing.jar") };
     delete env.FIRESTORE_EMULATOR_BINARY_PATH;

@@ -9,6 +9,7 @@ import { planCommand } from "./plan";
 import { replayErasuresCommand } from "./replay-erasures";
 import { reportCommand } from "./report";
 import { requestsCommand } from "./requests";
+import { rulesCommand } from "./rules";
 import { runCommand } from "./run";
 import { seedDemoCommand } from "./seed-demo";
 import { exportEvidenceCommand } from "./export-evidence";
@@ -29,4 +30,5 @@ export const COMMANDS: readonly Command[] = [
   replayErasuresCommand,
   exportCommand,
   discoverCommand,
+  rulesCommand,
 ];

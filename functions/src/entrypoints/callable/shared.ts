@@ -2,6 +2,7 @@ import { HttpsError, onCall, type CallableOptions, type CallableRequest } from "
 import { z } from "zod";
 import { FUNCTION_SECRETS } from "../../config/params";
 import { DomainError } from "../../kernel/errors";
+import { EvidenceKeyMissingError } from "../../evidence/index";
 import type { Actor } from "../../evidence/rules";
 import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
@@ -42,6 +43,16 @@ export function toHttpsError(err: DomainError): HttpsError {
 }
 
 /**
+ * A callable that cannot sign its evidence (no evidence key: a deployment without the secret bound, or emulators
+ * started without functions/.secret.local) refuses with a reason its caller can read and act on, instead of the
+ * opaque INTERNAL an unknown error becomes. Nothing is written: evidence is appended inside the work's transaction,
+ * and the missing key stops it before the commit.
+ */
+export function evidenceKeyMissing(err: EvidenceKeyMissingError): HttpsError {
+  return new HttpsError("failed-precondition", err.message, { reason: err.reason });
+}
+
+/**
  * App Check for a user-facing callable: with enforcement on (the default; off only on the emulators), a
  * request without a verified App Check token is refused before anything else, with a reason the client can
  * act on. The SDK's own `enforceAppCheck` would read its setting once, when the module loads, and answer a bare
@@ -61,7 +72,8 @@ export interface CallableSettings extends Pick<CallableOptions, "timeoutSeconds"
 
 /**
  * Wraps a callable: App Check where it is required, authenticate, zod-parse the payload (invalid-argument
- * with readable issues, nothing written), run, and map domain errors. Unknown errors are rethrown untouched:
+ * with readable issues, nothing written), run, and map domain errors (and a missing evidence key, which is not a
+ * refusal of the domain but must still be readable). Unknown errors are rethrown untouched:
  * the SDK turns them into INTERNAL without sending their text to the client, and logs them.
  */
 export function callable<S extends z.ZodType, R>(
@@ -88,6 +100,10 @@ export function callable<S extends z.ZodType, R>(
       if (err instanceof DomainError) {
         log.warn("callable.rejected", { callable: name, reason: err.reason });
         throw toHttpsError(err);
+      }
+      if (err instanceof EvidenceKeyMissingError) {
+        log.error("callable.evidence_key_missing", { callable: name, reason: err.reason });
+        throw evidenceKeyMissing(err);
       }
       throw err;
     }

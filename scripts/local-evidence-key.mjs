@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+// The emulators' evidence key: functions/.secret.local, which the Functions emulator reads for the
+// RETENTION_EVIDENCE_KEY secret and the CLI and in-process tests read too (functions/src/platform/evidence-key.ts).
+// `npm ci` runs this (the root `prepare` script), and so does scripts/emulators.mjs, so a plain
+// `firebase emulators:start` or `emulators:exec` finds a key as well as the harness does.
+//
+//   node scripts/local-evidence-key.mjs
+//
+// Emulators only: the file is git-ignored and never deployed (firebase.json's functions ignore list), and outside
+// the emulators the code never reads it (a deployed function gets the key from Secret Manager). An existing key is
+// kept (a developer may have put their own in the file), as are the file's other lines. With NODE_ENV=production
+// (an install for a deployment or a production machine) nothing is written.
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const KEY = /^RETENTION_EVIDENCE_KEY=\S{32,}/m;
+
+/**
+ * Makes sure `<root>/functions/.secret.local` holds an evidence key. Returns what it did: "kept" (a key was
+ * there), "created" (no file), "added" (a file without a usable key: the key line is put in, the rest kept).
+ */
+export function ensureLocalEvidenceKey(root) {
+  const file = join(root, "functions", ".secret.local");
+  const before = existsSync(file) ? readFileSync(file, "utf8") : null;
+  if (before !== null && KEY.test(before)) return "kept";
+  const rest = before === null ? "" : before.replace(/^RETENTION_EVIDENCE_KEY=.*\n?/m, "");
+  const header =
+    rest.length > 0
+      ? rest.replace(/\n?$/, "\n")
+      : "# Emulator-only secrets (git-ignored; written by scripts/local-evidence-key.mjs). Production keys live in Secret Manager.\n";
+  writeFileSync(file, `${header}RETENTION_EVIDENCE_KEY=${randomBytes(32).toString("hex")}\n`, { mode: 0o600 });
+  return before === null ? "created" : "added";
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+  if (process.env.NODE_ENV === "production") {
+    process.stderr.write("[evidence-key] NODE_ENV=production: no emulator evidence key written (deployed functions use Secret Manager)\n");
+  } else if (ensureLocalEvidenceKey(root) !== "kept") {
+    process.stderr.write("[evidence-key] wrote a new evidence key to functions/.secret.local (emulators only)\n");
+  }
+}
