@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { PolicyIndex } from "../kernel/policy";
 import { RegistrySchema, type Registry } from "../kernel/policy-schema";
 import bundle from "../generated/registry.json";
@@ -8,6 +10,17 @@ let index: PolicyIndex | undefined;
 export function policy(): PolicyIndex {
   index ??= new PolicyIndex(RegistrySchema.parse(bundle.current));
   return index;
+}
+
+/**
+ * The published version an app's policies folder enforces (`<dir>/published.lock.json`'s last entry, from
+ * `<dir>/versions/`), validated: for tools that work on another app's registry than the bundled one.
+ */
+export function publishedRegistryIn(dir: string): Registry {
+  const lock = JSON.parse(readFileSync(join(dir, "published.lock.json"), "utf8")) as { file: string }[];
+  const last = lock[lock.length - 1];
+  if (!last) throw new Error(`${dir}/published.lock.json lists no published version`);
+  return RegistrySchema.parse(JSON.parse(readFileSync(join(dir, "versions", last.file), "utf8")));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { relative, resolve } from "node:path";
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
-import { policy } from "../../platform/registry";
+import { policy, publishedRegistryIn } from "../../platform/registry";
 import { applyRulesFile, planRulesFile, RulesFileMissingError, RulesGenerationError, RulesMarkerError, type RulesFilePlan } from "../../security-rules/index";
 import { EXIT, stringOpt, type Command, type OptionValues } from "../command";
 import { writeErr, writeJson, writeOut } from "../output";
@@ -15,7 +15,7 @@ export function rulesDiff(plan: RulesFilePlan, name: string): string {
 export const rulesCommand: Command = {
   name: "rules",
   summary: "Write the retention part of firestore.rules from the policy registry (or --check that it is current)",
-  usage: "retention rules [--rules <file>] [--check] [--json]",
+  usage: "retention rules [--rules <file>] [--policies <dir>] [--check] [--json]",
   details: `Rewrites the part of the rules file between the lines \`// <retention:begin>\` and \`// <retention:end>\` with
 what the current registry says: the functions the app's own match blocks call (signedIn, hasRole, isAppUser,
 isVisible, hasLiveExpiry, protectedFields, writesNoRetentionField, and for a registry with a scope kind its claim,
@@ -28,12 +28,14 @@ without them is refused (exit 2), never guessed at.
 
 Options:
   --rules <file>   the rules file (default: firestore.rules in the current directory)
+  --policies <dir> write from the registry an app's policies folder publishes (its published.lock.json's last
+                   version) instead of the bundled one, e.g. --policies examples/social/policies
   --check          write nothing; exit 1 when the file differs from what would be written (the diff says how)
   --json           machine-readable output: { file, registryVersion, changed, written, diff }
 
 Exit: 0 written, or already current; 1 (--check) the file differs; 2 usage error: a missing file, missing or
 misplaced markers, a registry the rules cannot be written from.`,
-  options: { rules: { type: "string" }, check: { type: "boolean" } },
+  options: { rules: { type: "string" }, policies: { type: "string" }, check: { type: "boolean" } },
   positionals: [],
   needsFirestore: false,
   run({ values, json }) {
@@ -49,7 +51,8 @@ function writeRules(values: OptionValues, json: boolean): number {
   const check = values.check === true;
   let plan: RulesFilePlan;
   try {
-    plan = planRulesFile(file, policy().registry, name);
+    const policies = stringOpt(values, "policies");
+    plan = planRulesFile(file, policies ? publishedRegistryIn(resolve(policies)) : policy().registry, name);
   } catch (err) {
     if (err instanceof RulesFileMissingError || err instanceof RulesMarkerError || err instanceof RulesGenerationError) throw new UsageError(err.message);
     throw err;
