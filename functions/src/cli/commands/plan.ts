@@ -1,19 +1,21 @@
 import type { Subject } from "../../plan/rules";
 import { planSubject } from "../../plan/index";
+import { resolveUserSubject } from "../../requests/index";
 import { asOfOption, EXIT, stringOpt, type Command } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { UsageError } from "../target";
 
 export const planCommand: Command = {
   name: "plan",
-  summary: "Dry-run deletion plan for a user (--subject with --tenant) or a whole tenant (--tenant)",
-  usage: "retention plan (--subject <uid> --tenant <id> | --tenant <id>) [--json] [--as-of <iso>]",
+  summary: "Dry-run deletion plan for a user (--subject) or a whole tenant (--tenant)",
+  usage: "retention plan (--subject <uid> [--tenant <id>] | --tenant <id>) [--json] [--as-of <iso>]",
   details: `Walks the data map for the subject and prints the manifest planDeletion returns: the paths to delete,
 the paths retained or masked with their reasons, the external copies to review, the policy version and the
 manifestHash (SHA-256 of the canonical manifest; identical across runs on unchanged data). Read-only.
 
 Options:
-  --subject <uid>   the user to plan for (needs --tenant: the tenant the user belongs to)
+  --subject <uid>   the user to plan for; with --tenant, in that tenant (the registry's scope), else in the
+                    scope the registry's lookups find (none in an app without scopes)
   --tenant <id>     the tenant (alone: plan the closure of the whole tenant)
   --as-of <iso>     plan as though it were that time (emulators only)
   --json            machine-readable output
@@ -23,11 +25,15 @@ Exit: 0 planned, 2 usage or connection error.`,
   positionals: [],
   needsFirestore: true,
   validate({ values, target }) {
-    subjectFrom(stringOpt(values, "subject"), stringOpt(values, "tenant"));
+    const uid = stringOpt(values, "subject");
+    if (uid !== undefined && stringOpt(values, "tenant") === undefined) userFrom(uid);
+    else subjectFrom(uid, stringOpt(values, "tenant"));
     asOfOption(values, target);
   },
   async run({ values, json, target }) {
-    const subject = subjectFrom(stringOpt(values, "subject"), stringOpt(values, "tenant"));
+    const uid = stringOpt(values, "subject");
+    const tenantId = stringOpt(values, "tenant");
+    const subject = uid !== undefined && tenantId === undefined ? await resolveUserSubject(userFrom(uid)) : subjectFrom(uid, tenantId);
     const asOfMs = asOfOption(values, target);
     const plan = await planSubject(subject, asOfMs ?? Date.now());
     if (json) {
@@ -48,7 +54,7 @@ Exit: 0 planned, 2 usage or connection error.`,
     if (plan.externalCopiesToReview.length > 0) parts.push(table(["EXTERNAL COPY TO REVIEW"], plan.externalCopiesToReview.map((p) => [p])), "");
     parts.push(
       keyValues([
-        ["subject", subject.type === "user" ? `user ${subject.uid} in ${subject.tenantId}` : `tenant ${subject.tenantId}`],
+        ["subject", subject.type === "user" ? `user ${subject.uid}${subject.tenantId ? ` in ${subject.tenantId}` : ""}` : `tenant ${subject.tenantId}`],
         ["delete", plan.delete.length],
         ["retain", plan.retain.length],
         ["external copies", plan.externalCopiesToReview.length],
@@ -63,8 +69,14 @@ Exit: 0 planned, 2 usage or connection error.`,
 
 const ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
+/** A uid given alone: checked here, its scope found by the registry's lookups at run time. */
+export function userFrom(uid: string): string {
+  if (!ID.test(uid)) throw new UsageError(`--subject ${JSON.stringify(uid)} is not a valid uid.`);
+  return uid;
+}
+
 export function subjectFrom(uid: string | undefined, tenantId: string | undefined): Subject {
-  if (tenantId === undefined) throw new UsageError("plan needs --tenant <id> (with --subject <uid> for one user).");
+  if (tenantId === undefined) throw new UsageError("plan needs --subject <uid> or --tenant <id>.");
   if (!ID.test(tenantId)) throw new UsageError(`--tenant ${JSON.stringify(tenantId)} is not a valid id.`);
   if (uid === undefined) return { type: "tenant", tenantId };
   if (!ID.test(uid)) throw new UsageError(`--subject ${JSON.stringify(uid)} is not a valid uid.`);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { subjectFrom } from "../../../../functions/src/cli/commands/plan";
+import { subjectFrom, userFrom } from "../../../../functions/src/cli/commands/plan";
 import { summaryFailed } from "../../../../functions/src/cli/commands/run";
 import { keyValues, progressLine, table } from "../../../../functions/src/cli/output";
 import { mainHelp, runCli } from "../../../../functions/src/cli/run";
@@ -20,6 +20,9 @@ describe("retention CLI pieces", () => {
     expect(subjectFrom(undefined, "t-1")).toEqual({ type: "tenant", tenantId: "t-1" });
     expect(() => subjectFrom("u-1", undefined)).toThrow(UsageError);
     expect(() => subjectFrom("u/1", "t-1")).toThrow(UsageError);
+    // A uid alone: its scope is found at run time by the registry's lookups (none in an app without scopes).
+    expect(userFrom("u-1")).toBe("u-1");
+    expect(() => userFrom("u/1")).toThrow(UsageError);
   });
 
   it("a job summary fails on ok:false or findings > 0", () => {
