@@ -156,6 +156,8 @@ export const SubjectsSchema = z
         description: z.string().min(1).optional(),
         /** Where a user's scope is found; empty when the app has no scope kind. */
         scopeLookups: z.array(ScopeLookupSchema).default([]),
+        /** The class whose grace and due periods govern a user's erasure (default: the product's `user-delete`). */
+        requestClass: kebab.optional(),
       })
       .strict(),
     scope: z
@@ -166,6 +168,8 @@ export const SubjectsSchema = z
         key: variableName,
         /** Its own record, which a hold holds as a subtree: `workspaces/{workspaceId}`. */
         record: docPattern,
+        /** The class whose grace and due periods govern the scope's closure (default: the product's `tenant-account`). */
+        requestClass: kebab.optional(),
         description: z.string().min(1).optional(),
       })
       .strict()
@@ -234,6 +238,10 @@ export const RegistrySchema = z
       const scope = r.subjects.scope;
       if (scope && !r.dataMap.tenant) ctx.addIssue({ code: "custom", message: `dataMap.tenant: a scope kind (${scope.name}) needs its closure's data map` });
       if (!scope && r.dataMap.tenant) ctx.addIssue({ code: "custom", message: "dataMap.tenant needs subjects.scope" });
+      for (const [who, id] of [["user", r.subjects.user.requestClass], ["scope", scope?.requestClass]] as const) {
+        const cls = id === undefined ? undefined : r.classes.find((c) => c.id === id);
+        if (id !== undefined && cls?.dueDays === undefined) ctx.addIssue({ code: "custom", message: `subjects.${who}.requestClass ${id} must name a class with dueDays` });
+      }
       const allowed = new Set(["uid", ...(scope ? [scope.key] : [])]);
       for (const [kind, entries] of Object.entries(r.dataMap)) {
         for (const e of entries ?? []) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PolicyIndex } from "../../../functions/src/kernel/policy";
+import { DAY_MS, PolicyIndex } from "../../../functions/src/kernel/policy";
+import { requestClassOf, requestPeriods } from "../../../functions/src/requests/rules/requests";
 import { RegistrySchema, type Registry } from "../../../functions/src/kernel/policy-schema";
 import { buildDeletionPlan } from "../../../functions/src/plan/rules";
 import { maskedFieldNames, maskResidue } from "../../../functions/src/purge/rules/batches";
@@ -62,6 +63,16 @@ describe("subjects in the registry", () => {
     expect(issues(singleTenant({ dataMap: { user: [...(singleTenant() as Registry).dataMap.user, stray] } }))).toContain("dataMap.user.x: {teamId} is not a variable of this subject");
     const noField = { id: "y", kind: "query", collection: "chats", where: [["memberIds", "array-contains", "{uid}"]], action: "removeFromArray", reason: "r", reasonCode: "R" };
     expect(issues(singleTenant({ dataMap: { user: [noField] } }))).toContain("y: removeFromArray needs arrayField");
+  });
+
+  it("a request's periods come from the class the registry names for it, else the product's conventional one", () => {
+    const named = RegistrySchema.parse(singleTenant({ subjects: { user: { scopeLookups: [], requestClass: "tenant-account" } } }));
+    const ada = { type: "user" as const, uid: "u-1", tenantId: "" };
+    expect(requestClassOf(ada, new PolicyIndex(named))).toBe("tenant-account");
+    expect(requestPeriods(ada, 0, new PolicyIndex(named))).toEqual({ graceEndsAtMs: 30 * DAY_MS, dueAtMs: 60 * DAY_MS });
+    expect(requestClassOf(ada, new PolicyIndex(loadCurrent()))).toBe("user-delete");
+    const unknown = RegistrySchema.safeParse(singleTenant({ subjects: { user: { scopeLookups: [], requestClass: "session-30d" } } }));
+    expect(unknown.error?.issues.map((i) => i.message)).toEqual(["subjects.user.requestClass session-30d must name a class with dueDays"]);
   });
 
   it("plans a member leaving a chat as removeFromArray, kept for the others, and a held chat as retained", () => {

@@ -132,7 +132,10 @@ export function assertRequestMove(from: RequestState, to: RequestState): void {
   }
 }
 
-/** The retention classes whose grace and due periods govern a user's erasure and a tenant's closure. */
+/**
+ * The retention classes whose grace and due periods govern a user's erasure and a scope's closure when the
+ * registry names none (`subjects.user.requestClass`, `subjects.scope.requestClass`): the product's conventions.
+ */
 export const USER_DELETE_CLASS = "user-delete";
 export const TENANT_CLOSURE_CLASS = "tenant-account";
 
@@ -181,7 +184,7 @@ export const needsApproval = (subject: Subject): boolean => subject.type === "te
 
 /** The grace and due periods of a request starting at `startMs` (its opening, or a closure's approval). */
 export function requestPeriods(subject: Subject, startMs: number, policy: PolicyIndex): { graceEndsAtMs: number; dueAtMs: number } {
-  const classId = requestClassOf(subject);
+  const classId = requestClassOf(subject, policy);
   const cls = policy.classById(classId);
   if (!cls || cls.dueDays === undefined) {
     throw new Error(`registry ${policy.version}: class ${classId} with dueDays is required for deletion requests`);
@@ -189,8 +192,11 @@ export function requestPeriods(subject: Subject, startMs: number, policy: Policy
   return { graceEndsAtMs: startMs + (cls.graceDays ?? 0) * DAY_MS, dueAtMs: startMs + cls.dueDays * DAY_MS };
 }
 
-/** The class whose grace and due periods govern a request: `user-delete` for a user, `tenant-account` for a tenant. */
-export const requestClassOf = (subject: Subject): string => (subject.type === "user" ? USER_DELETE_CLASS : TENANT_CLOSURE_CLASS);
+/** The class whose grace and due periods govern a request: the registry's, else `user-delete` for a user, `tenant-account` for a scope. */
+export function requestClassOf(subject: Subject, policy: PolicyIndex): string {
+  const named = subject.type === "user" ? policy.registry.subjects?.user.requestClass : policy.registry.subjects?.scope?.requestClass;
+  return named ?? (subject.type === "user" ? USER_DELETE_CLASS : TENANT_CLOSURE_CLASS);
+}
 
 /**
  * A new deletion request. Grace and due periods come from the subject's class (`requestClassOf`), so a change
