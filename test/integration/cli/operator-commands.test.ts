@@ -3,27 +3,13 @@
  * process against the emulators: --json output, exit codes 0/1/2, and the operator acting as the Auth staff
  * user they are (roles and the two-person rule apply, as in the console).
  */
-import { execFile } from "node:child_process";
-import { join } from "node:path";
 import { Timestamp } from "firebase-admin/firestore";
 import { beforeAll, describe, expect, it } from "vitest";
 import { evidenceDocId } from "../../../functions/src/evidence/rules";
 import { openDeletionRequest } from "../../../functions/src/requests/index";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
-import { repoRoot } from "../../helpers/policy";
+import { retention, type Run } from "../../helpers/cli";
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const retention = (args: string[]): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot, "bin", "retention.js"), ...args], { cwd: repoRoot, env: process.env, timeout: 90_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
 const json = <T = Record<string, unknown>>(r: Run): T => JSON.parse(r.stdout) as T;
 
 describe("operator commands: holds, requests, explain, approve", () => {

@@ -3,7 +3,6 @@
  * comments, chats with messages, an unrelated config collection) and three Auth users. The draft must propose the
  * app's user data map, list config as unclassified, read no more than its bounds, and write nothing.
  */
-import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { discoverDraft, UNREVIEWED_CLASS, type DiscoverDraft } from "../../../functions/src/discover/index";
 import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { retention } from "../../helpers/cli";
 import { repoRoot } from "../../helpers/policy";
 
 const USERS = ["u-ana", "u-bo", "u-cy"];
@@ -62,17 +62,6 @@ async function everything(firestore: Firestore): Promise<Map<string, string>> {
   return out;
 }
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-const retention = (args: string[]): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot, "bin", "retention.js"), ...args], { cwd: repoRoot, env: process.env, timeout: 90_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
 
 describe("retention discover on a social app", () => {
   let draft: DiscoverDraft;

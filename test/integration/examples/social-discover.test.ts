@@ -1,26 +1,16 @@
 // `retention discover` run on the social example's seeded data, compared with the example's hand-written registry:
 // every difference between the drafted user data map and the reviewed one is listed, and each is one the docs
 // explain (docs/DISCOVER.md, "Drafted against hand-written: the social example").
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SOCIAL_DATABASE, socialRegistry } from "../../../examples/social/registry";
-import { seedSocial, useSocialRegistry } from "../../../examples/social/seed";
+import { seedSocial } from "../../../examples/social/seed";
 import { DEFAULT_SAMPLE, discoverDraft } from "../../../functions/src/discover/index";
 import { RegistrySchema, type DataMapEntry } from "../../../functions/src/kernel/policy-schema";
 import { settings } from "../../../functions/src/platform/settings";
 import { clearAuth, clearFirestore } from "../../helpers/emulator";
+import { onSocialExample } from "../../helpers/social";
 
-const previousDatabase = process.env.RETENTION_DATABASE_ID;
-process.env.RETENTION_DATABASE_ID = SOCIAL_DATABASE;
-
-let restoreRegistry: () => void = () => undefined;
-beforeAll(() => {
-  restoreRegistry = useSocialRegistry();
-});
-afterAll(() => {
-  restoreRegistry();
-  if (previousDatabase === undefined) delete process.env.RETENTION_DATABASE_ID;
-  else process.env.RETENTION_DATABASE_ID = previousDatabase;
-});
+onSocialExample();
 
 /** What an entry reaches: its kind, its target and its filters (ids and prose are the reviewer's). */
 const reach = (e: DataMapEntry): string => `${e.kind} ${e.path ?? e.collection ?? e.collectionId ?? ""}${e.where.map((w) => ` ${w.join(" ")}`).join("")}`;
