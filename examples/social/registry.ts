@@ -31,6 +31,11 @@ export function socialRegistry(): Registry {
   return RegistrySchema.parse(JSON.parse(readFileSync(join(SOCIAL_VERSIONS_DIR, current.file), "utf8")));
 }
 
+/** Every version the app has published, oldest first. */
+export function socialPublished(): Registry[] {
+  return socialLock().map((l) => RegistrySchema.parse(JSON.parse(readFileSync(join(SOCIAL_VERSIONS_DIR, l.file), "utf8"))));
+}
+
 export const socialPolicy = (): PolicyIndex => new PolicyIndex(socialRegistry());
 
 /** Whether `active` (the registry a process enforces) is the example's current version. */

@@ -3,7 +3,7 @@ import { writeGoverned } from "../../functions/src/platform/governed-repo";
 import { adminApp } from "../../functions/src/platform/firestore";
 import { policy, useRegistryForTests } from "../../functions/src/platform/registry";
 import { SOCIAL_DOCS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
-import { isSocialRegistry, socialRegistry } from "./registry";
+import { isSocialRegistry, socialPublished, socialRegistry } from "./registry";
 
 /** The app has no scope kind: its users belong to no tenant, so every governed write names none. */
 export const NO_SCOPE = "";
@@ -13,7 +13,7 @@ export const NO_SCOPE = "";
  * test seam, platform/registry.ts). Returns the undo.
  */
 export function useSocialRegistry(): () => void {
-  useRegistryForTests(socialRegistry());
+  useRegistryForTests(socialRegistry(), socialPublished());
   return () => useRegistryForTests(undefined);
 }
 

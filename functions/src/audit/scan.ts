@@ -19,7 +19,6 @@ import {
 } from "./rules";
 import type { ActiveHoldRef } from "../kernel/held";
 import { parentDocumentPath, segments } from "../kernel/paths";
-import bundle from "../generated/registry.json";
 import { newStats, tallyDoc, tallyRequest, type AuditStats } from "./stats";
 import { pages } from "../platform/streams";
 import { PurgeOwnerChecker } from "./purge-owners";
@@ -27,7 +26,7 @@ import { SubjectChecker } from "./subjects";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { GOVERNED_FIELDS, toMs } from "../platform/governed-doc";
 import { activeHolds } from "../holds/index";
-import { policy } from "../platform/registry";
+import { policy, publishedVersions } from "../platform/registry";
 
 export { DUE_BUCKETS, type AuditStats, type ClassStats, type UrgentRequest } from "./stats";
 
@@ -114,8 +113,8 @@ class AuditRun {
   ) {
     this.ctx = {
       policy: policy(),
-      publishedVersions: bundle.published.map((p) => p.version),
-      retentionByVersion: new Map(bundle.published.map((p) => [p.version, p.retention])),
+      publishedVersions: publishedVersions().map((p) => p.version),
+      retentionByVersion: new Map(publishedVersions().map((p) => [p.version, p.retention])),
       activeHolds: holds,
       nowMs: opts.nowMs,
       thresholds: opts.thresholds ?? DEFAULT_THRESHOLDS,

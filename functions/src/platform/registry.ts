@@ -1,10 +1,27 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PolicyIndex } from "../kernel/policy";
+import { retentionFingerprints } from "../kernel/policy-fingerprint";
 import { RegistrySchema, type Registry } from "../kernel/policy-schema";
 import bundle from "../generated/registry.json";
 
 let index: PolicyIndex | undefined;
+/** The published versions behind the enforced one, when a seam put another app's registry in force. */
+let publishedOverride: PublishedVersion[] | undefined;
+
+/** A published version as the audit compares against it: its name and its retention fingerprints. */
+export interface PublishedVersion {
+  version: string;
+  retention: ReturnType<typeof retentionFingerprints>;
+}
+
+/**
+ * Every published version of the registry in force, oldest first: the bundle's, or those the seam was given with
+ * another app's registry (that app's history is not in this bundle).
+ */
+export function publishedVersions(): readonly PublishedVersion[] {
+  return publishedOverride ?? bundle.published;
+}
 
 /** The current published registry version, bundled at build time and validated once on first use. */
 export function policy(): PolicyIndex {
@@ -25,8 +42,11 @@ export function publishedRegistryIn(dir: string): Registry {
 
 /**
  * Test seam: enforces `registry` in this process instead of the bundled version (undefined: the bundle again),
- * so a suite can try a class the published registry does not have yet. Validated as the bundle is.
+ * so a suite can try a class the published registry does not have yet. Validated as the bundle is. `published`:
+ * the published versions of another app whose registry this is (the audit checks documents' versions against
+ * them); without it, the bundle's.
  */
-export function useRegistryForTests(registry: Registry | undefined): void {
+export function useRegistryForTests(registry: Registry | undefined, published?: readonly Registry[]): void {
   index = registry === undefined ? undefined : new PolicyIndex(RegistrySchema.parse(registry));
+  publishedOverride = registry === undefined || published === undefined ? undefined : published.map((r) => ({ version: r.version, retention: retentionFingerprints(RegistrySchema.parse(r)) }));
 }

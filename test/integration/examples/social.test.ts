@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOCIAL_DOCS, SOCIAL_USERS } from "../../../examples/social/data";
 import { SOCIAL_DATABASE } from "../../../examples/social/registry";
 import { NO_SCOPE, seedSocial, useSocialRegistry } from "../../../examples/social/seed";
+import { scanRetention } from "../../../functions/src/audit/index";
 import { verifyEvidence } from "../../../functions/src/evidence/index";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
@@ -239,6 +240,10 @@ describe("the social example: Ana's erasure end to end, one of her chats under a
     expect(plan.delete).toEqual([]);
     expect(plan.retain).toEqual([]);
     await expectEvidenceVerifies();
+    // The retention audit over the example's data finds nothing wrong: no orphan, no leftover of the erasure.
+    const audit = await scanRetention({ nowMs: next });
+    expect(audit.findings).toEqual([]);
+    expect(audit.stats.documents).toBeGreaterThan(0);
   });
 });
 
