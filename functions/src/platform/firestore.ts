@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { getApps, initializeApp, type App } from "firebase-admin/app";
 import { getFirestore, type Firestore } from "firebase-admin/firestore";
 import { settings } from "./settings";
+import { retryClosedTransaction } from "./transactions";
 
 let app: App | undefined;
 const dbs = new Map<string, Firestore>();
@@ -15,13 +16,17 @@ export function adminApp(): App {
 
 /**
  * The governed database (configurable: it is not always `(default)`), created lazily and memoised. Inside an
- * `inDatabase` scope it is the scope's database.
+ * `inDatabase` scope it is the scope's database. Its `runTransaction` runs a transaction again when the datastore
+ * closed it under contention before it committed anything (platform/transactions.ts#retryClosedTransaction: the
+ * emulator's answer where production's is ABORTED, which the SDK retries itself), for every transaction alike.
  */
 export function db(databaseId: string = scope.getStore() ?? settings.databaseId()): Firestore {
   let instance = dbs.get(databaseId);
   if (!instance) {
     instance = databaseId === "(default)" ? getFirestore(adminApp()) : getFirestore(adminApp(), databaseId);
     instance.settings({ ignoreUndefinedProperties: true });
+    const run = instance.runTransaction.bind(instance);
+    instance.runTransaction = (body, options) => retryClosedTransaction(() => run(body, options));
     dbs.set(databaseId, instance);
   }
   return instance;

@@ -68,7 +68,7 @@ export const isClosedTransaction = (err: unknown): boolean => {
 };
 
 /** Runs `attempt`, again (up to `tries` times in all) while it fails on a closed transaction. */
-export async function retryClosedTransaction<T>(attempt: () => Promise<T>, tries = 3): Promise<T> {
+export async function retryClosedTransaction<T>(attempt: () => Promise<T>, tries = 5): Promise<T> {
   for (let i = 1; ; i++) {
     try {
       return await attempt();

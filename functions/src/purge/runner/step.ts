@@ -5,7 +5,6 @@ import type { EvidenceBody } from "../../evidence/rules";
 import type { HoldSnapshot } from "../../holds/index";
 import { db } from "../../platform/firestore";
 import { fenceLease, leaseValue } from "../../platform/lease";
-import { retryClosedTransaction } from "../../platform/transactions";
 import { stepsOf, type PurgeStep } from "../rules/batches";
 import { recordProblem } from "../rules/manifest";
 import { batchEvidenceKey } from "../rules/unit";
@@ -67,9 +66,8 @@ export interface BatchSpec {
  */
 export async function inBatch(cp: UnitCheckpoint, spec: BatchSpec, env: StepEnv, body: (scope: BatchScope) => Promise<BatchDecisionResult>): Promise<BatchDecisionResult | null> {
   const hook = { unitKey: cp.unitKey, round: cp.round, step: spec.step, batch: spec.ordinal };
-  // A batch transaction the emulator closed under contention committed nothing: it runs again, as production's
-  // ABORTED does inside the SDK (platform/transactions.ts#retryClosedTransaction).
-  const decision = await retryClosedTransaction(() => db().runTransaction(async (tx) => {
+  // A batch transaction the emulator closed under contention runs again (platform/firestore.ts#db).
+  const decision = await db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, spec.step);
     if (!now) return null;
     const [batchSnap, holds] = await Promise.all([tx.get(spec.ref), env.holdView.inTx(tx)]);
@@ -84,7 +82,7 @@ export async function inBatch(cp: UnitCheckpoint, spec: BatchSpec, env: StepEnv,
     for (const e of d.evidence) evidence.append(purgeEvidence(env, cp, { ...e, detail: { ...detail, ...(e.detail ?? {}) } }));
     if (spec.inPoint) await fire(env, { point: spec.inPoint, ...hook, paths: d.paths });
     return { ...d, already: false };
-  }, EVIDENCE_TX));
+  }, EVIDENCE_TX);
   if (decision && !decision.already && spec.afterPoint) await fire(env, { point: spec.afterPoint, ...hook, paths: decision.paths });
   return decision;
 }
