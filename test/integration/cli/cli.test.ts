@@ -75,7 +75,7 @@ describe("npx retention", () => {
 
   it("usage errors exit 2 without touching Firestore", async () => {
     const unreachable = { ...process.env, FIRESTORE_EMULATOR_HOST: `127.0.0.1:${await closedPort()}` };
-    for (const args of [[], ["bogus"], ["audit", "--bogus"], ["audit", "extra"], ["plan"], ["plan", "--subject", "u-1001"], ["run"], ["run", "compactEverything"], ["audit", "--as-of", "yesterday"]]) {
+    for (const args of [[], ["bogus"], ["audit", "--bogus"], ["audit", "extra"], ["plan"], ["plan", "--subject", "u/1001"], ["run"], ["run", "compactEverything"], ["audit", "--as-of", "yesterday"]]) {
       const r = await retention(args, unreachable);
       expect(r.code, `retention ${args.join(" ")}: ${r.stderr}`).toBe(2);
       expect(r.stderr).not.toContain("Cannot reach Firestore");
@@ -218,6 +218,10 @@ describe("npx retention", () => {
     const direct = await planSubject({ type: "user", uid: "u-1001", tenantId: "t-acme" }, Date.now());
     expect(pa.manifestHash).toBe(direct.manifestHash);
     expect(pa.delete).toContain("userDirectory/u-1001");
+    // A uid alone: the registry's scope lookups find her tenant, and the plan is the same.
+    const alone = await retention(["plan", "--subject", "u-1001", "--json"]);
+    expect(alone.code, alone.stderr).toBe(0);
+    expect(json<{ manifestHash: string; subject: unknown }>(alone)).toMatchObject({ manifestHash: pa.manifestHash, subject: { type: "user", uid: "u-1001", tenantId: "t-acme" } });
     const table = await retention(["plan", "--tenant", "t-acme"]);
     expect(table.code).toBe(0);
     expect(table.stdout).toContain("manifestHash");
