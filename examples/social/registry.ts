@@ -18,6 +18,9 @@ export const SOCIAL_INDEXES_FILE = join(SOCIAL_DIR, "firestore.indexes.json");
  */
 export const SOCIAL_DATABASE = "social-example";
 
+/** The restored copy the example's restore drill replays the erasure ledger into: the example's too. */
+export const SOCIAL_RESTORED_DATABASE = "social-restored";
+
 /** The published versions, in the order the lock lists them; the last is the one the app enforces. */
 export function socialLock(): LockEntry[] {
   return JSON.parse(readFileSync(SOCIAL_LOCK_FILE, "utf8")) as LockEntry[];

@@ -13,7 +13,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { SOCIAL_DATABASE, SOCIAL_INDEXES_FILE } from "../../examples/social/registry";
+import { SOCIAL_DATABASE, SOCIAL_INDEXES_FILE, SOCIAL_RESTORED_DATABASE } from "../../examples/social/registry";
 import { analyse, appSources, formatReport, splitByDatabase, type AppDatabase, type LabelledLog, type LogRecord } from "./report";
 import type { IndexConfig } from "./rules";
 
@@ -23,7 +23,7 @@ const root = resolve(import.meta.dirname, "..", "..");
  * The example apps' databases: the queries the engine ran there are held to the app's own index file, as the app
  * would deploy it, and everything else to the product's.
  */
-const APPS: readonly AppDatabase[] = [{ database: SOCIAL_DATABASE, indexFile: SOCIAL_INDEXES_FILE, suite: "test/integration/examples/social.test.ts" }];
+const APPS: readonly AppDatabase[] = [SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_INDEXES_FILE, suite: "test/integration/examples/social.test.ts" }));
 
 function option(name: string, fallback: string): string {
   const i = process.argv.indexOf(name);

@@ -3,7 +3,7 @@
 // app has no scope kind, so the subject names no tenant.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOCIAL_DOCS, SOCIAL_USERS } from "../../../examples/social/data";
-import { SOCIAL_DATABASE } from "../../../examples/social/registry";
+import { SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE } from "../../../examples/social/registry";
 import { NO_SCOPE, seedSocial, useSocialRegistry } from "../../../examples/social/seed";
 import { scanRetention } from "../../../functions/src/audit/index";
 import { verifyEvidence } from "../../../functions/src/evidence/index";
@@ -248,7 +248,7 @@ describe("the social example: Ana's erasure end to end, one of her chats under a
 });
 
 /** A backup taken before Ana asked, restored after her erasure: the data as seeded, in its own database. */
-const RESTORED = "social-restored";
+const RESTORED = SOCIAL_RESTORED_DATABASE;
 
 describe("the social example: a backup restored after Ana's erasure is put right from the erasure ledger", () => {
   const replay = (apply: boolean) => replayErasures({ databaseId: RESTORED, apply, actor: { type: "staff", id: "s-dana" }, nowMs: AFTER_GRACE + 2 * DAY_MS });
