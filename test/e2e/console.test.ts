@@ -16,11 +16,11 @@ import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from "fireba
 import { connectFunctionsEmulator, getFunctions } from "firebase/functions";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_PASSWORD } from "../../functions/src/demo/atlasmart";
+import { DEMO_PASSWORD } from "../../examples/atlasmart/data";
 import { DAY_MS } from "../../functions/src/kernel/policy";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
-import { seedDemoScenario } from "../../functions/src/demo/scenario";
-import { seedDemo } from "../../functions/src/demo/seed";
+import { seedDemoScenario } from "../../examples/atlasmart/scenario";
+import { seedDemo } from "../../examples/atlasmart/seed";
 import { clearAuth, clearFirestore, db, PROJECT_ID } from "../helpers/emulator";
 import { repoRoot } from "../helpers/policy";
 

@@ -7,7 +7,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { z } from "zod";
 import { CALLABLE_NAMES, CALLABLES, holdTargetVerdict, type CallableOutput } from "../../../functions/src/contract";
-import { DEMO_DOCS } from "../../../functions/src/demo/atlasmart";
+import { DEMO_DOCS } from "../../../examples/atlasmart/data";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { assertHoldableClass, classifyHoldTarget, holdClassForPath } from "../../../functions/src/holds/rules";
 import type { approvePurgeRunHandler } from "../../../functions/src/entrypoints/callable/approve-purge-run";

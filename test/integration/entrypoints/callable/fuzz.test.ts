@@ -23,7 +23,7 @@ import { RequestTenantDeletionInput } from "../../../../functions/src/entrypoint
 import { ApproveTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/approve-tenant-deletion";
 import { CancelTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/cancel-tenant-deletion";
 import { ExplainDeletionInput, GetRetentionReportInput, ListBrakeRunsInput, ListDeletionRequestsInput, ListRetentionHoldsInput } from "../../../../functions/src/contract";
-import { DEMO_DOCS } from "../../../../functions/src/demo/atlasmart";
+import { DEMO_DOCS } from "../../../../examples/atlasmart/data";
 import { LIFECYCLE_STATES } from "../../../../functions/src/kernel/lifecycle";
 import { call, db } from "../../../helpers/emulator";
 import { callExpect, docData, freshDemo, snapshotDatabase, type Tokens } from "./support";
