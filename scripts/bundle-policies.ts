@@ -33,7 +33,8 @@ const option = (name: string): string | undefined => {
 const policiesDir = option("--policies") ?? join(root, "policies");
 const product = policiesDir === join(root, "policies");
 const rulesFile = option("--rules") ?? join(root, "firestore.rules");
-const outFile = option("--out") ?? join(root, "functions", "src", "generated", "registry.json");
+// Another app's policies are bundled only where --out says (never over the built-in registry).
+const outFile = option("--out") ?? (product ? join(root, "functions", "src", "generated", "registry.json") : null);
 const versionsDir = join(policiesDir, "versions");
 const lockPath = join(policiesDir, "published.lock.json");
 
@@ -73,14 +74,15 @@ if (errors.length > 0 || !current) {
   for (const e of errors) console.error(`  - ${e}`);
   process.exit(1);
 }
-if (!args.includes("--check")) {
+const write = !args.includes("--check") && outFile !== null;
+if (write) {
   // Each published version's retention fingerprints, so the audit can tell a document stamped with an older
   // version whose retention did not change (not stale) from one whose retention did.
   const published = lock.map(({ version, sha256, file }) => ({ version, sha256, retention: retentionFingerprints(RegistrySchema.parse(JSON.parse(files.get(file)!))) }));
   const bundle = { current, published };
   // The functions read it back with the same check (platform/registry.ts): a bundle that would not load is not written.
-  parseRegistryBundle(bundle, relative(root, outFile));
-  mkdirSync(dirname(outFile), { recursive: true });
-  writeFileSync(outFile, `${JSON.stringify(bundle, null, 2)}\n`);
+  parseRegistryBundle(bundle, relative(root, outFile!));
+  mkdirSync(dirname(outFile!), { recursive: true });
+  writeFileSync(outFile!, `${JSON.stringify(bundle, null, 2)}\n`);
 }
-console.log(`policy registry ok (${relative(root, policiesDir)}): current ${current.version}, ${lock.length} published version(s)${args.includes("--check") ? "" : `, bundled into ${relative(root, outFile)}`}`);
+console.log(`policy registry ok (${relative(root, policiesDir)}): current ${current.version}, ${lock.length} published version(s)${write ? `, bundled into ${relative(root, outFile!)}` : ""}`);
