@@ -161,7 +161,7 @@ describe("the compliance console in a browser", () => {
     await tab.getByTestId("timeline").getByText("Requested").waitFor();
     expect(await tab.getByTestId("timeline").textContent()).toContain("asked for by the person themselves");
     expect(await tab.getByTestId("timeline").textContent()).not.toContain("source user");
-    expect(await tab.getByTestId("opened-by").textContent()).toBe("the person themselves, in the AtlasMart app");
+    expect(await tab.getByTestId("opened-by").textContent()).toBe("the person themselves, in the app");
     expect(await tab.getByTestId("where-it-stands").textContent()).toMatch(/^Waiting out its grace period until /);
     // Nothing is erased yet: no "fully gone by" date, no ERASURE_COMPLETE.
     expect(await tab.getByTestId("fully-gone-by").textContent()).toBe("not yet: the erasure has not finished");

@@ -22,7 +22,7 @@ import { TransitionLifecycleInput } from "../../../../functions/src/entrypoints/
 import { RequestTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/request-tenant-deletion";
 import { ApproveTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/approve-tenant-deletion";
 import { CancelTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/cancel-tenant-deletion";
-import { ExplainDeletionInput, GetRetentionReportInput, ListBrakeRunsInput, ListDeletionRequestsInput, ListRetentionHoldsInput } from "../../../../functions/src/contract";
+import { ExplainDeletionInput, GetRetentionRegistryInput, GetRetentionReportInput, ListBrakeRunsInput, ListDeletionRequestsInput, ListRetentionHoldsInput } from "../../../../functions/src/contract";
 import { DEMO_DOCS } from "../../../../examples/atlasmart/data";
 import { LIFECYCLE_STATES } from "../../../../functions/src/kernel/lifecycle";
 import { call, db } from "../../../helpers/emulator";
@@ -353,6 +353,15 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       refusals: () => fc.tuple(fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger"), fc.option(fc.boolean(), { nil: undefined })).map(([token, skipSubjects]) => ({ payload: skipSubjects === undefined ? {} : { skipSubjects }, token })),
       documented: ["PERMISSION_DENIED/NOT_COMPLIANCE"],
     },
+    {
+      name: "getRetentionRegistry",
+      schema: GetRetentionRegistryInput,
+      base: () => ({}),
+      privileged: "clara",
+      unprivileged: "ada",
+      refusals: () => fc.constantFrom<TokenRole>("ada", "ben", "stranger").map((token) => ({ payload: {}, token })),
+      documented: ["PERMISSION_DENIED/NOT_STAFF"],
+    },
   ];
 }
 
@@ -419,6 +428,7 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
     "listBrakeRuns",
     "explainDeletion",
     "getRetentionReport",
+    "getRetentionRegistry",
   ];
   for (const [index, name] of names.entries()) {
     it(`${name}: only invalid-argument or documented refusals, and nothing written`, async () => {
