@@ -81,8 +81,8 @@ if (write) {
   const published = lock.map(({ version, sha256, file }) => ({ version, sha256, retention: retentionFingerprints(RegistrySchema.parse(JSON.parse(files.get(file)!))) }));
   const bundle = { current, published };
   // The functions read it back with the same check (platform/registry.ts): a bundle that would not load is not written.
-  parseRegistryBundle(bundle, relative(root, outFile!));
-  mkdirSync(dirname(outFile!), { recursive: true });
-  writeFileSync(outFile!, `${JSON.stringify(bundle, null, 2)}\n`);
+  parseRegistryBundle(bundle, relative(root, outFile));
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, `${JSON.stringify(bundle, null, 2)}\n`);
 }
-console.log(`policy registry ok (${relative(root, policiesDir)}): current ${current.version}, ${lock.length} published version(s)${write ? `, bundled into ${relative(root, outFile!)}` : ""}`);
+console.log(`policy registry ok (${relative(root, policiesDir)}): current ${current.version}, ${lock.length} published version(s)${write ? `, bundled into ${relative(root, outFile)}` : ""}`);

@@ -65,7 +65,7 @@ export const CALLABLES = {
     caller: "retention-admin",
     appCheck: false,
     summary: "Opens a tenant's closure, AWAITING_APPROVAL by a second staff member; an open closure of the tenant is returned as it is.",
-    refusals: ["permission-denied/NOT_RETENTION_ADMIN", "not-found/SUBJECT_NOT_FOUND"],
+    refusals: ["permission-denied/NOT_RETENTION_ADMIN", "not-found/SUBJECT_NOT_FOUND", "failed-precondition/NO_SCOPE_KIND"],
   }),
   approveTenantDeletion: spec({
     input: requests.ApproveTenantDeletionInput,
@@ -126,7 +126,7 @@ export const CALLABLES = {
     caller: "compliance",
     appCheck: false,
     summary: "The deletion manifest for a user or a tenant: what would be deleted, masked and kept, and why. Read-only.",
-    refusals: ["permission-denied/NOT_COMPLIANCE", "not-found/SUBJECT_NOT_FOUND"],
+    refusals: ["permission-denied/NOT_COMPLIANCE", "not-found/SUBJECT_NOT_FOUND", "failed-precondition/NO_SCOPE_KIND"],
   }),
   explainDeletion: spec({
     input: evidence.ExplainDeletionInput,

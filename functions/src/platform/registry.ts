@@ -46,10 +46,10 @@ function dotenvValue(file: string, key: string): string | undefined {
  * wins). The files matter while firebase-tools lists the functions: it passes them no user environment then, and the
  * list (the TTL triggers) must be the one the deployed code enforces. Empty: the built-in registry.
  */
-export function registryFileSetting(env: Readonly<Record<string, string | undefined>> = process.env, dir: string = CODEBASE_DIR): string {
+export function registryFileSetting(env: Readonly<Record<string, string | undefined>> = process.env, dir: string = CODEBASE_DIR, projectId: string = settings.projectId()): string {
   const fromEnv = env[REGISTRY_FILE.env];
   if (fromEnv !== undefined) return fromEnv;
-  const files = [".env", `.env.${settings.projectId()}`, ...(env.FUNCTIONS_EMULATOR === "true" || env.FIRESTORE_EMULATOR_HOST ? [".env.local"] : [])];
+  const files = [".env", `.env.${projectId}`, ...(env.FUNCTIONS_EMULATOR === "true" || env.FIRESTORE_EMULATOR_HOST ? [".env.local"] : [])];
   let value = "";
   for (const f of files) value = dotenvValue(join(dir, f), REGISTRY_FILE.env) ?? value;
   return value;
