@@ -10,11 +10,6 @@
 // database of its own (examples/social/registry.ts#SOCIAL_DATABASE) so that it never mixes with AtlasMart's data.
 // Exit: 0 seeded, 2 usage or a failure.
 import { parseArgs } from "node:util";
-import { seedDemoScenario } from "../examples/atlasmart/scenario";
-import { seedDemo } from "../examples/atlasmart/seed";
-import { isSocialRegistry, SOCIAL_DATABASE } from "../examples/social/registry";
-import { seedSocial, seedSocialScenario, useSocialRegistry } from "../examples/social/seed";
-import { policy } from "../functions/src/platform/registry";
 
 const USAGE = "usage: npm run seed -- <atlasmart|social> [--scenario] [--no-auth] [--json]";
 
@@ -32,10 +27,16 @@ async function main(): Promise<number> {
   if (withAuth && !process.env.FIREBASE_AUTH_EMULATOR_HOST) throw new UsageError("FIREBASE_AUTH_EMULATOR_HOST is not set: start the Auth emulator too, or pass --no-auth.");
   const nowMs = Date.now();
   let result: Record<string, unknown>;
+  // The engine and the examples load only once the usage is known to be good: a refusal is immediate.
   if (example === "atlasmart") {
+    const { seedDemo } = await import("../examples/atlasmart/seed");
+    const { seedDemoScenario } = await import("../examples/atlasmart/scenario");
     const seeded = await seedDemo({ nowMs, withAuth });
     result = { ...seeded, ...(values.scenario ? { scenario: await seedDemoScenario({ nowMs }) } : {}) };
   } else {
+    const { isSocialRegistry, SOCIAL_DATABASE } = await import("../examples/social/registry");
+    const { seedSocial, seedSocialScenario, useSocialRegistry } = await import("../examples/social/seed");
+    const { policy } = await import("../functions/src/platform/registry");
     if (!isSocialRegistry(policy().registry)) {
       process.env.RETENTION_DATABASE_ID ??= SOCIAL_DATABASE;
       useSocialRegistry();
