@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { parse as parseDotenv } from "dotenv";
 import { isAbsolute, join, resolve } from "node:path";
 import { REGISTRY_FILE } from "../config/params";
 import { PolicyIndex } from "../kernel/policy";
@@ -29,15 +30,10 @@ export interface PublishedVersion {
   retention: Record<string, string>;
 }
 
-/** One key's value in a dotenv file, as firebase-tools reads it (KEY=value, optionally quoted); undefined when absent. */
+/** One key's value in a dotenv file, as firebase-tools reads the functions' env files; undefined when absent. */
 function dotenvValue(file: string, key: string): string | undefined {
   if (!existsSync(file)) return undefined;
-  let value: string | undefined;
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    const m = /^\s*(?:export\s+)?([A-Za-z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
-    if (m?.[1] === key) value = m[2]!.replace(/^"(.*)"$|^'(.*)'$/, "$1$2");
-  }
-  return value;
+  return parseDotenv(readFileSync(file, "utf8"))[key];
 }
 
 /**
