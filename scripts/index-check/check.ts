@@ -15,7 +15,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { SOCIAL_DATABASE, SOCIAL_INDEXES_FILE, SOCIAL_RESTORED_DATABASE } from "../../examples/social/registry";
 import { analyse, appSources, formatReport, splitByDatabase, type AppDatabase, type LabelledLog, type LogRecord } from "./report";
-import type { IndexConfig } from "./rules";
+import type { IndexConfig } from "../../functions/src/indexes/rules";
 
 const root = resolve(import.meta.dirname, "..", "..");
 
