@@ -1,6 +1,7 @@
 import { getFunctions } from "firebase-admin/functions";
 import { hashCanonical } from "../kernel/canonical";
 import { adminApp } from "../platform/firestore";
+import { functionId } from "../platform/function-ids";
 import type { ApplyHold } from "./service";
 import { log } from "../platform/logs";
 
@@ -18,7 +19,7 @@ export interface ApplyHoldTask {
  */
 export async function enqueueHoldTask(task: ApplyHoldTask): Promise<void> {
   try {
-    await getFunctions(adminApp()).taskQueue<ApplyHoldTask>("applyRetentionHold").enqueue(task, { id: `ah-${hashCanonical(task).slice(0, 40)}` });
+    await getFunctions(adminApp()).taskQueue<ApplyHoldTask>(functionId("applyRetentionHold")).enqueue(task, { id: `ah-${hashCanonical(task).slice(0, 40)}` });
   } catch (err) {
     if ((err as { code?: string }).code === "functions/task-already-exists") return;
     throw err;

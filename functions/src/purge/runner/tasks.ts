@@ -1,6 +1,7 @@
 import { getFunctions } from "firebase-admin/functions";
 import { hashCanonical } from "../../kernel/canonical";
 import { adminApp } from "../../platform/firestore";
+import { functionId } from "../../platform/function-ids";
 import { log } from "../../platform/logs";
 
 /** The payload of one `purgeChunk` task: which unit, round and chain, where to start, and as of when. */
@@ -27,7 +28,7 @@ export function chunkTaskId(task: Pick<PurgeChunkTask, "unitKey" | "round" | "ge
 /** Enqueues a chunk on the `purgeChunk` queue. A duplicate id means it is already queued: that is the goal. */
 export const enqueueChunk: Enqueue = async (task) => {
   try {
-    await getFunctions(adminApp()).taskQueue<PurgeChunkTask>("purgeChunk").enqueue(task, { id: chunkTaskId(task) });
+    await getFunctions(adminApp()).taskQueue<PurgeChunkTask>(functionId("purgeChunk")).enqueue(task, { id: chunkTaskId(task) });
   } catch (err) {
     if ((err as { code?: string }).code === "functions/task-already-exists") return;
     throw err;
@@ -60,7 +61,7 @@ export function requestTaskId(task: Pick<PurgeRequestTask, "requestId" | "runKey
 /** Enqueues a deletion request on the `purgeRequest` queue. A duplicate id means it is already queued. */
 export const enqueueRequest: EnqueueRequest = async (task) => {
   try {
-    await getFunctions(adminApp()).taskQueue<PurgeRequestTask>("purgeRequest").enqueue(task, { id: requestTaskId(task) });
+    await getFunctions(adminApp()).taskQueue<PurgeRequestTask>(functionId("purgeRequest")).enqueue(task, { id: requestTaskId(task) });
   } catch (err) {
     if ((err as { code?: string }).code === "functions/task-already-exists") return;
     throw err;
