@@ -20,8 +20,8 @@ export const setupCommand: Command = {
   usage: "retention setup [--instance <id>] [--policies <dir>] [--console <site>] [--location <loc>] [--project <id>] [--check] [--json]",
   details: `Run in your Firebase project's folder, after \`functions:kits:install\`. For one instance of the kit it writes:
 - your published registry (--policies, default policies/) as a bundle into the kit's codebase
-  (registries/<instance>.json), named by RETENTION_REGISTRY_FILE in the instance's config .env: the registry comes
-  from your repository, never from inside the package;
+  (registries/<instance>.json, where the instance's functions read it): the registry comes from your repository,
+  never from inside the package;
 - the instance's emulator settings (.env.local beside it: App Check not enforced on the emulators);
 - the retention part of the rules file and the indexes file firebase.json names for the instance's governed database,
   between \`// <retention:begin>\` and \`// <retention:end>\` (the rules file needs the markers; the index file gets them
