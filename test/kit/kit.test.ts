@@ -15,6 +15,8 @@
  *    (stopped mid-unit in a process of its own, as an instance the rollout replaces), with requests open and a hold
  *    in place: the purge resumes from its checkpoint with no batch done twice, the requests finish, the hold keeps
  *    what it holds, the evidence chains verify across both versions.
+ * 4. a second instance of the kit, governing a database of its own, installed beside the first: both run on one
+ *    Functions emulator, each instance's callables, task queues and data its own (docs/KIT.md, "Several instances").
  * What cannot run here: the kit's Firestore delete triggers (ttlDeleted-*) load but get no events, because only a
  * Firestore emulator the same firebase-tools process started registers them (docs/KIT.md).
  */
@@ -27,7 +29,8 @@ import type { CallableName, CallableOutput } from "../../functions/src/contract"
 import { verifyEvidence } from "../../functions/src/evidence/verify";
 import { checkQuery } from "../../functions/src/indexes/rules";
 import { DAY_MS, PolicyIndex } from "../../functions/src/kernel/policy";
-import { adminApp } from "../../functions/src/platform/firestore";
+import { adminApp, inDatabase } from "../../functions/src/platform/firestore";
+import { setEnvLine } from "../../functions/src/setup/rules/project";
 import { registryQueries } from "../../functions/src/setup/rules/indexes";
 import { socialRegistry } from "../../examples/social/registry";
 import { seedSocial, useSocialRegistry } from "../../examples/social/seed";
@@ -50,6 +53,8 @@ import {
 } from "../helpers/kit";
 
 const PREFIX = "kit-retention-";
+/** The database the second instance governs. */
+const EU_DB = "social-eu";
 const kitFn = (name: string): string => `${PREFIX}${name}`;
 
 async function ok<N extends CallableName>(name: N, data: unknown, token: string): Promise<CallableOutput<N>> {
@@ -173,6 +178,16 @@ describe("the function kit, adopted into a project of its own", () => {
     expect(indexes.fieldOverrides).toContainEqual({ collectionGroup: "notifications", fieldPath: "expireAt", ttl: true, indexes: [{ order: "ASCENDING", queryScope: "COLLECTION" }] });
     for (const q of registryQueries(new PolicyIndex(socialRegistry()))) expect(checkQuery(indexes as never, q.shape).status, q.why).not.toBe("missing");
     expect(readFileSync(join(project, "firestore.indexes.json"), "utf8")).toContain("// <retention:begin>");
+
+    // The package's two exports resolve from the codebase: "./lib" gives the handlers without deploying anything.
+    const lib = run(process.execPath, ["-e", "const l = require('firestore-retention/lib'); console.log(JSON.stringify(Object.keys(l).sort()))"], codebase).stdout;
+    expect(JSON.parse(lib)).toEqual(expect.arrayContaining(["placeRetentionHoldHandler", "purgeOnSchedule", "handleAuthUserDeleted", "processTtlDelete", "enforceCodebaseRegistry"]));
+    expect(readJson<{ exports: Record<string, unknown>; peerDependencies: Record<string, string> }>(join(codebase, "node_modules", "firestore-retention", "package.json"))).toMatchObject({
+      exports: { ".": { types: "./lib/kit/index.d.ts" }, "./lib": { types: "./lib/kit/lib.d.ts" } },
+      peerDependencies: { "firebase-functions": "7.4.0" },
+    });
+    for (const f of ["lib/kit/index.d.ts", "lib/kit/lib.d.ts", "npm-shrinkwrap.json"]) expect(existsSync(join(codebase, "node_modules", "firestore-retention", f)), f).toBe(true);
+    expect(existsSync(join(codebase, "node_modules", "firestore-retention", "lib", "generated"))).toBe(false);
 
     // Setup is idempotent: a second run would change nothing.
     run("npx", ["--prefix", "retention", "retention", "setup", "--console", "my-app-retention", "--check"], project, offline);
@@ -337,5 +352,78 @@ describe("the function kit, adopted into a project of its own", () => {
     expect(verified.findings).toEqual([]);
     expect(verified.ok).toBe(true);
     expect(verified.macs).toBe("checked");
+  });
+  it("a second instance on a database of its own runs beside the first: its own functions, task queues, requests, holds and evidence", async () => {
+    await functions!.stop();
+    // The team's second governed database gets its own rules and indexes files in firebase.json, as any database does.
+    const fjFile = join(project, "firebase.json");
+    const fj = readJson<Record<string, unknown>>(fjFile);
+    fj.firestore = [
+      { database: "(default)", rules: "firestore.rules", indexes: "firestore.indexes.json" },
+      { database: EU_DB, rules: "social-eu.rules", indexes: "social-eu.indexes.json" },
+    ];
+    writeFileSync(fjFile, `${JSON.stringify(fj, null, 2)}\n`);
+    writeFileSync(join(project, "social-eu.rules"), rulesWithEmptyBlock());
+    writeFileSync(join(project, "social-eu.indexes.json"), `${JSON.stringify({ indexes: [], fieldOverrides: [] }, null, 2)}\n`);
+
+    // Installed again, the kit gets a second instance (firebase-tools names it); its config governs the EU database.
+    const offline = { npm_config_offline: "true" };
+    run(process.execPath, [FIREBASE_15, "functions:kits:install", "--directory", "retention", "--non-interactive", "--no-configure", "--project", KIT_PROJECT], project, { ...offline, FIREBASE_TOKEN: "offline-test-token" });
+    const instances = readJson<{ functions: { kit?: string; instances?: Record<string, string> }[] }>(fjFile).functions.find((f) => f.kit === "retention")!.instances!;
+    const second = Object.keys(instances).find((i) => i !== "retention")!;
+    expect(Object.keys(instances).sort()).toEqual(["retention", second].sort());
+    const envFile = join(project, instances[second]!, `.env.${KIT_PROJECT}`);
+    const envText = existsSync(envFile) ? readFileSync(envFile, "utf8") : "";
+    writeFileSync(envFile, setEnvLine(setEnvLine(envText, "RETENTION_DATABASE_ID", EU_DB), "RETENTION_LEDGER_DATABASE_ID", `${EU_DB}-ledger`));
+
+    // Setup refuses to run for "the" instance now that there are two, then writes the second's files only.
+    const rulesBefore = readFileSync(join(project, "firestore.rules"), "utf8");
+    const indexesBefore = readFileSync(join(project, "firestore.indexes.json"), "utf8");
+    expect(() => run("npx", ["--prefix", "retention", "retention", "setup"], project, offline)).toThrow(/Several instances of the kit/);
+    run("npx", ["--prefix", "retention", "retention", "setup", "--instance", second], project, offline);
+    expect(readJson<{ current: { version: string } }>(join(codebase, "registries", `${second}.json`)).current.version).toBe("v3");
+    expect(readFileSync(join(project, "social-eu.rules"), "utf8")).toContain("// <retention:begin>");
+    expect(readFileSync(join(project, "firestore.rules"), "utf8")).toBe(rulesBefore);
+    expect(readFileSync(join(project, "firestore.indexes.json"), "utf8")).toBe(indexesBefore);
+
+    const euFn = (name: string): string => `kit-${second}-${name}`;
+    functions = await startFunctions(project, [kitFn("requestAccountDeletion"), kitFn("applyRetentionHold"), euFn("requestAccountDeletion"), euFn("applyRetentionHold"), "greet"]);
+    const loaded = await loadedFunctions();
+    // Both instances' functions, as many of each (the second's ids start with the first's prefix, so count it apart).
+    const ofSecond = loaded.filter((f) => f.includes(`kit-${second}-`));
+    const ofFirst = loaded.filter((f) => f.includes(PREFIX) && !f.includes(`kit-${second}-`));
+    expect(ofSecond.length).toBeGreaterThanOrEqual(26);
+    expect(ofSecond.length).toBe(ofFirst.length);
+
+    // The EU database holds its own copy of the app's data.
+    await inDatabase(EU_DB, () => seedSocial({ nowMs: Date.now(), withAuth: false }));
+    const eu = (path: string) => db(EU_DB).doc(path);
+    tokens.bo = await idTokenFor({ uid: "u-bo" });
+
+    // A hold through the second instance: recorded in its database, flagged by its own task queue, unseen by the first.
+    const euHold = await call<{ holdId: string }>(euFn("placeRetentionHold"), { targetPath: "chats/ch-trio", reasonCode: "LITIGATION", note: "EU dispute" }, tokens.dana);
+    if (!euHold.ok) throw new Error(`${euFn("placeRetentionHold")} failed: ${JSON.stringify(euHold.error)}`);
+    const euHoldId = euHold.data.holdId;
+    await waitFor(async () => (await eu(`retentionHolds/${euHoldId}`).get()).get("applied") === true, `the hold's flagging task (${euFn("applyRetentionHold")})`, 120_000);
+    expect((await eu("chats/ch-trio/messages/m-04").get()).get("legalHold")).toBe(true);
+    expect(await exists(`retentionHolds/${euHoldId}`)).toBe(false);
+    expect((await ok("listRetentionHolds", { state: "ACTIVE" }, tokens.dana)).items.map((h) => h.holdId)).not.toContain(euHoldId);
+
+    // A request through the second instance: in its database, its data there soft-deleted; the first instance's
+    // database and lists untouched.
+    const euRequest = await call<{ requestId: string; state: string }>(euFn("requestAccountDeletion"), {}, tokens.bo);
+    if (!euRequest.ok) throw new Error(`${euFn("requestAccountDeletion")} failed: ${JSON.stringify(euRequest.error)}`);
+    expect(euRequest.data.state).toBe("PENDING");
+    expect((await eu(`deletionRequests/${euRequest.data.requestId}`).get()).get("uid")).toBe("u-bo");
+    expect((await eu("posts/p-bo-1").get()).get("lifecycleState")).toBe("SOFT_DELETED");
+    expect(await exists(`deletionRequests/${euRequest.data.requestId}`)).toBe(false);
+    expect((await ok("listDeletionRequests", {}, tokens.dana)).items.map((r) => r.requestId)).not.toContain(euRequest.data.requestId);
+
+    // Each instance's evidence chains verify on their own.
+    const euVerified = await inDatabase(EU_DB, () => verifyEvidence());
+    expect(euVerified.findings).toEqual([]);
+    expect(euVerified.ok).toBe(true);
+    const verified = await verifyEvidence();
+    expect(verified.findings).toEqual([]);
   });
 });
