@@ -180,7 +180,8 @@ function newRecord(input: PlaceHoldInput, holdId: string, targetType: HoldTarget
 async function placeDocumentHold(input: PlaceHoldInput, apply: ApplyHold): Promise<{ holdId: string }> {
   const ref = db().doc(input.targetPath);
   const holdRef = holdsCol().doc();
-  const more = await coversMore(ref.path);
+  // Objects held with the target (or with a document under it) are marked by the hold's walk too.
+  const more = coversObjects(input.targetPath) || (await coversMore(ref.path));
   const result = await db().runTransaction(async (tx) => {
     const same = await findSameActiveHold(tx, input);
     if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false };
@@ -287,6 +288,9 @@ async function coversMore(path: string): Promise<boolean> {
   ]);
   return !children.empty || !copies.empty || !copiesUnder.empty;
 }
+
+/** Whether a hold on `target` can cover objects of the data map (their heldWith document is the target or under it). */
+const coversObjects = (target: string): boolean => policy().allStorageEntries().some((e) => bindingsUnder(e, target) !== null);
 
 /** `scopeId`: the scope whose record the target is; for another subtree root, the scope its own fields name. */
 async function placeSubtreeHold(input: PlaceHoldInput, scopeId: string | null, apply: ApplyHold): Promise<{ holdId: string }> {

@@ -310,13 +310,21 @@ export const RegistrySchema = z
       }
       const allowed = new Set(["uid", ...(scope ? [scope.key] : [])]);
       for (const [kind, entries] of Object.entries(r.dataMap)) {
+        const own = kind === "tenant" ? new Set(scope ? [scope.key] : []) : allowed;
         for (const e of entries ?? []) {
+          // A scope's storage entry may name each user's objects under the scope's prefix: there {uid} is read from
+          // each object's name (`tenants/{tenantId}/users/{uid}/`), after the scope's key, which bounds the listing.
+          const wildcard = kind === "tenant" && e.kind === "storage" ? new Set(["uid"]) : new Set<string>();
           for (const text of [e.path, e.collection, ...e.where.map((w) => w[2]), e.prefix, e.object, e.heldWith]) {
             for (const m of (text ?? "").matchAll(/\{([A-Za-z]+)\}/g)) {
-              if (!allowed.has(m[1]!) || (kind === "tenant" && m[1] === "uid")) {
+              if (!own.has(m[1]!) && !wildcard.has(m[1]!)) {
                 ctx.addIssue({ code: "custom", message: `dataMap.${kind}.${e.id}: {${m[1]}} is not a variable of this subject` });
               }
             }
+          }
+          const first = templateVariables(e.prefix ?? e.object ?? "")[0];
+          if (e.kind === "storage" && first !== undefined && !own.has(first)) {
+            ctx.addIssue({ code: "custom", message: `dataMap.${kind}.${e.id}: the template's first variable must be the subject's own ({${first}} is not), so listing its objects stays within the subject` });
           }
         }
       }

@@ -3,7 +3,8 @@ import { isLifecycleState } from "../kernel/lifecycle";
 import { fillTemplate } from "../kernel/paths";
 import type { DiscoveredDoc, DiscoveredObject, Subject } from "./rules";
 import type { DataMapEntry, StorageEntry } from "../kernel/policy-schema";
-import { fillObjectTemplate, heldWithPath, objectPath, objectVars } from "../kernel/storage-map";
+import { fillObjectTemplate, heldWithPath, listingPrefix, objectPath, objectVars, templateOf } from "../kernel/storage-map";
+import { templateVariables } from "../kernel/policy-schema";
 import { bucketOfEntry, listObjects, readObject, type StorageObject } from "../platform/storage";
 import { db } from "../platform/firestore";
 import { DEFAULT_PAGE_SIZE, pageGoverned, readGoverned, streamGovernedDescendants } from "../platform/governed-doc";
@@ -102,16 +103,29 @@ export function discoveredObjectFrom(o: StorageObject, entry: StorageEntry, vars
 export async function* discoverEntryObjects(subject: Subject, entry: StorageEntry): AsyncGenerator<{ object: StorageObject; found: DiscoveredObject }> {
   const vars = subjectVars(subject);
   const bucket = bucketOfEntry(entry);
-  if (entry.object !== undefined) {
-    const o = await readObject(bucket, fillObjectTemplate(entry.object, vars));
-    if (o) yield { object: o, found: discoveredObjectFrom(o, entry, vars) };
+  const template = templateOf(entry);
+  // Every variable the subject fills: one object's name, or the whole prefix.
+  if (templateVariables(template).every((v) => vars[v] !== undefined && vars[v] !== "")) {
+    const filled = fillObjectTemplate(template, vars);
+    if (entry.object !== undefined) {
+      const o = await readObject(bucket, filled);
+      if (o) yield { object: o, found: discoveredObjectFrom(o, entry, vars) };
+      return;
+    }
+    for await (const page of listObjects(bucket, filled)) for (const o of page) yield { object: o, found: discoveredObjectFrom(o, entry, vars) };
     return;
   }
-  for await (const page of listObjects(bucket, fillObjectTemplate(entry.prefix ?? "", vars))) {
+  // A scope's entry that names each user's objects ({uid} read from the name): listed from the scope's own prefix,
+  // each name matched against the template, and its variables agreeing with the subject's.
+  const prefix = listingPrefix(entry, vars);
+  if (prefix === null || !templateVariables(template).some((v) => vars[v] !== undefined && prefix.includes(vars[v]!))) {
+    throw new Error(`storage entry ${entry.id}: ${template} cannot be listed within the subject`);
+  }
+  for await (const page of listObjects(bucket, prefix)) {
     for (const o of page) {
-      // Defensive: a listed name always starts with the prefix, and the subject's own ids fill every variable.
-      if (objectVars(entry, o.name) === null) continue;
-      yield { object: o, found: discoveredObjectFrom(o, entry, vars) };
+      const found = objectVars(entry, o.name);
+      if (found === null || Object.entries(vars).some(([k, v]) => found[k] !== undefined && found[k] !== v)) continue;
+      yield { object: o, found: discoveredObjectFrom(o, entry, { ...found, ...vars }) };
     }
   }
 }
