@@ -62,7 +62,7 @@ export const CollectionRuleSchema = z
 const whereClause = z.tuple([z.string().min(1), z.enum(["==", "array-contains"]), z.string().min(1)]);
 const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a top-level field name");
 const variableName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, "a template variable name");
-/** A document path template: collection/id pairs, each id a literal or a `{variable}` (`users/{uid}`, `tenants/{tenantId}`). */
+/** A document path template: collection/id pairs, each id a literal or a `{variable}` (`members/{uid}`, `workspaces/{workspaceId}`). */
 const docTemplate = z
   .string()
   .regex(/^[A-Za-z][A-Za-z0-9_-]*\/(\{[A-Za-z]+\}|[A-Za-z0-9_.-]+)(\/[A-Za-z][A-Za-z0-9_-]*\/(\{[A-Za-z]+\}|[A-Za-z0-9_.-]+))*$/, "a document path template: collection/{id} pairs");
@@ -73,7 +73,7 @@ const bucketName = z
   .string()
   .regex(/^(\(default\)|[a-z0-9{][A-Za-z0-9._{}-]{2,221})$/, "a bucket name (lower case, digits, dots, dashes, underscores), optionally with {projectId}, or (default)");
 /** An object name template: no leading slash, no empty segment, not starting with a variable. */
-const objectTemplate = z.string().regex(/^[^{/][^\s]*$/, "an object name template that starts with a literal, e.g. users/{uid}/");
+const objectTemplate = z.string().regex(/^[^{/][^\s]*$/, "an object name template that starts with a literal, e.g. members/{uid}/");
 
 /** The actions a storage entry takes: an object is deleted or kept (no fields to mask, no array to leave, no archive). */
 const STORAGE_ACTIONS = new Set(["delete", "retain"]);
@@ -84,7 +84,7 @@ export const DataMapEntrySchema = z
     /**
      * doc: one document by path. query: a collection filtered by foreign key.
      * collectionGroup: every collection with this id, filtered by foreign key.
-     * storage: Cloud Storage objects in a bucket, by prefix (`users/{uid}/`) or one object's name (docs/STORAGE.md).
+     * storage: Cloud Storage objects in a bucket, by prefix (`members/{uid}/`) or one object's name (docs/STORAGE.md).
      */
     kind: z.enum(["doc", "query", "collectionGroup", "storage"]),
     /** What the entry reaches and why, for the people who review the data map (never shown to the subject). */
@@ -95,12 +95,12 @@ export const DataMapEntrySchema = z
     where: z.array(whereClause).default([]),
     /** storage: the bucket, `(default)` for the project's default bucket (RETENTION_STORAGE_BUCKET), or a name with `{projectId}`. */
     bucket: bucketName.optional(),
-    /** storage: every object whose name starts with this template, which ends with `/` (`users/{uid}/`). */
+    /** storage: every object whose name starts with this template, which ends with `/` (`members/{uid}/`). */
     prefix: objectTemplate.optional(),
     /** storage: one object's name template (`avatars/{uid}.jpg`). */
     object: objectTemplate.optional(),
     /**
-     * storage: the Firestore document the objects are held with (`users/{uid}`): a hold whose record covers it (the
+     * storage: the Firestore document the objects are held with (`members/{uid}`): a hold whose record covers it (the
      * document itself or an ancestor) holds these objects.
      */
     heldWith: docTemplate.optional(),
@@ -152,7 +152,7 @@ function refineStorageEntry(e: { bucket?: string; prefix?: string; object?: stri
   if (!e.bucket) issue("kind storage needs bucket (a name, or (default))");
   for (const v of templateVariables(e.bucket ?? "")) if (v !== "projectId") issue(`bucket may use {projectId} only, not {${v}}`);
   if ((e.prefix === undefined) === (e.object === undefined)) issue("kind storage needs exactly one of prefix (a folder, ending in /) and object (one object's name)");
-  if (!e.heldWith) issue("kind storage needs heldWith: the document a hold must cover to hold these objects (e.g. users/{uid})");
+  if (!e.heldWith) issue("kind storage needs heldWith: the document a hold must cover to hold these objects (e.g. members/{uid})");
   for (const f of ["path", "collection", "collectionId"] as const) if (e[f] !== undefined) issue(`${f} is for documents, not kind storage`);
   if (e.where.length > 0) issue("where is for documents, not kind storage");
   if (!STORAGE_ACTIONS.has(e.action)) {
@@ -162,7 +162,7 @@ function refineStorageEntry(e: { bucket?: string; prefix?: string; object?: stri
   if (e.external) issue("external is for documents, not kind storage");
   const template = e.prefix ?? e.object ?? "";
   if (e.prefix !== undefined) {
-    if (!e.prefix.endsWith("/")) issue(`prefix ${e.prefix} must end with / (a prefix matches names, not folders: users/{uid} would also reach users/{uid}0...)`);
+    if (!e.prefix.endsWith("/")) issue(`prefix ${e.prefix} must end with / (a prefix matches names, not folders: members/{uid} would also reach members/{uid}0...)`);
     for (const m of e.prefix.matchAll(/\{([A-Za-z]+)\}/g)) {
       if (e.prefix[m.index + m[0].length] !== "/") issue(`prefix ${e.prefix}: {${m[1]}} must be followed by / (otherwise one subject's prefix also reaches another's whose id starts with theirs)`);
     }
@@ -313,7 +313,7 @@ export const RegistrySchema = z
         const own = kind === "tenant" ? new Set(scope ? [scope.key] : []) : allowed;
         for (const e of entries ?? []) {
           // A scope's storage entry may name each user's objects under the scope's prefix: there {uid} is read from
-          // each object's name (`tenants/{tenantId}/users/{uid}/`), after the scope's key, which bounds the listing.
+          // each object's name (`workspaces/{workspaceId}/members/{uid}/`), after the scope's key, which bounds the listing.
           const wildcard = kind === "tenant" && e.kind === "storage" ? new Set(["uid"]) : new Set<string>();
           for (const text of [e.path, e.collection, ...e.where.map((w) => w[2]), e.prefix, e.object, e.heldWith]) {
             for (const m of (text ?? "").matchAll(/\{([A-Za-z]+)\}/g)) {

@@ -50,7 +50,7 @@ export function resolveBucket(template: string, ctx: { projectId: string; defaul
 export const templateOf = (entry: Pick<StorageEntry, "prefix" | "object">): string => entry.prefix ?? entry.object ?? "";
 
 /**
- * Fills an object template with a subject's ids. A value with `/` is refused: `users/{uid}/` filled with `a/b` would
+ * Fills an object template with a subject's ids. A value with `/` is refused: `members/{uid}/` filled with `a/b` would
  * name a folder inside user `a`'s, so one subject's erasure would reach another's objects.
  */
 export function fillObjectTemplate(template: string, vars: Readonly<Record<string, string>>): string {
