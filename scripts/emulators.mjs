@@ -170,7 +170,8 @@ async function main() {
   const args = process.argv.slice(2);
   const mode = args.shift();
   if (mode !== "exec" && mode !== "start") fail("usage: emulators.mjs exec [--only list] -- <command> | start");
-  let only = "firestore,auth,functions,tasks";
+  // Storage is in the default set: a data map with storage entries (AtlasMart's) lists objects whenever it plans.
+  let only = "firestore,auth,functions,tasks,storage";
   const onlyIdx = args.indexOf("--only");
   if (onlyIdx >= 0) {
     only = args[onlyIdx + 1];
@@ -187,8 +188,6 @@ async function main() {
   const command = dash >= 0 ? args.slice(dash + 1) : args;
   if (mode === "exec" && command.length === 0) fail("exec needs a command after --");
 
-  // `npm start` runs Storage too: it costs 0.4 to 1.8 s (docs/STORAGE.md).
-  if (mode === "start" && onlyIdx < 0) only += ",storage";
   const cliOnly = only.split(",").filter((name) => name !== "storage");
   const withStorage = cliOnly.length < only.split(",").length;
   const withCli = cliOnly.length > 0;

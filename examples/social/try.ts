@@ -1,7 +1,7 @@
 // Seeds the social example into the emulators and prints the deletion plan for one of its users (u-ana unless
 // another uid is given): what her erasure would delete, and what it keeps and why. Read-only past the seed.
 //
-//   node scripts/emulators.mjs exec --only firestore,auth -- npx tsx examples/social/try.ts [uid]
+//   node scripts/emulators.mjs exec --only firestore,auth,storage -- npx tsx examples/social/try.ts [uid]
 import { planSubject } from "../../functions/src/plan/index";
 import { SOCIAL_DATABASE } from "./registry";
 import { NO_SCOPE, seedSocial, useSocialRegistry } from "./seed";
