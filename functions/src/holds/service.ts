@@ -645,7 +645,7 @@ export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}
 
 /** HOLD_APPLIED's counts: the documents flagged, those that vanished, and (when the data map names any) the objects marked. */
 const appliedCounts = (w: Walk) => ({
-  counts: { affected: w.count, vanished: w.vanished, ...(policy().hasStorageEntries ? { objects: w.objects } : {}) },
+  counts: { affected: w.count, vanished: w.vanished, ...(w.objects > 0 ? { objects: w.objects } : {}) },
   pathsHash: w.digest,
 });
 
@@ -800,7 +800,7 @@ export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOp
       releaseReason: input.reason,
       releasedCount: walk.count,
       releasedPathsHash: walk.digest,
-      ...(pol.hasStorageEntries ? { releasedObjects: walk.objects } : {}),
+      ...(walk.objects > 0 ? { releasedObjects: walk.objects } : {}),
       releasing: FieldValue.delete(),
     });
     // The set of active holds changes: cached hold sets of running purges are invalidated, and requests
@@ -808,7 +808,7 @@ export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOp
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: hold.holdId, change: "RELEASED" });
     evidence.append(
       holdEvidence("HOLD_RELEASED", current, input.actor, input.nowMs, {
-        counts: { released: walk.count, ...(pol.hasStorageEntries ? { objects: walk.objects } : {}) },
+        counts: { released: walk.count, ...(walk.objects > 0 ? { objects: walk.objects } : {}) },
         pathsHash: walk.digest,
         fenceGeneration: generation,
         releaseReasonHash: reasonHash,

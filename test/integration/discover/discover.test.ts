@@ -73,7 +73,7 @@ describe("retention discover on a social app", () => {
     const batch = db().batch();
     for (const [path, fields] of Object.entries(DATA)) batch.set(db().doc(path), fields);
     await batch.commit();
-    draft = await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, maxLookups: 10_000, nowMs: Date.parse("2026-12-01T12:00:00Z"), knownVersions: ["v3"] });
+    draft = await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, maxLookups: 10_000, nowMs: Date.parse("2026-12-01T12:00:00Z"), knownVersions: ["v4"] });
   });
 
   it("proposes the app's user data map", () => {
@@ -104,7 +104,7 @@ describe("retention discover on a social app", () => {
       ].map((p) => [p, UNREVIEWED_CLASS]),
     );
     expect(RegistrySchema.safeParse(draft.registry).success).toBe(true);
-    expect(draft.registry.version).toBe("v4");
+    expect(draft.registry.version).toBe("v5");
   });
 
   it("counts what it read: every document once (the sample holds them all), one list call per document below the depth bound", () => {
@@ -144,9 +144,9 @@ describe("retention discover on a social app", () => {
     expect(written.review.unclassified).toEqual(draft.review.unclassified);
     // A second run does not overwrite a draft someone may be reviewing, and no draft goes where the bundler reads.
     expect((await retention(["discover", "--out", out])).code).toBe(2);
-    const refused = await retention(["discover", "--out", join("policies", "versions", "v4.json")]);
+    const refused = await retention(["discover", "--out", join("policies", "versions", "v5.json")]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("policies/versions/ holds published versions only");
-    expect(existsSync(join(repoRoot, "policies", "versions", "v4.json"))).toBe(false);
+    expect(existsSync(join(repoRoot, "policies", "versions", "v5.json"))).toBe(false);
   });
 });
