@@ -13,9 +13,9 @@ async function main(): Promise<void> {
   useSocialRegistry();
   const nowMs = Date.now();
   const seeded = await seedSocial({ nowMs });
-  console.log(`seeded ${seeded.documents} documents and ${seeded.users} Auth users into database ${process.env.RETENTION_DATABASE_ID}`);
+  console.log(`seeded ${seeded.documents} documents, ${seeded.objects} objects and ${seeded.users} Auth users into database ${process.env.RETENTION_DATABASE_ID}`);
   const plan = await planSubject({ type: "user", uid, tenantId: NO_SCOPE }, nowMs);
-  console.log(JSON.stringify({ delete: plan.delete, retain: plan.retain, policyVersion: plan.policyVersion, manifestHash: plan.manifestHash }, null, 2));
+  console.log(JSON.stringify({ delete: plan.delete, retain: plan.retain, objects: plan.objects, policyVersion: plan.policyVersion, manifestHash: plan.manifestHash }, null, 2));
 }
 
 main().catch((err: unknown) => {

@@ -118,7 +118,7 @@ export async function* discoverEntryObjects(subject: Subject, entry: StorageEntr
   // A scope's entry that names each user's objects ({uid} read from the name): listed from the scope's own prefix,
   // each name matched against the template, and its variables agreeing with the subject's.
   const prefix = listingPrefix(entry, vars);
-  if (prefix === null || !templateVariables(template).some((v) => vars[v] !== undefined && prefix.includes(vars[v]!))) {
+  if (prefix === null || !templateVariables(template).some((v) => vars[v] !== undefined && prefix.includes(vars[v]))) {
     throw new Error(`storage entry ${entry.id}: ${template} cannot be listed within the subject`);
   }
   for await (const page of listObjects(bucket, prefix)) {

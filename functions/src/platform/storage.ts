@@ -220,20 +220,23 @@ export async function listObjectsAfter(bucket: string, prefix: string, after: st
 
 /**
  * The "folders" directly under `prefix` (names up to the next `/`, as Cloud Storage's delimiter listing gives
- * them), at most `limit`: how `retention discover` and the erasure replay find the ids a bucket's paths carry.
+ * them), at most `limit`, and how many objects lie directly under it (not in a folder): how `retention discover` and
+ * the erasure replay find the ids a bucket's paths carry. An empty prefix lists the bucket's top level.
  */
-export async function listFolders(bucket: string, prefix: string, limit: number): Promise<{ folders: string[]; truncated: boolean }> {
+export async function listFolders(bucket: string, prefix: string, limit: number): Promise<{ folders: string[]; truncated: boolean; objectsHere: number }> {
   const folders: string[] = [];
+  let objectsHere = 0;
   let pageToken: string | undefined;
   do {
-    const [, next, response] = await bucketOf(bucket).getFiles({ prefix, delimiter: "/", maxResults: MAX_PAGE_SIZE, autoPaginate: false, ...(pageToken ? { pageToken } : {}) });
+    const [files, next, response] = await bucketOf(bucket).getFiles({ ...(prefix ? { prefix } : {}), delimiter: "/", maxResults: MAX_PAGE_SIZE, autoPaginate: false, ...(pageToken ? { pageToken } : {}) });
+    objectsHere += files.length;
     for (const p of ((response as { prefixes?: string[] } | undefined)?.prefixes ?? []).sort()) {
-      if (folders.length >= limit) return { folders, truncated: true };
+      if (folders.length >= limit) return { folders, truncated: true, objectsHere };
       folders.push(p);
     }
     pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken;
   } while (pageToken);
-  return { folders, truncated: false };
+  return { folders, truncated: false, objectsHere };
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 import { PolicyIndex } from "../../../functions/src/kernel/policy";
 import { loadCurrent, loadVersion } from "../../helpers/policy";
 
-const entry = (over: Partial<StorageEntry> & Record<string, unknown> = {}): Record<string, unknown> => ({
+const entry = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
   id: "uploads",
   kind: "storage",
   bucket: "(default)",
