@@ -792,7 +792,7 @@ function draftStorage(
             link: "path",
             matched: slot.matched,
             sampled: n,
-            why: `${slot.matched} of ${n} sampled objects under ${where} have an Auth uid as folder ${i + 1}, after folders that differ from one object to another (${[...slot.before].slice(0, 3).join(", ")}…): another id (a tenant's, a workspace's) comes first; write the entry by hand with the scope's key (the draft declares no scope)`,
+            why: `${slot.matched} of ${n} sampled objects under ${where} have an Auth uid as folder ${i + 1}, after folders that differ from one object to another (${slot.before.size} different): another id (a tenant's, a workspace's) comes first; write the entry by hand with the scope's key (the draft declares no scope)`,
           });
           continue;
         }

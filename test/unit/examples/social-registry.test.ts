@@ -31,7 +31,7 @@ describe("the social example's registry", () => {
   it("passes the registry checks over its files, its lock and the collections its rules and data use", () => {
     const r = checkRegistry({ files: files(), lock: socialLock(), collectionsInUse: inUse() });
     expect(r.errors).toEqual([]);
-    expect(r.current?.version).toBe("v1");
+    expect(r.current?.version).toBe("v2");
     // The rules name every collection of the app and of the product's control plane.
     expect([...inUse().keys()].sort()).toEqual(
       ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "following", "messages", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
