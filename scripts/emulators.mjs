@@ -293,7 +293,7 @@ async function seedWhenReady(em, env) {
     FIREBASE_AUTH_EMULATOR_HOST: `127.0.0.1:${em.auth.port}`,
   };
   await new Promise((resolvePromise, reject) => {
-    const seed = spawn(process.execPath, [join(root, "bin", "retention.js"), "seed-demo", "--scenario"], { cwd: root, env: seedEnv, stdio: "inherit" });
+    const seed = spawn(process.execPath, [join(root, "bin", "retention.js"), "seed-demo", ...(env.STORAGE_EMULATOR_HOST ? ["--objects"] : []), "--scenario"], { cwd: root, env: seedEnv, stdio: "inherit" });
     seed.on("exit", (code) => (code === 0 ? resolvePromise() : reject(new Error(`seed-demo exited ${code}`))));
   });
   const fn = `http://127.0.0.1:${em.functions.port}/${PROJECT}/us-central1`;
