@@ -13,7 +13,7 @@ export interface ObjectAuditStats {
 
 /**
  * The audit's Cloud Storage check (docs/STORAGE.md): the objects every storage entry of the data map can reach,
- * listed from each entry's literal prefix (`users/`, `tenants/`: the whole of every subject's folders, once per
+ * listed from each entry's literal prefix (`members/`, `workspaces/`: the whole of every subject's folders, once per
  * bucket and prefix), each judged against the active hold records by `auditObject` (audit/rules.ts): markers of holds
  * that are not active, and objects an applied hold covers without its marker. Bounded: at most `maxObjects` objects
  * are read in all (RETENTION_AUDIT_MAX_OBJECTS), and `truncated` says when the bound cut the check short. Reads one

@@ -749,7 +749,7 @@ function unreviewedClass(): RegistryJson["classes"][number] {
 
 /**
  * Storage entries from the sampled buckets: in each top-level folder, the object paths one of whose folders is an
- * Auth uid (`users/u-1/avatar.jpg`: `users/{uid}/`). A position proposes an entry when enough of the folder's sampled
+ * Auth uid (`members/m-1/avatar.jpg`: `members/{uid}/`). A position proposes an entry when enough of the folder's sampled
  * objects have a uid there (the thresholds of documents), every folder before it is the same literal (other ids
  * before the uid, such as a tenant's, are listed for review: the draft names no scope), and a heldWith document can be
  * proposed: the path's own `<collection>/{uid}` when its folders before the uid are one collection name, else the

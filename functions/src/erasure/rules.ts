@@ -230,8 +230,8 @@ export function subjectOfFound(kind: SubjectKind, source: SubjectSource, path: s
 
 /**
  * Where a storage entry's object names carry a subject's ids, as folders to list (docs/STORAGE.md): the template's
- * segments up to the last of the subject's variables (`tenants/{tenantId}/users/{uid}/` -> `tenants`, `{tenantId}`,
- * `users`, `{uid}`). Null when one of them is not a whole segment (`avatars/{uid}.jpg`): its ids are not folders, and
+ * segments up to the last of the subject's variables (`workspaces/{workspaceId}/members/{uid}/` -> `workspaces`,
+ * `{workspaceId}`, `members`, `{uid}`). Null when one of them is not a whole segment (`photos/{uid}.jpg`): its ids are not folders, and
  * the replay finds that subject through its documents only. `vars`: the subject's variable names.
  */
 export function storageSubjectSegments(template: string, vars: readonly string[]): string[] | null {

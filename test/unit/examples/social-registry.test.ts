@@ -62,7 +62,9 @@ describe("the social example's registry", () => {
     const reg = socialRegistry();
     expect(new PolicyIndex(reg).subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
     const byId = new Map(reg.dataMap.user.map((e) => [e.id, e]));
-    expect([...byId.keys()].sort()).toEqual(["chats", "comments", "followers", "messages", "posts", "profile"]);
+    expect([...byId.keys()].sort()).toEqual(["chats", "comments", "followers", "media", "messages", "posts", "profile"]);
+    // v2: the avatars and uploads in the default bucket, held with the profile.
+    expect(byId.get("media")).toMatchObject({ kind: "storage", bucket: "(default)", prefix: "users/{uid}/", heldWith: "users/{uid}", action: "delete" });
     expect(byId.get("profile")).toMatchObject({ kind: "doc", path: "users/{uid}", action: "delete", recursive: true });
     expect(byId.get("posts")).toMatchObject({ kind: "query", collection: "posts", where: [["authorId", "==", "{uid}"]], action: "delete", recursive: true });
     expect(byId.get("posts")?.description).toMatch(/comments on the user's post go with the post/);
