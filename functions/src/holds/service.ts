@@ -184,7 +184,7 @@ async function placeDocumentHold(input: PlaceHoldInput, apply: ApplyHold): Promi
   const more = coversObjects(input.targetPath) || (await coversMore(ref.path));
   const result = await db().runTransaction(async (tx) => {
     const same = await findSameActiveHold(tx, input);
-    if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false };
+    if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false, waiting: isWaiting(same) };
     const [snap, fence, evidence, windows] = await Promise.all([tx.get(ref), readFenceInTx(tx), openEvidence(tx, holdRef.id), coveredWindowsInTx(tx, input.targetPath)]);
     if (!snap.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
     const g = readGovernedStrict(snap.data());
@@ -205,10 +205,10 @@ async function placeDocumentHold(input: PlaceHoldInput, apply: ApplyHold): Promi
       ...(waiting ? { placement: pendingPlacement(input, placed, windows.waitFor) } : {}),
     });
     if (!waiting) evidence.append(holdEvidence("HOLD_PLACED", record, input.actor, input.nowMs, placed));
-    return { holdId: holdRef.id, applied, created: true };
+    return { holdId: holdRef.id, applied, created: true, waiting };
   }, EVIDENCE_TX);
   if (result.created) log.info("hold.placed", { holdId: result.holdId, targetType: "document", affected: 1 });
-  await completePlacement(result.holdId);
+  if (result.waiting) await completePlacement(result.holdId);
   if (!result.applied) await apply(result.holdId);
   return { holdId: result.holdId };
 }
@@ -236,6 +236,9 @@ async function coveredWindowsInTx(tx: Transaction, target: string): Promise<Retu
 function pendingPlacement(input: PlaceHoldInput, placed: PlacedEvidence, waitFor: { id: string; token: string; deleteByMs: number }[]): Record<string, unknown> {
   return { state: "WAITING", actor: input.actor, atMs: input.nowMs, evidence: placed, windows: waitFor };
 }
+
+/** Whether a hold record's HOLD_PLACED still waits for delete windows (read from a snapshot the caller has). */
+const isWaiting = (snap: DocumentSnapshot): boolean => (snap.get("placement") as { state?: unknown } | undefined)?.state === "WAITING";
 
 /** How often a waiting placement looks at the windows it waits for. */
 const WINDOW_POLL_MS = 200;
@@ -300,7 +303,7 @@ async function placeSubtreeHold(input: PlaceHoldInput, scopeId: string | null, a
   const holdRef = holdsCol().doc();
   const placed = await db().runTransaction(async (tx) => {
     const same = await findSameActiveHold(tx, input);
-    if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false };
+    if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false, waiting: isWaiting(same) };
     const [fence, evidence, windows] = await Promise.all([readFenceInTx(tx), openEvidence(tx, holdRef.id), coveredWindowsInTx(tx, input.targetPath)]);
     const record = newRecord(input, holdRef.id, "subtree", tenantId, 0);
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: holdRef.id, change: "PLACED" });
@@ -310,10 +313,10 @@ async function placeSubtreeHold(input: PlaceHoldInput, scopeId: string | null, a
     const waiting = windows.waitFor.length > 0;
     tx.create(holdRef, { ...holdRecordData(record, null, false), flagging: initialFlagging(input.nowMs), ...(waiting ? { placement: pendingPlacement(input, evidenceOf, windows.waitFor) } : {}) });
     if (!waiting) evidence.append(holdEvidence("HOLD_PLACED", record, input.actor, input.nowMs, evidenceOf));
-    return { holdId: holdRef.id, applied: false, created: true };
+    return { holdId: holdRef.id, applied: false, created: true, waiting };
   }, EVIDENCE_TX);
   if (placed.created) log.info("hold.placed", { holdId: placed.holdId, targetType: "subtree" });
-  await completePlacement(placed.holdId);
+  if (placed.waiting) await completePlacement(placed.holdId);
   if (!placed.applied) await apply(placed.holdId);
   return { holdId: placed.holdId };
 }
@@ -572,7 +575,7 @@ export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}
     if (snap.get("state") !== "ACTIVE" || snap.get("releasing") === true) return "STOPPED";
     if (snap.get("applied") === true) return "APPLIED";
     // A placement that waits for delete windows is completed first: HOLD_PLACED precedes HOLD_APPLIED.
-    await completePlacement(holdId);
+    if (isWaiting(snap)) await completePlacement(holdId);
     const hold = holdFromFirestore(snap);
     const from = walkOf(snap, "flagging");
     if (from.phase === "objects") {
@@ -713,7 +716,7 @@ export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOp
   const hold = holdFromFirestore(snap);
   assertReleaseAllowed(hold, pol.holdReason(hold.reasonCode), input.actor.id, input.nowMs);
   // A placement still waiting for delete windows records HOLD_PLACED before the release can begin.
-  await completePlacement(input.holdId);
+  if (isWaiting(snap)) await completePlacement(input.holdId);
 
   if (snap.get("releasing") !== true) {
     // From here the hold's flagging stops and no other writer gives its id to a document its walk has passed or

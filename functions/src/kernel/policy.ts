@@ -10,10 +10,13 @@ export const DAY_MS = 86_400_000;
 export class PolicyIndex {
   private readonly classes: ReadonlyMap<string, RetentionClass>;
   private readonly reasons: ReadonlyMap<string, HoldReason>;
+  private readonly storage: { user: readonly StorageEntry[]; tenant: readonly StorageEntry[] };
 
   constructor(readonly registry: Registry) {
     this.classes = new Map(registry.classes.map((c) => [c.id, c]));
     this.reasons = new Map(registry.holdReasons.map((h) => [h.code, h]));
+    const storageOf = (entries: readonly DataMapEntry[] | undefined) => (entries ?? []).filter((e): e is StorageEntry => e.kind === "storage");
+    this.storage = { user: storageOf(registry.dataMap.user), tenant: storageOf(registry.dataMap.tenant) };
   }
 
   get version(): string {
@@ -67,7 +70,7 @@ export class PolicyIndex {
 
   /** A subject's Cloud Storage entries (kind `storage`): objects by prefix or name in a bucket (docs/STORAGE.md). */
   storageMap(subject: "user" | "tenant"): readonly StorageEntry[] {
-    return (this.registry.dataMap[subject] ?? []).filter((e): e is StorageEntry => e.kind === "storage");
+    return this.storage[subject];
   }
 
   /** Every storage entry of every subject: empty for an app without objects in its data map, which then pays nothing for them. */

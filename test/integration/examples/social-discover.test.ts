@@ -1,7 +1,7 @@
 // `retention discover` run on the social example's seeded data, compared with the example's hand-written registry:
 // every difference between the drafted user data map and the reviewed one is listed, and each is one the docs
 // explain (docs/DISCOVER.md, "Drafted against hand-written: the social example").
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { SOCIAL_OBJECTS } from "../../../examples/social/data";
 import { SOCIAL_DATABASE, socialRegistry } from "../../../examples/social/registry";
 import { seedSocial } from "../../../examples/social/seed";
@@ -35,6 +35,9 @@ function differences(drafted: readonly DataMapEntry[], reviewed: readonly DataMa
 }
 
 describe("retention discover on the social example", () => {
+  // The bucket is shared by every suite of the run: leave nothing behind.
+  afterAll(clearStorage);
+
   it("drafts the reviewed user data map but for the differences the docs explain", async () => {
     expect(settings.databaseId()).toBe(SOCIAL_DATABASE);
     await clearFirestore(SOCIAL_DATABASE);

@@ -63,7 +63,9 @@ let restoreRegistry: () => void = () => undefined;
 beforeAll(() => {
   restoreRegistry = useSocialRegistry();
 });
-afterAll(() => {
+afterAll(async () => {
+  // The bucket is shared by every suite of the run: leave nothing behind.
+  await clearStorage();
   restoreRegistry();
   if (previousDatabase === undefined) delete process.env.RETENTION_DATABASE_ID;
   else process.env.RETENTION_DATABASE_ID = previousDatabase;

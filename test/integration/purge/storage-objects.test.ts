@@ -5,9 +5,11 @@
  * them and marks them; and the races of the window protocol run for real: a hold placed while a window is open, a
  * hold placed before the decision, a runner that stalls past its window, a new upload between decision and delete.
  */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { explainEvidence } from "../../../functions/src/evidence/index";
-import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
+import { applyHoldNow, placeHold, releaseHoldById, resumeHoldApplications } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { objectPath, parseObjectLabel } from "../../../functions/src/kernel/storage-map";
 import { planSubject } from "../../../functions/src/plan/index";
@@ -17,6 +19,7 @@ import { defaultBucket, readObject } from "../../../functions/src/platform/stora
 import { db } from "../../helpers/emulator";
 import { clearStorage, overwriteObject, putObject } from "../../helpers/storage";
 import {
+  PURGE_TEST_DATABASE,
   AFTER_GRACE,
   committedBefore,
   expectChainVerifies,
@@ -186,6 +189,67 @@ describe("the delete window against a hold placement, with real concurrency", ()
     const rec = await db().doc(`retentionHolds/${holdId}`).get();
     expect(rec.get("placement.state")).toBe("PLACED");
     expect(await expectHoldsFenced(entries, new Set(), objects)).toBeGreaterThan(0);
+  });
+
+  it("a placement whose process dies after its record, before HOLD_PLACED, is completed when the hold's flagging resumes", async () => {
+    let child: ReturnType<typeof spawn> | null = null;
+    let holdId = "";
+    // A window long enough for another process to start and place its hold inside it, on a loaded machine.
+    process.env.RETENTION_STORAGE_DELETE_WINDOW_SECONDS = "60";
+    try {
+      await runNightlyPurge(
+        runOptions({
+          sweep: false,
+          batchSize: 10,
+          hook: async (ctx: PurgeHookContext) => {
+            if (ctx.point !== "inObjectWindow" || child) return;
+            // Another OS process places the hold; its first transaction commits the record ACTIVE and waiting for this
+            // window, and the process is killed before it can record HOLD_PLACED.
+            // One process (node with tsx's loader, not the tsx launcher, which would leave its child running).
+            child = spawn(process.execPath, ["--import", "tsx", join(__dirname, "hold-placer.ts"), JSON.stringify({ targets: [PROFILE], delaysMs: [0] })], {
+              env: { ...process.env, RETENTION_DATABASE_ID: PURGE_TEST_DATABASE },
+              stdio: "ignore",
+            });
+            for (;;) {
+              const held = await db().collection("retentionHolds").where("targetPath", "==", PROFILE).get();
+              if (!held.empty) {
+                expect(held.docs[0]!.get("placement.state"), "the placement found the open window").toBe("WAITING");
+                holdId = held.docs[0]!.id;
+                break;
+              }
+              await new Promise((r) => setTimeout(r, 20));
+            }
+            child.kill("SIGKILL");
+          },
+        }),
+      );
+    } finally {
+      process.env.RETENTION_STORAGE_DELETE_WINDOW_SECONDS = "5";
+    }
+    expect(holdId).not.toBe("");
+    // The record protects from its first transaction; its HOLD_PLACED is missing until someone completes it.
+    let entries = await expectChainVerifies();
+    expect(entries.filter((e) => e.action === "HOLD_PLACED" && e.holdId === holdId)).toEqual([]);
+    const rec = await db().doc(`retentionHolds/${holdId}`).get();
+    expect(rec.get("state")).toBe("ACTIVE");
+    expect(rec.get("placement.state")).toBe("WAITING");
+    // The nightly run takes up a hold whose flagging stalled: it records HOLD_PLACED, then the flagging.
+    expect(await resumeHoldApplications(applyHoldNow, Date.now() + 11 * 60_000)).toEqual([holdId]);
+    expect((await db().doc(`retentionHolds/${holdId}`).get()).get("placement.state")).toBe("PLACED");
+    entries = await expectChainVerifies();
+    const placed = entries.filter((e) => e.action === "HOLD_PLACED" && e.holdId === holdId);
+    expect(placed).toHaveLength(1);
+    const applied = entries.find((e) => e.action === "HOLD_APPLIED" && e.holdId === holdId)!;
+    expect(await committedBefore(placed[0]!, applied)).toBe(true);
+    // The placement found the window open (it waited for it); each object either went in that window (decided
+    // before the hold, its deletion before HOLD_PLACED) or, if the window ran out while the other process started,
+    // was decided again under the hold and kept. The ledger's order says which, for each.
+    const windowId = (await db().collection("retentionJobs/storage-windows/open").get()).docs.map((d) => d.id);
+    expect(String(placed[0]!.detail?.windows ?? "")).toMatch(/__/);
+    expect(windowId).toEqual([]);
+    const deleted = new Set(objectDeletions(entries).map((d) => d.path));
+    for (const [p, g] of generations) expect(await stillThere(p), p).toBe(deleted.has(p) ? null : g);
+    expect(await expectHoldsFenced(entries, new Set(), objects)).toBe(objects.size);
   });
 
   it("a hold placed before the decision keeps the objects: the window's decision sees it", async () => {

@@ -18,6 +18,7 @@ import { recordLedgerEntry } from "./ledger";
 import { archiveCopiesOf } from "./archive";
 import { purgedGoneBy, type GoneBy } from "../../requests/rules/gone-by";
 import { purgeSettings } from "../settings";
+import { policy } from "../../platform/registry";
 import { storageSettings } from "../../platform/storage";
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
@@ -113,7 +114,8 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
  * date still waits out their soft delete when this round deletes none.
  */
 async function objectsDeletedEarlier(cp: UnitCheckpoint): Promise<boolean> {
-  if (!cp.requestId) return false;
+  // An app without storage entries never deleted an object: no read.
+  if (!cp.requestId || !policy().hasStorageEntries) return false;
   return (await requestRef(cp.requestId).get()).get("objectsErased") === true;
 }
 
