@@ -4,6 +4,7 @@ import { writeGoverned } from "../../functions/src/platform/governed-repo";
 import { adminApp } from "../../functions/src/platform/firestore";
 import { policy, useRegistryForTests } from "../../functions/src/platform/registry";
 import { defaultBucket } from "../../functions/src/platform/storage";
+import { findRequest, openDeletionRequest } from "../../functions/src/requests/index";
 import { SOCIAL_DOCS, SOCIAL_OBJECTS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
 import { isSocialRegistry, socialPublished, socialRegistry } from "./registry";
 
@@ -22,7 +23,7 @@ export function useSocialRegistry(): () => void {
 export interface SocialSeedResult {
   documents: number;
   users: number;
-  /** Objects uploaded to the default bucket (0 with `withObjects: false`). */
+  /** Objects uploaded to the default bucket (0 without `withObjects`). */
   objects: number;
 }
 
@@ -33,7 +34,7 @@ export interface SocialSeedResult {
  * classes, or refuse the paths as UNKNOWN_POLICY, so it is refused up front. Parents come before children in
  * SOCIAL_DOCS. A second run rewrites the business fields and keeps each document's retention (its anchor, its
  * state, its holds), as the write path does for any rewrite. The avatars and uploads go to the project's default
- * bucket (the Storage emulator: `--only ...,storage`); each upload is a new generation.
+ * bucket with `withObjects` (the Storage emulator: `--only ...,storage`); each upload is a new generation.
  */
 export async function seedSocial(opts: { nowMs: number; withAuth?: boolean; withObjects?: boolean }): Promise<SocialSeedResult> {
   if (!isSocialRegistry(policy().registry)) {
@@ -41,8 +42,8 @@ export async function seedSocial(opts: { nowMs: number; withAuth?: boolean; with
   }
   for (const d of SOCIAL_DOCS) await writeGoverned(d.path, d.data, NO_SCOPE, opts.nowMs);
   if (opts.withAuth !== false) await seedSocialUsers();
-  if (opts.withObjects !== false) await seedSocialObjects();
-  return { documents: SOCIAL_DOCS.length, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length, objects: opts.withObjects === false ? 0 : SOCIAL_OBJECTS.length };
+  if (opts.withObjects === true) await seedSocialObjects();
+  return { documents: SOCIAL_DOCS.length, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length, objects: opts.withObjects === true ? SOCIAL_OBJECTS.length : 0 };
 }
 
 /** Uploads the demo's avatars and uploads to the default bucket; returns each object's name and generation. */
@@ -70,4 +71,27 @@ export async function seedSocialUsers(): Promise<void> {
     }
     await auth.setCustomUserClaims(u.uid, u.claims);
   }
+}
+
+/** Whose erasure the scenario asks for: Ana, in her grace period from the moment of seeding. */
+export const SCENARIO_REQUESTER = "u-ana";
+
+/**
+ * What `npm run start:social` shows an officer: Ana has asked for her account's erasure today, so the console's
+ * Requests list has her request in its grace period, and her chats can be held before the purge takes it. Made by
+ * the product's own code (openDeletionRequest soft-deletes what her erasure covers), once: a second run changes
+ * nothing.
+ */
+export async function seedSocialScenario(opts: { nowMs: number }): Promise<{ requests: number }> {
+  const existing = await findRequest({ latestOf: SCENARIO_REQUESTER }).then(
+    () => true,
+    (err: unknown) => {
+      if ((err as { reason?: string }).reason === "REQUEST_NOT_FOUND") return false;
+      throw err;
+    },
+  );
+  if (!existing) {
+    await openDeletionRequest({ subject: { type: "user", uid: SCENARIO_REQUESTER, tenantId: NO_SCOPE }, source: "user", reason: "Leaving the app (demo)", actor: { type: "user", id: SCENARIO_REQUESTER }, nowMs: opts.nowMs });
+  }
+  return { requests: 1 };
 }

@@ -12,7 +12,7 @@ async function main(): Promise<void> {
   const uid = process.argv[2] ?? "u-ana";
   useSocialRegistry();
   const nowMs = Date.now();
-  const seeded = await seedSocial({ nowMs });
+  const seeded = await seedSocial({ nowMs, withObjects: true });
   console.log(`seeded ${seeded.documents} documents, ${seeded.objects} objects and ${seeded.users} Auth users into database ${process.env.RETENTION_DATABASE_ID}`);
   const plan = await planSubject({ type: "user", uid, tenantId: NO_SCOPE }, nowMs);
   console.log(JSON.stringify({ delete: plan.delete, retain: plan.retain, objects: plan.objects, policyVersion: plan.policyVersion, manifestHash: plan.manifestHash }, null, 2));

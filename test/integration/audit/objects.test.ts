@@ -3,7 +3,7 @@
  * one fault at a time, each reported with its own code, and the bound on the objects read.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { seedDemoObjects } from "../../../functions/src/demo/seed";
+import { seedDemoObjects } from "../../../examples/atlasmart/seed";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { objectPath } from "../../../functions/src/kernel/storage-map";
 import { defaultBucket, placeHoldMarker, readObject } from "../../../functions/src/platform/storage";

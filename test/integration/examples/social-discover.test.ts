@@ -43,7 +43,7 @@ describe("retention discover on the social example", () => {
     await clearFirestore(SOCIAL_DATABASE);
     await clearAuth();
     await clearStorage();
-    await seedSocial({ nowMs: Date.parse("2026-12-03T09:00:00Z") });
+    await seedSocial({ nowMs: Date.parse("2026-12-03T09:00:00Z"), withObjects: true });
     const draft = await discoverDraft({ ...DEFAULT_SAMPLE, nowMs: Date.now(), knownVersions: ["v1", "v2"] });
     const drafted = RegistrySchema.parse(draft.registry);
     const reviewed = socialRegistry();

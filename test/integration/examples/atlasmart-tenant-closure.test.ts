@@ -17,9 +17,8 @@ import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/cal
 import { requestTenantDeletionHandler } from "../../../functions/src/entrypoints/callable/request-tenant-deletion";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
 import { exportTenant, verifyExportDir } from "../../../functions/src/export/index";
-import { DEMO_DOCS, DEMO_USERS } from "../../../functions/src/demo/atlasmart";
-import { seedDemo, seedDemoObjects } from "../../../functions/src/demo/seed";
-import { DEMO_OBJECTS } from "../../../functions/src/demo/atlasmart";
+import { DEMO_DOCS, DEMO_OBJECTS, DEMO_USERS } from "../../../examples/atlasmart/data";
+import { seedDemo, seedDemoObjects } from "../../../examples/atlasmart/seed";
 import { objectPath } from "../../../functions/src/kernel/storage-map";
 import { defaultBucket, readObject } from "../../../functions/src/platform/storage";
 import { clearStorage } from "../../helpers/storage";
