@@ -18,11 +18,14 @@ export const PlanRetainItem = z.object({
   deferredByHold: z.enum(["delete", "mask", "removeFromArray"]).optional(),
 });
 export const PlanDeletionOutput = z.object({
+  /** Document paths, then Cloud Storage objects as `gs://bucket/name`. */
   delete: z.array(z.string()),
   retain: z.array(PlanRetainItem),
   externalCopiesToReview: z.array(z.string()),
   policyVersion: z.string(),
   manifestHash: z.string(),
+  /** Every Cloud Storage object the manifest deletes or keeps, with the generation it was decided on (empty without storage entries). */
+  objects: z.array(z.object({ path: z.string(), generation: z.string() })),
 });
 
 export const TransitionLifecycleInput = z

@@ -20,7 +20,7 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     policyVersion: plan.policyVersion,
     atMs: nowMs,
     manifestHash: plan.manifestHash,
-    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length },
+    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length, ...(plan.objects.length > 0 ? { objects: plan.objects.length } : {}) },
   });
   return {
     delete: plan.delete,
@@ -29,6 +29,7 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     externalCopiesToReview: plan.externalCopiesToReview,
     policyVersion: plan.policyVersion,
     manifestHash: plan.manifestHash,
+    objects: plan.objects,
   };
 }
 
