@@ -5,7 +5,9 @@
  * - firebase-tools 15 for the Functions, Auth and Cloud Tasks emulators: only 15 knows function kits (14.27 rejects a
  *   kit's manifest and ignores the kit stanza), and none of the three needs Java;
  * - firebase-tools 14.27 for the Firestore emulator, which 15 refuses to start on Java 17 (it needs 21, which these
- *   machines cannot install). The 15 process and its functions reach it through FIRESTORE_EMULATOR_HOST.
+ *   machines cannot install). The 15 process and its functions reach it through FIRESTORE_EMULATOR_HOST;
+ * - the Storage emulator as the repository's harness runs it (scripts/storage-emulator.mjs: firebase-tools' own server
+ *   in this process, Admin SDK only, no rules runtime to download), reached through FIREBASE_STORAGE_EMULATOR_HOST.
  * Every process the suite starts is its own process group, stopped by its id.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -33,6 +35,7 @@ export const PORTS = {
   firestoreWs: 9160 + OFFSET,
   firestoreHub: 4420 + OFFSET,
   firestoreLogging: 4570 + OFFSET,
+  storage: 9209 + OFFSET,
 };
 const HOST = "127.0.0.1";
 
@@ -44,6 +47,8 @@ export function emulatorEnv(): Record<string, string> {
     FIREBASE_AUTH_EMULATOR_HOST: `${HOST}:${PORTS.auth}`,
     CLOUD_TASKS_EMULATOR_HOST: `${HOST}:${PORTS.tasks}`,
     FUNCTIONS_EMULATOR_ORIGIN: `http://${HOST}:${PORTS.functions}`,
+    FIREBASE_STORAGE_EMULATOR_HOST: `${HOST}:${PORTS.storage}`,
+    STORAGE_EMULATOR_HOST: `http://${HOST}:${PORTS.storage}`,
   };
 }
 
@@ -220,6 +225,12 @@ export async function startFirestore(project: string): Promise<Background> {
   return bg;
 }
 
+/** The Storage emulator for the scratch project, in this process (scripts/storage-emulator.mjs). */
+export async function startStorage(): Promise<{ stop: () => Promise<void> }> {
+  const { startStorageEmulator } = await import("../../scripts/storage-emulator.mjs");
+  return startStorageEmulator({ host: HOST, port: PORTS.storage, projectId: KIT_PROJECT });
+}
+
 /** The functions the Functions emulator has loaded (its /backends listing), by id. */
 export async function loadedFunctions(): Promise<string[]> {
   const res = await fetch(`http://${HOST}:${PORTS.functions}/backends`);
@@ -234,6 +245,8 @@ export async function loadedFunctions(): Promise<string[]> {
 export async function startFunctions(project: string, expected: readonly string[], extraEnv: Record<string, string> = {}): Promise<Background> {
   const bg = new Background("functions (firebase-tools 15)", process.execPath, [FIREBASE_15, "emulators:start", "--only", "functions,auth,tasks", "--project", KIT_PROJECT], project, {
     FIRESTORE_EMULATOR_HOST: `${HOST}:${PORTS.firestore}`,
+    FIREBASE_STORAGE_EMULATOR_HOST: `${HOST}:${PORTS.storage}`,
+    STORAGE_EMULATOR_HOST: `http://${HOST}:${PORTS.storage}`,
     FUNCTIONS_DISCOVERY_TIMEOUT: "120",
     ...extraEnv,
   });

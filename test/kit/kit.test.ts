@@ -11,7 +11,7 @@
  *    Tasks; 14.27 for Firestore, which 15 will not start on Java 17), driving the social example's flow through them:
  *    a request, a hold whose flagging runs on the instance's own task queue, the purge, the evidence; and the Auth
  *    backstop in its 2nd-gen form;
- * 3. upgrade: the next kit version and a registry that publishes v3, while a purge of the installed version is running
+ * 3. upgrade: the next kit version and a registry that publishes its next version, while a purge of the installed version is running
  *    (stopped mid-unit in a process of its own, as an instance the rollout replaces), with requests open and a hold
  *    in place: the purge resumes from its checkpoint with no batch done twice, the requests finish, the hold keeps
  *    what it holds, the evidence chains verify across both versions.
@@ -24,6 +24,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getAuth } from "firebase-admin/auth";
+import { getStorage } from "firebase-admin/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallableName, CallableOutput } from "../../functions/src/contract";
 import { verifyEvidence } from "../../functions/src/evidence/verify";
@@ -31,8 +32,9 @@ import { checkQuery } from "../../functions/src/indexes/rules";
 import { DAY_MS, PolicyIndex } from "../../functions/src/kernel/policy";
 import { adminApp, inDatabase } from "../../functions/src/platform/firestore";
 import { setEnvLine } from "../../functions/src/setup/rules/project";
+import { defaultBucket } from "../../functions/src/platform/storage";
 import { registryQueries } from "../../functions/src/setup/rules/indexes";
-import { socialRegistry } from "../../examples/social/registry";
+import { socialLock, socialRegistry } from "../../examples/social/registry";
 import { seedSocial, useSocialRegistry } from "../../examples/social/seed";
 import { call, db, idTokenFor, waitFor } from "../helpers/emulator";
 import {
@@ -49,12 +51,16 @@ import {
   scratchDir,
   startFirestore,
   startFunctions,
+  startStorage,
   writeOwnFunctions,
 } from "../helpers/kit";
 
 const PREFIX = "kit-retention-";
 /** The database the second instance governs. */
 const EU_DB = "social-eu";
+/** The app's current published registry version (the social example's), and the one the upgrade publishes. */
+const CURRENT = socialLock().at(-1)!.version;
+const NEXT = `v${Number(CURRENT.slice(1)) + 1}`;
 const kitFn = (name: string): string => `${PREFIX}${name}`;
 
 async function ok<N extends CallableName>(name: N, data: unknown, token: string): Promise<CallableOutput<N>> {
@@ -64,6 +70,7 @@ async function ok<N extends CallableName>(name: N, data: unknown, token: string)
 }
 
 const exists = async (path: string): Promise<boolean> => (await db().doc(path).get()).exists;
+const objectExists = async (name: string): Promise<boolean> => (await getStorage(adminApp()).bucket(defaultBucket()).file(name).exists())[0];
 const readJson = <T = Record<string, unknown>>(file: string): T => JSON.parse(readFileSync(file, "utf8")) as T;
 /** firebase-tools reads the index file with cjson (comments allowed): the same parser here. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -87,6 +94,7 @@ describe("the function kit, adopted into a project of its own", () => {
   let packed = "";
   let installReport = "";
   let firestore: Background | undefined;
+  let storage: { stop: () => Promise<void> } | undefined;
   let functions: Background | undefined;
   let oldRunner: ChildProcess | undefined;
   const tokens: Record<"ana" | "bo" | "dana" | "eli" | "ops", string> = { ana: "", bo: "", dana: "", eli: "", ops: "" };
@@ -107,6 +115,7 @@ describe("the function kit, adopted into a project of its own", () => {
     oldRunner?.kill("SIGKILL");
     await functions?.stop();
     await firestore?.stop();
+    await storage?.stop();
     if (packed) rmSync(packed, { force: true });
     scratch.remove();
   }, 120_000);
@@ -154,11 +163,11 @@ describe("the function kit, adopted into a project of its own", () => {
     expect(fj.hosting[0]!.rewrites).toContainEqual({ source: "/api/placeRetentionHold", function: { functionId: "kit-retention-placeRetentionHold", region: "us-central1" } });
     expect(existsSync(join(project, "retention", "node_modules", "firestore-retention", "console", "index.html"))).toBe(true);
 
-    // The kit's codebase: on the tarball, the SDKs it was tested with, its lockfile; the instance's registry v2.
+    // The kit's codebase: on the tarball, the SDKs it was tested with, its lockfile; the instance's registry, the app's current.
     const pkg = readJson<{ dependencies: Record<string, string> }>(join(codebase, "package.json"));
     expect(pkg.dependencies).toEqual({ "firestore-retention": `file:firestore-retention-${version}.tgz`, "firebase-admin": "13.9.0", "firebase-functions": "7.4.0" });
     expect(readJson<{ version: string }>(join(codebase, "node_modules", "firestore-retention", "package.json")).version).toBe(version);
-    expect(readJson<{ current: { version: string } }>(join(codebase, "registries", "retention.json")).current.version).toBe("v2");
+    expect(readJson<{ current: { version: string } }>(join(codebase, "registries", "retention.json")).current.version).toBe(CURRENT);
     expect(readFileSync(join(codebase, ".secret.local"), "utf8")).toMatch(/^RETENTION_EVIDENCE_KEY=[0-9a-f]{64}$/m);
     // The instance's config: its project's file, and the emulators' settings.
     expect(existsSync(join(project, "function-kits", "retention", "config-retention", `.env.${KIT_PROJECT}`))).toBe(true);
@@ -195,6 +204,7 @@ describe("the function kit, adopted into a project of its own", () => {
 
   it("runs the kit's functions on the emulators beside the project's own, and the social example's flow through them: request, hold, purge, evidence", async () => {
     firestore = await startFirestore(project);
+    storage = await startStorage();
     functions = await startFunctions(project, ["greet", kitFn("requestAccountDeletion"), kitFn("applyRetentionHold")]);
     const loaded = await loadedFunctions();
     // Both codebases side by side: the team's function, and the kit instance's, prefixed.
@@ -205,7 +215,8 @@ describe("the function kit, adopted into a project of its own", () => {
     // The suite's own engine calls sign with the instance's key (the emulated functions read it from the codebase).
     process.env.RETENTION_EVIDENCE_KEY = /^RETENTION_EVIDENCE_KEY=(\S+)$/m.exec(readFileSync(join(codebase, ".secret.local"), "utf8"))![1]!;
     useSocialRegistry();
-    await seedSocial({ nowMs: Date.now() });
+    // The app's objects too: its data map erases each user's uploads (the Storage emulator, Admin SDK only).
+    await seedSocial({ nowMs: Date.now(), withObjects: true });
     Object.assign(tokens, {
       ana: await idTokenFor({ uid: "u-ana" }),
       bo: await idTokenFor({ uid: "u-bo" }),
@@ -217,7 +228,7 @@ describe("the function kit, adopted into a project of its own", () => {
     const greeted = await call<{ hello: string }>("greet", {}, tokens.ana);
     expect(greeted).toEqual({ ok: true, data: { hello: "u-ana" } });
     const enforced = await ok("getRetentionRegistry", {}, tokens.dana);
-    expect(enforced.version).toBe("v2");
+    expect(enforced.version).toBe(CURRENT);
     expect(enforced.registry).toEqual(socialRegistry());
 
     // Request: Ana asks for her erasure through the kit's callable.
@@ -238,6 +249,9 @@ describe("the function kit, adopted into a project of its own", () => {
     for (const gone of ["users/u-ana", "posts/p-ana-1", "posts/p-ana-1/comments/c-bo-1", "chats/ch-ana-bo/messages/m-01", "notifications/n-ana-1", "users/u-bo/following/u-ana"]) expect(await exists(gone), gone).toBe(false);
     expect(await exists("chats/ch-trio/messages/m-04")).toBe(true);
     expect((await db().doc("chats/ch-ana-bo").get()).get("memberIds")).toEqual(["u-bo"]);
+    // Her uploads went with her profile; Bo's are still there.
+    for (const name of ["users/u-ana/avatar.jpg", "users/u-ana/uploads/route-notes.txt"]) expect(await objectExists(name), name).toBe(false);
+    expect(await objectExists("users/u-bo/avatar.jpg")).toBe(true);
 
     // Evidence: why her post went, and who allowed it, and the chain verifies.
     const why = await ok("explainDeletion", { path: "posts/p-ana-1", verify: "chain" }, tokens.eli);
@@ -254,7 +268,7 @@ describe("the function kit, adopted into a project of its own", () => {
     requests.bo = (await ok("requestAccountDeletion", {}, tokens.bo)).requestId;
   });
 
-  it("upgrades to the next kit version with registry v3 published, while a purge of the installed version runs: nothing in flight is lost or done twice", async () => {
+  it("upgrades to the next kit version with the registry's next version published, while a purge of the installed version runs: nothing in flight is lost or done twice", async () => {
     const asOfMs = Date.now() + 8 * DAY_MS;
     // A purge of the installed version, running in a process of its own, stops after its first batch of Bo's
     // erasure: an instance of the old deployment still at work when the new one rolls out.
@@ -286,19 +300,19 @@ describe("the function kit, adopted into a project of its own", () => {
     await stopped;
     const bo = await db().doc(`deletionRequests/${requests.bo}`).get();
     expect(bo.get("state")).toBe("PROCESSING");
-    const boBatches = async () => (await db().collection("deletionAudits").where("requestId", "==", requests.bo).get()).docs.filter((d) => d.get("action") === "PURGE_BATCH");
+    const boBatches = async () => (await db().collection("deletionAudits").where("requestId", "==", requests.bo).get()).docs.filter((d) => ["PURGE_BATCH", "PURGE_OBJECTS"].includes(d.get("action") as string));
     const doneByOld = await boBatches();
     expect(doneByOld.map((d) => d.get("correlationId") as unknown)).toEqual(["old-version-run"]);
 
-    // The registry's next version: a new hold reason, which v2 does not know.
-    const v2 = readJson<Record<string, unknown> & { holdReasons: Record<string, unknown>[] }>(join(project, "policies", "versions", "v2.json"));
-    const v3 = {
-      ...v2,
-      version: "v3",
-      description: `${String(v2.description)} v3 adds the REGULATOR_INQUIRY hold reason.`,
-      holdReasons: [...v2.holdReasons, { code: "REGULATOR_INQUIRY", description: "A regulator's inquiry names the data.", twoPersonRelease: true, earlyReleaseAllowed: true }],
+    // The registry's next version: a new hold reason, which the current one does not know.
+    const current = readJson<Record<string, unknown> & { holdReasons: Record<string, unknown>[] }>(join(project, "policies", "versions", `${CURRENT}.json`));
+    const nextRegistry = {
+      ...current,
+      version: NEXT,
+      description: `${String(current.description)} ${NEXT} adds the REGULATOR_INQUIRY hold reason.`,
+      holdReasons: [...current.holdReasons, { code: "REGULATOR_INQUIRY", description: "A regulator's inquiry names the data.", twoPersonRelease: true, earlyReleaseAllowed: true }],
     };
-    writeFileSync(join(project, "policies", "versions", "v3.json"), `${JSON.stringify(v3, null, 2)}\n`);
+    writeFileSync(join(project, "policies", "versions", `${NEXT}.json`), `${JSON.stringify(nextRegistry, null, 2)}\n`);
     const refused = await call(kitFn("placeRetentionHold"), { targetPath: "chats/ch-bo-cy", reasonCode: "REGULATOR_INQUIRY" }, tokens.dana);
     expect(refused.ok).toBe(false);
 
@@ -309,13 +323,13 @@ describe("the function kit, adopted into a project of its own", () => {
     const offline = { npm_config_offline: "true" };
     run("npx", ["--prefix", "retention", "retention", "init", next.tarball], project, offline);
     run("npm", ["--prefix", "retention", "install", "--no-audit", "--no-fund"], project, offline);
-    run("npx", ["--prefix", "retention", "retention", "publish", "v3.json"], project, offline);
+    run("npx", ["--prefix", "retention", "retention", "publish", `${NEXT}.json`], project, offline);
     run("npx", ["--prefix", "retention", "retention", "setup", "--console", "my-app-retention"], project, offline);
     expect(readJson<{ version: string }>(join(codebase, "node_modules", "firestore-retention", "package.json")).version).toBe(next.version);
     expect(readdirSync(codebase).filter((f) => f.endsWith(".tgz"))).toEqual([`firestore-retention-${next.version}.tgz`]);
     functions = await startFunctions(project, ["greet", kitFn("requestAccountDeletion")]);
     const enforced = await ok("getRetentionRegistry", {}, tokens.dana);
-    expect(enforced.version).toBe("v3");
+    expect(enforced.version).toBe(NEXT);
 
     // The rollout ends the old instance; its lease runs out and the new version takes the unit from its checkpoint.
     oldRunner!.kill("SIGKILL");
@@ -328,9 +342,11 @@ describe("the function kit, adopted into a project of its own", () => {
     // Open requests finished, a hold still holding: Bo and Cy are erased but for the held chat, Ana still waits on it.
     for (const who of ["bo", "cy", "ana"] as const) expect((await ok("getDeletionStatus", { requestId: requests[who] }, tokens.dana)).state, who).toBe("RETAINED_UNDER_HOLD");
     for (const gone of ["users/u-bo", "posts/p-bo-1", "chats/ch-bo-cy/messages/m-06", "notifications/n-bo-1", "users/u-cy", "posts/p-cy-1"]) expect(await exists(gone), gone).toBe(false);
+    for (const name of ["users/u-bo/avatar.jpg", "users/u-bo/uploads/old-bridge.jpg", "users/u-cy/avatar.jpg"]) expect(await objectExists(name), name).toBe(false);
     for (const kept of ["chats/ch-trio/messages/m-03", "chats/ch-trio/messages/m-04", "chats/ch-trio/messages/m-05"]) expect(await exists(kept), kept).toBe(true);
 
-    // Nothing done twice: every path of Bo's erasure was deleted and recorded once, the old version's batch among them.
+    // Nothing done twice: every path of Bo's erasure (documents and objects) was deleted and recorded once, the old
+    // version's batch among them.
     const batches = await boBatches();
     const paths = batches.flatMap((d) => d.get("paths") as string[]);
     expect(new Set(paths).size).toBe(paths.length);
@@ -374,14 +390,14 @@ describe("the function kit, adopted into a project of its own", () => {
     expect(Object.keys(instances).sort()).toEqual(["retention", second].sort());
     const envFile = join(project, instances[second]!, `.env.${KIT_PROJECT}`);
     const envText = existsSync(envFile) ? readFileSync(envFile, "utf8") : "";
-    writeFileSync(envFile, setEnvLine(setEnvLine(envText, "RETENTION_DATABASE_ID", EU_DB), "RETENTION_LEDGER_DATABASE_ID", `${EU_DB}-ledger`));
+    writeFileSync(envFile, setEnvLine(setEnvLine(setEnvLine(envText, "RETENTION_DATABASE_ID", EU_DB), "RETENTION_LEDGER_DATABASE_ID", `${EU_DB}-ledger`), "RETENTION_STORAGE_BUCKET", `${KIT_PROJECT}-eu-uploads`));
 
     // Setup refuses to run for "the" instance now that there are two, then writes the second's files only.
     const rulesBefore = readFileSync(join(project, "firestore.rules"), "utf8");
     const indexesBefore = readFileSync(join(project, "firestore.indexes.json"), "utf8");
     expect(() => run("npx", ["--prefix", "retention", "retention", "setup"], project, offline)).toThrow(/Several instances of the kit/);
     run("npx", ["--prefix", "retention", "retention", "setup", "--instance", second], project, offline);
-    expect(readJson<{ current: { version: string } }>(join(codebase, "registries", `${second}.json`)).current.version).toBe("v3");
+    expect(readJson<{ current: { version: string } }>(join(codebase, "registries", `${second}.json`)).current.version).toBe(NEXT);
     expect(readFileSync(join(project, "social-eu.rules"), "utf8")).toContain("// <retention:begin>");
     expect(readFileSync(join(project, "firestore.rules"), "utf8")).toBe(rulesBefore);
     expect(readFileSync(join(project, "firestore.indexes.json"), "utf8")).toBe(indexesBefore);

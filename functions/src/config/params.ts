@@ -109,6 +109,15 @@ export const SETTING_PROMPTS = {
   enforceAppCheck: { label: "Require App Check on the user-facing callables" },
   evidenceShards: { label: "Evidence chains" },
   evidenceAnchorSchedule: { label: "Evidence anchor schedule", ...CRON },
+  storageBucket: {
+    label: "Bucket of the data map's (default) storage entries",
+    pattern: /^(\(default\)|[a-z0-9][a-z0-9._-]{1,220}[a-z0-9])$/,
+    patternError: "A Cloud Storage bucket name (lowercase letters, digits, dots, dashes and underscores), or (default) for the project's default Firebase bucket.",
+  },
+  storageDeleteWindowSeconds: { label: "Storage: delete window (seconds)" },
+  storageDeleteTimeoutSeconds: { label: "Storage: one object delete's timeout (seconds)" },
+  storageSoftDeleteDays: { label: "Storage: the buckets' soft-delete retention (days)" },
+  auditMaxObjects: { label: "Audit: Cloud Storage objects per run" },
 } as const satisfies Record<SettingKey, SettingPrompt>;
 
 /**

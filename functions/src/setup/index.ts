@@ -7,6 +7,7 @@ import { x as extractTar } from "tar";
 import { SECRETS, SETTINGS, type SettingSpec } from "../config/params";
 import { sha256Hex } from "../kernel/canonical";
 import { PolicyIndex } from "../kernel/policy";
+import { DEFAULT_BUCKET, resolveBucket } from "../kernel/storage-map";
 import { makeRegistryBundle, type RegistryBundle } from "../kernel/registry-bundle";
 import { checkRegistry, collectionsInRules, type LockEntry } from "../kernel/registry-check";
 import { REGISTRY_FILE } from "../config/params";
@@ -14,7 +15,7 @@ import { planRulesFile } from "../security-rules/index";
 import { CODEBASE_GITIGNORE, codebaseDependencies, codebaseIndex, codebaseLockfile, codebasePackageJson, type KitManifest, type KitTarball, type Lockfile } from "./rules/codebase";
 import { consoleHosting } from "./rules/hosting";
 import { IndexFileError, spliceIndexFile } from "./rules/index-file";
-import { databaseCollisions, firestoreFilesFor, instanceEnv, KIT_CODEBASE_IGNORE, kitStanzas, runOnceCommands, setEnvLine, type KitStanza } from "./rules/project";
+import { bucketCollisions, databaseCollisions, firestoreFilesFor, instanceEnv, KIT_CODEBASE_IGNORE, kitStanzas, runOnceCommands, setEnvLine, type KitStanza } from "./rules/project";
 
 export { IndexFileError, INDEXES_BEGIN, INDEXES_END } from "./rules/index-file";
 export { consoleHosting, CONSOLE_CALLABLES } from "./rules/hosting";
@@ -293,6 +294,14 @@ export function planSetup(o: SetupOptions): SetupPlan {
   const rulesText = read(resolve(cwd, targets.rules));
   const bundle = bundleOf(cwd, o.policies, rulesText);
   const registry = bundle.current;
+  const buckets = bucketCollisions(
+    all.map((a) => {
+      const own = envOf(cwd, a.stanza.instances[a.instance]!, project)[SETTINGS.storageBucket.env] || String(SETTINGS.storageBucket.default);
+      const defaultBucket = own === DEFAULT_BUCKET ? `${project}'s default bucket` : own;
+      return { instance: a.instance, buckets: new PolicyIndex(registry).allStorageEntries().map((e) => resolveBucket(e.bucket, { projectId: project, defaultBucket })) };
+    }),
+  );
+  if (buckets.length > 0) throw new SetupError(`The kit's instances would share data: ${buckets.join("; ")}.`);
   const changes: FileChange[] = [];
 
   // The registry, where the instance's functions read it: the file its RETENTION_REGISTRY_FILE names, else its own

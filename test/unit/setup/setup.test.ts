@@ -14,11 +14,14 @@ import { checkQuery } from "../../../functions/src/indexes/rules";
 import { PolicyIndex } from "../../../functions/src/kernel/policy";
 import { applyChanges, IndexFileError, planPublish, planSetup, registryQueries, SetupError } from "../../../functions/src/setup/index";
 import { spliceIndexFile } from "../../../functions/src/setup/rules/index-file";
-import { databaseCollisions, setEnvLine } from "../../../functions/src/setup/rules/project";
-import { socialRegistry } from "../../../examples/social/registry";
+import { bucketCollisions, databaseCollisions, setEnvLine } from "../../../functions/src/setup/rules/project";
+import { socialLock, socialRegistry } from "../../../examples/social/registry";
 
 const REPO = join(__dirname, "..", "..", "..");
 const PROJECT = "demo-setup";
+/** The social example's current published version, and the one after it. */
+const CURRENT = socialLock().at(-1)!.version;
+const NEXT = `v${Number(CURRENT.slice(1)) + 1}`;
 const APP_INDEX = { collectionGroup: "chats", queryScope: "COLLECTION", fields: [{ fieldPath: "memberIds", arrayConfig: "CONTAINS" }, { fieldPath: "lifecycleState", order: "ASCENDING" }] };
 
 /** The social example's rules with the retention part left out: the team's two marker lines, nothing between them. */
@@ -73,7 +76,7 @@ describe("retention setup", () => {
     project();
     const before = snapshot();
     const plan = planSetup({ cwd, policies: "policies" });
-    expect(plan).toMatchObject({ project: PROJECT, instance: "retention", registryVersion: "v2", governedDatabase: "(default)" });
+    expect(plan).toMatchObject({ project: PROJECT, instance: "retention", registryVersion: CURRENT, governedDatabase: "(default)" });
     expect(plan.changes.map((c) => c.file).sort()).toEqual(["firebase.json", "firestore.indexes.json", "firestore.rules", "function-kits/retention/config-retention/.env.local", "retention/registries/retention.json"].sort());
     // The diff shows each file's change.
     const diff = changesText(cwd, plan.changes);
@@ -118,7 +121,7 @@ describe("retention setup", () => {
   });
 
   it("two instances, each on its own database, each get their own database's files; two on one database are refused, nothing written", () => {
-    project({ retention: {}, eu: { RETENTION_DATABASE_ID: "eu-shop", RETENTION_LEDGER_DATABASE_ID: "eu-ledger" } });
+    project({ retention: {}, eu: { RETENTION_DATABASE_ID: "eu-shop", RETENTION_LEDGER_DATABASE_ID: "eu-ledger", RETENTION_STORAGE_BUCKET: "eu-uploads" } });
     const eu = planSetup({ cwd, policies: "policies", instance: "eu" });
     expect(eu.governedDatabase).toBe("eu-shop");
     expect(eu.changes.map((c) => c.file)).toEqual(expect.arrayContaining(["eu.rules", "eu.indexes.json", "retention/registries/eu.json"]));
@@ -129,10 +132,17 @@ describe("retention setup", () => {
 
     rmSync(cwd, { recursive: true, force: true });
     mkdirSync(cwd);
-    project({ retention: {}, eu: { RETENTION_LEDGER_DATABASE_ID: "eu-ledger" } });
+    project({ retention: {}, eu: { RETENTION_LEDGER_DATABASE_ID: "eu-ledger", RETENTION_STORAGE_BUCKET: "eu-uploads" } });
     const before = snapshot();
     expect(() => planSetup({ cwd, policies: "policies", instance: "eu" })).toThrow(/instances retention and eu both govern database \(default\)/);
     expect(snapshot()).toEqual(before);
+
+    // A bucket is the project's, not a database's: two instances whose data maps reach one bucket are refused too.
+    rmSync(cwd, { recursive: true, force: true });
+    mkdirSync(cwd);
+    project({ retention: {}, eu: { RETENTION_DATABASE_ID: "eu-shop", RETENTION_LEDGER_DATABASE_ID: "eu-ledger" } });
+    expect(new PolicyIndex(socialRegistry()).allStorageEntries().length).toBeGreaterThan(0);
+    expect(() => planSetup({ cwd, policies: "policies", instance: "eu" })).toThrow(/instances retention and eu both reach Cloud Storage bucket demo-setup's default bucket/);
   });
 
   it("refuses a rules file without markers, and a project without the kit, and says what to do", () => {
@@ -146,13 +156,13 @@ describe("retention setup", () => {
 
   it("publish: appends the new version's hash after the checks pass; a published version is never published again", () => {
     project();
-    const v2 = JSON.parse(readFileSync(join(cwd, "policies", "versions", "v2.json"), "utf8")) as Record<string, unknown>;
-    writeFileSync(join(cwd, "policies", "versions", "v3.json"), JSON.stringify({ ...v2, version: "v3" }, null, 2));
-    const { version, change } = planPublish(cwd, "policies", "v3.json");
-    expect(version).toBe("v3");
+    const current = JSON.parse(readFileSync(join(cwd, "policies", "versions", `${CURRENT}.json`), "utf8")) as Record<string, unknown>;
+    writeFileSync(join(cwd, "policies", "versions", `${NEXT}.json`), JSON.stringify({ ...current, version: NEXT }, null, 2));
+    const { version, change } = planPublish(cwd, "policies", `${NEXT}.json`);
+    expect(version).toBe(NEXT);
     applyChanges(cwd, [change]);
-    expect(planSetup({ cwd, policies: "policies" }).registryVersion).toBe("v3");
-    expect(() => planPublish(cwd, "policies", "v3.json")).toThrow(/already published/);
+    expect(planSetup({ cwd, policies: "policies" }).registryVersion).toBe(NEXT);
+    expect(() => planPublish(cwd, "policies", `${NEXT}.json`)).toThrow(/already published/);
     expect(() => planPublish(cwd, "policies", "v9.json")).toThrow(/does not exist/);
   });
 });
@@ -196,6 +206,11 @@ describe("instances that would share data", () => {
     expect(databaseCollisions([{ instance: "a", governed: ["(default)"], ledger: "ledger-a" }, { instance: "b", governed: ["eu"], ledger: "ledger-b" }])).toEqual([]);
     expect(databaseCollisions([{ instance: "a", governed: ["(default)"], ledger: "l" }, { instance: "b", governed: ["(default)"], ledger: "l2" }])).toEqual([expect.stringMatching(/instances a and b both govern database \(default\)/)]);
     expect(databaseCollisions([{ instance: "a", governed: ["(default)"], ledger: "eu" }, { instance: "b", governed: ["eu"], ledger: "l2" }])).toEqual([expect.stringMatching(/instance a's erasure ledger is eu, which instance b governs/)]);
+  });
+
+  it("two instances whose data maps reach one bucket are named", () => {
+    expect(bucketCollisions([{ instance: "a", buckets: ["x"] }, { instance: "b", buckets: ["y"] }])).toEqual([]);
+    expect(bucketCollisions([{ instance: "a", buckets: ["x", "x"] }, { instance: "b", buckets: ["y", "x"] }])).toEqual([expect.stringMatching(/instances a and b both reach Cloud Storage bucket x/)]);
   });
 
   it("setEnvLine replaces a key's line or appends it, keeping every other line", () => {

@@ -82,6 +82,31 @@ export function databaseCollisions(instances: readonly InstanceDatabases[]): str
   return problems;
 }
 
+/** One instance's Cloud Storage buckets: those its registry's storage entries name, `(default)` resolved as its setting says. */
+export interface InstanceBuckets {
+  instance: string;
+  buckets: string[];
+}
+
+/**
+ * Instances that would share Cloud Storage objects: a bucket is the project's, not a database's, so two instances whose
+ * data maps reach the same bucket would each delete, hold-mark and audit the other's objects (one instance's erasure of
+ * a user would delete the objects another instance holds). Each instance needs buckets of its own
+ * (RETENTION_STORAGE_BUCKET for the registry's `(default)`). Returns each problem found.
+ */
+export function bucketCollisions(instances: readonly InstanceBuckets[]): string[] {
+  const problems: string[] = [];
+  const owner = new Map<string, string>();
+  for (const i of instances) {
+    for (const b of new Set(i.buckets)) {
+      const other = owner.get(b);
+      if (other !== undefined) problems.push(`instances ${other} and ${i.instance} both reach Cloud Storage bucket ${b}: give each instance its own (RETENTION_STORAGE_BUCKET in its config, for the registry's (default))`);
+      else owner.set(b, i.instance);
+    }
+  }
+  return problems;
+}
+
 /** firebase.json's Firestore entry for a database: its rules and indexes files (`firestore` as one object or a list). */
 export function firestoreFilesFor(firebaseJson: Record<string, unknown>, database: string): { rules?: string; indexes?: string } | null {
   const f = firebaseJson.firestore;
