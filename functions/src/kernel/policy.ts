@@ -62,6 +62,25 @@ export class PolicyIndex {
     return this.registry.dataMap[subject] ?? [];
   }
 
+  /**
+   * The entries an erasure of `subject` walks. A user erased in one scope of several (a member of a request
+   * group that is not its lead: `scopedOnly`) walks only the entries that name the scope's key: the entries that
+   * name the uid alone (a profile `people/{uid}`, a directory entry) reach the same documents from every scope,
+   * and the group's lead erases them, once, with one evidence trail (requests/rules/group.ts).
+   */
+  dataMapOf(subject: { type: "user"; scopedOnly?: boolean } | { type: "tenant" }): readonly DataMapEntry[] {
+    const all = this.dataMap(subject.type);
+    return subject.type === "user" && subject.scopedOnly === true ? all.filter((e) => this.entryNamesScope(e)) : all;
+  }
+
+  /** Whether a data-map entry names the scope's key (its path, collection or a filter's value): false without a scope kind. */
+  entryNamesScope(entry: DataMapEntry): boolean {
+    const key = this.scope?.key;
+    if (!key) return false;
+    const v = `{${key}}`;
+    return [entry.path, entry.collection, ...entry.where.map((w) => w[2])].some((t) => t?.includes(v) === true);
+  }
+
   /** Who the data belongs to. The registry check requires it of the version the functions enforce. */
   get subjects(): Subjects {
     if (!this.registry.subjects) throw new Error(`registry ${this.version} declares no subjects`);

@@ -51,7 +51,7 @@ export interface DiscoveredSnapshot {
  * planner keeps the stricter entry.
  */
 export async function* discoverSnapshots(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredSnapshot> {
-  for (const entry of policy().dataMap(subject.type)) yield* discoverEntry(subject, entry, pageSize);
+  for (const entry of policy().dataMapOf(subject)) yield* discoverEntry(subject, entry, pageSize);
 }
 
 /**

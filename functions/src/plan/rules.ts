@@ -6,7 +6,13 @@ import type { DataMapEntry } from "../kernel/policy-schema";
 import type { PolicyIndex } from "../kernel/policy";
 import { isExpired } from "../kernel/retention";
 
-export type Subject = { type: "user"; uid: string; tenantId: string } | { type: "tenant"; tenantId: string };
+/**
+ * Whose data an erasure reaches: a user in one scope (`tenantId`, "" in an app without scopes), or a scope (its
+ * closure). `scopedOnly`: the user is erased in this scope as one member of a request group (a user found in
+ * several scopes) that is not the group's lead, so the erasure walks only the data-map entries that name the
+ * scope (kernel/policy.ts#dataMapOf). Absent, never false, so a subject outside a group hashes as it always has.
+ */
+export type Subject = { type: "user"; uid: string; tenantId: string; scopedOnly?: true } | { type: "tenant"; tenantId: string };
 
 /** A document found while walking the data map, with the retention fields the planner needs. */
 export interface DiscoveredDoc {
@@ -197,7 +203,7 @@ export function buildDeletionPlan(
   policy: PolicyIndex,
   nowMs: number,
 ): DeletionPlan {
-  const entries = new Map(policy.dataMap(subject.type).map((e) => [e.id, e]));
+  const entries = new Map(policy.dataMapOf(subject).map((e) => [e.id, e]));
   const retained: RetainedItem[] = [];
   const toDelete: string[] = [];
   const archived: ArchivedItem[] = [];

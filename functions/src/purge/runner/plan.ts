@@ -144,7 +144,7 @@ export async function planRequestUnit(requestId: string, subject: Subject, input
   const unit = requestUnit(requestId, subject);
   const begun = await begin(unit, input);
   const { ctx } = begun;
-  const entries = ctx.policy.dataMap(subject.type);
+  const entries = ctx.policy.dataMapOf(subject);
   const keptByEntry = new Set<string>();
   const aboveKept = new Set<string>();
   for (const entry of entries.filter(keeps)) {
