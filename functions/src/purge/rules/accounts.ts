@@ -6,11 +6,11 @@ import type { PolicyIndex } from "../../kernel/policy";
  *
  * A scope's users are found through the registry (purge/runner/tenant-accounts.ts): the users its scope lookups
  * place there (requests/subjects.ts#usersOfScope: membership, array, path and uid-keyed document lookups can list
- * them; a claim cannot), and the uids of the uid-keyed documents the closure's manifest names (deleted or kept),
- * which are read from their paths: the user data map's `doc` entries ending in `{uid}` and path lookups whose
- * membership document is keyed by the uid. The closure runs after its own data is gone, so a membership it deletes
- * counts only when its path carries the uid. A user any lookup places in another scope keeps the account; the last
- * of a user's scopes to be closed takes it.
+ * them; a claim cannot), recorded when each round of the closure is planned, before it deletes the memberships;
+ * and the uids of the uid-keyed documents the closure's manifest names (deleted or kept), read from their paths:
+ * the user data map's `doc` entries ending in `{uid}` and path lookups whose membership document is keyed by the
+ * uid. A user whom only a claim places in the scope is found by neither: their account stays. A user any lookup
+ * places in another scope keeps the account; the last of a user's scopes to be closed takes it.
  */
 
 /** The document patterns whose paths name a scope's user: uid-keyed data-map documents, uid-keyed path-lookup memberships. */

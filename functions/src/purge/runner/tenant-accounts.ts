@@ -1,5 +1,5 @@
 import { getAuth } from "firebase-admin/auth";
-import { FieldValue } from "firebase-admin/firestore";
+import { FieldPath, FieldValue } from "firebase-admin/firestore";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { CLOSURE_HANDLES_USERS_STATES, type RequestState } from "../../requests/rules/requests";
 import { adminApp, COLLECTIONS, db } from "../../platform/firestore";
@@ -18,10 +18,57 @@ const GET_USERS_LIMIT = 100;
 /** Paths named in one evidence entry. */
 const MAX_EVIDENCE_PATHS = 100;
 
+/** Users recorded per write batch, and read per page. */
+const USERS_BATCH = 400;
+
+/** Where a closure records its scope's users before it deletes anything: `deletionRequests/{id}/scopeUsers/{uid}`. */
+const scopeUsersOf = (requestId: string) => requestRef(requestId).collection("scopeUsers");
+
 /**
- * The closing scope's users (purge/rules/accounts.ts): those the registry's lookups place in it now (a membership
- * outside the closure's data map, or kept), and the uids of the uid-keyed documents among the round's manifest
- * paths (deleted and kept).
+ * Records the users the registry's lookups place in a closing scope (requests/subjects.ts#usersOfScope), before
+ * its round deletes anything: the closure deletes the memberships that name them (a member document, a
+ * membership record), and its finalize must still know whose accounts to judge. Run when a round is planned
+ * (drive.ts#planUnit); each round adds to what earlier rounds recorded (a user who was a member at any time of the
+ * closure is judged). One document per user, written in batches; idempotent.
+ */
+export async function recordScopeUsers(requestId: string, tenantId: string): Promise<number> {
+  let batch: string[] = [];
+  let recorded = 0;
+  const flush = async () => {
+    const w = db().batch();
+    for (const uid of batch) w.set(scopeUsersOf(requestId).doc(uid), { uid });
+    await w.commit();
+    recorded += batch.length;
+    batch = [];
+  };
+  const seen = new Set<string>();
+  for await (const m of usersOfScope(tenantId)) {
+    if (seen.has(m.uid) || !/^[^/]{1,128}$/.test(m.uid) || m.uid === "." || m.uid === "..") continue;
+    seen.add(m.uid);
+    batch.push(m.uid);
+    if (batch.length >= USERS_BATCH) await flush();
+  }
+  if (batch.length > 0) await flush();
+  return recorded;
+}
+
+/** The users a closure recorded (`recordScopeUsers`), a page at a time. */
+async function* recordedScopeUsers(requestId: string): AsyncGenerator<string> {
+  let last: string | undefined;
+  for (;;) {
+    let q = scopeUsersOf(requestId).orderBy(FieldPath.documentId()).select().limit(USERS_BATCH);
+    if (last !== undefined) q = q.startAfter(last);
+    const snap = await q.get();
+    for (const d of snap.docs) yield d.id;
+    if (snap.size < USERS_BATCH) return;
+    last = snap.docs[snap.docs.length - 1]!.id;
+  }
+}
+
+/**
+ * The closing scope's users (purge/rules/accounts.ts): those the registry's lookups placed in it when its rounds
+ * were planned (`recordScopeUsers`), and the uids of the uid-keyed documents among the round's manifest paths
+ * (deleted and kept).
  */
 async function tenantUids(cp: UnitCheckpoint, tenantId: string): Promise<Set<string>> {
   const pol = policy();
@@ -34,7 +81,7 @@ async function tenantUids(cp: UnitCheckpoint, tenantId: string): Promise<Set<str
   };
   for await (const b of roundBatches(cp)) for (const item of b.items) offer(item.path);
   for await (const r of roundRetained(cp)) offer(r.path);
-  for await (const m of usersOfScope(tenantId)) uids.add(m.uid);
+  if (cp.requestId) for await (const uid of recordedScopeUsers(cp.requestId)) uids.add(uid);
   return uids;
 }
 
