@@ -76,7 +76,20 @@ const accountExists = async (uid: string) =>
     .getUser(uid)
     .then(() => true)
     .catch(() => false);
-const requestsOf = async (uid: string) => (await db().collection("deletionRequests").where("uid", "==", uid).get()).docs.map((d) => ({ id: d.id, ...d.data() }) as Record<string, unknown> & { id: string });
+/** A stored deletion request, as far as these tests read it. */
+interface Stored {
+  id: string;
+  tenantId: string;
+  groupId?: string;
+  state: string;
+  scopedOnly?: boolean;
+  fullyGoneBy?: { toMillis(): number };
+}
+const requestsOf = async (uid: string): Promise<Stored[]> =>
+  (await db().collection("deletionRequests").where("uid", "==", uid).get()).docs.map((d): Stored => {
+    const x = d.data();
+    return { id: d.id, tenantId: String(x.tenantId), state: String(x.state), groupId: x.groupId as string | undefined, scopedOnly: x.scopedOnly as boolean | undefined, fullyGoneBy: x.fullyGoneBy as Stored["fullyGoneBy"] };
+  });
 const run = (asOfMs: number, hook?: PurgeHook, owner = "group-suite") =>
   runNightlyPurge({ nowMs: asOfMs, asOfMs, dryRun: false, actor: { type: "system", id: "nightlyPurge" }, correlationId: owner, leaseMs: 60_000, batchSize: 2, owner, ...(hook ? { hook } : {}) });
 
@@ -205,7 +218,7 @@ describe("a user in two workspaces, erased by one request", () => {
     const status = await getDeletionStatusHandler({ requestId: groupId }, CLARA, { nowMs: graceEndsAtMs + 4 * DAY_MS, refreshMs: 0 });
     expect(status.state).toBe("PURGED");
     const members = await requestsOf("u-ada");
-    const latest = Math.max(...members.map((m) => (m.fullyGoneBy as { toMillis(): number }).toMillis()));
+    const latest = Math.max(...members.map((m) => m.fullyGoneBy!.toMillis()));
     expect(status.fullyGoneBy).toBe(new Date(latest).toISOString());
     // The erasure ledger has one entry per member; the member that is not the lead is recorded as such.
     const ids = new Set(members.map((m) => m.id));
