@@ -1,6 +1,7 @@
 import { FieldPath, Timestamp, type DocumentSnapshot, type Query } from "firebase-admin/firestore";
 import { DomainError, notFound } from "../kernel/errors";
 import { policy } from "../platform/registry";
+import type { Subject } from "../plan/rules";
 import type { SubjectRef } from "./plan-view";
 import { subjectView } from "./rules/subject-view";
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
@@ -38,7 +39,9 @@ export async function findRequest(by: { requestId: string } | { latestOf: string
 export function staffFacts(snap: DocumentSnapshot) {
   const held = snap.get("retainedUnderHold") as { count?: unknown; holds?: unknown } | undefined;
   const holds = Array.isArray(held?.holds) ? (held.holds as { holdId?: unknown; reasonCode?: unknown }[]) : [];
-  const subject = subjectOfRequest(snap.data() ?? {});
+  const stored = subjectOfRequest(snap.data() ?? {});
+  // The documented shape: a group member's `scopedOnly` is the engine's, not the contract's.
+  const subject: Subject = stored.type === "user" ? { type: "user", uid: stored.uid, tenantId: stored.tenantId } : stored;
   const requestedBy = snap.get("requestedBy") as unknown;
   return {
     subject,

@@ -226,6 +226,14 @@ describe("npx retention", () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toContain("manifestHash");
     expect(table.stdout).toContain("tenant t-acme");
+    // --scope is the general name; --tenant its alias: the same plan.
+    const scoped = await retention(["plan", "--subject", "u-1001", "--scope", "t-acme", "--json"]);
+    expect(json<{ manifestHash: string; subjectRef: unknown }>(scoped)).toMatchObject({ manifestHash: pa.manifestHash, subjectRef: { type: "user", uid: "u-1001", scope: "t-acme" } });
+    const tenantPlan = json<{ manifestHash: string }>(await retention(["plan", "--tenant", "t-acme", "--json"]));
+    expect(json<{ manifestHash: string }>(await retention(["plan", "--scope", "t-acme", "--json"])).manifestHash).toBe(tenantPlan.manifestHash);
+    const unknown = await retention(["plan", "--scope", "t-nowhere", "--json"]);
+    expect(unknown.code).toBe(2);
+    expect(json(unknown)).toMatchObject({ ok: false, error: { kind: "SUBJECT_NOT_FOUND" } });
   });
 
   it("run retentionAudit: records the run in evidence, honours --dry-run and --as-of, and exits by its findings", async () => {
