@@ -17,15 +17,25 @@ export function firestoreHost(): string {
 
 export { db, adminApp };
 
+/** Resets tried before a lock held by another transaction fails the clear (each waits out the emulator's lock timeout). */
+const CLEAR_ATTEMPTS = 4;
+
 /**
  * Deletes every document in one of the emulator's databases (the emulator's reset endpoint), and the evidence
  * anchors kept for it in the anchors database: anchors of a ledger that no longer exists would report it wiped.
  */
 export async function clearFirestore(databaseId = "(default)"): Promise<void> {
-  const res = await fetch(`http://${firestoreHost()}/emulator/v1/projects/${PROJECT_ID}/databases/${databaseId}/documents`, {
-    method: "DELETE",
-  });
-  if (!res.ok) throw new Error(`clearing Firestore failed: ${res.status} ${await res.text()}`);
+  const url = `http://${firestoreHost()}/emulator/v1/projects/${PROJECT_ID}/databases/${databaseId}/documents`;
+  // A transaction still holding locks (a trigger or task of the previous test, or a rollback the Admin SDK left to
+  // run in the background) makes the reset wait for the emulator's lock timeout and answer 409 ABORTED. The locks
+  // are gone once that transaction ends, so the reset is tried again rather than failing the next test.
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(url, { method: "DELETE" });
+    if (res.ok) break;
+    const body = await res.text();
+    if (res.status !== 409 || attempt >= CLEAR_ATTEMPTS) throw new Error(`clearing Firestore failed: ${res.status} ${body}`);
+    await new Promise((r) => setTimeout(r, 250 * attempt));
+  }
   await clearAnchors(databaseId);
 }
 
