@@ -54,7 +54,8 @@ const requestsOf = (subject: Subject) =>
 export function requestToFirestore(r: DeletionRequest): Record<string, unknown> {
   return {
     requestId: r.requestId,
-    ...subjectFields(r.subject),
+    // `subjectType`, `tenantId`, a user's `uid` (queried by the backstop and the audit) and a group member's `scopedOnly`.
+    ...subjectRecord(r.subject),
     requestedBy: r.requestedBy,
     state: r.state,
     source: r.source,
@@ -73,9 +74,6 @@ export function requestToFirestore(r: DeletionRequest): Record<string, unknown> 
 }
 
 const timelineToFirestore = (t: TimelineEntry) => ({ at: toTimestamp(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) });
-
-/** How a request stores its subject: `subjectType`, `tenantId`, and the `uid` of a user (queried by the backstop and the audit). */
-const subjectFields = subjectRecord;
 
 /** The subject of a stored deletion request: a user (an account erasure), or a tenant (its closure). */
 export const subjectOfRequest = (data: DocumentData): Subject => subjectFromRecord(data);
