@@ -168,5 +168,19 @@ export async function deleteTenantAccounts(cp: UnitCheckpoint, step: number, env
   }
   const counts = { deleted, alreadyAbsent: decision.delete.length - deleted, keptOtherTenant: decision.keep.length };
   await record("DONE", counts, decision.keep.flatMap((k) => k.paths));
+  // The list of the scope's users served this judgement; the request keeps no roster of people once it is made (a
+  // later round, after a hold's release, records the users it finds again).
+  await clearScopeUsers(requestId);
   log.info("purge.auth.tenant_accounts", { requestId, ...counts });
+}
+
+/** Deletes what `recordScopeUsers` recorded, a page at a time. */
+async function clearScopeUsers(requestId: string): Promise<void> {
+  for (;;) {
+    const snap = await scopeUsersOf(requestId).select().limit(USERS_BATCH).get();
+    if (snap.empty) return;
+    const w = db().batch();
+    for (const d of snap.docs) w.delete(d.ref);
+    await w.commit();
+  }
 }
