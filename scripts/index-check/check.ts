@@ -5,7 +5,7 @@
  * emulator suites record the shape of every query the code sends (recorder.cjs, into .query-log/<label>/), and this
  * checks each one that the product's code issued against firestore.indexes.json with Firestore's index rules
  * (rules.ts); the queries the engine ran on an example app's database (APPS) are checked against that app's own
- * index file instead. Exit 0: every query has its index (unused indexes are only a warning). Exit 1: a query has
+ * index file instead, and so is everything recorded by a run on an example's own emulator project (APP_RUNS). Exit 0: every query has its index (unused indexes are only a warning). Exit 1: a query has
  * none; the output names the query, where it is issued, why, and the exact JSON to add. Exit 2: the log cannot
  * vouch for anything (missing, empty, a source that never recorded, a recorder error).
  *
@@ -28,6 +28,22 @@ const APPS: readonly AppDatabase[] = [
   ...[SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_INDEXES_FILE, suite: "test/integration/examples/social.test.ts" })),
   // The request-group suites' test app (users in several workspaces): its queries are held to its own index file.
   { database: WORKSPACES_DATABASE, indexFile: WORKSPACES_INDEXES_FILE, suite: "test/integration/requests/group.test.ts" },
+];
+
+/**
+ * Runs on an example's own emulator project (`npm run test:social`: demo-social, its functions enforcing its
+ * registry): every query recorded there, in any of its databases, is the app's, held to the app's index file. The
+ * run must have recorded the functions' queries and the suites' own.
+ */
+const APP_RUNS: readonly { label: string; indexFile: string; required: ReturnType<typeof appSources> }[] = [
+  {
+    label: "social",
+    indexFile: SOCIAL_INDEXES_FILE,
+    required: [
+      { label: "social", process: "functions-worker", what: "the social example's functions (callables, TTL trigger, the console's calls)", how: "npm run test:social (scripts/index-check/preload.cjs through NODE_OPTIONS)" },
+      { label: "social", process: "vitest", what: "the social example's suites on its own project", how: "npm run test:social (test/helpers/record-queries.ts, a vitest setup file)" },
+    ],
+  },
 ];
 
 function option(name: string, fallback: string): string {
@@ -68,8 +84,17 @@ function readConfig(indexFile: string): IndexConfig | null {
 function main(): number {
   const logDir = option("--log", join(root, ".query-log"));
   const indexFile = option("--indexes", join(root, "firestore.indexes.json"));
-  const { product, apps } = splitByDatabase(readLogs(logDir), APPS.map((a) => a.database));
-  const parts = [{ logs: product, indexFile, required: undefined }, ...APPS.map((a) => ({ logs: apps.get(a.database) ?? [], indexFile: a.indexFile, required: appSources(a) }))];
+  const logs = readLogs(logDir);
+  const runs = new Set(APP_RUNS.map((r) => r.label));
+  const { product, apps } = splitByDatabase(
+    logs.filter((l) => !runs.has(l.label)),
+    APPS.map((a) => a.database),
+  );
+  const parts = [
+    { logs: product, indexFile, required: undefined },
+    ...APPS.map((a) => ({ logs: apps.get(a.database) ?? [], indexFile: a.indexFile, required: appSources(a) })),
+    ...APP_RUNS.map((r) => ({ logs: logs.filter((l) => l.label === r.label), indexFile: r.indexFile, required: r.required })),
+  ];
   let exit = 0;
   for (const part of parts) {
     const config = readConfig(part.indexFile);

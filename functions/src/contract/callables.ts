@@ -2,6 +2,7 @@ import type { z } from "zod";
 import * as admin from "./admin";
 import * as evidence from "./evidence";
 import * as holds from "./holds";
+import * as registry from "./registry";
 import * as report from "./report";
 import * as requests from "./requests";
 
@@ -143,6 +144,14 @@ export const CALLABLES = {
     appCheck: false,
     summary: "The dashboard's data, live: the read-only audit and the evidence-chain walk `retention report` draws.",
     refusals: ["permission-denied/NOT_COMPLIANCE"],
+  }),
+  getRetentionRegistry: spec({
+    input: registry.GetRetentionRegistryInput,
+    output: registry.GetRetentionRegistryOutput,
+    caller: "compliance or retention-admin",
+    appCheck: false,
+    summary: "The registry version the functions enforce (classes, data map, subjects, hold roots and reasons): what the console reads the app's words, paths and hold reasons from.",
+    refusals: ["permission-denied/NOT_STAFF"],
   }),
   transitionLifecycle: spec({
     input: admin.TransitionLifecycleInput,

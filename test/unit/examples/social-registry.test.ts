@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { checkRegistry, collectionsInRules } from "../../../functions/src/kernel/registry-check";
 import { PolicyIndex } from "../../../functions/src/kernel/policy";
 import { socialCollectionIds } from "../../../examples/social/data";
-import { SOCIAL_RULES_FILE, SOCIAL_VERSIONS_DIR, socialLock, socialRegistry } from "../../../examples/social/registry";
+import { SOCIAL_INDEXES_FILE, SOCIAL_RULES_FILE, SOCIAL_VERSIONS_DIR, socialLock, socialRegistry } from "../../../examples/social/registry";
+import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
+import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import { loadVersion } from "../../helpers/policy";
 
 const files = (): Map<string, string> =>
@@ -31,10 +33,10 @@ describe("the social example's registry", () => {
   it("passes the registry checks over its files, its lock and the collections its rules and data use", () => {
     const r = checkRegistry({ files: files(), lock: socialLock(), collectionsInUse: inUse() });
     expect(r.errors).toEqual([]);
-    expect(r.current?.version).toBe("v1");
+    expect(r.current?.version).toBe("v2");
     // The rules name every collection of the app and of the product's control plane.
     expect([...inUse().keys()].sort()).toEqual(
-      ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "following", "messages", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
+      ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "following", "messages", "notifications", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
     );
   });
 
@@ -62,7 +64,7 @@ describe("the social example's registry", () => {
     const reg = socialRegistry();
     expect(new PolicyIndex(reg).subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
     const byId = new Map(reg.dataMap.user.map((e) => [e.id, e]));
-    expect([...byId.keys()].sort()).toEqual(["chats", "comments", "followers", "messages", "posts", "profile"]);
+    expect([...byId.keys()].sort()).toEqual(["chats", "comments", "followers", "messages", "notifications", "posts", "profile"]);
     expect(byId.get("profile")).toMatchObject({ kind: "doc", path: "users/{uid}", action: "delete", recursive: true });
     expect(byId.get("posts")).toMatchObject({ kind: "query", collection: "posts", where: [["authorId", "==", "{uid}"]], action: "delete", recursive: true });
     expect(byId.get("posts")?.description).toMatch(/comments on the user's post go with the post/);
@@ -76,6 +78,19 @@ describe("the social example's registry", () => {
       reasonCode: "SHARED_THREAD",
     });
     expect(byId.get("messages")).toMatchObject({ kind: "collectionGroup", collectionId: "messages", where: [["senderId", "==", "{uid}"]], action: "delete" });
+    expect(byId.get("notifications")).toMatchObject({ kind: "query", collection: "notifications", where: [["recipientId", "==", "{uid}"]], action: "delete" });
+  });
+
+  it("v2 adds notifications, kept 30 days by Firestore's TTL, with the TTL override and its trigger; v1 is unchanged", () => {
+    const pol = new PolicyIndex(socialRegistry());
+    const cls = pol.classForPath("notifications/n-1");
+    expect(cls).toMatchObject({ id: "notification-30d", mechanism: "ttl", durationDays: 30, holdBehaviour: "allow" });
+    expect(ttlTriggerTargets(pol).map((t) => t.pattern)).toEqual(["notifications/{notificationId}"]);
+    const indexes = JSON.parse(readFileSync(SOCIAL_INDEXES_FILE, "utf8")) as { fieldOverrides: { collectionGroup: string; fieldPath: string; ttl?: boolean }[] };
+    expect(indexes.fieldOverrides).toContainEqual(expect.objectContaining({ collectionGroup: "notifications", fieldPath: "expireAt", ttl: true }));
+    const v1 = RegistrySchema.parse(JSON.parse(files().get("v1.json")!));
+    expect(new PolicyIndex(v1).classForPath("notifications/n-1")).toBeUndefined();
+    expect(socialLock().map((l) => l.version)).toEqual(["v1", "v2"]);
   });
 
   it("has the product's control plane: the same collections as the product's registry, with classes that mean the same", () => {

@@ -22,8 +22,8 @@ import { TransitionLifecycleInput } from "../../../../functions/src/entrypoints/
 import { RequestTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/request-tenant-deletion";
 import { ApproveTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/approve-tenant-deletion";
 import { CancelTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/cancel-tenant-deletion";
-import { ExplainDeletionInput, GetRetentionReportInput, ListBrakeRunsInput, ListDeletionRequestsInput, ListRetentionHoldsInput } from "../../../../functions/src/contract";
-import { DEMO_DOCS } from "../../../../functions/src/demo/atlasmart";
+import { ExplainDeletionInput, GetRetentionRegistryInput, GetRetentionReportInput, ListBrakeRunsInput, ListDeletionRequestsInput, ListRetentionHoldsInput } from "../../../../functions/src/contract";
+import { DEMO_DOCS } from "../../../../examples/atlasmart/data";
 import { LIFECYCLE_STATES } from "../../../../functions/src/kernel/lifecycle";
 import { call, db } from "../../../helpers/emulator";
 import { callExpect, docData, freshDemo, snapshotDatabase, type Tokens } from "./support";
@@ -85,31 +85,34 @@ function mutations(spec: Spec): fc.Arbitrary<Case> {
     const keys = Object.keys(base);
     const nested = keys.filter((k) => isObject(base[k]));
     const inner = (k: string) => base[k] as Record<string, unknown>;
+    const extraKey = fc.tuple(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !keys.includes(k) && k !== "__proto__"), fc.anything({ maxDepth: 1 })).map(([k, v]): Case => ({
+      payload: { ...base, [k]: v },
+    }));
+    // An input with no fields (getRetentionRegistry's `{}`) has no field to give a wrong value or to leave out.
+    if (keys.length === 0) return [extraKey];
     return [
-      fc.tuple(fc.constantFrom(...keys), wrongValue).map(([k, v]) => ({ payload: { ...base, [k]: v } })),
-      fc.tuple(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !keys.includes(k) && k !== "__proto__"), fc.anything({ maxDepth: 1 })).map(([k, v]) => ({
-        payload: { ...base, [k]: v },
-      })),
-      fc.constantFrom(...keys).map((k) => ({ payload: Object.fromEntries(Object.entries(base).filter(([key]) => key !== k)) })),
+      fc.tuple(fc.constantFrom(...keys), wrongValue).map(([k, v]): Case => ({ payload: { ...base, [k]: v } })),
+      extraKey,
+      fc.constantFrom(...keys).map((k): Case => ({ payload: Object.fromEntries(Object.entries(base).filter(([key]) => key !== k)) })),
       ...(nested.length === 0
         ? []
         : [
             fc
               .constantFrom(...nested)
               .chain((k) => fc.tuple(fc.constant(k), fc.constantFrom(...Object.keys(inner(k))), wrongValue))
-              .map(([k, nk, v]) => ({ payload: { ...base, [k]: { ...inner(k), [nk]: v } } })),
+              .map(([k, nk, v]): Case => ({ payload: { ...base, [k]: { ...inner(k), [nk]: v } } })),
             fc
               .tuple(fc.constantFrom(...nested), fc.string({ minLength: 1, maxLength: 8 }).filter((x) => x !== "__proto__"), fc.anything({ maxDepth: 1 }))
               .filter(([k, nk]) => !(nk in inner(k)))
-              .map(([k, nk, v]) => ({ payload: { ...base, [k]: { ...inner(k), [nk]: v } } })),
+              .map(([k, nk, v]): Case => ({ payload: { ...base, [k]: { ...inner(k), [nk]: v } } })),
             fc
               .constantFrom(...nested)
               .chain((k) => fc.tuple(fc.constant(k), fc.constantFrom(...Object.keys(inner(k)))))
-              .map(([k, nk]) => ({ payload: { ...base, [k]: Object.fromEntries(Object.entries(inner(k)).filter(([x]) => x !== nk)) } })),
+              .map(([k, nk]): Case => ({ payload: { ...base, [k]: Object.fromEntries(Object.entries(inner(k)).filter(([x]) => x !== nk)) } })),
           ]),
     ];
   };
-  return fc.oneof(fc.anything({ maxDepth: 2, maxKeys: 4 }).map((payload) => ({ payload })), ...[spec.base(), ...(spec.alternates?.() ?? [])].flatMap(one));
+  return fc.oneof(fc.anything({ maxDepth: 2, maxKeys: 4 }).map((payload): Case => ({ payload })), ...[spec.base(), ...(spec.alternates?.() ?? [])].flatMap(one));
 }
 
 const docPaths = DEMO_DOCS.map((d) => d.path);
@@ -389,6 +392,15 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       refusals: () => fc.tuple(fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger"), fc.option(fc.boolean(), { nil: undefined })).map(([token, skipSubjects]) => ({ payload: skipSubjects === undefined ? {} : { skipSubjects }, token })),
       documented: ["PERMISSION_DENIED/NOT_COMPLIANCE"],
     },
+    {
+      name: "getRetentionRegistry",
+      schema: GetRetentionRegistryInput,
+      base: () => ({}),
+      privileged: "clara",
+      unprivileged: "ada",
+      refusals: () => fc.constantFrom<TokenRole>("ada", "ben", "stranger").map((token) => ({ payload: {}, token })),
+      documented: ["PERMISSION_DENIED/NOT_STAFF"],
+    },
   ];
 }
 
@@ -455,6 +467,7 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
     "listBrakeRuns",
     "explainDeletion",
     "getRetentionReport",
+    "getRetentionRegistry",
   ];
   for (const [index, name] of names.entries()) {
     it(`${name}: only invalid-argument or documented refusals, and nothing written`, async () => {
