@@ -31,7 +31,7 @@ export const PlanDeletionOutput = z.object({
   /** The manifest's hash; for a user in several scopes, the hash of every scope's manifest hash in order. */
   manifestHash: z.string(),
   /** Whose plan it is, in the general form (a user in several scopes, planned in all: the user with scope null). */
-  subject: SubjectView,
+  subjectRef: SubjectView,
   /**
    * A user in several scopes, planned in all of them (the request group their erasure opens): each scope's own
    * manifest, the lead's first (it alone erases the data that names the uid alone); the lists above are their union.

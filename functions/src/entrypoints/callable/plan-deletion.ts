@@ -35,7 +35,7 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     externalCopiesToReview: plan.externalCopiesToReview,
     policyVersion: plan.policyVersion,
     manifestHash: plan.manifestHash,
-    subject,
+    subjectRef: subject,
     ...(scopes ? { scopes } : {}),
   };
 }

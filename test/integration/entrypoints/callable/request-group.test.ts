@@ -90,7 +90,7 @@ describe("a request group through the callables (AtlasMart's registry)", () => {
 
   it("planDeletion and explainDeletion take the general form; the documented inputs answer as before", async () => {
     const all = await callExpect<CallableOutput<"planDeletion">>("planDeletion", { subject: { type: "user", uid: CY } }, tokens.clara);
-    expect(all.subject).toEqual({ type: "user", uid: CY, scope: null });
+    expect(all.subjectRef).toEqual({ type: "user", uid: CY, scope: null });
     expect(all.scopes?.map((s) => [s.scope, s.lead])).toEqual([
       ["t-acme", true],
       ["t-globex", false],
@@ -101,13 +101,13 @@ describe("a request group through the callables (AtlasMart's registry)", () => {
     expect(one.scopes).toBeUndefined();
     // AtlasMart's documented inputs: one tenant (the claim decides), no `scopes`; the same as the general form.
     const ada = await callExpect<CallableOutput<"planDeletion">>("planDeletion", { subjectUid: "u-1001" }, tokens.clara);
-    expect(ada.subject).toEqual({ type: "user", uid: "u-1001", scope: "t-acme" });
+    expect(ada.subjectRef).toEqual({ type: "user", uid: "u-1001", scope: "t-acme" });
     expect(ada.scopes).toBeUndefined();
     const adaGeneral = await callExpect<CallableOutput<"planDeletion">>("planDeletion", { subject: { type: "user", uid: "u-1001" } }, tokens.clara);
     expect(adaGeneral.manifestHash).toBe(ada.manifestHash);
     const tenant = await callExpect<CallableOutput<"planDeletion">>("planDeletion", { tenantId: "t-acme" }, tokens.clara);
     expect((await callExpect<CallableOutput<"planDeletion">>("planDeletion", { subject: { type: "scope", id: "t-acme" } }, tokens.clara)).manifestHash).toBe(tenant.manifestHash);
-    expect(tenant.subject).toEqual({ type: "scope", id: "t-acme" });
+    expect(tenant.subjectRef).toEqual({ type: "scope", id: "t-acme" });
 
     const explained = await callExpect<CallableOutput<"explainDeletion">>("explainDeletion", { subject: { type: "user", uid: CY } }, tokens.clara);
     const opened = explained.entries.filter((e) => e.action === "BACKSTOP_REQUEST_OPENED");
