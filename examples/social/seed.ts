@@ -1,9 +1,11 @@
 import { getAuth } from "firebase-admin/auth";
+import { getStorage } from "firebase-admin/storage";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
 import { adminApp } from "../../functions/src/platform/firestore";
 import { policy, useRegistryForTests } from "../../functions/src/platform/registry";
+import { defaultBucket } from "../../functions/src/platform/storage";
 import { findRequest, openDeletionRequest } from "../../functions/src/requests/index";
-import { SOCIAL_DOCS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
+import { SOCIAL_DOCS, SOCIAL_OBJECTS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
 import { isSocialRegistry, socialPublished, socialRegistry } from "./registry";
 
 /** The app has no scope kind: its users belong to no tenant, so every governed write names none. */
@@ -21,6 +23,8 @@ export function useSocialRegistry(): () => void {
 export interface SocialSeedResult {
   documents: number;
   users: number;
+  /** Objects uploaded to the default bucket (0 without `withObjects`). */
+  objects: number;
 }
 
 /**
@@ -29,15 +33,30 @@ export interface SocialSeedResult {
  * the one this process enforces ({@link useSocialRegistry}); seeding under another would stamp AtlasMart's
  * classes, or refuse the paths as UNKNOWN_POLICY, so it is refused up front. Parents come before children in
  * SOCIAL_DOCS. A second run rewrites the business fields and keeps each document's retention (its anchor, its
- * state, its holds), as the write path does for any rewrite.
+ * state, its holds), as the write path does for any rewrite. The avatars and uploads go to the project's default
+ * bucket with `withObjects` (the Storage emulator: `--only ...,storage`); each upload is a new generation.
  */
-export async function seedSocial(opts: { nowMs: number; withAuth?: boolean }): Promise<SocialSeedResult> {
+export async function seedSocial(opts: { nowMs: number; withAuth?: boolean; withObjects?: boolean }): Promise<SocialSeedResult> {
   if (!isSocialRegistry(policy().registry)) {
     throw new Error(`seedSocial: the active registry is ${policy().version} of another app; call useSocialRegistry() first`);
   }
   for (const d of SOCIAL_DOCS) await writeGoverned(d.path, d.data, NO_SCOPE, opts.nowMs);
   if (opts.withAuth !== false) await seedSocialUsers();
-  return { documents: SOCIAL_DOCS.length, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length };
+  if (opts.withObjects === true) await seedSocialObjects();
+  return { documents: SOCIAL_DOCS.length, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length, objects: opts.withObjects === true ? SOCIAL_OBJECTS.length : 0 };
+}
+
+/** Uploads the demo's avatars and uploads to the default bucket; returns each object's name and generation. */
+export async function seedSocialObjects(): Promise<Map<string, string>> {
+  const bucket = getStorage(adminApp()).bucket(defaultBucket());
+  const generations = new Map<string, string>();
+  for (const o of SOCIAL_OBJECTS) {
+    const file = bucket.file(o.name);
+    await file.save(o.body, { resumable: false, contentType: o.contentType });
+    const [m] = await file.getMetadata();
+    generations.set(o.name, String(m.generation));
+  }
+  return generations;
 }
 
 /** Creates or updates the Auth users, with their claims (staff roles; members carry none). */

@@ -24,12 +24,15 @@ export const PlanRetainItem = z.object({
   deferredByHold: z.enum(["delete", "mask", "removeFromArray"]).optional(),
 });
 export const PlanDeletionOutput = z.object({
+  /** Document paths, then Cloud Storage objects as `gs://bucket/name`. */
   delete: z.array(z.string()),
   retain: z.array(PlanRetainItem),
   externalCopiesToReview: z.array(z.string()),
   policyVersion: z.string(),
   /** The manifest's hash; for a user in several scopes, the hash of every scope's manifest hash in order. */
   manifestHash: z.string(),
+  /** Every Cloud Storage object the manifest deletes or keeps, with the generation it was decided on (empty without storage entries). */
+  objects: z.array(z.object({ path: z.string(), generation: z.string() })),
   /** Whose plan it is, in the general form (a user in several scopes, planned in all: the user with scope null). */
   subjectRef: SubjectView,
   /**

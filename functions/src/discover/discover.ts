@@ -1,12 +1,16 @@
 import { policy } from "../platform/registry";
 import { controlPlaneCollections, draftRegistry, nextVersion, type DiscoverDraft, type Thresholds } from "./rules";
-import { sampleDatabase, type SampleOptions } from "./sample";
+import { DEFAULT_BUCKET_SAMPLE, sampleBuckets, sampleDatabase, type BucketSampleOptions, type SampleOptions } from "./sample";
+import { defaultBucket } from "../platform/storage";
 
 export interface DiscoverOptions extends Omit<SampleOptions, "skip"> {
   nowMs: number;
   /** Versions already on file (policies/versions/), so the draft is for the one after all of them. */
   knownVersions: readonly string[];
   thresholds?: Thresholds;
+  /** Buckets sampled for storage entries besides the project's default bucket (which is always sampled). */
+  buckets?: readonly string[];
+  bucketSample?: Partial<BucketSampleOptions>;
 }
 
 /**
@@ -16,8 +20,12 @@ export interface DiscoverOptions extends Omit<SampleOptions, "skip"> {
 export async function discoverDraft(opts: DiscoverOptions): Promise<DiscoverDraft> {
   const base = policy().registry;
   const sampled = await sampleDatabase({ ...opts, skip: new Set(controlPlaneCollections(base)) });
+  const own = defaultBucket();
+  const named = [...new Set(opts.buckets ?? [])].filter((b) => b !== own && b !== "(default)");
+  const buckets = await sampleBuckets([{ as: "(default)", name: own }, ...named.map((b) => ({ as: b, name: b }))], { ...DEFAULT_BUCKET_SAMPLE, ...opts.bucketSample });
   return draftRegistry({
     samples: sampled.samples,
+    buckets,
     uids: sampled.uids,
     base,
     version: nextVersion([base.version, ...opts.knownVersions]),

@@ -4,7 +4,12 @@ import type { Subject } from "../plan/rules";
 import { db } from "../platform/firestore";
 import { policy } from "../platform/registry";
 import { readLedger } from "./ledger";
-import { matchLedger, subjectOfFound, subjectSources, type LedgerEntry, type LedgerMatch, type SubjectKind, type SubjectSource } from "./rules";
+import { matchLedger, storageSubjectSegments, subjectOfFound, subjectSources, type LedgerEntry, type LedgerMatch, type SubjectKind, type SubjectSource } from "./rules";
+import { templateOf } from "../kernel/storage-map";
+import { bucketOfEntry, listFolders } from "../platform/storage";
+
+/** Folders listed per level at most while finding subjects in a bucket (a bound, far above any real listing). */
+const MAX_FOLDERS = 10_000_000;
 
 const PAGE = 1_000;
 
@@ -40,6 +45,46 @@ async function* candidates(kind: SubjectKind): AsyncGenerator<Subject> {
       const s = subjectOfFound(kind, source, found.path, found, scopeKey);
       if (s) yield s;
     }
+  }
+  yield* storageCandidates(kind, scopeKey);
+}
+
+/**
+ * The subjects whose ids a bucket's paths carry (an object back from a bucket restore or a soft delete whose subject
+ * left no document in the restored database): each storage entry's folders listed level by level down to the
+ * subject's ids (erasure/rules.ts#storageSubjectSegments). A user in an app with scopes is found this way only when
+ * the path names the scope too.
+ */
+async function* storageCandidates(kind: SubjectKind, scopeKey: string | null): AsyncGenerator<Subject> {
+  const vars = kind === "user" ? ["uid", ...(scopeKey ? [scopeKey] : [])] : scopeKey ? [scopeKey] : [];
+  if (vars.length === 0) return;
+  for (const entry of policy().storageMap(kind)) {
+    const segs = storageSubjectSegments(templateOf(entry), vars);
+    if (!segs || (kind === "user" && scopeKey !== null && !segs.includes(`{${scopeKey}}`))) continue;
+    const bucket = bucketOfEntry(entry);
+    for await (const bound of walkFolders(bucket, segs, "", {})) {
+      if (kind === "tenant") yield { type: "tenant", tenantId: bound[scopeKey!]! };
+      else yield { type: "user", uid: bound.uid!, tenantId: scopeKey ? bound[scopeKey]! : "" };
+    }
+  }
+}
+
+async function* walkFolders(bucket: string, segs: readonly string[], prefix: string, vars: Record<string, string>): AsyncGenerator<Record<string, string>> {
+  if (segs.length === 0) {
+    yield vars;
+    return;
+  }
+  const [head, ...rest] = segs;
+  const name = /^\{([A-Za-z]+)\}$/.exec(head!)?.[1];
+  if (name === undefined) {
+    yield* walkFolders(bucket, rest, `${prefix}${head}/`, vars);
+    return;
+  }
+  if (prefix === "") return;
+  const { folders } = await listFolders(bucket, prefix, MAX_FOLDERS);
+  for (const f of folders) {
+    const value = f.slice(prefix.length, -1);
+    if (value !== "") yield* walkFolders(bucket, rest, f, { ...vars, [name]: value });
   }
 }
 

@@ -1,5 +1,5 @@
-export { HoldView, activeAmongInTx, activeHoldsInTx, readFence, readFenceInTx } from "./fence";
-export { activeHolds, activeHoldsCoveringInTx, applyHoldFlags, applyHoldNow, holdFlaggingCursor, placeHold, releaseHoldById, resumeHoldApplications } from "./service";
+export { HoldView, activeAmongInTx, activeHoldsInTx, deleteWindowRef, readFence, readFenceInTx, windowFrom } from "./fence";
+export { activeHolds, activeHoldsCoveringInTx, applyHoldFlags, applyHoldNow, completePlacement, holdFlaggingCursor, placeHold, releaseHoldById, resumeHoldApplications } from "./service";
 export type { ApplyHold } from "./service";
 export { enqueueHoldApply, enqueueHoldTask } from "./tasks";
 export type { HoldSnapshot } from "./fence";

@@ -1,4 +1,4 @@
-import type { CollectionRule, DataMapEntry, HoldReason, Registry, RetentionClass, Subjects } from "./policy-schema";
+import type { CollectionRule, DataMapEntry, HoldReason, Registry, RetentionClass, StorageEntry, Subjects } from "./policy-schema";
 import { fillTemplate, matchPattern, parentDocumentPath, patternMatchesSegments, segments } from "./paths";
 
 export const DAY_MS = 86_400_000;
@@ -10,10 +10,13 @@ export const DAY_MS = 86_400_000;
 export class PolicyIndex {
   private readonly classes: ReadonlyMap<string, RetentionClass>;
   private readonly reasons: ReadonlyMap<string, HoldReason>;
+  private readonly storage: { user: readonly StorageEntry[]; tenant: readonly StorageEntry[] };
 
   constructor(readonly registry: Registry) {
     this.classes = new Map(registry.classes.map((c) => [c.id, c]));
     this.reasons = new Map(registry.holdReasons.map((h) => [h.code, h]));
+    const storageOf = (entries: readonly DataMapEntry[] | undefined) => (entries ?? []).filter((e): e is StorageEntry => e.kind === "storage");
+    this.storage = { user: storageOf(registry.dataMap.user), tenant: storageOf(registry.dataMap.tenant) };
   }
 
   get version(): string {
@@ -57,9 +60,27 @@ export class PolicyIndex {
     return this.registry.collections.filter((r) => r.parentPattern === parentPattern);
   }
 
-  /** A subject's data map: a user's, or a scope's closure (empty when the app has no scope kind). */
+  /**
+   * A subject's data map of documents: a user's, or a scope's closure (empty when the app has no scope kind). Its
+   * Cloud Storage entries are apart ({@link storageMap}): everything that walks documents reads this one.
+   */
   dataMap(subject: "user" | "tenant"): readonly DataMapEntry[] {
-    return this.registry.dataMap[subject] ?? [];
+    return (this.registry.dataMap[subject] ?? []).filter((e) => e.kind !== "storage");
+  }
+
+  /** A subject's Cloud Storage entries (kind `storage`): objects by prefix or name in a bucket (docs/STORAGE.md). */
+  storageMap(subject: "user" | "tenant"): readonly StorageEntry[] {
+    return this.storage[subject];
+  }
+
+  /** Every storage entry of every subject: empty for an app without objects in its data map, which then pays nothing for them. */
+  allStorageEntries(): readonly StorageEntry[] {
+    return [...this.storageMap("user"), ...this.storageMap("tenant")];
+  }
+
+  /** Whether any data map names Cloud Storage objects (a hold placement then looks for open delete windows). */
+  get hasStorageEntries(): boolean {
+    return this.allStorageEntries().length > 0;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { hashCanonical } from "../kernel/canonical";
 import { sortedUnique } from "../kernel/paths";
+import { isObjectPath } from "../kernel/storage-map";
 import { planSubject } from "../plan/index";
 import type { DeletionPlan, Subject } from "../plan/rules";
 import { subjectView, type SubjectView } from "./rules/subject-view";
@@ -48,15 +49,20 @@ export async function planSubjectRef(ref: SubjectRef, nowMs: number): Promise<Su
   }
   const scopes = plans.map((p, i) => ({ scope: subjects[i]!.tenantId, lead: i === 0, manifestHash: p.manifestHash, delete: p.delete.length, retain: p.retain.length }));
   const byPath = <T extends { path: string }>(xs: T[]) => xs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  // As in one manifest: documents first, then Cloud Storage objects (gs://bucket/name), each sorted.
+  const docsThenObjects = <T extends { path: string }>(xs: T[]) => [...byPath(xs.filter((x) => !isObjectPath(x.path))), ...byPath(xs.filter((x) => isObjectPath(x.path)))];
+  const deleted = plans.flatMap((p) => p.delete);
+  const objects = new Map(plans.flatMap((p) => p.objects).map((o) => [o.path, o] as const));
   return {
     subject: { type: "user", uid: ref.type === "user" ? ref.uid : "", scope: null },
     subjects,
     plan: {
-      delete: sortedUnique(plans.flatMap((p) => p.delete)),
+      delete: [...sortedUnique(deleted.filter((p) => !isObjectPath(p))), ...sortedUnique(deleted.filter(isObjectPath))],
       archive: byPath(plans.flatMap((p) => p.archive)),
-      retain: byPath(plans.flatMap((p) => p.retain)),
+      retain: docsThenObjects(plans.flatMap((p) => p.retain)),
       externalCopiesToReview: sortedUnique(plans.flatMap((p) => p.externalCopiesToReview)),
       policyVersion: plans[0]!.policyVersion,
+      objects: byPath([...objects.values()]),
       manifestHash: hashCanonical({ scopes: scopes.map((s) => ({ scope: s.scope, manifestHash: s.manifestHash })) }),
     },
     scopes,

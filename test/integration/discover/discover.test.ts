@@ -8,12 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getAuth } from "firebase-admin/auth";
 import type { DocumentReference, Firestore } from "firebase-admin/firestore";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverDraft, UNREVIEWED_CLASS, type DiscoverDraft } from "../../../functions/src/discover/index";
 import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { retention } from "../../helpers/cli";
 import { loadCurrent, repoRoot } from "../../helpers/policy";
+import { clearStorage } from "../../helpers/storage";
 
 /** The name a draft gets: the version after the one the functions enforce (the lock's last). */
 const NEXT_VERSION = `v${Number(loadCurrent().version.slice(1)) + 1}`;
@@ -72,12 +73,15 @@ describe("retention discover on a social app", () => {
   beforeAll(async () => {
     await clearFirestore();
     await clearAuth();
+    // Its app has no objects: the default bucket, which discover samples too, is emptied of other suites' objects.
+    await clearStorage();
     for (const uid of USERS) await getAuth(adminApp()).createUser({ uid, email: `${uid}@example.com` });
     const batch = db().batch();
     for (const [path, fields] of Object.entries(DATA)) batch.set(db().doc(path), fields);
     await batch.commit();
-    draft = await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, maxLookups: 10_000, nowMs: Date.parse("2026-12-01T12:00:00Z"), knownVersions: ["v3"] });
+    draft = await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, maxLookups: 10_000, nowMs: Date.parse("2026-12-01T12:00:00Z"), knownVersions: ["v4"] });
   });
+  afterAll(clearStorage);
 
   it("proposes the app's user data map", () => {
     const byId = Object.fromEntries(draft.registry.dataMap.user.map((e) => [e.id, e]));

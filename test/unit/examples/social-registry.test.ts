@@ -33,7 +33,7 @@ describe("the social example's registry", () => {
   it("passes the registry checks over its files, its lock and the collections its rules and data use", () => {
     const r = checkRegistry({ files: files(), lock: socialLock(), collectionsInUse: inUse() });
     expect(r.errors).toEqual([]);
-    expect(r.current?.version).toBe("v2");
+    expect(r.current?.version).toBe("v3");
     // The rules name every collection of the app and of the product's control plane.
     expect([...inUse().keys()].sort()).toEqual(
       ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "following", "messages", "notifications", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
@@ -64,7 +64,9 @@ describe("the social example's registry", () => {
     const reg = socialRegistry();
     expect(new PolicyIndex(reg).subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
     const byId = new Map(reg.dataMap.user.map((e) => [e.id, e]));
-    expect([...byId.keys()].sort()).toEqual(["chats", "comments", "followers", "messages", "notifications", "posts", "profile"]);
+    expect([...byId.keys()].sort()).toEqual(["chats", "comments", "followers", "media", "messages", "notifications", "posts", "profile"]);
+    // v3: the avatars and uploads in the default bucket, held with the profile.
+    expect(byId.get("media")).toMatchObject({ kind: "storage", bucket: "(default)", prefix: "users/{uid}/", heldWith: "users/{uid}", action: "delete" });
     expect(byId.get("profile")).toMatchObject({ kind: "doc", path: "users/{uid}", action: "delete", recursive: true });
     expect(byId.get("posts")).toMatchObject({ kind: "query", collection: "posts", where: [["authorId", "==", "{uid}"]], action: "delete", recursive: true });
     expect(byId.get("posts")?.description).toMatch(/comments on the user's post go with the post/);
@@ -90,7 +92,7 @@ describe("the social example's registry", () => {
     expect(indexes.fieldOverrides).toContainEqual(expect.objectContaining({ collectionGroup: "notifications", fieldPath: "expireAt", ttl: true }));
     const v1 = RegistrySchema.parse(JSON.parse(files().get("v1.json")!));
     expect(new PolicyIndex(v1).classForPath("notifications/n-1")).toBeUndefined();
-    expect(socialLock().map((l) => l.version)).toEqual(["v1", "v2"]);
+    expect(socialLock().map((l) => l.version)).toEqual(["v1", "v2", "v3"]);
   });
 
   it("has the product's control plane: the same collections as the product's registry, with classes that mean the same", () => {

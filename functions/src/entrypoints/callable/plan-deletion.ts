@@ -26,7 +26,7 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     policyVersion: plan.policyVersion,
     atMs: nowMs,
     manifestHash: plan.manifestHash,
-    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length, ...(scopes ? { scopes: scopes.length } : {}) },
+    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length, ...(plan.objects.length > 0 ? { objects: plan.objects.length } : {}), ...(scopes ? { scopes: scopes.length } : {}) },
   });
   return {
     delete: plan.delete,
@@ -35,6 +35,7 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     externalCopiesToReview: plan.externalCopiesToReview,
     policyVersion: plan.policyVersion,
     manifestHash: plan.manifestHash,
+    objects: plan.objects,
     subjectRef: subject,
     ...(scopes ? { scopes } : {}),
   };

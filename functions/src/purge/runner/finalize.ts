@@ -13,12 +13,14 @@ import { requestRef, type UnitCheckpoint } from "../store";
 import { lateSweep } from "./late";
 import { verifyUnit } from "./verify";
 import { deleteTenantAccounts } from "./tenant-accounts";
-import type { BatchRun } from "./step";
+import type { Steps } from "./step";
 import { recordLedgerEntry } from "./ledger";
 import { archiveCopiesOf } from "./archive";
 import { purgedGoneBy, type GoneBy } from "../../requests/rules/gone-by";
 import { purgeSettings } from "../settings";
 import { finishGroupAccountDeletion, groupAccountIntent, groupAccountIntentEvidence, groupTakesAccountInTx } from "./group-account";
+import { policy } from "../../platform/registry";
+import { storageSettings } from "../../platform/storage";
 
 const groupIdOf = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 
@@ -105,9 +107,24 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
       pitrDays: b.pitrDays,
       backupRetentionDays: b.backupRetentionDays,
       archivesRetainUntil: b.archivesRetainUntilMs === null ? null : toTimestamp(b.archivesRetainUntilMs),
+      ...(b.storageSoftDeleteDays !== undefined ? { storageSoftDeleteDays: b.storageSoftDeleteDays } : {}),
     },
     fullyGoneByUnknown: FieldValue.delete(),
   };
+}
+
+/**
+ * The request's stored fields finalize needs before its transaction, read once and only when needed: a user's
+ * `groupId` (a member of a request group leaves the account to the group), and whether an earlier round deleted
+ * Cloud Storage objects (`objectsErased`: the date still waits out their soft delete when this round deletes none).
+ * A tenant's closure in an app without storage entries reads nothing.
+ */
+async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | null; objectsDeletedEarlier: boolean }> {
+  const user = cp.subject?.type === "user";
+  const storage = policy().hasStorageEntries;
+  if (!cp.requestId || (!user && !storage)) return { groupId: null, objectsDeletedEarlier: false };
+  const snap = await requestRef(cp.requestId).get();
+  return { groupId: user ? groupIdOf(snap.get("groupId")) : null, objectsDeletedEarlier: storage && snap.get("objectsErased") === true };
 }
 
 /**
@@ -119,17 +136,19 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
  * A verification with findings makes the unit BLOCKED with PURGE_VERIFY_FAILED, and the next run plans it afresh. The request's move is checked against the
  * state read in the same transaction. Returns the phase reached, or null when another attempt got there first.
  */
-export async function finalizeStep(planned: UnitCheckpoint, step: number, env: StepEnv, run: BatchRun): Promise<"DONE" | "BLOCKED" | null> {
+export async function finalizeStep(planned: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<"DONE" | "BLOCKED" | null> {
   await fire(env, { point: "beforeFinalize", unitKey: planned.unitKey, round: planned.round, step, batch: null, paths: [] });
-  const cp = await lateSweep(planned, step, env, run);
+  const cp = await lateSweep(planned, step, env, steps);
   if (!cp) return null;
   const tally = await verifyUnit(cp);
   const end = requestOutcome(tally);
   // A member of a request group: the group's account goes once, from the finalize transaction below (group-account.ts).
-  const groupId = cp.requestId && cp.subject?.type === "user" ? groupIdOf((await requestRef(cp.requestId).get()).get("groupId")) : null;
+  const { groupId, objectsDeletedEarlier } = await requestFacts(cp);
   if (end !== "BLOCKED" && groupId === null) await (cp.subject?.type === "tenant" ? deleteTenantAccounts(cp, step, env) : deleteAuthAccount(cp, step, env));
   // A PURGED request's "fully gone by" date: this moment, the recovery windows, and the archive copies it made.
-  const goneBy = end === "PURGED" && cp.requestId ? purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows()) : null;
+  // Deleted objects wait out the buckets' soft delete (docs/STORAGE.md); a round that deleted none does not count it.
+  const objects = tally.objectsDeleted > 0 || objectsDeletedEarlier ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
+  const goneBy = end === "PURGED" && cp.requestId ? purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows(), objects) : null;
   // The erasure ledger hears of it before the request says PURGED: a restore cannot lose what it records.
   if (end !== "BLOCKED") await recordLedgerEntry(cp, env, goneBy?.atMs ?? null);
   const counts = { gone: tally.gone, archived: tally.archived, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
@@ -157,6 +176,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
             state: end,
             manifestHash: cp.manifestHash,
             purgeCounts: counts,
+            ...(tally.objectsDeleted > 0 ? { objectsErased: true } : {}),
             blockedReason: FieldValue.delete(),
             ...(end === "PURGED"
               ? { purgedAt: at, retainedUnderHold: FieldValue.delete(), heldAtGeneration: FieldValue.delete(), heldFenceGeneration: FieldValue.delete(), ...goneByFields(goneBy) }

@@ -1,5 +1,5 @@
 /**
- * A request group over HTTP, on AtlasMart's own registry (v4). A customer's own request is decided by the tenant
+ * A request group over HTTP, on AtlasMart's own registry (v5). A customer's own request is decided by the tenant
  * claim on their token, so it never spans tenants; but a customer whose account is deleted outside the workflow
  * (the Auth backstop) with no tenant claim and no directory entry is found by the registry's path lookup in every
  * tenant they have a profile in, and one request group opens. Staff then see it through the callables, which also

@@ -5,11 +5,27 @@ import { join } from "node:path";
 import { DocumentReference, GeoPoint, Timestamp, type DocumentData } from "firebase-admin/firestore";
 import { canonicalJson } from "../kernel/canonical";
 import { DomainError } from "../kernel/errors";
-import { discoverSubject } from "../plan/index";
+import { discoverObjects, discoverSubject, type DiscoveredObject, type Subject } from "../plan/index";
+import { parseObjectPath } from "../kernel/storage-map";
+import { downloadObject } from "../platform/storage";
 import { businessData } from "../purge/rules/archive";
 import { db } from "../platform/firestore";
 import { policy } from "../platform/registry";
-import { buildManifest, exportFileFor, ExportManifestSchema, MANIFEST_FILE, verifyExport, type ExportFile, type ExportFinding, type ExportManifest, type ObservedFile } from "./rules";
+import {
+  buildManifest,
+  exportFileFor,
+  ExportManifestSchema,
+  MANIFEST_FILE,
+  objectFileFor,
+  OBJECTS_DIR,
+  verifyExport,
+  type ExportFile,
+  type ExportFinding,
+  type ExportManifest,
+  type ExportObject,
+  type ExportOwner,
+  type ObservedFile,
+} from "./rules";
 
 /** Documents read per getAll while exporting. */
 const READ_SLICE = 300;
@@ -62,12 +78,22 @@ async function assertEmptyDir(dir: string): Promise<void> {
 }
 
 /**
- * Exports a tenant's data (its data map, walked as planning walks it: the tenant's tree, its external copies,
- * its sessions, events and audit records) into `outDir`: one JSON Lines file per collection and
- * `manifest.json` with each file's SHA-256, size and document count and the SHA-256 of the whole set.
- * Read-only on Firestore; streams, so memory holds one slice of documents and the set of paths seen.
+ * Exports a subject's data into `outDir`: its data map, walked as planning walks it (a tenant: its tree, its
+ * external copies, its sessions, events and audit records; a user: their records, what they share, what is kept of
+ * them), one JSON Lines file per collection; every Cloud Storage object its storage entries reach, its bytes as a
+ * file under `objects/`; and `manifest.json` with each file's SHA-256, size and document count, each object's bucket,
+ * name, generation, size and SHA-256, and the SHA-256 of the whole set. A tenant's manifest keeps the format's
+ * `tenantId`, a user's names its `subject`. Read-only on Firestore and Cloud Storage; streams, so memory holds one
+ * slice of documents (or one object) and the set of paths seen.
  */
-export async function exportTenant(args: { tenantId: string; outDir: string; nowMs: number }): Promise<ExportManifest> {
+export async function exportSubject(args: { subject: Subject | readonly Subject[]; outDir: string; nowMs: number }): Promise<ExportManifest> {
+  // A user in several scopes is exported in all of them at once, as the members of the request group their erasure
+  // opens (requests/rules/group.ts): the lead's data map with the uid-only entries, the others' scoped parts.
+  const subjects: readonly Subject[] = Array.isArray(args.subject) ? args.subject : [args.subject as Subject];
+  const first = subjects[0];
+  if (!first || (subjects.length > 1 && subjects.some((s) => s.type !== "user" || s.uid !== (first.type === "user" ? first.uid : null)))) {
+    throw new Error("exportSubject: one subject, or the members of one user's request group");
+  }
   await assertEmptyDir(args.outDir);
   await mkdir(args.outDir, { recursive: true });
   const pol = policy();
@@ -88,11 +114,13 @@ export async function exportTenant(args: { tenantId: string; outDir: string; now
       await write(f, exportLine(s.ref.path, s.data() ?? {}));
     }
   };
-  for await (const d of discoverSubject({ type: "tenant", tenantId: args.tenantId })) {
-    if (seen.has(d.path)) continue;
-    seen.add(d.path);
-    pending.push(d.path);
-    if (pending.length >= READ_SLICE) await flush();
+  for (const subject of subjects) {
+    for await (const d of discoverSubject(subject)) {
+      if (seen.has(d.path)) continue;
+      seen.add(d.path);
+      pending.push(d.path);
+      if (pending.length >= READ_SLICE) await flush();
+    }
   }
   await flush();
   const written: ExportFile[] = [];
@@ -100,9 +128,47 @@ export async function exportTenant(args: { tenantId: string; outDir: string; now
     await new Promise<void>((resolve, reject) => f.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
     written.push({ file, collection: f.collection, documents: f.documents, bytes: f.bytes, sha256: f.hash.digest("hex") });
   }
-  const manifest = buildManifest({ tenantId: args.tenantId, exportedAtMs: args.nowMs, policyVersion: pol.version, files: written });
+  const objects = await exportObjects(subjects, args.outDir);
+  const owner: ExportOwner =
+    first.type === "tenant"
+      ? { type: "tenant", tenantId: first.tenantId }
+      : subjects.length > 1
+        ? { type: "user", uid: first.uid, tenantId: "", scopes: subjects.map((s) => s.tenantId) }
+        : { type: "user", uid: first.uid, tenantId: first.tenantId };
+  const manifest = buildManifest({ owner, exportedAtMs: args.nowMs, policyVersion: pol.version, files: written, objects });
   await writeFile(join(args.outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
+}
+
+/** A tenant's export (the format's first shape, `tenantId` in its manifest). */
+export const exportTenant = (args: { tenantId: string; outDir: string; nowMs: number }): Promise<ExportManifest> =>
+  exportSubject({ subject: { type: "tenant", tenantId: args.tenantId }, outDir: args.outDir, nowMs: args.nowMs });
+
+/**
+ * Every object the subject's storage entries reach, in the order discovery lists them: each one's bytes as
+ * `objects/NNNNNN[.ext]`, hashed as they are written, with the generation they belong to. An object that went
+ * between the listing and the download is left out.
+ */
+async function exportObjects(subjects: readonly Subject[], outDir: string): Promise<ExportObject[]> {
+  const out: ExportObject[] = [];
+  const seen = new Set<string>();
+  for await (const o of eachObject(subjects)) {
+    if (seen.has(o.path)) continue;
+    seen.add(o.path);
+    const ref = parseObjectPath(o.path);
+    if (!ref) continue;
+    const got = await downloadObject(ref.bucket, ref.name);
+    if (!got) continue;
+    if (out.length === 0) await mkdir(join(outDir, OBJECTS_DIR), { recursive: true });
+    const file = objectFileFor(out.length + 1, ref.name);
+    await writeFile(join(outDir, file), got.bytes);
+    out.push({ file, bucket: ref.bucket, name: ref.name, generation: got.object.generation, bytes: got.bytes.length, sha256: createHash("sha256").update(got.bytes).digest("hex") });
+  }
+  return out;
+}
+
+async function* eachObject(subjects: readonly Subject[]): AsyncGenerator<DiscoveredObject> {
+  for (const s of subjects) yield* discoverObjects(s);
 }
 
 /** A file's SHA-256, size and line count, streamed. */
@@ -127,8 +193,8 @@ export interface ExportVerification {
 
 /**
  * Verifies an export directory: its manifest parses, every file it lists hashes to its recorded SHA-256 (with
- * its size and document count), no unlisted export file lies beside them, and the set hash matches. No
- * Firestore access. A directory that does not exist is a usage error (EXPORT_DIR_NOT_FOUND).
+ * its size and document count), no unlisted export file lies beside them, every object's file in `objects/` hashes to
+ * its SHA-256 with nothing unlisted there, and the set hash matches. No Firestore or Cloud Storage access. A directory that does not exist is a usage error (EXPORT_DIR_NOT_FOUND).
  */
 export async function verifyExportDir(dir: string): Promise<ExportVerification> {
   const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
@@ -142,6 +208,15 @@ export async function verifyExportDir(dir: string): Promise<ExportVerification> 
   }
   const observed: ObservedFile[] = [];
   for (const n of (await readdir(dir)).filter((name) => name.endsWith(".jsonl")).sort()) observed.push(await observe(dir, n));
-  const findings = verifyExport(manifest, observed);
+  const objectFiles = await readdir(join(dir, OBJECTS_DIR)).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return [] as string[];
+    throw err;
+  });
+  const observedObjects: Omit<ObservedFile, "lines">[] = [];
+  for (const n of objectFiles.sort()) {
+    const { bytes, sha256 } = await observe(dir, `${OBJECTS_DIR}/${n}`);
+    observedObjects.push({ file: `${OBJECTS_DIR}/${n}`, bytes, sha256 });
+  }
+  const findings = verifyExport(manifest, observed, observedObjects);
   return { ok: findings.length === 0, dir, manifest, findings };
 }
