@@ -14,7 +14,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { SOCIAL_DATABASE, SOCIAL_INDEXES_FILE, SOCIAL_RESTORED_DATABASE } from "../../examples/social/registry";
-import { WORKSPACES_DATABASE, WORKSPACES_INDEXES_FILE } from "../../test/fixtures/workspaces/registry";
+import { WORKSPACES_DATABASE, WORKSPACES_INDEXES_FILE, WORKSPACES_RESTORED_DATABASE } from "../../test/fixtures/workspaces/registry";
 import { analyse, appSources, formatReport, splitByDatabase, type AppDatabase, type LabelledLog, type LogRecord } from "./report";
 import type { IndexConfig } from "./rules";
 
@@ -28,6 +28,7 @@ const APPS: readonly AppDatabase[] = [
   ...[SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_INDEXES_FILE, suite: "test/integration/examples/social.test.ts" })),
   // The request-group suites' test app (users in several workspaces): its queries are held to its own index file.
   { database: WORKSPACES_DATABASE, indexFile: WORKSPACES_INDEXES_FILE, suite: "test/integration/requests/group.test.ts" },
+  { database: WORKSPACES_RESTORED_DATABASE, indexFile: WORKSPACES_INDEXES_FILE, suite: "test/integration/requests/group-storage.test.ts" },
 ];
 
 /**

@@ -94,6 +94,18 @@ export class PolicyIndex {
     return subject.type === "user" && subject.scopedOnly === true ? all.filter((e) => this.entryNamesScope(e)) : all;
   }
 
+  /**
+   * The Cloud Storage entries an erasure of `subject` walks: as for documents ({@link dataMapOf}), a member of a
+   * request group that is not its lead walks only the entries whose prefix or object names the scope's key; the
+   * objects named by the uid alone (`avatars/{uid}/`) are the lead's, deleted once, in one delete window.
+   */
+  storageMapOf(subject: { type: "user"; scopedOnly?: boolean } | { type: "tenant" }): readonly StorageEntry[] {
+    const all = this.storageMap(subject.type);
+    if (!(subject.type === "user" && subject.scopedOnly === true)) return all;
+    const key = this.scope?.key;
+    return key ? all.filter((e) => [e.prefix, e.object].some((t) => t?.includes(`{${key}}`) === true)) : [];
+  }
+
   /** Whether a data-map entry names the scope's key (its path, collection or a filter's value): false without a scope kind. */
   entryNamesScope(entry: DataMapEntry): boolean {
     const key = this.scope?.key;

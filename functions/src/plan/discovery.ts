@@ -132,5 +132,5 @@ export async function* discoverEntryObjects(subject: Subject, entry: StorageEntr
 
 /** Every object a subject's storage entries reach (an app without storage entries reads nothing). */
 export async function* discoverObjects(subject: Subject): AsyncGenerator<DiscoveredObject> {
-  for (const entry of policy().storageMap(subject.type)) for await (const d of discoverEntryObjects(subject, entry)) yield d.found;
+  for (const entry of policy().storageMapOf(subject)) for await (const d of discoverEntryObjects(subject, entry)) yield d.found;
 }

@@ -277,7 +277,7 @@ export function buildDeletionPlan(
   keeper.end();
 
   // Objects after documents: `gs://` sorts after every collection name, and no object has an ancestor to keep.
-  const storageEntries = new Map(policy.storageMap(subject.type).map((e) => [e.id, e]));
+  const storageEntries = new Map(policy.storageMapOf(subject).map((e) => [e.id, e]));
   const objectsByPath = new Map<string, DiscoveredObject>();
   for (const o of objects) {
     const prev = objectsByPath.get(o.path);
