@@ -179,7 +179,9 @@ describe("the social example: seeded through the governed write path, planned fo
       expect(manifest.subject).toEqual({ type: "user", uid: "u-ana", tenantId: NO_SCOPE });
       expect(manifest.tenantId).toBeUndefined();
       expect(manifest.policyVersion).toBe("v3");
-      expect(manifest.files.map((f) => f.file).sort()).toEqual(["chats.jsonl", "chats.messages.jsonl", "posts.comments.jsonl", "posts.jsonl", "users.following.jsonl", "users.jsonl"]);
+      // Her notifications are in her data map since the registry's v2 (n-ana-1, n-ana-2; Bo's stays his).
+      expect(manifest.files.map((f) => f.file).sort()).toEqual(["chats.jsonl", "chats.messages.jsonl", "notifications.jsonl", "posts.comments.jsonl", "posts.jsonl", "users.following.jsonl", "users.jsonl"]);
+      expect(manifest.files.find((f) => f.file === "notifications.jsonl")?.documents).toBe(2);
       // Each object with its bucket, name and generation, its bytes under objects/ hashed.
       expect(manifest.objects?.map((o) => ({ bucket: o.bucket, name: o.name, bytes: o.bytes }))).toEqual(
         [...ANA_OBJECTS].sort().map((n) => ({ bucket: defaultBucket(), name: n, bytes: Buffer.byteLength(SOCIAL_OBJECTS.find((o) => o.name === n)!.body) })),
