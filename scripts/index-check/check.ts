@@ -14,6 +14,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { SOCIAL_DATABASE, SOCIAL_INDEXES_FILE, SOCIAL_RESTORED_DATABASE } from "../../examples/social/registry";
+import { WORKSPACES_DATABASE, WORKSPACES_INDEXES_FILE, WORKSPACES_RESTORED_DATABASE } from "../../test/fixtures/workspaces/registry";
 import { analyse, appSources, formatReport, splitByDatabase, type AppDatabase, type LabelledLog, type LogRecord } from "./report";
 import type { IndexConfig } from "../../functions/src/indexes/rules";
 
@@ -23,7 +24,12 @@ const root = resolve(import.meta.dirname, "..", "..");
  * The example apps' databases: the queries the engine ran there are held to the app's own index file, as the app
  * would deploy it, and everything else to the product's.
  */
-const APPS: readonly AppDatabase[] = [SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_INDEXES_FILE, suite: "test/integration/examples/social.test.ts" }));
+const APPS: readonly AppDatabase[] = [
+  ...[SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_INDEXES_FILE, suite: "test/integration/examples/social.test.ts" })),
+  // The request-group suites' test app (users in several workspaces): its queries are held to its own index file.
+  { database: WORKSPACES_DATABASE, indexFile: WORKSPACES_INDEXES_FILE, suite: "test/integration/requests/group.test.ts" },
+  { database: WORKSPACES_RESTORED_DATABASE, indexFile: WORKSPACES_INDEXES_FILE, suite: "test/integration/requests/group-storage.test.ts" },
+];
 
 /**
  * Runs on an example's own emulator project (`npm run test:social`: demo-social, its functions enforcing its

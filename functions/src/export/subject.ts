@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { DocumentReference, GeoPoint, Timestamp, type DocumentData } from "firebase-admin/firestore";
 import { canonicalJson } from "../kernel/canonical";
 import { DomainError } from "../kernel/errors";
-import { discoverObjects, discoverSubject, type Subject } from "../plan/index";
+import { discoverObjects, discoverSubject, type DiscoveredObject, type Subject } from "../plan/index";
 import { parseObjectPath } from "../kernel/storage-map";
 import { downloadObject } from "../platform/storage";
 import { businessData } from "../purge/rules/archive";
@@ -23,6 +23,7 @@ import {
   type ExportFinding,
   type ExportManifest,
   type ExportObject,
+  type ExportOwner,
   type ObservedFile,
 } from "./rules";
 
@@ -85,7 +86,14 @@ async function assertEmptyDir(dir: string): Promise<void> {
  * `tenantId`, a user's names its `subject`. Read-only on Firestore and Cloud Storage; streams, so memory holds one
  * slice of documents (or one object) and the set of paths seen.
  */
-export async function exportSubject(args: { subject: Subject; outDir: string; nowMs: number }): Promise<ExportManifest> {
+export async function exportSubject(args: { subject: Subject | readonly Subject[]; outDir: string; nowMs: number }): Promise<ExportManifest> {
+  // A user in several scopes is exported in all of them at once, as the members of the request group their erasure
+  // opens (requests/rules/group.ts): the lead's data map with the uid-only entries, the others' scoped parts.
+  const subjects: readonly Subject[] = Array.isArray(args.subject) ? args.subject : [args.subject as Subject];
+  const first = subjects[0];
+  if (!first || (subjects.length > 1 && subjects.some((s) => s.type !== "user" || s.uid !== (first.type === "user" ? first.uid : null)))) {
+    throw new Error("exportSubject: one subject, or the members of one user's request group");
+  }
   await assertEmptyDir(args.outDir);
   await mkdir(args.outDir, { recursive: true });
   const pol = policy();
@@ -106,11 +114,13 @@ export async function exportSubject(args: { subject: Subject; outDir: string; no
       await write(f, exportLine(s.ref.path, s.data() ?? {}));
     }
   };
-  for await (const d of discoverSubject(args.subject)) {
-    if (seen.has(d.path)) continue;
-    seen.add(d.path);
-    pending.push(d.path);
-    if (pending.length >= READ_SLICE) await flush();
+  for (const subject of subjects) {
+    for await (const d of discoverSubject(subject)) {
+      if (seen.has(d.path)) continue;
+      seen.add(d.path);
+      pending.push(d.path);
+      if (pending.length >= READ_SLICE) await flush();
+    }
   }
   await flush();
   const written: ExportFile[] = [];
@@ -118,8 +128,13 @@ export async function exportSubject(args: { subject: Subject; outDir: string; no
     await new Promise<void>((resolve, reject) => f.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
     written.push({ file, collection: f.collection, documents: f.documents, bytes: f.bytes, sha256: f.hash.digest("hex") });
   }
-  const objects = await exportObjects(args.subject, args.outDir);
-  const owner = args.subject.type === "tenant" ? { type: "tenant" as const, tenantId: args.subject.tenantId } : { type: "user" as const, uid: args.subject.uid, tenantId: args.subject.tenantId };
+  const objects = await exportObjects(subjects, args.outDir);
+  const owner: ExportOwner =
+    first.type === "tenant"
+      ? { type: "tenant", tenantId: first.tenantId }
+      : subjects.length > 1
+        ? { type: "user", uid: first.uid, tenantId: "", scopes: subjects.map((s) => s.tenantId) }
+        : { type: "user", uid: first.uid, tenantId: first.tenantId };
   const manifest = buildManifest({ owner, exportedAtMs: args.nowMs, policyVersion: pol.version, files: written, objects });
   await writeFile(join(args.outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
@@ -134,10 +149,10 @@ export const exportTenant = (args: { tenantId: string; outDir: string; nowMs: nu
  * `objects/NNNNNN[.ext]`, hashed as they are written, with the generation they belong to. An object that went
  * between the listing and the download is left out.
  */
-async function exportObjects(subject: Subject, outDir: string): Promise<ExportObject[]> {
+async function exportObjects(subjects: readonly Subject[], outDir: string): Promise<ExportObject[]> {
   const out: ExportObject[] = [];
   const seen = new Set<string>();
-  for await (const o of discoverObjects(subject)) {
+  for await (const o of eachObject(subjects)) {
     if (seen.has(o.path)) continue;
     seen.add(o.path);
     const ref = parseObjectPath(o.path);
@@ -150,6 +165,10 @@ async function exportObjects(subject: Subject, outDir: string): Promise<ExportOb
     out.push({ file, bucket: ref.bucket, name: ref.name, generation: got.object.generation, bytes: got.bytes.length, sha256: createHash("sha256").update(got.bytes).digest("hex") });
   }
   return out;
+}
+
+async function* eachObject(subjects: readonly Subject[]): AsyncGenerator<DiscoveredObject> {
+  for (const s of subjects) yield* discoverObjects(s);
 }
 
 /** A file's SHA-256, size and line count, streamed. */

@@ -1,5 +1,11 @@
-export { approveTenantClosure, cancelDeletionRequest, openDeletionRequest, readRequest, reopenErasedSubject, resumeCancellations } from "./service";
+export { approveTenantClosure, cancelDeletionRequest, openDeletionRequest, openUserErasure, readRequest, reopenErasedSubject, resumeCancellations } from "./service";
+export type { OpenedRequest } from "./service";
 export { currentStatusSummary, writeStatusSummary } from "./status";
-export { resolveTenantSubject, resolveUserSubject, scopeOfRequester, tenantOfDeletedUser } from "./subjects";
+export { resolveTenantSubject, resolveUserSubject, resolveUserSubjects, scopesOfDeletedUser, scopesOfRequester, scopesOfUsers, usersOfScope } from "./subjects";
+export type { ScopeMembership } from "./subjects";
 export { findRequest, goneByFacts, listRequests, staffFacts } from "./queries";
 export type { ListRequestsQuery } from "./queries";
+export { factsOfGroup, groupStaffFacts, groupView, memberFacts, readGroup, type ReadMember } from "./group";
+export { subjectView } from "./rules/subject-view";
+export { planSubjectRef, subjectsOf, type ScopePart, type SubjectPlan, type SubjectRef } from "./plan-view";
+export { statusView, type StatusEnv } from "./status-view";

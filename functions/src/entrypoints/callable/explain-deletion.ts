@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ExplainDeletionInput } from "../../contract/evidence";
-import { explainEvidence, type ExplainQuery } from "../../evidence/index";
+import { explainEvidence, explainQueryOf } from "../../evidence/index";
 import { releaseReasonsOf } from "../../holds/index";
 import { hashCanonical } from "../../kernel/canonical";
 import { staffNames } from "../../platform/people";
@@ -17,8 +17,7 @@ export { ExplainDeletionInput };
  */
 export async function explainDeletionHandler(input: z.infer<typeof ExplainDeletionInput>, caller: Caller) {
   requireRole(caller, "compliance");
-  const query: ExplainQuery =
-    "path" in input ? { kind: "path", value: input.path } : "requestId" in input ? { kind: "request", value: input.requestId } : { kind: "subject", value: input.subjectUid };
+  const query = explainQueryOf(input);
   const result = await explainEvidence(query, { pageSize: input.pageSize, cursor: input.cursor, verify: input.verify });
   const released = result.entries.filter((e) => e.action === "HOLD_RELEASED" && e.holdId !== null);
   const reasons = await releaseReasonsOf(released.map((e) => e.holdId!));

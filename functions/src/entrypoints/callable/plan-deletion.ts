@@ -1,26 +1,32 @@
 import type { z } from "zod";
 import { PlanDeletionInput } from "../../contract/admin";
 import { recordEvidence } from "../../evidence/index";
-import { planSubject } from "../../plan/index";
-import { resolveTenantSubject, resolveUserSubject } from "../../requests/index";
+import { planSubjectRef, type SubjectRef } from "../../requests/index";
 import { actorOf, callable, requireRole, type Caller } from "./shared";
 
 export { PlanDeletionInput };
 
-/** A dry run: the deterministic manifest of what erasing a user or a tenant would delete and retain. */
+/** The subject an input names: the documented `subjectUid` and `tenantId`, or the general form. */
+const refOf = (input: z.infer<typeof PlanDeletionInput>): SubjectRef =>
+  "subjectUid" in input ? { type: "user", uid: input.subjectUid } : "tenantId" in input ? { type: "scope", id: input.tenantId } : input.subject;
+
+/**
+ * A dry run: the deterministic manifest of what erasing a user or a tenant (a scope) would delete and retain. A
+ * user the registry finds in several scopes, named without one, is planned in each (`scopes`), as the request
+ * group their erasure opens.
+ */
 export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInput>, caller: Caller) {
   requireRole(caller, "compliance");
-  const subject = "subjectUid" in input ? await resolveUserSubject(input.subjectUid) : await resolveTenantSubject(input.tenantId);
   const nowMs = Date.now();
-  const plan = await planSubject(subject, nowMs);
+  const { subject, subjects, plan, scopes } = await planSubjectRef(refOf(input), nowMs);
   await recordEvidence(plan.manifestHash, {
     action: "PLAN_PREVIEWED",
     actor: actorOf(caller),
-    decision: { reason: "DRY_RUN", subjectType: subject.type },
+    decision: { reason: "DRY_RUN", subjectType: subjects[0]!.type },
     policyVersion: plan.policyVersion,
     atMs: nowMs,
     manifestHash: plan.manifestHash,
-    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length, ...(plan.objects.length > 0 ? { objects: plan.objects.length } : {}) },
+    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length, ...(plan.objects.length > 0 ? { objects: plan.objects.length } : {}), ...(scopes ? { scopes: scopes.length } : {}) },
   });
   return {
     delete: plan.delete,
@@ -30,6 +36,8 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     policyVersion: plan.policyVersion,
     manifestHash: plan.manifestHash,
     objects: plan.objects,
+    subjectRef: subject,
+    ...(scopes ? { scopes } : {}),
   };
 }
 

@@ -1,15 +1,14 @@
 import { checkQuery, type CompositeIndexConfig, type FieldOverrideConfig, type FilterLeaf, type IndexConfig, type Proposal, type QueryShape } from "../../indexes/rules";
 import { segments } from "../../kernel/paths";
 import type { PolicyIndex } from "../../kernel/policy";
-import { membershipPatterns } from "../../purge/rules/accounts";
 import { sweepTargets } from "../../purge/rules/sweep";
 
 /**
  * The indexes an app's registry needs, for `retention setup` to write into the app's firestore.indexes.json: the
  * control plane's own (the same for every app), the TTL policies of the registry's TTL collections, and what each
  * query the engine builds from the registry needs, as the index coverage check's rules (indexes/rules.ts) judge it.
- * Pure. test/unit/setup/indexes.test.ts holds the result to both examples' index files, which the index check
- * proves against every query the suites send.
+ * Pure. test/unit/setup/indexes.test.ts holds the control plane's to the product's index file and each example's
+ * index file to the registry's queries; the index check proves those files against every query the suites send.
  */
 
 const asc = (fieldPath: string) => ({ fieldPath, order: "ASCENDING" as const });
@@ -24,6 +23,8 @@ export const CONTROL_PLANE_INDEXES: readonly CompositeIndexConfig[] = [
   collectionIndex("deletionRequests", asc("state"), asc("requestedAt")),
   collectionIndex("retentionReports", asc("kind"), desc("createdAt")),
   collectionIndex("deletionRequests", asc("uid"), desc("requestedAt")),
+  collectionIndex("deletionRequests", asc("tenantId"), desc("requestedAt")),
+  collectionIndex("deletionRequests", asc("uid"), asc("tenantId"), desc("requestedAt")),
   collectionIndex("deletionRequests", asc("erasureComplete"), asc("fullyGoneBy")),
   collectionIndex("archives", asc("unitKey"), desc("retainUntil")),
   collectionIndex("retentionHolds", asc("state"), desc("placedAt")),
@@ -51,7 +52,7 @@ export const CONTROL_PLANE_OVERRIDES: readonly FieldOverrideConfig[] = [
 /** The field Firestore's TTL policy reads on a TTL-managed collection (kernel/governed.ts: `expireAt`). */
 export const TTL_FIELD = "expireAt";
 
-const OPS: Record<string, string> = { "==": "EQUAL", "array-contains": "ARRAY_CONTAINS", in: "IN", "<=": "LESS_THAN_OR_EQUAL" };
+const OPS: Record<string, string> = { "==": "EQUAL", "array-contains": "ARRAY_CONTAINS", "array-contains-any": "ARRAY_CONTAINS_ANY", in: "IN", "<=": "LESS_THAN_OR_EQUAL" };
 const leaf = (field: string, op: string): FilterLeaf => ({ field, op: OPS[op] ?? op });
 const and = (filters: FilterLeaf[]): QueryShape["where"] => (filters.length === 0 ? null : filters.length === 1 ? filters[0]! : { op: "AND", filters });
 const lastCollection = (pattern: string): string => {
@@ -71,8 +72,7 @@ export interface RegistryQuery {
  * - each `query` and `collectionGroup` data-map entry, paged by document id (plan/discovery.ts);
  * - per governed collection id, a cancelled request's restore by `deletionRequestId` across collections
  *   (requests/service.ts);
- * - the scope lookups that query a collection (requests/subjects.ts);
- * - a scope's closure finding its users' profiles in other scopes (purge/runner/tenant-accounts.ts);
+ * - the scope lookups (requests/subjects.ts): a user's scopes, and a scope's users for its closure;
  * - the purge's sweep of expired documents per top-level collection (purge/runner/plan.ts).
  */
 export function registryQueries(policy: PolicyIndex, database: string = "(default)"): RegistryQuery[] {
@@ -97,12 +97,30 @@ export function registryQueries(policy: PolicyIndex, database: string = "(defaul
   for (const id of [...new Set(policy.registry.collections.map((c) => lastCollection(c.pattern)))].sort()) {
     out.push({ shape: shape("collection-group", id, [leaf("deletionRequestId", "==")], byName), why: `a cancelled request's restore of ${id} documents` });
   }
+  // The scope lookups (requests/subjects.ts): a user's scopes, one uid (==) or a page of uids (in) at a time, and a
+  // scope's users for its closure, paged by document id. A collection with variables is one collection per user,
+  // queried by its last id; a path lookup's memberships are a collection group.
   for (const lookup of policy.subjects.user.scopeLookups) {
-    if (lookup.via === "membership") out.push({ shape: shape("collection", lastCollection(lookup.collection), [leaf(lookup.userField, "==")]), why: "the membership scope lookup" });
-    if (lookup.via === "array") out.push({ shape: shape("collection", lastCollection(lookup.collection), [leaf(lookup.field, "array-contains")]), why: "the array scope lookup" });
-  }
-  for (const id of [...new Set(membershipPatterns(policy).map(lastCollection))].sort()) {
-    out.push({ shape: shape("collection-group", id, [leaf("uid", "in")]), why: `a scope's closure looking for its users' ${id} in other scopes` });
+    const perUser = /\{[A-Za-z]+\}/.test(lookup.via === "membership" || lookup.via === "array" ? lookup.collection : "");
+    if (lookup.via === "membership") {
+      const id = lastCollection(lookup.collection);
+      out.push({ shape: shape("collection", id, [leaf(lookup.userField, "==")]), why: "the membership scope lookup" });
+      if (!perUser) out.push({ shape: shape("collection", id, [leaf(lookup.userField, "in")]), why: "the membership scope lookup, a page of users" });
+      out.push({ shape: shape(perUser ? "collection-group" : "collection", id, [leaf(lookup.scopeField, "==")], byName), why: "a scope's users, listed through the membership lookup" });
+    }
+    if (lookup.via === "array") {
+      const id = lastCollection(lookup.collection);
+      out.push({ shape: shape("collection", id, [leaf(lookup.field, "array-contains")]), why: "the array scope lookup" });
+      if (!perUser) out.push({ shape: shape("collection", id, [leaf(lookup.field, "array-contains-any")]), why: "the array scope lookup, a page of users" });
+    }
+    if (lookup.via === "path") {
+      const id = lastCollection(lookup.pattern);
+      out.push({ shape: shape("collection-group", id, [leaf(lookup.userField, "==")]), why: "the path scope lookup" });
+      out.push({ shape: shape("collection-group", id, [leaf(lookup.userField, "in")]), why: "the path scope lookup, a page of users" });
+    }
+    if (lookup.via === "document") {
+      out.push({ shape: shape("collection", segments(lookup.path)[0]!, [leaf(lookup.field, "==")], byName), why: "a scope's users, listed through the document lookup" });
+    }
   }
   for (const t of sweepTargets(policy)) {
     out.push({ shape: shape("collection", t.collection, [leaf(t.field, "<=")], [{ field: t.field, direction: "ASCENDING" }]), why: `the purge's sweep of expired ${t.collection}` });
