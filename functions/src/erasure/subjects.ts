@@ -1,10 +1,10 @@
 import { FieldPath, type Query } from "firebase-admin/firestore";
 import { keyedSubjectHashes } from "../evidence/index";
 import type { Subject } from "../plan/rules";
-import { db } from "../platform/firestore";
+import { currentCell, db } from "../platform/firestore";
 import { policy } from "../platform/registry";
 import { readLedger } from "./ledger";
-import { matchLedger, subjectOfFound, subjectSources, type LedgerEntry, type LedgerMatch, type SubjectKind, type SubjectSource } from "./rules";
+import { entryDatabase, matchLedger, subjectOfFound, subjectSources, type LedgerEntry, type LedgerMatch, type SubjectKind, type SubjectSource } from "./rules";
 
 const PAGE = 1_000;
 
@@ -49,7 +49,10 @@ async function* candidates(kind: SubjectKind): AsyncGenerator<Subject> {
  * ledger's hashes. The ledger is read from its own database.
  */
 export async function findLedgerMatches(entries?: readonly LedgerEntry[]): Promise<{ entries: number; matches: LedgerMatch[] }> {
-  const ledger = entries ?? (await readLedger());
+  // The erasures of this cell only: a request across several databases has an entry per cell, and a restored copy of
+  // one cell is put right with that cell's (docs/decisions/0033-several-databases.md).
+  const cell = currentCell();
+  const ledger = (entries ?? (await readLedger())).filter((e) => entryDatabase(e) === cell);
   if (ledger.length === 0) return { entries: 0, matches: [] };
   const memo = new Map<string, string[]>();
   const hashes = (id: string): string[] => {

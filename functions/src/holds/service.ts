@@ -83,6 +83,14 @@ export interface PlaceHoldInput {
   note?: string;
   actor: Actor;
   nowMs: number;
+  /**
+   * A hold on a scope's record across several governed databases (holds/cells.ts): in the primary, the other cells
+   * it is placed in too (`cells`, kept on the hold of record); in each of those, the hold of record's id and
+   * `cellOf` (the copy protects the scope's subtree there, whose record document lives in the primary).
+   */
+  cells?: readonly string[];
+  holdId?: string;
+  cellOf?: string;
 }
 
 /**
@@ -218,16 +226,22 @@ async function coversMore(path: string): Promise<boolean> {
 
 /** `scopeId`: the scope whose record the target is; for another subtree root, the scope its own fields name. */
 async function placeSubtreeHold(input: PlaceHoldInput, scopeId: string | null, apply: ApplyHold): Promise<{ holdId: string }> {
-  const root = await db().doc(input.targetPath).get();
-  if (!root.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
-  const tenantId = scopeId ?? readGoverned(root.data())?.tenantId ?? "";
-  const holdRef = holdsCol().doc();
+  // A copy of a scope hold in another cell holds the scope's subtree there; the record document is the primary's.
+  const copy = input.cellOf !== undefined;
+  const root = copy ? null : await db().doc(input.targetPath).get();
+  if (root && !root.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
+  const tenantId = scopeId ?? readGoverned(root?.data())?.tenantId ?? "";
+  const holdRef = input.holdId !== undefined ? holdsCol().doc(input.holdId) : holdsCol().doc();
   const placed = await db().runTransaction(async (tx) => {
+    // The copy of a hold already placed in this cell (a placement resumed) is the same hold.
+    const existing = input.holdId !== undefined ? await tx.get(holdRef) : null;
+    if (existing?.exists) return { holdId: existing.id, applied: existing.get("applied") === true, created: false };
     const same = await findSameActiveHold(tx, input);
     if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false };
     const [fence, evidence] = await Promise.all([readFenceInTx(tx), openEvidence(tx, holdRef.id)]);
     const record = newRecord(input, holdRef.id, "subtree", tenantId, 0);
-    tx.create(holdRef, { ...holdRecordData(record, null, false), flagging: initialFlagging(input.nowMs) });
+    const cells = input.cells && input.cells.length > 0 ? { cells: [...input.cells], cellsPending: true } : {};
+    tx.create(holdRef, { ...holdRecordData(record, null, false), flagging: initialFlagging(input.nowMs), ...cells, ...(copy ? { cellOf: input.cellOf } : {}) });
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: holdRef.id, change: "PLACED" });
     // The paths are not listed here (a tenant may hold millions of documents): the record covers them all by
     // prefix from this commit, and HOLD_APPLIED records their count and digest once they are flagged.

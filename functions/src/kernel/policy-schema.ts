@@ -42,10 +42,23 @@ export const RetentionClassSchema = z
     }
   });
 
+/**
+ * A governed database's logical name (kebab-case), as `databases[]` declares it and `database` fields name it: the
+ * same in every project, mapped to a physical database id by the RETENTION_DATABASES setting. `primary` is
+ * reserved: it names the primary database (RETENTION_DATABASE_ID), where a field without `database` points.
+ */
+export const PRIMARY_DATABASE = "primary";
+const databaseName = kebab.refine((id) => id !== PRIMARY_DATABASE, `"${PRIMARY_DATABASE}" names the primary database: leave database out instead`);
+
+/** An additional governed database: its logical name and what it holds, for the people who review the registry. */
+export const DatabaseSchema = z.object({ id: databaseName, description: z.string().min(1) }).strict();
+
 export const CollectionRuleSchema = z
   .object({
     /** Document path pattern, e.g. `logins/{loginId}/keys/{keyId}`. */
     pattern: docPattern,
+    /** The governed database the collection lives in (a `databases[]` id); absent: the primary. */
+    database: databaseName.optional(),
     retentionClass: kebab,
     /** Field the class's retention is anchored to (defaults to createdAt). */
     anchorField: z.string().default("createdAt"),
@@ -72,6 +85,8 @@ export const DataMapEntrySchema = z
      * collectionGroup: every collection with this id, filtered by foreign key.
      */
     kind: z.enum(["doc", "query", "collectionGroup"]),
+    /** The governed database the entry reaches into (a `databases[]` id); absent: the primary. */
+    database: databaseName.optional(),
     /** What the entry reaches and why, for the people who review the data map (never shown to the subject). */
     description: z.string().min(1).optional(),
     path: z.string().optional(),
@@ -189,6 +204,12 @@ export const RegistrySchema = z
     version: z.string().regex(/^v[0-9]+$/),
     effectiveFrom: z.iso.datetime(),
     description: z.string().min(1),
+    /**
+     * Governed databases besides the primary one (RETENTION_DATABASE_ID), by logical name. Each is a cell of its
+     * own: its collections and its part of the data map name it (`database`), and the engine runs there with its own
+     * holds, fence, evidence and requests (docs/decisions/0033-several-databases.md).
+     */
+    databases: z.array(DatabaseSchema).default([]),
     classes: z.array(RetentionClassSchema).min(1),
     collections: z.array(CollectionRuleSchema).min(1),
     controlPlane: z.array(ControlPlaneCollectionSchema),
@@ -217,6 +238,16 @@ export const RegistrySchema = z
   })
   .strict()
   .superRefine((r, ctx) => {
+    const declared = new Set<string>();
+    for (const d of r.databases) {
+      if (declared.has(d.id)) ctx.addIssue({ code: "custom", message: `duplicate database ${d.id}` });
+      declared.add(d.id);
+    }
+    const undeclared = (where: string, database: string | undefined) => {
+      if (database !== undefined && !declared.has(database)) ctx.addIssue({ code: "custom", message: `${where} names database ${database}, which databases[] does not declare` });
+    };
+    for (const col of r.collections) undeclared(col.pattern, col.database);
+    for (const [kind, entries] of Object.entries(r.dataMap)) for (const e of entries ?? []) undeclared(`dataMap.${kind}.${e.id}`, e.database);
     const ids = new Set<string>();
     for (const c of r.classes) {
       if (ids.has(c.id)) ctx.addIssue({ code: "custom", message: `duplicate class ${c.id}` });
@@ -272,4 +303,5 @@ export type CollectionRule = z.infer<typeof CollectionRuleSchema>;
 export type DataMapEntry = z.infer<typeof DataMapEntrySchema>;
 export type HoldReason = z.infer<typeof HoldReasonSchema>;
 export type Subjects = z.infer<typeof SubjectsSchema>;
+export type GovernedDatabase = z.infer<typeof DatabaseSchema>;
 export type ScopeLookup = z.infer<typeof ScopeLookupSchema>;

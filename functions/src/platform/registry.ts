@@ -4,6 +4,7 @@ import { PolicyIndex } from "../kernel/policy";
 import { retentionFingerprints } from "../kernel/policy-fingerprint";
 import { RegistrySchema, type Registry } from "../kernel/policy-schema";
 import bundle from "../generated/registry.json";
+import { currentCell } from "./firestore";
 
 let index: PolicyIndex | undefined;
 /** The published versions behind the enforced one, when a seam put another app's registry in force. */
@@ -23,10 +24,20 @@ export function publishedVersions(): readonly PublishedVersion[] {
   return publishedOverride ?? bundle.published;
 }
 
-/** The current published registry version, bundled at build time and validated once on first use. */
-export function policy(): PolicyIndex {
+/** The current published registry version, bundled at build time and validated once on first use: all of it, every cell. */
+export function registryPolicy(): PolicyIndex {
   index ??= new PolicyIndex(RegistrySchema.parse(bundle.current));
   return index;
+}
+
+/**
+ * The registry as the work in hand sees it: the part of the cell it runs in (`platform/firestore.ts#inCell`; the
+ * primary outside any), so an engine written for one database plans, purges, audits and soft-deletes that
+ * database's collections and data-map entries only (kernel/policy.ts#forCell). What spans cells (which cells a
+ * subject reaches, where a scope hold goes) asks `registryPolicy()`.
+ */
+export function policy(): PolicyIndex {
+  return registryPolicy().forCell(currentCell());
 }
 
 /**

@@ -7,6 +7,8 @@ import { toMs, toTimestamp } from "../platform/governed-doc";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import { parseRequestState } from "../requests/rules/requests";
+import { cellsOfRecord, requestCells } from "../requests/index";
+import { PRIMARY_CELL } from "../kernel/policy";
 import { completionDecision, purgedGoneBy, recoveryWindowMs, type CompletionDecision } from "../requests/rules/gone-by";
 import { archiveCopiesOf, archiveCopyLeftInTx } from "./runner/archive";
 import { goneByFields } from "./runner/finalize";
@@ -44,6 +46,8 @@ export interface CompletionSummary {
   waitingForArchive: number;
   /** Recorded meanwhile by another run (or no longer due). */
   skipped: number;
+  /** Due, but another cell of the request (a request across several databases) has not recorded its own yet. */
+  waitingForCells?: number;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -59,7 +63,12 @@ async function completeOne(requestId: string, opts: CompletionOptions): Promise<
     // The archive read only matters for a request otherwise due; the others are decided without it.
     const early = completionDecision({ state, erasureComplete, fullyGoneByMs, archiveCopiesLeft: false }, opts.nowMs);
     if (early !== "RECORD") return early;
-    const decision = completionDecision({ state, erasureComplete, fullyGoneByMs, archiveCopiesLeft: await archiveCopyLeftInTx(tx, requestId) }, opts.nowMs);
+    // A request of record across several databases waits for every other cell's ERASURE_COMPLETE. Those are read
+    // outside this transaction (another database): a cell read as not complete only delays this entry to a later
+    // night, and a cell's erasureComplete, once true, is never unset.
+    const cells = cellsOfRecord(snap.data()).length > 0 ? (await requestCells(requestId, snap.data()!)).filter((c) => c.cell !== PRIMARY_CELL) : null;
+    const cellsComplete = cells === null ? undefined : cells.every((c) => c.erasureComplete);
+    const decision = completionDecision({ state, erasureComplete, fullyGoneByMs, archiveCopiesLeft: await archiveCopyLeftInTx(tx, requestId), cellsComplete }, opts.nowMs);
     if (decision === "ARCHIVE_COPY_LEFT" && !opts.dryRun) {
       // A copy outlived the date (held after it was computed, or not swept yet): its own backups last a recovery
       // window past its going, so the date moves to at least now plus that window, never earlier. That also takes
@@ -94,6 +103,8 @@ async function completeOne(requestId: string, opts: CompletionOptions): Promise<
         pitrDays: typeof basis.pitrDays === "number" ? basis.pitrDays : null,
         backupRetentionDays: typeof basis.backupRetentionDays === "number" ? basis.backupRetentionDays : null,
         archivesRetainUntil: iso(toMs(basis.archivesRetainUntil)),
+        // Across databases: each other cell's own date; the request's is the latest of them and its own.
+        ...(cells ? { cells: cells.map((c) => `${c.cell}:${iso(c.fullyGoneByMs) ?? "-"}`).join(","), latestFullyGoneBy: iso(Math.max(fullyGoneByMs ?? 0, ...cells.map((c) => c.fullyGoneByMs ?? 0))) } : {}),
         ...(opts.actor.type === "system" ? {} : { startedBy: `${opts.actor.type}:${opts.actor.id}` }),
       },
     });
@@ -165,6 +176,7 @@ export async function recordErasureCompletions(opts: CompletionOptions): Promise
       const decision = await completeOne(d.id, opts);
       if (decision === "RECORD") summary.recorded++;
       else if (decision === "ARCHIVE_COPY_LEFT") summary.waitingForArchive++;
+      else if (decision === "CELLS_NOT_COMPLETE") summary.waitingForCells = (summary.waitingForCells ?? 0) + 1;
       else summary.skipped++;
     }
     if (page.size < pageSize) break;

@@ -7,7 +7,7 @@ import { toTimestamp } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
 import { accountsToDelete, membershipOf, membershipPatterns, uidKeyedPatterns, uidOfPath, type Membership } from "../rules/accounts";
-import { requestRef, type UnitCheckpoint } from "../store";
+import { checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "../store";
 import { fenceStep } from "./step";
 import { roundBatches, roundRetained } from "./verify";
 import { purgeEvidence, type StepEnv } from "./env";
@@ -51,6 +51,24 @@ async function membershipsOf(uids: readonly string[]): Promise<Membership[]> {
   return found;
 }
 
+/** Which accounts a tenant's closure deletes and which it keeps, from its round's manifest (purge/rules/accounts.ts). */
+async function closureAccounts(cp: UnitCheckpoint & { subject: { type: "tenant"; tenantId: string } }) {
+  const tenantId = cp.subject.tenantId;
+  const uids = [...(await tenantUids(cp, tenantId))].sort();
+  return accountsToDelete(uids, await membershipsOf(uids), tenantId);
+}
+
+/**
+ * The accounts a scope's closure across several databases deletes, decided as its finalize would (its uid-keyed
+ * documents among its last round's manifest, less those of users with a profile in another scope), from the
+ * primary's last round, for the request of record's account step (cells/accounts.ts). Null: no finished round.
+ */
+export async function closureAccountsOf(requestId: string): Promise<{ delete: string[]; keep: { uid: string; paths: string[] }[] } | null> {
+  const cp = checkpointFrom((await checkpointRef(requestId).get()).data());
+  if (!cp || cp.phase !== "DONE" || cp.subject?.type !== "tenant") return null;
+  return closureAccounts({ ...cp, subject: cp.subject });
+}
+
 /**
  * A tenant's closure deletes its users' Auth accounts once everything that may be erased is erased (PURGED, or
  * RETAINED_UNDER_HOLD, as for a user: decision 0003), except the accounts of users who belong to another tenant
@@ -64,9 +82,7 @@ async function membershipsOf(uids: readonly string[]): Promise<Membership[]> {
 export async function deleteTenantAccounts(cp: UnitCheckpoint, step: number, env: StepEnv): Promise<void> {
   if (cp.kind !== "request" || !cp.requestId || cp.subject?.type !== "tenant") return;
   const requestId = cp.requestId;
-  const tenantId = cp.subject.tenantId;
-  const uids = [...(await tenantUids(cp, tenantId))].sort();
-  const decision = accountsToDelete(uids, await membershipsOf(uids), tenantId);
+  const decision = await closureAccounts({ ...cp, subject: cp.subject });
   const record = async (phase: "INTENT" | "DONE", counts: Record<string, number>, paths: string[] = []): Promise<boolean> =>
     db().runTransaction(async (tx) => {
       const now = await fenceStep(tx, cp, env, step);
