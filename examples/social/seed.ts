@@ -1,9 +1,9 @@
 import { getAuth } from "firebase-admin/auth";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
-import { adminApp } from "../../functions/src/platform/firestore";
+import { adminApp, inCell } from "../../functions/src/platform/firestore";
 import { policy, useRegistryForTests } from "../../functions/src/platform/registry";
-import { SOCIAL_DOCS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
-import { isSocialRegistry, socialPublished, socialRegistry } from "./registry";
+import { SOCIAL_ANALYTICS_DOCS, SOCIAL_DOCS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
+import { isSocialRegistry, SOCIAL_ANALYTICS, socialPublished, socialRegistry } from "./registry";
 
 /** The app has no scope kind: its users belong to no tenant, so every governed write names none. */
 export const NO_SCOPE = "";
@@ -18,7 +18,10 @@ export function useSocialRegistry(): () => void {
 }
 
 export interface SocialSeedResult {
+  /** Documents of the primary database. */
   documents: number;
+  /** Documents of the analytics database (the activity log). */
+  analytics: number;
   users: number;
 }
 
@@ -35,8 +38,13 @@ export async function seedSocial(opts: { nowMs: number; withAuth?: boolean }): P
     throw new Error(`seedSocial: the active registry is ${policy().version} of another app; call useSocialRegistry() first`);
   }
   for (const d of SOCIAL_DOCS) await writeGoverned(d.path, d.data, NO_SCOPE, opts.nowMs);
+  // The activity log lives in the app's second governed database: written there, under that database's part of the
+  // registry (its retention class comes from the analytics collection rule).
+  await inCell(SOCIAL_ANALYTICS, async () => {
+    for (const d of SOCIAL_ANALYTICS_DOCS) await writeGoverned(d.path, d.data, NO_SCOPE, opts.nowMs);
+  });
   if (opts.withAuth !== false) await seedSocialUsers();
-  return { documents: SOCIAL_DOCS.length, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length };
+  return { documents: SOCIAL_DOCS.length, analytics: SOCIAL_ANALYTICS_DOCS.length, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length };
 }
 
 /** Creates or updates the Auth users, with their claims (staff roles; members carry none). */

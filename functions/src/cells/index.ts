@@ -4,3 +4,4 @@
 // (requests/cells.ts, holds/cells.ts).
 export { finishRecordAccounts, type AccountsOutcome } from "./accounts";
 export { reconcileCells, runNightlyAcrossCells, runPurgeRequestTask, severalCells, type ReconcileSummary } from "./purge";
+export { cellsToVisit, inEveryCell, inEveryCellJob } from "./jobs";

@@ -46,9 +46,10 @@ export interface CompletionSummary {
   waitingForArchive: number;
   /** Recorded meanwhile by another run (or no longer due). */
   skipped: number;
-  /** Due, but another cell of the request (a request across several databases) has not recorded its own yet. */
-  waitingForCells?: number;
 }
+
+/** A run's summary where a request across several databases waited: due, but another cell has not recorded its own yet. */
+export type CompletionAcrossCells = CompletionSummary & { waitingForCells?: number };
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -156,12 +157,12 @@ async function redateReleasedArchives(opts: CompletionOptions, pageSize: number)
  * MAX_PER_RUN a run), after dating again the requests whose held archive copies were released since. A dry run
  * counts what it would record and writes nothing.
  */
-export async function recordErasureCompletions(opts: CompletionOptions): Promise<CompletionSummary> {
+export async function recordErasureCompletions(opts: CompletionOptions): Promise<CompletionAcrossCells> {
   const pageSize = opts.pageSize ?? PAGE;
   const max = opts.maxRequests ?? MAX_PER_RUN;
   const dated = await redateReleasedArchives(opts, pageSize);
   if (dated > 0) log.info("purge.fully_gone_by_dated", { dated, dryRun: opts.dryRun });
-  const summary: CompletionSummary = { due: 0, recorded: 0, waitingForArchive: 0, skipped: 0 };
+  const summary: CompletionAcrossCells = { due: 0, recorded: 0, waitingForArchive: 0, skipped: 0 };
   const due = db()
     .collection(COLLECTIONS.deletionRequests)
     .where("erasureComplete", "==", false)

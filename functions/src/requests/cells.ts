@@ -83,21 +83,31 @@ export interface RecordView {
   state: RequestState;
   fullyGoneByMs: number | null;
   fullyGoneByUnknown: GoneByUnknown | null;
+  /** Every cell's facts, the primary's first. */
   cells: CellRequestFacts[];
+  /** The other cells' requests as read (null: not opened there yet), for their timelines and what a hold keeps there. */
+  others: { cell: string; request: DeletionRequest | null; snap: DocumentSnapshot }[];
 }
 
 /**
- * The request of record as it reports itself: for a request of one database, its own state and date; across cells,
- * derived from every cell (requests/rules/cells.ts#derivedState, #derivedGoneBy). A cell read stale shows the
- * request a step behind (PROCESSING rather than PURGED), never further on than it is: a cell's state only moves
- * forward once it is taken, and a cancel is decided by the record, which is read here too.
+ * The request of record as it reports itself across cells, derived from every cell (requests/rules/cells.ts#
+ * derivedState, #derivedGoneBy); null for a request of one database. A cell read stale shows the request a step
+ * behind (PROCESSING rather than PURGED), never further on than it is: a cell's state only moves forward once it is
+ * taken, and a cancel is decided by the record, which is read here too.
  */
 export async function recordView(requestId: string, record: DocumentData): Promise<RecordView | null> {
-  if (cellsOfRecord(record).length === 0) return null;
-  const cells = await requestCells(requestId, record);
+  const names = cellsOfRecord(record);
+  if (names.length === 0) return null;
+  const others = await Promise.all(
+    names.map(async (cell) => {
+      const snap = await readCellRequest(requestId, cell);
+      return { cell, snap, request: snap.exists ? requestFromFirestore(snap) : null };
+    }),
+  );
+  const cells = [cellFacts(PRIMARY_CELL, record), ...others.map((o) => cellFacts(o.cell, o.snap.data()))];
   const state = derivedState(cells);
   const goneBy = derivedGoneBy(cells, state);
-  return { state, fullyGoneByMs: goneBy.fullyGoneByMs, fullyGoneByUnknown: goneBy.unknown, cells: cells.map(({ softDeleteDone: _s, ...c }) => c) };
+  return { state, fullyGoneByMs: goneBy.fullyGoneByMs, fullyGoneByUnknown: goneBy.unknown, cells: cells.map(({ softDeleteDone: _s, ...c }) => c), others };
 }
 
 /** How many follow steps one cell takes in one pass at most (open, soft-delete, release: three at most in a row). */
