@@ -33,7 +33,8 @@ export const SOCIAL_ANALYTICS_DATABASE = "social-analytics";
 /** A restored copy of the analytics database, for the replay drill of that database. */
 export const SOCIAL_ANALYTICS_RESTORED_DATABASE = "social-analytics-restored";
 
-/** The analytics database's index file (firebase.json lists it with `database`). */
+/** The analytics database's rules and index files (firebase.json lists them with `database`). */
+export const SOCIAL_ANALYTICS_RULES_FILE = join(SOCIAL_DIR, "firestore.analytics.rules");
 export const SOCIAL_ANALYTICS_INDEXES_FILE = join(SOCIAL_DIR, "firestore.analytics.indexes.json");
 
 /** The published versions, in the order the lock lists them; the last is the one the app enforces. */

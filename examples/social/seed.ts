@@ -1,7 +1,7 @@
 import { getAuth } from "firebase-admin/auth";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
 import { adminApp, inCell } from "../../functions/src/platform/firestore";
-import { policy, useRegistryForTests } from "../../functions/src/platform/registry";
+import { policy, registryPolicy, useRegistryForTests } from "../../functions/src/platform/registry";
 import { SOCIAL_ANALYTICS_DOCS, SOCIAL_DOCS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
 import { isSocialRegistry, SOCIAL_ANALYTICS, socialPublished, socialRegistry } from "./registry";
 
@@ -33,18 +33,33 @@ export interface SocialSeedResult {
  * SOCIAL_DOCS. A second run rewrites the business fields and keeps each document's retention (its anchor, its
  * state, its holds), as the write path does for any rewrite.
  */
-export async function seedSocial(opts: { nowMs: number; withAuth?: boolean }): Promise<SocialSeedResult> {
-  if (!isSocialRegistry(policy().registry)) {
+export async function seedSocial(opts: { nowMs: number; withAuth?: boolean; analytics?: boolean }): Promise<SocialSeedResult> {
+  if (!isSocialRegistry(registryPolicy().registry)) {
     throw new Error(`seedSocial: the active registry is ${policy().version} of another app; call useSocialRegistry() first`);
   }
   for (const d of SOCIAL_DOCS) await writeGoverned(d.path, d.data, NO_SCOPE, opts.nowMs);
   // The activity log lives in the app's second governed database: written there, under that database's part of the
-  // registry (its retention class comes from the analytics collection rule).
-  await inCell(SOCIAL_ANALYTICS, async () => {
-    for (const d of SOCIAL_ANALYTICS_DOCS) await writeGoverned(d.path, d.data, NO_SCOPE, opts.nowMs);
-  });
+  // registry (its retention class comes from the analytics collection rule). `analytics: false` seeds the primary
+  // alone (a restored copy of it).
+  const analytics = opts.analytics !== false;
+  if (analytics) await seedSocialAnalytics(opts.nowMs);
   if (opts.withAuth !== false) await seedSocialUsers();
-  return { documents: SOCIAL_DOCS.length, analytics: SOCIAL_ANALYTICS_DOCS.length, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length };
+  return { documents: SOCIAL_DOCS.length, analytics: analytics ? SOCIAL_ANALYTICS_DOCS.length : 0, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length };
+}
+
+/**
+ * Seeds the activity log into the analytics database, or into `databaseId` (a copy of it), through the governed
+ * write path under that database's part of the registry.
+ */
+export async function seedSocialAnalytics(nowMs: number, databaseId?: string): Promise<number> {
+  await inCell(
+    SOCIAL_ANALYTICS,
+    async () => {
+      for (const d of SOCIAL_ANALYTICS_DOCS) await writeGoverned(d.path, d.data, NO_SCOPE, nowMs);
+    },
+    databaseId,
+  );
+  return SOCIAL_ANALYTICS_DOCS.length;
 }
 
 /** Creates or updates the Auth users, with their claims (staff roles; members carry none). */

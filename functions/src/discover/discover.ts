@@ -1,3 +1,4 @@
+import { PRIMARY_CELL } from "../kernel/policy";
 import { policy } from "../platform/registry";
 import { controlPlaneCollections, draftRegistry, nextVersion, type DiscoverDraft, type Thresholds } from "./rules";
 import { sampleDatabase, type SampleOptions } from "./sample";
@@ -14,9 +15,12 @@ export interface DiscoverOptions extends Omit<SampleOptions, "skip"> {
  * registry in force (its control plane is skipped, its product settings carried). Reads only.
  */
 export async function discoverDraft(opts: DiscoverOptions): Promise<DiscoverDraft> {
-  const base = policy().registry;
+  // The part of the registry of the governed database it samples (platform/firestore.ts#inCell; the primary's by
+  // default): a draft is of one database.
+  const pol = policy();
+  const base = pol.registry;
   const sampled = await sampleDatabase({ ...opts, skip: new Set(controlPlaneCollections(base)) });
-  return draftRegistry({
+  const draft = draftRegistry({
     samples: sampled.samples,
     uids: sampled.uids,
     base,
@@ -25,4 +29,14 @@ export async function discoverDraft(opts: DiscoverOptions): Promise<DiscoverDraf
     summary: sampled.summary,
     ...(opts.thresholds ? { thresholds: opts.thresholds } : {}),
   });
+  // Drafted in another governed database than the primary: its collections and entries name that database, which
+  // the draft declares as the registry does.
+  const cell = pol.cell ?? PRIMARY_CELL;
+  if (cell === PRIMARY_CELL && base.databases.length === 0) return draft;
+  const named = <T extends object>(x: T): T => (cell === PRIMARY_CELL ? x : { ...x, database: cell });
+  const r = draft.registry;
+  return {
+    ...draft,
+    registry: { ...r, databases: base.databases.map((d) => ({ ...d })), collections: r.collections.map(named), dataMap: { ...r.dataMap, user: r.dataMap.user.map(named) } },
+  };
 }

@@ -2,7 +2,9 @@
 // every difference between the drafted user data map and the reviewed one is listed, and each is one the docs
 // explain (docs/DISCOVER.md, "Drafted against hand-written: the social example").
 import { describe, expect, it } from "vitest";
-import { SOCIAL_DATABASE, socialRegistry } from "../../../examples/social/registry";
+import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_DATABASE, SOCIAL_DATABASE, socialPolicy } from "../../../examples/social/registry";
+import { PRIMARY_CELL } from "../../../functions/src/kernel/policy";
+import { inCell } from "../../../functions/src/platform/firestore";
 import { seedSocial } from "../../../examples/social/seed";
 import { DEFAULT_SAMPLE, discoverDraft } from "../../../functions/src/discover/index";
 import { RegistrySchema, type DataMapEntry } from "../../../functions/src/kernel/policy-schema";
@@ -35,11 +37,14 @@ describe("retention discover on the social example", () => {
   it("drafts the reviewed user data map but for the differences the docs explain", async () => {
     expect(settings.databaseId()).toBe(SOCIAL_DATABASE);
     await clearFirestore(SOCIAL_DATABASE);
+    await clearFirestore(SOCIAL_ANALYTICS_DATABASE);
     await clearAuth();
     await seedSocial({ nowMs: Date.parse("2026-12-03T09:00:00Z") });
     const draft = await discoverDraft({ ...DEFAULT_SAMPLE, nowMs: Date.now(), knownVersions: ["v1"] });
     const drafted = RegistrySchema.parse(draft.registry);
-    const reviewed = socialRegistry();
+    // Discover samples the database it runs on: here the primary, so it is compared with the primary's part of the
+    // reviewed registry (the analytics database's part is drafted below, on that database).
+    const reviewed = socialPolicy().forCell(PRIMARY_CELL).registry;
     expect(differences(drafted.dataMap.user, reviewed.dataMap.user)).toEqual([
       "only reviewed: collectionGroup following followeeId == {uid} -> delete",
     ]);
@@ -51,5 +56,11 @@ describe("retention discover on the social example", () => {
     // What a reviewer adds that the data cannot say: the subtree hold roots.
     expect(drafted.subtreeHoldRoots).toEqual([]);
     expect(reviewed.subtreeHoldRoots).toEqual(["chats/{chatId}"]);
+
+    // Run on the analytics database, it drafts that database's part: the activity log by uid, all of it.
+    const analyticsDraft = await inCell(SOCIAL_ANALYTICS, () => discoverDraft({ ...DEFAULT_SAMPLE, nowMs: Date.now(), knownVersions: ["v1", "v3"] }));
+    const analytics = RegistrySchema.parse(analyticsDraft.registry);
+    expect(differences(analytics.dataMap.user, socialPolicy().forCell(SOCIAL_ANALYTICS).registry.dataMap.user)).toEqual([]);
+    expect(patterns(analytics.collections)).toEqual(["events/{}"]);
   });
 });

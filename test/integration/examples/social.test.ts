@@ -2,8 +2,10 @@
 // social registry active, then planned for Ana's erasure by the read-only planner planDeletion answers with. The
 // app has no scope kind, so the subject names no tenant.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SOCIAL_DOCS, SOCIAL_USERS } from "../../../examples/social/data";
-import { SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE } from "../../../examples/social/registry";
+import { SOCIAL_ANALYTICS_DOCS, SOCIAL_DOCS, SOCIAL_USERS } from "../../../examples/social/data";
+import { SOCIAL_ANALYTICS_DATABASE, SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE } from "../../../examples/social/registry";
+import { SOCIAL_DATABASES_SETTING } from "../../helpers/social";
+import { runNightlyJob } from "../../../functions/src/jobs/nightly-purge";
 import { NO_SCOPE, seedSocial, useSocialRegistry } from "../../../examples/social/seed";
 import { scanRetention } from "../../../functions/src/audit/index";
 import { verifyEvidence } from "../../../functions/src/evidence/index";
@@ -11,7 +13,7 @@ import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { readGoverned } from "../../../functions/src/platform/governed-doc";
 import { planSubject } from "../../../functions/src/plan/index";
-import { runNightlyPurge, type PurgeRunOptions } from "../../../functions/src/purge/index";
+import type { PurgeRunOptions } from "../../../functions/src/purge/index";
 import { openDeletionRequest, resolveTenantSubject, resolveUserSubject, scopeOfRequester, tenantOfDeletedUser } from "../../../functions/src/requests/index";
 import type { Subject } from "../../../functions/src/plan/rules";
 import { inDatabase } from "../../../functions/src/platform/firestore";
@@ -21,9 +23,12 @@ import { settings } from "../../../functions/src/platform/settings";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { getAuth } from "firebase-admin/auth";
 
-// The example's own database (see SOCIAL_DATABASE), set before anything resolves db(), and put back after.
+// The example's own databases (see SOCIAL_DATABASE; its analytics database, registry v3, under a name of its own),
+// set before anything resolves db(), and put back after.
 const previousDatabase = process.env.RETENTION_DATABASE_ID;
+const previousDatabases = process.env.RETENTION_DATABASES;
 process.env.RETENTION_DATABASE_ID = SOCIAL_DATABASE;
+process.env.RETENTION_DATABASES = SOCIAL_DATABASES_SETTING;
 
 const T0 = Date.parse("2026-12-03T09:00:00Z");
 const ANA: Subject = { type: "user", uid: "u-ana", tenantId: NO_SCOPE };
@@ -53,15 +58,18 @@ afterAll(() => {
   restoreRegistry();
   if (previousDatabase === undefined) delete process.env.RETENTION_DATABASE_ID;
   else process.env.RETENTION_DATABASE_ID = previousDatabase;
+  if (previousDatabases === undefined) delete process.env.RETENTION_DATABASES;
+  else process.env.RETENTION_DATABASES = previousDatabases;
 });
 
 /** An empty database and Auth, then the social demo seeded at T0. */
 async function freshSeed(): Promise<void> {
   expect(settings.databaseId()).toBe(SOCIAL_DATABASE);
   await clearFirestore(SOCIAL_DATABASE);
+  await clearFirestore(SOCIAL_ANALYTICS_DATABASE);
   await clearAuth();
   const seeded = await seedSocial({ nowMs: T0 });
-  expect(seeded).toEqual({ documents: SOCIAL_DOCS.length, users: SOCIAL_USERS.length });
+  expect(seeded).toEqual({ documents: SOCIAL_DOCS.length, analytics: SOCIAL_ANALYTICS_DOCS.length, users: SOCIAL_USERS.length });
 }
 
 describe("the social example: seeded through the governed write path, planned for a user without a scope", () => {
@@ -85,7 +93,7 @@ describe("the social example: seeded through the governed write path, planned fo
         retentionClass: d.path.split("/").length === 2 && d.path.startsWith("chats/") ? "shared-thread" : "user-delete",
         lifecycleState: "ACTIVE",
         tenantId: NO_SCOPE,
-        policyVersion: "v1",
+        policyVersion: "v3",
         createdAtMs: T0,
         expireAtMs: null,
         retainUntilMs: null,
@@ -199,7 +207,8 @@ describe("the social example: Ana's erasure end to end, one of her chats under a
   });
 
   it("the purge past the grace period erases everything but the held chat, and keeps the request RETAINED_UNDER_HOLD", async () => {
-    await runNightlyPurge(runAsOf(AFTER_GRACE));
+    // The nightly job, as the schedule runs it: the app has two governed databases, and her erasure runs in both.
+    await runNightlyJob(runAsOf(AFTER_GRACE));
     // Her profile and who she follows; Bo's follow of her.
     for (const p of ["users/u-ana", "users/u-ana/following/u-bo", "users/u-ana/following/u-cy", "users/u-bo/following/u-ana"]) expect(await exists(p), p).toBe(false);
     // Her post, with every comment under it (Bo's and Cy's too); her comment on Bo's post.
@@ -225,7 +234,7 @@ describe("the social example: Ana's erasure end to end, one of her chats under a
   it("after the hold's release the next run takes the held chat too, and the request ends PURGED", async () => {
     await releaseHoldById({ holdId, reason: "case closed", actor: { type: "staff", id: "s-eli" }, nowMs: AFTER_GRACE + 1000 });
     const next = AFTER_GRACE + DAY_MS;
-    await runNightlyPurge(runAsOf(next));
+    await runNightlyJob(runAsOf(next));
     expect(await exists(`${HELD_CHAT}/messages/m-04`)).toBe(false);
     expect(await membersOf(HELD_CHAT)).toEqual(["u-bo", "u-cy"]);
     for (const p of [`${HELD_CHAT}/messages/m-03`, `${HELD_CHAT}/messages/m-05`]) {
@@ -255,7 +264,7 @@ describe("the social example: a backup restored after Ana's erasure is put right
 
   beforeAll(async () => {
     await clearFirestore(RESTORED);
-    await inDatabase(RESTORED, () => seedSocial({ nowMs: T0, withAuth: false }));
+    await inDatabase(RESTORED, () => seedSocial({ nowMs: T0, withAuth: false, analytics: false }));
   });
 
   it("a dry run finds Ana, a user in no scope, with her documents to delete and two chats still listing her, and writes nothing", async () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { checkRegistry, collectionsInRules } from "../../../functions/src/kernel/registry-check";
 import { PolicyIndex } from "../../../functions/src/kernel/policy";
 import { socialCollectionIds } from "../../../examples/social/data";
-import { SOCIAL_RULES_FILE, SOCIAL_VERSIONS_DIR, socialLock, socialRegistry } from "../../../examples/social/registry";
+import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_RULES_FILE, SOCIAL_RULES_FILE, SOCIAL_VERSIONS_DIR, socialLock, socialRegistry } from "../../../examples/social/registry";
 import { loadVersion } from "../../helpers/policy";
 
 const files = (): Map<string, string> =>
@@ -20,6 +20,7 @@ const files = (): Map<string, string> =>
 function inUse(): Map<string, string> {
   const m = new Map<string, string>();
   for (const c of collectionsInRules(readFileSync(SOCIAL_RULES_FILE, "utf8"))) m.set(c, "examples/social/firestore.rules");
+  for (const c of collectionsInRules(readFileSync(SOCIAL_ANALYTICS_RULES_FILE, "utf8"))) m.set(c, "examples/social/firestore.analytics.rules");
   for (const c of socialCollectionIds()) m.set(c, "the social demo data");
   return m;
 }
@@ -31,10 +32,10 @@ describe("the social example's registry", () => {
   it("passes the registry checks over its files, its lock and the collections its rules and data use", () => {
     const r = checkRegistry({ files: files(), lock: socialLock(), collectionsInUse: inUse() });
     expect(r.errors).toEqual([]);
-    expect(r.current?.version).toBe("v1");
+    expect(r.current?.version).toBe("v3");
     // The rules name every collection of the app and of the product's control plane.
     expect([...inUse().keys()].sort()).toEqual(
-      ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "following", "messages", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
+      ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "events", "following", "messages", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
     );
   });
 
@@ -62,7 +63,7 @@ describe("the social example's registry", () => {
     const reg = socialRegistry();
     expect(new PolicyIndex(reg).subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
     const byId = new Map(reg.dataMap.user.map((e) => [e.id, e]));
-    expect([...byId.keys()].sort()).toEqual(["chats", "comments", "followers", "messages", "posts", "profile"]);
+    expect([...byId.keys()].sort()).toEqual(["activity", "chats", "comments", "followers", "messages", "posts", "profile"]);
     expect(byId.get("profile")).toMatchObject({ kind: "doc", path: "users/{uid}", action: "delete", recursive: true });
     expect(byId.get("posts")).toMatchObject({ kind: "query", collection: "posts", where: [["authorId", "==", "{uid}"]], action: "delete", recursive: true });
     expect(byId.get("posts")?.description).toMatch(/comments on the user's post go with the post/);
@@ -76,6 +77,24 @@ describe("the social example's registry", () => {
       reasonCode: "SHARED_THREAD",
     });
     expect(byId.get("messages")).toMatchObject({ kind: "collectionGroup", collectionId: "messages", where: [["senderId", "==", "{uid}"]], action: "delete" });
+  });
+
+  it("governs a second database, analytics: the activity log lives there, and a member's erasure reaches it", () => {
+    const whole = new PolicyIndex(socialRegistry());
+    expect(whole.cells()).toEqual(["primary", SOCIAL_ANALYTICS]);
+    expect(whole.cellsReaching("user")).toEqual([SOCIAL_ANALYTICS]);
+    // The app has no scope kind: nothing of a scope is held in another database.
+    expect(whole.cellsWithScopeData()).toEqual([]);
+    const analytics = whole.forCell(SOCIAL_ANALYTICS);
+    expect(analytics.registry.collections.map((c) => c.pattern)).toEqual(["events/{eventId}"]);
+    expect(analytics.classForPath("events/ev-1")).toMatchObject({ id: "activity-log", mechanism: "ttl", durationDays: 90, holdBehaviour: "allow" });
+    expect(analytics.dataMap("user")).toEqual([expect.objectContaining({ id: "activity", kind: "query", collection: "events", where: [["uid", "==", "{uid}"]], action: "delete" })]);
+    // The primary's view knows nothing of it, and a chat is held where chats live.
+    const primary = whole.forCell("primary");
+    expect(primary.classForPath("events/ev-1")).toBeUndefined();
+    expect(primary.dataMap("user").map((e) => e.id).sort()).toEqual(["chats", "comments", "followers", "messages", "posts", "profile"]);
+    expect(primary.subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
+    expect(analytics.subtreeHoldRoots()).toEqual([]);
   });
 
   it("has the product's control plane: the same collections as the product's registry, with classes that mean the same", () => {
