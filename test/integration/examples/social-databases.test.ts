@@ -17,7 +17,7 @@ import { listHolds, placeHold, releaseHoldById } from "../../../functions/src/ho
 import { runNightlyJob } from "../../../functions/src/jobs/nightly-purge";
 import { DAY_MS, PRIMARY_CELL } from "../../../functions/src/kernel/policy";
 import { inCell } from "../../../functions/src/platform/firestore";
-import { readGoverned } from "../../../functions/src/platform/governed-doc";
+import { readGoverned, toMs } from "../../../functions/src/platform/governed-doc";
 import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
 import { recordErasureCompletions, runNightlyPurge, type PurgeRunOptions, type UnitReport } from "../../../functions/src/purge/index";
 import { cancelDeletionRequest, openDeletionRequest } from "../../../functions/src/requests/index";
@@ -95,7 +95,7 @@ describe("one request erases a member in both databases", () => {
     expect(record?.cellOf).toBeUndefined();
     const cell = await requestIn(SOCIAL_ANALYTICS, requestId);
     expect(cell).toMatchObject({ state: "PENDING", cellOf: PRIMARY_CELL, awaitingRecord: true, softDeleteDone: true, uid: "u-ana", softDeleted: ANA_EVENTS.length });
-    expect(cell?.graceEndsAt.toMillis()).toBe(record?.graceEndsAt.toMillis());
+    expect(toMs(cell?.graceEndsAt)).toBe(toMs(record?.graceEndsAt));
     for (const p of ANA_EVENTS) expect(await stateIn(SOCIAL_ANALYTICS, p), p).toBe("SOFT_DELETED");
     for (const p of OTHERS_EVENTS) expect(await stateIn(SOCIAL_ANALYTICS, p), p).toBe("ACTIVE");
     // Each database's evidence is its own chain: the cell's opening and its soft delete are in analytics'.
