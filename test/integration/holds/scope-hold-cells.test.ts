@@ -1,0 +1,130 @@
+// A hold on a scope's record holds the scope in every governed database with scope data
+// (docs/decisions/0033-several-databases.md): AtlasMart's registry with a second database, `metrics`, holding each
+// tenant's per-customer metrics under the tenant's record (tenants/{tenantId}/metrics/{metricId}). AtlasMart itself
+// keeps its one database; this registry is the test's.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { runNightlyJob } from "../../../functions/src/jobs/nightly-purge";
+import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
+import { listHolds, placeHold, releaseHoldById, resumeHoldPlacements } from "../../../functions/src/holds/index";
+import { placeHold as placeInOneCell } from "../../../functions/src/holds/service";
+import { DAY_MS, PRIMARY_CELL } from "../../../functions/src/kernel/policy";
+import { RegistrySchema, type Registry } from "../../../functions/src/kernel/policy-schema";
+import { inCell } from "../../../functions/src/platform/firestore";
+import { writeGoverned } from "../../../functions/src/platform/governed-repo";
+import { useRegistryForTests } from "../../../functions/src/platform/registry";
+import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
+import { openDeletionRequest } from "../../../functions/src/requests/index";
+import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { repoRoot } from "../../helpers/policy";
+import { AFTER_GRACE, expectHoldsFenced, putCustomer, runOptions, T0, useDatabase } from "../purge/support";
+
+const PRIMARY_DB = "scope-cells";
+const METRICS = "metrics";
+const METRICS_DB = "scope-cells-metrics";
+const TENANT = "t-acme";
+const HELD_METRIC = `tenants/${TENANT}/metrics/mx-u-7`;
+const OTHER_TENANT_METRIC = "tenants/t-beta/metrics/mx-u-8";
+
+/** AtlasMart's current registry with a second governed database, `metrics`, under each tenant's record. */
+function registryWithMetrics(): Registry {
+  const base = JSON.parse(readFileSync(join(repoRoot, "policies", "versions", "v3.json"), "utf8")) as Registry;
+  return RegistrySchema.parse({
+    ...base,
+    databases: [{ id: METRICS, description: "Per-customer metrics of each tenant, under the tenant's record." }],
+    collections: [...base.collections, { pattern: "tenants/{tenantId}/metrics/{metricId}", database: METRICS, retentionClass: "user-delete", description: "A customer's metric." }],
+    dataMap: {
+      ...base.dataMap,
+      user: [...base.dataMap.user, { id: "metrics", kind: "query", database: METRICS, collection: "tenants/{tenantId}/metrics", where: [["uid", "==", "{uid}"]], action: "delete" }],
+    },
+  });
+}
+
+const previous = { db: process.env.RETENTION_DATABASE_ID, dbs: process.env.RETENTION_DATABASES };
+useDatabase(PRIMARY_DB);
+process.env.RETENTION_DATABASES = `${METRICS}=${METRICS_DB}`;
+beforeAll(() => useRegistryForTests(registryWithMetrics()));
+afterAll(() => {
+  useRegistryForTests(undefined);
+  if (previous.dbs === undefined) delete process.env.RETENTION_DATABASES;
+  else process.env.RETENTION_DATABASES = previous.dbs;
+  if (previous.db !== undefined) process.env.RETENTION_DATABASE_ID = previous.db;
+});
+
+const CLARA = { type: "staff", id: "c-2001" } as const;
+const DEV = { type: "staff", id: "c-2002" } as const;
+const holdIn = async (cell: string, holdId: string) => (await inCell(cell, () => db().doc(`retentionHolds/${holdId}`).get())).data();
+const existsIn = async (cell: string, path: string) => (await inCell(cell, () => db().doc(path).get())).exists;
+const evidenceIn = (cell: string): Promise<ChainedEvidence[]> => inCell(cell, async () => (await db().collection("deletionAudits").get()).docs.map((d) => d.data() as ChainedEvidence));
+
+async function seed(): Promise<void> {
+  await clearFirestore(PRIMARY_DB);
+  await clearFirestore(METRICS_DB);
+  await clearAuth();
+  await putCustomer("u-7");
+  await inCell(METRICS, async () => {
+    await writeGoverned(HELD_METRIC, { uid: "u-7", views: 12 }, TENANT, T0);
+    await writeGoverned(OTHER_TENANT_METRIC, { uid: "u-8", views: 3 }, "t-beta", T0);
+  });
+}
+
+describe("a hold on a tenant's record across governed databases", () => {
+  beforeEach(seed);
+
+  it("is one hold placed in the primary and in the database with the tenant's data, and it keeps that data there", async () => {
+    const { request } = await openDeletionRequest({ subject: { type: "user", uid: "u-7", tenantId: TENANT }, source: "user", actor: { type: "user", id: "u-7" }, nowMs: T0 });
+    const { holdId } = await placeHold({ targetPath: `tenants/${TENANT}`, reasonCode: "LITIGATION", releaseAfterMs: null, actor: CLARA, nowMs: T0 + 1000 });
+    expect(await holdIn(PRIMARY_CELL, holdId)).toMatchObject({ state: "ACTIVE", targetType: "subtree", cells: [METRICS], cellsPending: false });
+    expect(await holdIn(METRICS, holdId)).toMatchObject({ state: "ACTIVE", targetType: "subtree", targetPath: `tenants/${TENANT}`, tenantId: TENANT, cellOf: PRIMARY_CELL });
+    // The copy's flagging ran in the metrics database: the customer's metric there carries the hold.
+    expect((await inCell(METRICS, () => db().doc(HELD_METRIC).get())).get("holdIds")).toEqual([holdId]);
+    const listed = await listHolds({ callerUid: "c-2002", nowMs: T0 + 2000 });
+    expect(listed.items.map((h) => [h.holdId, h.database, h.databases, h.placing])).toEqual([[holdId, PRIMARY_CELL, [PRIMARY_CELL, METRICS], false]]);
+
+    await runNightlyJob(runOptions({ nowMs: AFTER_GRACE, asOfMs: AFTER_GRACE }));
+    expect(await existsIn(METRICS, HELD_METRIC)).toBe(true);
+    expect(await existsIn(METRICS, OTHER_TENANT_METRIC)).toBe(true);
+    expect((await inCell(METRICS, () => db().doc(`deletionRequests/${request.requestId}`).get())).get("state")).toBe("RETAINED_UNDER_HOLD");
+    const status = await getDeletionStatusHandler({ requestId: request.requestId }, { uid: "c-2002", tenantId: null, roles: ["compliance"] }, { nowMs: AFTER_GRACE, refreshMs: DAY_MS });
+    expect(status.state).toBe("RETAINED_UNDER_HOLD");
+    expect(status.retained.filter((r) => r.database === METRICS).map((r) => r.path)).toEqual([HELD_METRIC]);
+    const before = new Set([HELD_METRIC, OTHER_TENANT_METRIC]);
+    expect(await inCell(METRICS, async () => expectHoldsFenced(await evidenceIn(METRICS), before))).toBe(1);
+
+    // The two-person rule is the hold of record's: its placer is refused everywhere, and nothing is released.
+    await expect(releaseHoldById({ holdId, reason: "mine", actor: CLARA, nowMs: AFTER_GRACE })).rejects.toMatchObject({ reason: "TWO_PERSON_RULE" });
+    expect((await holdIn(METRICS, holdId))?.state).toBe("ACTIVE");
+    await releaseHoldById({ holdId, reason: "settled", actor: DEV, nowMs: AFTER_GRACE + 1000 });
+    expect((await holdIn(METRICS, holdId))?.state).toBe("RELEASED");
+    expect((await holdIn(PRIMARY_CELL, holdId))?.state).toBe("RELEASED");
+    await runNightlyJob(runOptions({ nowMs: AFTER_GRACE + DAY_MS, asOfMs: AFTER_GRACE + DAY_MS }));
+    expect(await existsIn(METRICS, HELD_METRIC)).toBe(false);
+    expect(await existsIn(METRICS, OTHER_TENANT_METRIC)).toBe(true);
+    const after = await getDeletionStatusHandler({ requestId: request.requestId }, { uid: "c-2002", tenantId: null, roles: ["compliance"] }, { nowMs: AFTER_GRACE + DAY_MS, refreshMs: DAY_MS });
+    expect(after.state).toBe("PURGED");
+  });
+
+  it("an interrupted placement leaves the hold of record placing; placing it again, or the nightly run, finishes it", async () => {
+    // What a crash after the primary's commit leaves: the hold of record, listing its other database, and no copy.
+    const { holdId } = await inCell(PRIMARY_CELL, () => placeInOneCell({ targetPath: `tenants/${TENANT}`, reasonCode: "LITIGATION", releaseAfterMs: null, actor: CLARA, nowMs: T0, cells: [METRICS] }));
+    expect(await holdIn(PRIMARY_CELL, holdId)).toMatchObject({ cellsPending: true });
+    expect(await holdIn(METRICS, holdId)).toBeUndefined();
+    expect((await listHolds({ callerUid: "c-2002", nowMs: T0 })).items.map((h) => [h.holdId, h.databases, h.placing])).toEqual([[holdId, [PRIMARY_CELL], true]]);
+    // The same officer placing the same hold again gets it back, and its placement is finished.
+    expect((await placeHold({ targetPath: `tenants/${TENANT}`, reasonCode: "LITIGATION", releaseAfterMs: null, actor: CLARA, nowMs: T0 + 5000 })).holdId).toBe(holdId);
+    expect(await holdIn(METRICS, holdId)).toMatchObject({ state: "ACTIVE", cellOf: PRIMARY_CELL });
+    expect(await holdIn(PRIMARY_CELL, holdId)).toMatchObject({ cellsPending: false });
+
+    // Another interrupted one, finished by the nightly run's first step (before any database purges).
+    const second = await inCell(PRIMARY_CELL, () => placeInOneCell({ targetPath: `tenants/${TENANT}`, reasonCode: "REGULATOR_REQUEST", releaseAfterMs: null, actor: DEV, nowMs: T0, cells: [METRICS] }));
+    expect(await resumeHoldPlacements()).toEqual([second.holdId]);
+    expect(await holdIn(METRICS, second.holdId)).toMatchObject({ state: "ACTIVE", reasonCode: "REGULATOR_REQUEST" });
+    expect(await resumeHoldPlacements()).toEqual([]);
+  });
+
+  it("names an unknown database as bad input and writes nothing", async () => {
+    await expect(placeHold({ targetPath: `tenants/${TENANT}`, database: "nope", reasonCode: "LITIGATION", releaseAfterMs: null, actor: CLARA, nowMs: T0 })).rejects.toMatchObject({ kind: "invalid-argument", reason: "UNKNOWN_DATABASE" });
+    expect((await listHolds({ callerUid: "c-2002", nowMs: T0 })).items).toEqual([]);
+  });
+});
