@@ -45,7 +45,7 @@ describe("the registry's governed databases", () => {
   });
 
   it("each database's view has its own collections and data-map entries; classes, reasons, subjects and the control plane are shared", () => {
-    const whole = new PolicyIndex(RegistrySchema.parse(withMetrics()) as Registry);
+    const whole = new PolicyIndex(RegistrySchema.parse(withMetrics()));
     expect(whole.cells()).toEqual([PRIMARY_CELL, "metrics"]);
     expect(whole.cellsReaching("user")).toEqual(["metrics"]);
     expect(whole.cellsReaching("tenant")).toEqual([]);
@@ -74,7 +74,7 @@ describe("the registry's governed databases", () => {
   });
 
   it("fingerprints a collection of another database under its name, so the same pattern in two databases keeps two", () => {
-    const prints = retentionFingerprints(RegistrySchema.parse(withMetrics()) as Registry);
+    const prints = retentionFingerprints(RegistrySchema.parse(withMetrics()));
     expect(fingerprintKey({ pattern: "events/{eventId}" })).toBe("events/{eventId}");
     expect(fingerprintKey({ pattern: "events/{eventId}", database: "metrics" })).toBe("metrics:events/{eventId}");
     expect(prints["events/{eventId}"]).toBeDefined();
