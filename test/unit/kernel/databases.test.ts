@@ -2,7 +2,7 @@
 // and each database's view of the registry (kernel/policy.ts#forCell), which is what the engine runs against there.
 import { describe, expect, it } from "vitest";
 import { PolicyIndex, PRIMARY_CELL } from "../../../functions/src/kernel/policy";
-import { RegistrySchema, type Registry } from "../../../functions/src/kernel/policy-schema";
+import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
 import { fingerprintKey, retentionFingerprints } from "../../../functions/src/kernel/policy-fingerprint";
 import { loadVersion } from "../../helpers/policy";
 
