@@ -12,18 +12,44 @@
  *   tsx scripts/index-check/check.ts [--verbose] [--log <dir>] [--indexes <file>]
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
-import { SOCIAL_DATABASE, SOCIAL_INDEXES_FILE, SOCIAL_RESTORED_DATABASE } from "../../examples/social/registry";
+import { dirname, join, relative, resolve } from "node:path";
+import {
+  SOCIAL_ANALYTICS_DATABASE,
+  SOCIAL_ANALYTICS_INDEXES_FILE,
+  SOCIAL_ANALYTICS_RESTORED_DATABASE,
+  SOCIAL_DATABASE,
+  SOCIAL_INDEXES_FILE,
+  SOCIAL_RESTORED_DATABASE,
+} from "../../examples/social/registry";
 import { analyse, appSources, formatReport, splitByDatabase, type AppDatabase, type LabelledLog, type LogRecord } from "./report";
 import type { IndexConfig } from "./rules";
 
 const root = resolve(import.meta.dirname, "..", "..");
 
 /**
- * The example apps' databases: the queries the engine ran there are held to the app's own index file, as the app
- * would deploy it, and everything else to the product's.
+ * The example apps' databases: the queries the engine ran there are held to the app's own index file for that
+ * database, as the app would deploy it (a database of its own, such as the social example's analytics database, has
+ * its own file), and everything else to the product's.
  */
-const APPS: readonly AppDatabase[] = [SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_INDEXES_FILE, suite: "test/integration/examples/social.test.ts" }));
+const APPS: readonly AppDatabase[] = [
+  ...[SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_INDEXES_FILE, suite: "test/integration/examples/social.test.ts" })),
+  ...[SOCIAL_ANALYTICS_DATABASE, SOCIAL_ANALYTICS_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_ANALYTICS_INDEXES_FILE, suite: "test/integration/examples/social-databases.test.ts" })),
+  ...namedDatabasesIn(join(root, "firebase.json")),
+];
+
+/**
+ * The named databases a Firebase config deploys indexes to: `firestore` may be one entry (the default database) or a
+ * list with a `database` per entry (the governed databases of docs/decisions/0033-several-databases.md). Each named
+ * one's recorded queries are held to its own index file; the default database's stay the product's.
+ */
+function namedDatabasesIn(configFile: string): AppDatabase[] {
+  if (!existsSync(configFile)) return [];
+  const firestore = (JSON.parse(readFileSync(configFile, "utf8")) as { firestore?: unknown }).firestore;
+  const entries = Array.isArray(firestore) ? (firestore as { database?: unknown; indexes?: unknown }[]) : [];
+  return entries
+    .filter((e) => typeof e.database === "string" && e.database !== "(default)" && typeof e.indexes === "string")
+    .map((e) => ({ database: e.database as string, indexFile: join(dirname(configFile), e.indexes as string), suite: "the suites that run the engine on it" }));
+}
 
 function option(name: string, fallback: string): string {
   const i = process.argv.indexOf(name);
