@@ -5,3 +5,4 @@
 export { finishRecordAccounts, type AccountsOutcome } from "./accounts";
 export { reconcileCells, runNightlyAcrossCells, runPurgeRequestTask, severalCells, type ReconcileSummary } from "./purge";
 export { cellsToVisit, inEveryCell, inEveryCellJob } from "./jobs";
+export { bundleDirOf, bundlesIn, CELL_BUNDLES_DIR, explainAcrossCells, exportAcrossCells, verifyAcrossCells } from "./evidence";

@@ -17,12 +17,25 @@ export const PlanRetainItem = z.object({
   holdId: z.string().optional(),
   deferredByHold: z.enum(["delete", "mask", "removeFromArray"]).optional(),
 });
+/** One governed database's part of a plan. */
+export const PlanPart = z.object({
+  delete: z.array(z.string()),
+  retain: z.array(PlanRetainItem),
+  externalCopiesToReview: z.array(z.string()),
+  manifestHash: z.string(),
+});
+
+/**
+ * The plan of the primary database at the top; under a registry with several governed databases, each other
+ * database's part under `databases` (by logical name), each with its own manifest hash.
+ */
 export const PlanDeletionOutput = z.object({
   delete: z.array(z.string()),
   retain: z.array(PlanRetainItem),
   externalCopiesToReview: z.array(z.string()),
   policyVersion: z.string(),
   manifestHash: z.string(),
+  databases: z.record(z.string(), PlanPart).optional(),
 });
 
 export const TransitionLifecycleInput = z

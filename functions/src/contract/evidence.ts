@@ -2,7 +2,8 @@ import { z } from "zod";
 import { inputs, isoString, StaffNames } from "./inputs";
 
 const verify = z.enum(["entries", "chain"]).optional();
-const paging = { pageSize: inputs.pageSize.optional(), cursor: inputs.cursor.optional(), verify };
+/** `database`: only this governed database's evidence (logical name); default every one's, database by database. */
+const paging = { pageSize: inputs.pageSize.optional(), cursor: inputs.cursor.optional(), verify, database: inputs.database.optional() };
 
 /**
  * "Why was this deleted, and who allowed it?" for one document path, one deletion request or one subject.
@@ -45,6 +46,8 @@ export const EvidenceEntryView = z.object({
   role: z.enum(["match", "context"]),
   /** The entry's own hash, its MAC, and its links to the entries before and after it in its chain. */
   verified: z.boolean(),
+  /** Under a registry with several governed databases: the database whose ledger holds the entry. */
+  database: z.string().optional(),
 });
 
 export const ExplainDeletionOutput = z.object({

@@ -7,8 +7,9 @@ import { canonicalJson } from "../kernel/canonical";
 import { DomainError } from "../kernel/errors";
 import { discoverSubject } from "../plan/index";
 import { businessData } from "../purge/rules/archive";
-import { db } from "../platform/firestore";
-import { policy } from "../platform/registry";
+import { db, inCell } from "../platform/firestore";
+import { policy, registryPolicy } from "../platform/registry";
+import { PRIMARY_CELL } from "../kernel/policy";
 import { buildManifest, exportFileFor, ExportManifestSchema, MANIFEST_FILE, verifyExport, type ExportFile, type ExportFinding, type ExportManifest, type ObservedFile } from "./rules";
 
 /** Documents read per getAll while exporting. */
@@ -72,29 +73,9 @@ export async function exportTenant(args: { tenantId: string; outDir: string; now
   await mkdir(args.outDir, { recursive: true });
   const pol = policy();
   const files = new Map<string, OpenFile>();
-  const seen = new Set<string>();
-  let pending: string[] = [];
-  const flush = async () => {
-    const snaps = pending.length > 0 ? await db().getAll(...pending.map((p) => db().doc(p))) : [];
-    pending = [];
-    for (const s of snaps) {
-      if (!s.exists) continue;
-      const { file, collection } = exportFileFor(s.ref.path, pol);
-      let f = files.get(file);
-      if (!f) {
-        f = { collection, stream: createWriteStream(join(args.outDir, file)), hash: createHash("sha256"), bytes: 0, documents: 0 };
-        files.set(file, f);
-      }
-      await write(f, exportLine(s.ref.path, s.data() ?? {}));
-    }
-  };
-  for await (const d of discoverSubject({ type: "tenant", tenantId: args.tenantId })) {
-    if (seen.has(d.path)) continue;
-    seen.add(d.path);
-    pending.push(d.path);
-    if (pending.length >= READ_SLICE) await flush();
-  }
-  await flush();
+  // Every governed database's part of the tenant's data map (docs/decisions/0033-several-databases.md): another
+  // database's documents go to files named by it (`analytics--events.jsonl`, collection `analytics:events/{eventId}`).
+  for (const cell of registryPolicy().cells()) await inCell(cell, () => exportCell(args.tenantId, args.outDir, files, cell));
   const written: ExportFile[] = [];
   for (const [file, f] of files) {
     await new Promise<void>((resolve, reject) => f.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
@@ -104,6 +85,38 @@ export async function exportTenant(args: { tenantId: string; outDir: string; now
   await writeFile(join(args.outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }
+
+/** One governed database's part of a tenant's export, written into `files` (the database `db()` names is `cell`). */
+async function exportCell(tenantId: string, outDir: string, files: Map<string, OpenFile>, cell: string): Promise<void> {
+  const pol = policy();
+  const seen = new Set<string>();
+  let pending: string[] = [];
+  const flush = async () => {
+    const snaps = pending.length > 0 ? await db().getAll(...pending.map((p) => db().doc(p))) : [];
+    pending = [];
+    for (const s of snaps) {
+      if (!s.exists) continue;
+      const { file, collection } = cellFile(exportFileFor(s.ref.path, pol), cell);
+      let f = files.get(file);
+      if (!f) {
+        f = { collection, stream: createWriteStream(join(outDir, file)), hash: createHash("sha256"), bytes: 0, documents: 0 };
+        files.set(file, f);
+      }
+      await write(f, exportLine(s.ref.path, s.data() ?? {}));
+    }
+  };
+  for await (const d of discoverSubject({ type: "tenant", tenantId })) {
+    if (seen.has(d.path)) continue;
+    seen.add(d.path);
+    pending.push(d.path);
+    if (pending.length >= READ_SLICE) await flush();
+  }
+  await flush();
+}
+
+/** The file of a document of another governed database than the primary: named by the database too. */
+const cellFile = (f: { file: string; collection: string }, cell: string): { file: string; collection: string } =>
+  cell === PRIMARY_CELL ? f : { file: `${cell}--${f.file}`, collection: `${cell}:${f.collection}` };
 
 /** A file's SHA-256, size and line count, streamed. */
 async function observe(dir: string, file: string): Promise<ObservedFile> {

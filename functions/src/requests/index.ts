@@ -8,3 +8,4 @@ export { currentStatusSummary, writeStatusSummary } from "./status";
 export { resolveTenantSubject, resolveUserSubject, scopeOfRequester, tenantOfDeletedUser } from "./subjects";
 export { findRequest, goneByFacts, listRequests, staffFacts } from "./queries";
 export type { ListRequestsQuery } from "./queries";
+export { statusView, type StatusView, type CellView } from "./view";

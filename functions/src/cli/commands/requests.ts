@@ -1,8 +1,6 @@
 import { GetDeletionStatusInput, ListDeletionRequestsInput } from "../../contract/requests";
-import { currentStatusSummary, findRequest, goneByFacts, listRequests, staffFacts } from "../../requests/index";
-import { describeRetained } from "../../requests/rules/status";
+import { findRequest, listRequests, statusView } from "../../requests/index";
 import type { Subject } from "../../plan/rules";
-import { policy } from "../../platform/registry";
 import { settings } from "../../platform/settings";
 import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
@@ -20,7 +18,9 @@ export const requestsCommand: Command = {
        --limit (default 25, at most 100) and the printed cursor page through them.
 show   one request as compliance sees it (getDeletionStatus): state, dates, timeline, why it is blocked,
        what is retained and under which reason, the date by which the last copy is gone ("fully gone by",
-       or why there is none yet) and when ERASURE_COMPLETE was recorded.
+       or why there is none yet) and when ERASURE_COMPLETE was recorded. A request across several governed
+       databases shows each database's part (its state, date and ERASURE_COMPLETE); the state and the date
+       above are derived from them.
 
 Options:
   --json   machine-readable output (list: {items, nextCursor}; show: getDeletionStatus's staff answer)
@@ -43,7 +43,16 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
           [
             table(
               ["REQUEST", "STATE", "SUBJECT", "TENANT", "REQUESTED", "DUE", "FLAGS"],
-              page.items.map((r) => [r.requestId, r.state, r.subject.type === "user" ? r.subject.uid : "(tenant)", r.subject.tenantId, r.requestedAt, r.dueAt ?? "-", [r.overdue ? "OVERDUE" : "", r.blockedReason ?? "", r.retainedUnderHold !== null ? `${r.retainedUnderHold} under hold` : ""].filter(Boolean).join(", ") || "-"]),
+              page.items.map((r) => [
+                r.requestId,
+                // Across several governed databases: the derived state, and each database's.
+                r.cells ? `${r.state} (${r.cells.map((c) => `${c.database} ${c.state ?? "-"}`).join(", ")})` : r.state,
+                r.subject.type === "user" ? r.subject.uid : "(tenant)",
+                r.subject.tenantId,
+                r.requestedAt,
+                r.dueAt ?? "-",
+                [r.overdue ? "OVERDUE" : "", r.blockedReason ?? "", r.retainedUnderHold !== null ? `${r.retainedUnderHold} under hold` : ""].filter(Boolean).join(", ") || "-",
+              ]),
             ),
             ...(page.nextCursor ? ["", `more: --cursor ${page.nextCursor}`] : []),
           ].join("\n"),
@@ -52,20 +61,9 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
       return EXIT.ok;
     }
     const { request, snap } = await findRequest({ requestId: input.requestId });
-    const summary = await currentStatusSummary(request, nowMs, settings.statusRefreshMs());
-    const iso = (ms: number) => new Date(ms).toISOString();
-    const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
-    const shown = {
-      requestId: request.requestId,
-      state: request.state,
-      graceEndsAt: isoOrNull(request.graceEndsAtMs),
-      dueAt: isoOrNull(request.dueAtMs),
-      timeline: request.timeline.map((t) => ({ at: iso(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) })),
-      retained: describeRetained(summary.retained, policy(), "staff"),
-      ...(summary.retainedOmitted > 0 ? { retainedOmitted: summary.retainedOmitted } : {}),
-      ...goneByFacts(snap),
-      staff: staffFacts(snap),
-    };
+    // The same view getDeletionStatus gives staff: across several governed databases, derived from every one.
+    const { staff, ...rest } = await statusView(request, snap, "staff", { nowMs, refreshMs: settings.statusRefreshMs() });
+    const shown = { ...rest, staff: staff! };
     if (ctx.json) {
       writeJson(shown);
       return EXIT.ok;
@@ -83,9 +81,22 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
           ["blocked", shown.staff.blockedReason],
           ["under hold", shown.staff.retainedUnderHold ? `${shown.staff.retainedUnderHold.count} (${shown.staff.retainedUnderHold.holds.map((h) => h.reasonCode).join(", ")})` : null],
         ]),
+        ...(shown.cells
+          ? [
+              "",
+              table(
+                ["DATABASE", "STATE", "FULLY GONE BY", "ERASURE COMPLETE", "UNDER HOLD"],
+                shown.cells.map((c) => [c.database, c.state === null ? "(not opened)" : `${c.state}${c.awaitingRecord ? " (awaiting the primary)" : ""}`, c.fullyGoneBy ?? `unknown (${c.fullyGoneByUnknown ?? "-"})`, c.erasureComplete ? "yes" : "no", c.underHold]),
+              ),
+            ]
+          : []),
         "",
-        table(["AT", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.event, t.detail ?? ""])),
-        ...(shown.retained.length > 0 ? ["", table(["RETAINED", "REASON CODE", "UNTIL", "WHY"], shown.retained.map((r) => [r.path, r.reasonCode, r.until ?? "-", r.reason]))] : []),
+        shown.cells
+          ? table(["AT", "DATABASE", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.database ?? "primary", t.event, t.detail ?? ""]))
+          : table(["AT", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.event, t.detail ?? ""])),
+        ...(shown.retained.length > 0
+          ? ["", table(["RETAINED", ...(shown.cells ? ["DATABASE"] : []), "REASON CODE", "UNTIL", "WHY"], shown.retained.map((r) => [r.path, ...(shown.cells ? [r.database ?? "primary"] : []), r.reasonCode, r.until ?? "-", r.reason]))]
+          : []),
       ].join("\n"),
     );
     return EXIT.ok;

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { ExplainDeletionInput } from "../../contract/evidence";
-import { explainEvidence, type ExplainQuery } from "../../evidence/index";
+import type { ExplainQuery } from "../../evidence/index";
+import { explainAcrossCells } from "../../cells/index";
 import { releaseReasonsOf } from "../../holds/index";
 import { hashCanonical } from "../../kernel/canonical";
 import { staffNames } from "../../platform/people";
@@ -19,7 +20,8 @@ export async function explainDeletionHandler(input: z.infer<typeof ExplainDeleti
   requireRole(caller, "compliance");
   const query: ExplainQuery =
     "path" in input ? { kind: "path", value: input.path } : "requestId" in input ? { kind: "request", value: input.requestId } : { kind: "subject", value: input.subjectUid };
-  const result = await explainEvidence(query, { pageSize: input.pageSize, cursor: input.cursor, verify: input.verify });
+  // Every governed database's ledger, database by database (or the one `database` names).
+  const result = await explainAcrossCells(query, { pageSize: input.pageSize, cursor: input.cursor, verify: input.verify, ...(input.database !== undefined ? { database: input.database } : {}) });
   const released = result.entries.filter((e) => e.action === "HOLD_RELEASED" && e.holdId !== null);
   const reasons = await releaseReasonsOf(released.map((e) => e.holdId!));
   const entries = result.entries.map((e) => {

@@ -4,6 +4,8 @@ import { recordEvidence } from "../../evidence/index";
 import { planSubject } from "../../plan/index";
 import { resolveTenantSubject, resolveUserSubject } from "../../requests/index";
 import { actorOf, callable, requireRole, type Caller } from "./shared";
+import { inEveryCell } from "../../cells/index";
+import { PRIMARY_CELL } from "../../kernel/policy";
 
 export { PlanDeletionInput };
 
@@ -12,7 +14,10 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
   requireRole(caller, "compliance");
   const subject = "subjectUid" in input ? await resolveUserSubject(input.subjectUid) : await resolveTenantSubject(input.tenantId);
   const nowMs = Date.now();
-  const plan = await planSubject(subject, nowMs);
+  // Each governed database's part, planned there (cells/jobs.ts): the primary's at the top, the others beside it.
+  const plans = await inEveryCell(() => planSubject(subject, nowMs));
+  const { [PRIMARY_CELL]: plan, ...others } = plans;
+  if (!plan) throw new Error("the primary database was not planned");
   await recordEvidence(plan.manifestHash, {
     action: "PLAN_PREVIEWED",
     actor: actorOf(caller),
@@ -29,6 +34,9 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     externalCopiesToReview: plan.externalCopiesToReview,
     policyVersion: plan.policyVersion,
     manifestHash: plan.manifestHash,
+    ...(Object.keys(others).length > 0
+      ? { databases: Object.fromEntries(Object.entries(others).map(([cell, p]) => [cell, { delete: p.delete, retain: p.retain, externalCopiesToReview: p.externalCopiesToReview, manifestHash: p.manifestHash }])) }
+      : {}),
   };
 }
 
