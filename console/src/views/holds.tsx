@@ -238,6 +238,10 @@ export function HoldsView() {
     { header: "Hold", accessorKey: "holdId", cell: (c) => <code>{c.row.original.holdId}</code> },
     { header: "Reason", accessorKey: "reasonCode", cell: (c) => <span title={c.row.original.reasonDescription ?? undefined}>{c.row.original.reasonCode}</span> },
     { header: "Target", accessorKey: "targetPath", cell: (c) => <PathText path={c.row.original.targetPath} /> },
+    // Under a registry with several governed databases: where the hold lives (every database a scope hold is in).
+    ...((q.data?.pages ?? []).some((p) => p.items.some((h) => h.databases !== undefined))
+      ? [{ header: "Database", id: "database", accessorFn: (h: Hold) => `${(h.databases ?? []).join(", ")}${h.placing ? " (placing)" : ""}` } satisfies ColumnDef<Hold, unknown>]
+      : []),
     { header: "Placed by", id: "placedBy", accessorFn: (h) => personName(people, h.placedBy) },
     { header: "Placed", accessorKey: "placedAt", cell: (c) => when(c.row.original.placedAt) },
     {
