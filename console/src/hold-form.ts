@@ -3,8 +3,9 @@ import { when } from "./format";
 import { policy } from "./registry";
 
 /** What the path check says, in words, with the server's code for the refusal it foresees. */
-export function pathCheck(path: string): { ok: boolean; text: string; code: string | null } {
-  const verdict = holdTargetVerdict(policy, path);
+export function pathCheck(path: string, database?: string): { ok: boolean; text: string; code: string | null } {
+  // Checked against the part of the registry of the database the hold goes to (the primary's by default).
+  const verdict = holdTargetVerdict(database && policy.hasCell(database) ? policy.forCell(database) : policy.forCell("primary"), path);
   if (verdict.ok) {
     return {
       ok: true,

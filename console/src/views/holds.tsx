@@ -22,9 +22,9 @@ interface Filters {
 
 /** The place-hold form: the contract's shapes, and the registry's verdict on the path before anything is sent. */
 const PlaceForm = z
-  .object({ targetPath: z.string().trim().min(1, "the path of the document or tenant to hold"), reasonCode: inputs.code, releaseAfter: z.string(), note: inputs.text })
+  .object({ targetPath: z.string().trim().min(1, "the path of the document or tenant to hold"), database: z.string(), reasonCode: inputs.code, releaseAfter: z.string(), note: inputs.text })
   .superRefine((v, ctx) => {
-    const check = pathCheck(v.targetPath);
+    const check = pathCheck(v.targetPath, v.database);
     if (v.targetPath !== "" && !check.ok) ctx.addIssue({ code: "custom", path: ["targetPath"], message: check.code ? `${check.text} (code ${check.code})` : check.text });
     if (v.releaseAfter.trim() !== "" && parseUtc(v.releaseAfter) === null) ctx.addIssue({ code: "custom", path: ["releaseAfter"], message: RELEASE_AFTER_FORMAT });
   });
@@ -32,12 +32,13 @@ type PlaceValues = z.infer<typeof PlaceForm>;
 
 function PlaceHold({ onPlaced }: { onPlaced: () => void }) {
   const { fb } = useSession();
-  const form = useForm<PlaceValues>({ resolver: zodResolver(PlaceForm), mode: "onChange", defaultValues: { targetPath: "", reasonCode: "", releaseAfter: "", note: "" } });
+  const form = useForm<PlaceValues>({ resolver: zodResolver(PlaceForm), mode: "onChange", defaultValues: { targetPath: "", database: "primary", reasonCode: "", releaseAfter: "", note: "" } });
   const place = useMutation({
     mutationFn: (v: PlaceValues) => {
       const releaseAfterMs = parseUtc(v.releaseAfter);
       return fb.client.placeRetentionHold({
         targetPath: v.targetPath.trim(),
+        ...(v.database !== "primary" ? { database: v.database } : {}),
         reasonCode: v.reasonCode,
         ...(releaseAfterMs !== null ? { releaseAfter: new Date(releaseAfterMs).toISOString() } : {}),
         ...(v.note ? { note: v.note } : {}),
@@ -57,7 +58,8 @@ function PlaceHold({ onPlaced }: { onPlaced: () => void }) {
     return () => sub.unsubscribe();
   }, [form, refused, clearRefusal]);
   const path = form.watch("targetPath").trim();
-  const check = path ? pathCheck(path) : null;
+  const database = form.watch("database");
+  const check = path ? pathCheck(path, database) : null;
   const releaseAfter = form.watch("releaseAfter").trim();
   const releaseAfterMs = parseUtc(releaseAfter);
   const { errors } = form.formState;
@@ -77,6 +79,18 @@ function PlaceHold({ onPlaced }: { onPlaced: () => void }) {
           (errors.targetPath?.message ?? "A document's path: collection and id pairs, e.g. tenants/t-acme/orders/o-1002, or a tenant: tenants/t-acme.")
         )}
       </p>
+      {policy.cells().length > 1 && (
+        <>
+          <label htmlFor="hold-database">Database</label>
+          <select id="hold-database" {...form.register("database")}>
+            {policy.cells().map((c) => (
+              <option key={c} value={c}>
+                {c === "primary" ? "primary (the app's main database)" : `${c}: ${policy.database(c)?.description ?? ""}`}
+              </option>
+            ))}
+          </select>
+        </>
+      )}
       <label htmlFor="hold-reason">Reason for the hold</label>
       <select id="hold-reason" aria-invalid={errors.reasonCode ? true : undefined} aria-describedby={errors.reasonCode ? "hold-reason-error" : undefined} {...form.register("reasonCode")}>
         <option value="">Choose a reason</option>
