@@ -7,7 +7,10 @@ import { SOCIAL_ANALYTICS_DOCS } from "../../../examples/social/data";
 import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_DATABASE, SOCIAL_ANALYTICS_RESTORED_DATABASE, SOCIAL_DATABASE } from "../../../examples/social/registry";
 import { NO_SCOPE, seedSocial, seedSocialAnalytics } from "../../../examples/social/seed";
 import { scanRetention } from "../../../functions/src/audit/index";
-import { inEveryCell, reconcileCells } from "../../../functions/src/cells/index";
+import { explainAcrossCells, inEveryCell, inEveryCellJob, reconcileCells, runPurgeRequestTask } from "../../../functions/src/cells/index";
+import { runEvidenceAnchor } from "../../../functions/src/evidence/index";
+import { localAnchors } from "../../../functions/src/platform/anchors";
+import { inCellOf, requestTaskId } from "../../../functions/src/purge/runner/tasks";
 import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import { handleTtlDeleted, ttlTriggerTargetsByCell } from "../../../functions/src/entrypoints/firestore/ttl-deleted";
 import { readLedger } from "../../../functions/src/erasure/index";
@@ -19,10 +22,10 @@ import { DAY_MS, PRIMARY_CELL } from "../../../functions/src/kernel/policy";
 import { inCell } from "../../../functions/src/platform/firestore";
 import { readGoverned, toMs } from "../../../functions/src/platform/governed-doc";
 import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
-import { recordErasureCompletions, runNightlyPurge, type PurgeRunOptions, type UnitReport } from "../../../functions/src/purge/index";
+import { recordErasureCompletions, runNightlyPurge, type PurgeRequestTask, type PurgeRunOptions, type UnitReport } from "../../../functions/src/purge/index";
 import { cancelDeletionRequest, openDeletionRequest } from "../../../functions/src/requests/index";
 import { replayErasures } from "../../../functions/src/restore/index";
-import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { adminApp, clearAnchors, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { onSocialExample } from "../../helpers/social";
 import { expectHoldsFenced } from "../purge/support";
 import { deleteEvent } from "../ttl/fixtures";
@@ -218,6 +221,65 @@ describe("one request erases a member in both databases", () => {
     expect((await requestIn(SOCIAL_ANALYTICS, requestId))?.state).toBe("CANCELLED");
     for (const p of ANA_EVENTS) expect(await stateIn(SOCIAL_ANALYTICS, p), p).toBe("ACTIVE");
     expect((await status(requestId, AFTER_GRACE)).state).toBe("CANCELLED");
+  });
+});
+
+describe("the per-request tasks across databases", () => {
+  beforeEach(freshSeed);
+
+  it("the primary's task releases analytics' request and enqueues its task, whose run lets the record delete the account", async () => {
+    const requestId = await openAnasRequest();
+    const queued: PurgeRequestTask[] = [];
+    const enqueueRequest = (t: PurgeRequestTask) => {
+      // The task the queue would get: stamped with the database it is enqueued from (purge/runner/tasks.ts#inCellOf).
+      queued.push(inCellOf(t));
+      return Promise.resolve();
+    };
+    const task: PurgeRequestTask = { requestId, runKey: "0123456789abcdef0123456789abcdef", nowMs: AFTER_GRACE, asOfMs: AFTER_GRACE, correlationId: "tasks" };
+    const primary = await runPurgeRequestTask(task, { enqueueRequest, leaseMs: 60_000 });
+    expect(primary.outcome).toBe("DONE");
+    expect(queued).toEqual([{ ...task, database: SOCIAL_ANALYTICS }]);
+    expect(await requestIn(SOCIAL_ANALYTICS, requestId)).toMatchObject({ state: "PENDING", awaitingRecord: false });
+    await expect(getAuth(adminApp()).getUser("u-ana")).resolves.toMatchObject({ uid: "u-ana" });
+    // The cell's task, as the queue delivers it: in analytics, then the record's account step.
+    const cell = await runPurgeRequestTask(queued[0]!, { enqueueRequest, leaseMs: 60_000 });
+    expect(cell.outcome).toBe("DONE");
+    for (const p of ANA_EVENTS) expect(await existsIn(SOCIAL_ANALYTICS, p), p).toBe(false);
+    await expect(getAuth(adminApp()).getUser("u-ana")).rejects.toMatchObject({ code: "auth/user-not-found" });
+    expect((await status(requestId, AFTER_GRACE)).state).toBe("PURGED");
+    // A retried delivery of either finds nothing left to take, and queues nothing twice.
+    expect((await runPurgeRequestTask(queued[0]!, { enqueueRequest, leaseMs: 60_000 })).outcome).toBe("NOT_TAKEN");
+    expect((await runPurgeRequestTask(task, { enqueueRequest, leaseMs: 60_000 })).outcome).toBe("NOT_TAKEN");
+    expect(queued.map((q) => requestTaskId(q))).toEqual([requestTaskId(queued[0]!), requestTaskId(queued[0]!)]);
+    expect(requestTaskId(queued[0]!)).not.toBe(requestTaskId(task));
+  });
+
+  it("the evidence anchor job anchors every database's heads, and explain finds a request's evidence in both", async () => {
+    const requestId = await openAnasRequest();
+    await runNightlyJob(runAsOf(AFTER_GRACE));
+    await clearAnchors(SOCIAL_DATABASE);
+    await clearAnchors(SOCIAL_ANALYTICS_DATABASE);
+    const anchor = await inEveryCellJob(runEvidenceAnchor)({ nowMs: Date.now(), asOfMs: null, dryRun: false, actor: { type: "system", id: "evidenceAnchor" }, correlationId: "anchors" });
+    expect(Object.keys((anchor.cells ?? {}))).toEqual([SOCIAL_ANALYTICS]);
+    for (const database of [SOCIAL_DATABASE, SOCIAL_ANALYTICS_DATABASE]) {
+      const anchors = (await localAnchors(database).get()).docs.map((d) => d.data() as { event: string; anchor: { databaseId: string; heads: object } });
+      const periodic = anchors.filter((a) => a.event === "retention.evidence.anchor");
+      expect(periodic.length, database).toBe(1);
+      expect(periodic[0]!.anchor.databaseId).toBe(database);
+      expect(Object.keys(periodic[0]!.anchor.heads).length, database).toBeGreaterThan(0);
+    }
+    await expectEveryLedgerVerifies();
+    // "Why was it deleted?": the request's entries in each database, each named by its database, database by database.
+    const first = await explainAcrossCells({ kind: "request", value: requestId }, { pageSize: 100 });
+    expect(new Set(first.entries.map((e) => e.database))).toEqual(new Set([PRIMARY_CELL]));
+    expect(first.nextCursor).not.toBeNull();
+    const second = await explainAcrossCells({ kind: "request", value: requestId }, { pageSize: 100, cursor: first.nextCursor! });
+    expect(new Set(second.entries.map((e) => e.database))).toEqual(new Set([SOCIAL_ANALYTICS]));
+    expect(second.entries.map((e) => e.action)).toEqual(expect.arrayContaining(["CELL_REQUEST_OPENED", "CELL_REQUEST_RELEASED", "PURGE_VERIFIED"]));
+    expect(second.verification.ok).toBe(true);
+    expect(second.nextCursor).toBeNull();
+    const onlyAnalytics = await explainAcrossCells({ kind: "path", value: ANA_EVENTS[0]! }, { database: SOCIAL_ANALYTICS });
+    expect(onlyAnalytics.entries.filter((e) => e.role === "match").map((e) => e.action)).toEqual(expect.arrayContaining(["PURGE_BATCH"]));
   });
 });
 

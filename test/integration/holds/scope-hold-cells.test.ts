@@ -3,7 +3,12 @@
 // tenant's per-customer metrics under the tenant's record (tenants/{tenantId}/metrics/{metricId}). AtlasMart itself
 // keeps its one database; this registry is the test's.
 import { readFileSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { getAuth } from "firebase-admin/auth";
+import type { DocumentSnapshot } from "firebase-admin/firestore";
+import { exportTenant, verifyExportDir } from "../../../functions/src/export/index";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { runNightlyJob } from "../../../functions/src/jobs/nightly-purge";
 import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
@@ -15,8 +20,8 @@ import { inCell } from "../../../functions/src/platform/firestore";
 import { writeGoverned } from "../../../functions/src/platform/governed-repo";
 import { useRegistryForTests } from "../../../functions/src/platform/registry";
 import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
-import { openDeletionRequest } from "../../../functions/src/requests/index";
-import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { approveTenantClosure, openDeletionRequest } from "../../../functions/src/requests/index";
+import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { repoRoot } from "../../helpers/policy";
 import { AFTER_GRACE, expectHoldsFenced, putCustomer, runOptions, T0, useDatabase } from "../purge/support";
 
@@ -37,6 +42,7 @@ function registryWithMetrics(): Registry {
     dataMap: {
       ...base.dataMap,
       user: [...base.dataMap.user, { id: "metrics", kind: "query", database: METRICS, collection: "tenants/{tenantId}/metrics", where: [["uid", "==", "{uid}"]], action: "delete" }],
+      tenant: [...(base.dataMap.tenant ?? []), { id: "metrics", kind: "query", database: METRICS, collection: "tenants/{tenantId}/metrics", action: "delete" }],
     },
   });
 }
@@ -128,3 +134,41 @@ describe("a hold on a tenant's record across governed databases", () => {
     expect((await listHolds({ callerUid: "c-2002", nowMs: T0 })).items).toEqual([]);
   });
 });
+
+describe("a tenant's closure across governed databases", () => {
+  beforeEach(seed);
+
+  it("the approval is followed in the metrics database, the export spans both, and the accounts go once both are done", async () => {
+    await getAuth(adminApp()).createUser({ uid: "u-7" });
+    const RITA = { type: "staff", id: "r-3001" } as const;
+    const { request } = await openDeletionRequest({ subject: { type: "tenant", tenantId: TENANT }, source: "staff", reason: "contract ended", actor: RITA, nowMs: T0 });
+    expect((await inCell(METRICS, () => db().doc(`deletionRequests/${request.requestId}`).get())).data()).toMatchObject({ state: "AWAITING_APPROVAL", subjectType: "tenant", cellOf: PRIMARY_CELL });
+    // Nothing is hidden before the second person approves; then both databases hide the tenant's data.
+    expect(readGovernedState(await inCell(METRICS, () => db().doc(HELD_METRIC).get()))).toBe("ACTIVE");
+    await approveTenantClosure(request.requestId, CLARA, T0 + 1000);
+    const cell = (await inCell(METRICS, () => db().doc(`deletionRequests/${request.requestId}`).get())).data();
+    expect(cell).toMatchObject({ state: "PENDING", approvedBy: CLARA.id, awaitingRecord: true, softDeleteDone: true });
+    expect(readGovernedState(await inCell(METRICS, () => db().doc(HELD_METRIC).get()))).toBe("SOFT_DELETED");
+    expect(readGovernedState(await inCell(METRICS, () => db().doc(OTHER_TENANT_METRIC).get()))).toBe("ACTIVE");
+    // The customer's export during the grace spans both databases.
+    const dir = await mkdtemp(join(tmpdir(), "tenant-export-"));
+    const manifest = await exportTenant({ tenantId: TENANT, outDir: join(dir, "out"), nowMs: T0 + 2000 });
+    expect(manifest.files.map((f) => f.file)).toContain(`${METRICS}--tenants.metrics.jsonl`);
+    expect(manifest.files.find((f) => f.file === `${METRICS}--tenants.metrics.jsonl`)).toMatchObject({ collection: `${METRICS}:tenants/{tenantId}/metrics/{metricId}`, documents: 1 });
+    expect((await verifyExportDir(join(dir, "out"))).ok).toBe(true);
+
+    const afterGrace = T0 + 31 * DAY_MS;
+    await runNightlyJob(runOptions({ nowMs: afterGrace, asOfMs: afterGrace }));
+    expect(await existsIn(METRICS, HELD_METRIC)).toBe(false);
+    expect(await existsIn(METRICS, OTHER_TENANT_METRIC)).toBe(true);
+    const record = (await db().doc(`deletionRequests/${request.requestId}`).get()).data();
+    expect(record).toMatchObject({ state: "PURGED", authDeletion: { state: "DONE" } });
+    await expect(getAuth(adminApp()).getUser("u-7")).rejects.toMatchObject({ code: "auth/user-not-found" });
+    const accounts = (await evidenceIn(PRIMARY_CELL)).filter((e) => e.action === "AUTH_ACCOUNTS_DELETED");
+    expect(accounts).toHaveLength(1);
+    expect(accounts[0]?.decision).toMatchObject({ cellsDone: `${PRIMARY_CELL}:PURGED,${METRICS}:PURGED` });
+    expect((await evidenceIn(METRICS)).some((e) => e.action.startsWith("AUTH_ACCOUNT"))).toBe(false);
+  });
+});
+
+const readGovernedState = (snap: DocumentSnapshot): unknown => snap.get("lifecycleState");
