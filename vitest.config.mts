@@ -11,6 +11,9 @@ const FUNCTIONS_SUITES = [
   "test/integration/ttl/trigger.test.ts",
   "test/integration/purge/functions-emulator.test.ts",
 ];
+// The social example on its own emulator project (demo-social, whose functions enforce its registry): its callables,
+// its TTL trigger and the console walk, in one emulator run (`npm run test:social`).
+const SOCIAL_SUITES = ["test/integration/examples/social-functions/**/*.test.ts", "test/e2e/social-console.test.ts"];
 
 const emulatorDefaults = {
   testTimeout: 60_000,
@@ -32,7 +35,7 @@ export default defineConfig({
         test: {
           name: "emulator",
           include: ["test/rules/**/*.test.ts", "test/integration/**/*.test.ts"],
-          exclude: FUNCTIONS_SUITES,
+          exclude: [...FUNCTIONS_SUITES, ...SOCIAL_SUITES],
           setupFiles: ["test/helpers/require-emulators.ts", "test/helpers/record-queries.ts"],
           ...emulatorDefaults,
         },
@@ -42,6 +45,7 @@ export default defineConfig({
         test: {
           name: "browser",
           include: ["test/e2e/**/*.test.ts"],
+          exclude: SOCIAL_SUITES,
           setupFiles: ["test/helpers/require-emulators.ts", "test/helpers/require-console.ts"],
           ...emulatorDefaults,
           testTimeout: 600_000,
@@ -54,6 +58,16 @@ export default defineConfig({
           setupFiles: ["test/helpers/require-emulators.ts", "test/helpers/require-functions.ts", "test/helpers/record-queries.ts"],
           ...emulatorDefaults,
           // A hook that waits for triggers may wait out a new worker's 120 s load (test/integration/entrypoints/callable/support.ts).
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
+          name: "social",
+          include: SOCIAL_SUITES,
+          setupFiles: ["test/helpers/require-emulators.ts", "test/helpers/require-functions.ts", "test/helpers/require-console.ts", "test/helpers/require-social.ts", "test/helpers/record-queries.ts"],
+          ...emulatorDefaults,
+          testTimeout: 600_000,
           hookTimeout: 180_000,
         },
       },

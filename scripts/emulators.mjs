@@ -2,8 +2,13 @@
 // The one emulator harness: finds a Firestore emulator jar (order from ENVIRONMENT.md), wraps the
 // gcloud jar when needed, and runs `firebase emulators:exec|start` on fixed 127.0.0.1 ports.
 //
-//   node scripts/emulators.mjs exec [--only firestore,auth,storage] [--record-queries <label>] -- <command...>
-//   node scripts/emulators.mjs start      (also Pub/Sub, for the schedules, Hosting, serving console/dist, and Storage)
+//   node scripts/emulators.mjs exec [--example <name>] [--only firestore,auth,storage] [--record-queries <label>] -- <command...>
+//   node scripts/emulators.mjs start [--example <name>]  (also Pub/Sub, for the schedules, Hosting, serving console/dist, and Storage)
+//
+// --example <name> runs an example app of examples/<name>/ (its example.json): its demo project id (the functions
+// then enforce the registry that project's functions/.env.<project> names), its security rules and indexes. `start`
+// seeds it (`npm run seed -- <name> --scenario`) and prints its sign-ins. Without it: AtlasMart, the default example,
+// whose rules and indexes are the top-level ones.
 //
 // `storage` is not started by the CLI (it would download the Storage rules runtime first, which cannot work offline):
 // scripts/storage-emulator.mjs runs firebase-tools' own Storage emulator server in this process, rules evaluation off
@@ -22,14 +27,24 @@
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureLocalEvidenceKey } from "./local-evidence-key.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const GCLOUD_JAR = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar";
 const MAIN_CLASS = "com.google.cloud.datastore.emulator.firestore.CloudFirestore";
-const PROJECT = "demo-atlasmart-firestore";
+const DEFAULT_EXAMPLE = "atlasmart";
+
+/** An example app's manifest (examples/<name>/example.json), its rules and indexes resolved from the repo root. */
+function readExample(name) {
+  if (!/^[a-z0-9-]+$/.test(name)) fail(`--example needs an example's folder name (got ${name})`);
+  const dir = join(root, "examples", name);
+  const file = join(dir, "example.json");
+  if (!existsSync(file)) fail(`No example ${name}: ${file} is missing. The examples: ${readdirSync(join(root, "examples")).join(", ")}.`);
+  const example = JSON.parse(readFileSync(file, "utf8"));
+  return { ...example, rules: resolve(dir, example.firestore.rules), indexes: resolve(dir, example.firestore.indexes) };
+}
 
 function fail(message) {
   process.stderr.write(`\n[emulators] ${message}\n\n`);
@@ -105,9 +120,12 @@ function resolvePubsubBinary(env = process.env) {
   return copy;
 }
 
-function configWithOffset(offset, withHosting) {
-  if (!offset && !withHosting) return "firebase.json";
+function configWithOffset(offset, withHosting, example) {
+  const own = example.name === DEFAULT_EXAMPLE;
+  if (!offset && !withHosting && own) return "firebase.json";
   const config = JSON.parse(readFileSync(join(root, "firebase.json"), "utf8"));
+  // Another example: its own rules and indexes (paths relative to the repo root, where the config is written).
+  if (!own) config.firestore = { ...config.firestore, rules: relative(root, example.rules), indexes: relative(root, example.indexes) };
   for (const [name, value] of Object.entries(config.emulators)) {
     if (value && typeof value === "object") {
       for (const key of ["port", "websocketPort"]) if (typeof value[key] === "number") value[key] += offset;
@@ -115,7 +133,7 @@ function configWithOffset(offset, withHosting) {
     void name;
   }
   if (withHosting) emulatorCsp(config);
-  const file = `firebase.port-${offset}.json`;
+  const file = own ? `firebase.port-${offset}.json` : `firebase.port-${offset}.${example.name}.json`;
   writeFileSync(join(root, file), JSON.stringify(config, null, 2));
   return file;
 }
@@ -176,6 +194,14 @@ async function main() {
     only = args[onlyIdx + 1];
     args.splice(onlyIdx, 2);
   }
+  let exampleName = DEFAULT_EXAMPLE;
+  const exampleIdx = args.indexOf("--example");
+  if (exampleIdx >= 0 && (exampleIdx < args.indexOf("--") || args.indexOf("--") < 0)) {
+    exampleName = args[exampleIdx + 1] ?? "";
+    args.splice(exampleIdx, 2);
+  }
+  const example = readExample(exampleName);
+  const PROJECT = example.project;
   let recordQueries = null;
   const recordIdx = args.indexOf("--record-queries");
   if (recordIdx >= 0 && (recordIdx < args.indexOf("--") || args.indexOf("--") < 0)) {
@@ -210,13 +236,13 @@ async function main() {
     fail("console/dist/index.html is missing: the Hosting emulator serves the built console. Run `npm run build` first.");
   }
   const offset = Number(process.env.EMULATOR_PORT_OFFSET ?? 0);
-  const configFile = configWithOffset(offset, withHosting);
+  const configFile = configWithOffset(offset, withHosting, example);
   const config = JSON.parse(readFileSync(join(root, configFile), "utf8"));
   const em = config.emulators;
   if (withStorage && em.storage.port === FETCH_BAD_PORT) {
     fail(`EMULATOR_PORT_OFFSET=${offset} puts the Storage emulator on port ${FETCH_BAD_PORT}, which Node's fetch refuses to reach. Pick another offset.`);
   }
-  const storage = withStorage ? await startStorage(em.storage) : null;
+  const storage = withStorage ? await startStorage(em.storage, PROJECT) : null;
   const env = {
     ...process.env,
     ...(jar ? { FIRESTORE_EMULATOR_BINARY_PATH: jar } : {}),
@@ -251,7 +277,7 @@ async function main() {
   child?.on("exit", (code, signal) => exit(code ?? (signal ? 1 : 0)));
   if (!child) process.stdout.write(`[emulators] Storage emulator on ${storageEnv(em.storage).STORAGE_EMULATOR_HOST} (Ctrl-C stops)\n`);
   if (mode === "start" && withCli) {
-    seedWhenReady(em, env).catch((err) => {
+    seedWhenReady(em, env, example).catch((err) => {
       process.stderr.write(`[start] seeding the demo failed: ${err.message}\n`);
       child.kill("SIGINT");
     });
@@ -259,7 +285,7 @@ async function main() {
 }
 
 /** Starts the Storage emulator in this process (scripts/storage-emulator.mjs); fails the harness if it cannot. */
-async function startStorage({ host, port }) {
+async function startStorage({ host, port }, PROJECT) {
   const started = Date.now();
   const { startStorageEmulator } = await import("./storage-emulator.mjs");
   try {
@@ -274,7 +300,7 @@ async function startStorage({ host, port }) {
 /** What points the Admin SDK (host:port) and the Cloud Storage client (a URL) at the Storage emulator. */
 const storageEnv = ({ host, port }) => ({ FIREBASE_STORAGE_EMULATOR_HOST: `${host}:${port}`, STORAGE_EMULATOR_HOST: `http://${host}:${port}` });
 
-async function seedWhenReady(em, env) {
+async function seedWhenReady(em, env, example) {
   const hub = `http://${em.hub.host}:${em.hub.port}/emulators`;
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -293,36 +319,34 @@ async function seedWhenReady(em, env) {
     FIRESTORE_EMULATOR_HOST: `127.0.0.1:${em.firestore.port}`,
     FIREBASE_AUTH_EMULATOR_HOST: `127.0.0.1:${em.auth.port}`,
   };
+  // The example's own seed (scripts/seed.ts), as `npm run seed -- <name> --scenario` runs it.
   await new Promise((resolvePromise, reject) => {
-    const seed = spawn(process.execPath, [join(root, "bin", "retention.js"), "seed-demo", "--scenario"], { cwd: root, env: seedEnv, stdio: "inherit" });
-    seed.on("exit", (code) => (code === 0 ? resolvePromise() : reject(new Error(`seed-demo exited ${code}`))));
+    const seed = spawn(join(root, "node_modules", ".bin", "tsx"), [join(root, "scripts", "seed.ts"), example.name, "--scenario"], { cwd: root, env: seedEnv, stdio: "inherit" });
+    seed.on("exit", (code) => (code === 0 ? resolvePromise() : reject(new Error(`the seed of ${example.name} exited ${code}`))));
   });
-  const fn = `http://127.0.0.1:${em.functions.port}/${PROJECT}/us-central1`;
+  const fn = `http://127.0.0.1:${em.functions.port}/${env.GCLOUD_PROJECT}/us-central1`;
   const consoleUrl = `http://${em.hosting.host}:${em.hosting.port}/`;
+  const column = (rows) => {
+    const width = Math.max(...rows.map(([a]) => a.length)) + 3;
+    return rows.map(([a, b]) => `   ${b ? a.padEnd(width) : a}${b ? `# ${b}` : ""}`.trimEnd()).join("\n");
+  };
   process.stdout.write(`
 ────────────────────────────────────────────────────────────────────────────
- AtlasMart retention control plane is running on the emulators (Ctrl-C stops).
+ The retention control plane is running on the emulators with ${example.title} (Ctrl-C stops).
+   Project ${env.GCLOUD_PROJECT}: its rules ${relative(root, example.rules)}, its indexes ${relative(root, example.indexes)}
    Firestore  127.0.0.1:${em.firestore.port}    Auth  127.0.0.1:${em.auth.port}    Functions  ${fn}${
      env.STORAGE_EMULATOR_HOST ? `\n   Storage    ${env.STORAGE_EMULATOR_HOST} (Admin SDK only: no security rules)` : ""
    }
 
  Compliance console:  ${consoleUrl}
- Sign in with the demo password "atlasmart-demo":
-   clara.compliance@atlasmart.test   compliance (requests, holds, evidence, dashboard)
-   dev.compliance@atlasmart.test     compliance (the second officer for two-person releases)
-   rita.admin@atlasmart.test         retention-admin (approvals of braked purge runs)
-   ada@atlasmart.test, ben@atlasmart.test   customers of tenant t-acme (the console refuses them)
+ Sign in with the demo password "${example.password}":
+${example.signIns.map(([who, what]) => `   ${who.padEnd(40)} ${what}`).join("\n")}
 
  Try next, in another terminal:
-   export FIRESTORE_EMULATOR_HOST=127.0.0.1:${em.firestore.port} FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:${em.auth.port}${
+   export GCLOUD_PROJECT=${env.GCLOUD_PROJECT} FIRESTORE_EMULATOR_HOST=127.0.0.1:${em.firestore.port} FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:${em.auth.port}${
      env.STORAGE_EMULATOR_HOST ? ` FIREBASE_STORAGE_EMULATOR_HOST=${env.FIREBASE_STORAGE_EMULATOR_HOST} STORAGE_EMULATOR_HOST=${env.STORAGE_EMULATOR_HOST}` : ""
    }
-   npx retention audit                      # read-only retention audit (exit 0 = clean)
-   npx retention plan --subject u-1001 --tenant t-acme   # what erasing Ada would delete and keep
-   npx retention verify-evidence            # check the deletionAudits hash chain
-   npx retention run nightlyPurge --as-of 2027-01-15T00:00:00Z --dry-run
-   npx retention report --out report.html   # the dashboard, one self-contained page
-   npx retention requests list              # deletion requests, most urgent first (holds list, explain <path>, approve)
+${column(example.tryNext)}
  Callables (e.g. requestAccountDeletion) are at ${fn}/<name>; see README.md.
 ────────────────────────────────────────────────────────────────────────────
 `);

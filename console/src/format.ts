@@ -22,9 +22,14 @@ export function countdown(iso: string | null, nowMs: number = Date.now()): strin
   return ms >= 0 ? `due in ${span}` : `${span} overdue`;
 }
 
-/** Whose data a deletion request erases, for people: a user (in their tenant) or a whole tenant. */
-export function subjectLabel(s: CallableOutput<"listDeletionRequests">["items"][number]["subject"]): string {
-  return s.type === "user" ? `${s.uid} (tenant ${s.tenantId})` : `tenant ${s.tenantId}`;
+/**
+ * Whose data a deletion request erases, for people, in the registry's words: a user (in their scope, such as a
+ * tenant, where the app has one and the user is in one) or a whole scope. `scope`: the scope kind's name, or null.
+ */
+export function subjectLabel(s: CallableOutput<"listDeletionRequests">["items"][number]["subject"], scope: string | null): string {
+  const kind = scope ?? "scope";
+  if (s.type !== "user") return `${kind} ${s.tenantId}`;
+  return s.tenantId ? `${s.uid} (${kind} ${s.tenantId})` : s.uid;
 }
 
 /** Every ISO time in a sentence (the evidence summary's), written as `when` writes it: one format on a page. */
@@ -171,7 +176,7 @@ export function whereItStands(r: Pick<RequestItem, "state" | "graceEndsAt" | "bl
 export function openedBy(source: string, requestedBy: string, people: People | undefined): string {
   switch (source) {
     case "user":
-      return "the person themselves, in the AtlasMart app";
+      return "the person themselves, in the app";
     case "auth-backstop":
       return "the service, when the person's sign-in account was deleted";
     case "erasure-replay":

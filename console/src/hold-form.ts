@@ -1,17 +1,18 @@
 import { holdTargetVerdict } from "../../functions/src/contract/hold-target";
 import { when } from "./format";
-import { policy } from "./registry";
+import type { PolicyIndex } from "../../functions/src/kernel/policy";
 
-/** What the path check says, in words, with the server's code for the refusal it foresees. */
-export function pathCheck(path: string, database?: string): { ok: boolean; text: string; code: string | null } {
-  // Checked against the part of the registry of the database the hold goes to (the primary's by default).
-  const verdict = holdTargetVerdict(database && policy.hasCell(database) ? policy.forCell(database) : policy.forCell("primary"), path);
+/**
+ * What the path check says, in words, with the server's code for the refusal it foresees, by the registry the functions
+ * enforce: the part of it of the governed database the hold goes to (the primary's by default).
+ */
+export function pathCheck(whole: PolicyIndex, path: string, database?: string): { ok: boolean; text: string; code: string | null } {
+  const policy = whole.forCell(database && whole.hasCell(database) ? database : "primary");
+  const verdict = holdTargetVerdict(policy, path);
   if (verdict.ok) {
-    return {
-      ok: true,
-      code: null,
-      text: verdict.targetType === "subtree" ? "A tenant: the hold covers it and everything under it." : `A document of class ${verdict.retentionClass ?? "?"}: it may be held.`,
-    };
+    if (verdict.targetType === "document") return { ok: true, code: null, text: `A document of class ${verdict.retentionClass ?? "?"}: it may be held.` };
+    const scope = policy.scopeOfRecord(path) !== null ? policy.registry.subjects?.scope?.name : undefined;
+    return { ok: true, code: null, text: `${scope ? `A ${scope}` : "A subtree root"}: the hold covers it and everything under it.` };
   }
   const segments = path.split("/");
   if (verdict.reason === "INVALID_TARGET_PATH") {

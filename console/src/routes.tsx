@@ -46,7 +46,7 @@ function Layout() {
         Skip to content
       </a>
       <header className="top">
-        <p className="brand">AtlasMart · Retention console</p>
+        <p className="brand">Retention console</p>
         {staff && (
           <nav aria-label="Views">
             <ul>

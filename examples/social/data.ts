@@ -7,6 +7,7 @@
  * - p-ana-1 is Ana's post, commented on by Bo, Cy and Ana herself; p-bo-1 is Bo's, commented on by Ana and Cy;
  *   p-cy-1 is Cy's, without comments.
  * - ch-ana-bo (Ana, Bo) and ch-trio (Ana, Bo, Cy) are chats Ana is in; ch-bo-cy (Bo, Cy) is one she is not in.
+ * - n-ana-1 and n-ana-2 are notifications for Ana, n-bo-1 one for Bo (registry v2: kept 30 days, by TTL).
  */
 export interface SocialDoc {
   path: string;
@@ -40,6 +41,10 @@ export const SOCIAL_DOCS: readonly SocialDoc[] = [
   { path: "chats/ch-trio/messages/m-05", data: { senderId: "u-bo", text: "I'll bring the map." } },
   { path: "chats/ch-bo-cy", data: { title: "Bo & Cy", memberIds: ["u-bo", "u-cy"] } },
   { path: "chats/ch-bo-cy/messages/m-06", data: { senderId: "u-bo", text: "Gig on Friday?" } },
+
+  { path: "notifications/n-ana-1", data: { recipientId: "u-ana", kind: "COMMENT", text: "Bo commented on your post." } },
+  { path: "notifications/n-ana-2", data: { recipientId: "u-ana", kind: "FOLLOW", text: "Bo followed you." } },
+  { path: "notifications/n-bo-1", data: { recipientId: "u-bo", kind: "COMMENT", text: "Ana commented on your post." } },
 ];
 
 /**

@@ -2,6 +2,7 @@ import { getAuth } from "firebase-admin/auth";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
 import { adminApp, inCell } from "../../functions/src/platform/firestore";
 import { policy, registryPolicy, useRegistryForTests } from "../../functions/src/platform/registry";
+import { findRequest, openDeletionRequest } from "../../functions/src/requests/index";
 import { SOCIAL_ANALYTICS_DOCS, SOCIAL_DOCS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
 import { isSocialRegistry, SOCIAL_ANALYTICS, socialPublished, socialRegistry } from "./registry";
 
@@ -74,4 +75,27 @@ export async function seedSocialUsers(): Promise<void> {
     }
     await auth.setCustomUserClaims(u.uid, u.claims);
   }
+}
+
+/** Whose erasure the scenario asks for: Ana, in her grace period from the moment of seeding. */
+export const SCENARIO_REQUESTER = "u-ana";
+
+/**
+ * What `npm run start:social` shows an officer: Ana has asked for her account's erasure today, so the console's
+ * Requests list has her request in its grace period, and her chats can be held before the purge takes it. Made by
+ * the product's own code (openDeletionRequest soft-deletes what her erasure covers), once: a second run changes
+ * nothing.
+ */
+export async function seedSocialScenario(opts: { nowMs: number }): Promise<{ requests: number }> {
+  const existing = await findRequest({ latestOf: SCENARIO_REQUESTER }).then(
+    () => true,
+    (err: unknown) => {
+      if ((err as { reason?: string }).reason === "REQUEST_NOT_FOUND") return false;
+      throw err;
+    },
+  );
+  if (!existing) {
+    await openDeletionRequest({ subject: { type: "user", uid: SCENARIO_REQUESTER, tenantId: NO_SCOPE }, source: "user", reason: "Leaving the app (demo)", actor: { type: "user", id: SCENARIO_REQUESTER }, nowMs: opts.nowMs });
+  }
+  return { requests: 1 };
 }

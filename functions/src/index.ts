@@ -16,6 +16,7 @@ export { listRetentionHolds } from "./entrypoints/callable/list-retention-holds"
 export { listBrakeRunsCallable as listBrakeRuns } from "./entrypoints/callable/list-brake-runs";
 export { explainDeletion } from "./entrypoints/callable/explain-deletion";
 export { getRetentionReport } from "./entrypoints/callable/get-retention-report";
+export { getRetentionRegistry } from "./entrypoints/callable/get-retention-registry";
 export { requestTenantDeletion } from "./entrypoints/callable/request-tenant-deletion";
 export { approveTenantDeletion } from "./entrypoints/callable/approve-tenant-deletion";
 export { cancelTenantDeletion } from "./entrypoints/callable/cancel-tenant-deletion";

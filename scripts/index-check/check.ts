@@ -5,7 +5,7 @@
  * emulator suites record the shape of every query the code sends (recorder.cjs, into .query-log/<label>/), and this
  * checks each one that the product's code issued against firestore.indexes.json with Firestore's index rules
  * (rules.ts); the queries the engine ran on an example app's database (APPS) are checked against that app's own
- * index file instead. Exit 0: every query has its index (unused indexes are only a warning). Exit 1: a query has
+ * index file instead, and so is everything recorded by a run on an example's own emulator project (APP_RUNS). Exit 0: every query has its index (unused indexes are only a warning). Exit 1: a query has
  * none; the output names the query, where it is issued, why, and the exact JSON to add. Exit 2: the log cannot
  * vouch for anything (missing, empty, a source that never recorded, a recorder error).
  *
@@ -14,6 +14,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import {
+  SOCIAL_ANALYTICS,
   SOCIAL_ANALYTICS_DATABASE,
   SOCIAL_ANALYTICS_INDEXES_FILE,
   SOCIAL_ANALYTICS_RESTORED_DATABASE,
@@ -39,7 +40,7 @@ const APPS: readonly AppDatabase[] = [
 
 /**
  * The named databases a Firebase config deploys indexes to: `firestore` may be one entry (the default database) or a
- * list with a `database` per entry (the governed databases of docs/decisions/0033-several-databases.md). Each named
+ * list with a `database` per entry (the governed databases of docs/decisions/0034-several-databases.md). Each named
  * one's recorded queries are held to its own index file; the default database's stay the product's.
  */
 function namedDatabasesIn(configFile: string): AppDatabase[] {
@@ -50,6 +51,24 @@ function namedDatabasesIn(configFile: string): AppDatabase[] {
     .filter((e) => typeof e.database === "string" && e.database !== "(default)" && typeof e.indexes === "string")
     .map((e) => ({ database: e.database as string, indexFile: join(dirname(configFile), e.indexes as string), suite: "the suites that run the engine on it" }));
 }
+
+/**
+ * Runs on an example's own emulator project (`npm run test:social`: demo-social, its functions enforcing its
+ * registry): every query recorded there, in any of its databases, is the app's, held to the app's index file. The
+ * run must have recorded the functions' queries and the suites' own.
+ */
+const APP_RUNS: readonly { label: string; indexFile: string; databases: Record<string, string>; required: ReturnType<typeof appSources> }[] = [
+  {
+    label: "social",
+    indexFile: SOCIAL_INDEXES_FILE,
+    // Its analytics database (registry v3; identity-mapped there: the database is named analytics) has its own file.
+    databases: { [SOCIAL_ANALYTICS]: SOCIAL_ANALYTICS_INDEXES_FILE },
+    required: [
+      { label: "social", process: "functions-worker", what: "the social example's functions (callables, TTL trigger, the console's calls)", how: "npm run test:social (scripts/index-check/preload.cjs through NODE_OPTIONS)" },
+      { label: "social", process: "vitest", what: "the social example's suites on its own project", how: "npm run test:social (test/helpers/record-queries.ts, a vitest setup file)" },
+    ],
+  },
+];
 
 function option(name: string, fallback: string): string {
   const i = process.argv.indexOf(name);
@@ -89,8 +108,27 @@ function readConfig(indexFile: string): IndexConfig | null {
 function main(): number {
   const logDir = option("--log", join(root, ".query-log"));
   const indexFile = option("--indexes", join(root, "firestore.indexes.json"));
-  const { product, apps } = splitByDatabase(readLogs(logDir), APPS.map((a) => a.database));
-  const parts = [{ logs: product, indexFile, required: undefined }, ...APPS.map((a) => ({ logs: apps.get(a.database) ?? [], indexFile: a.indexFile, required: appSources(a) }))];
+  const logs = readLogs(logDir);
+  const runs = new Set(APP_RUNS.map((r) => r.label));
+  const { product, apps } = splitByDatabase(
+    logs.filter((l) => !runs.has(l.label)),
+    APPS.map((a) => a.database),
+  );
+  const parts = [
+    { logs: product, indexFile, required: undefined },
+    ...APPS.map((a) => ({ logs: apps.get(a.database) ?? [], indexFile: a.indexFile, required: appSources(a) })),
+    ...APP_RUNS.flatMap((r) => {
+      const run = splitByDatabase(
+        logs.filter((l) => l.label === r.label),
+        Object.keys(r.databases),
+      );
+      return [
+        { logs: run.product, indexFile: r.indexFile, required: r.required },
+        // A database of the app's own with its own file: its queries, if the run made any, are held to that file.
+        ...Object.entries(r.databases).map(([database, file]) => ({ logs: run.apps.get(database) ?? [], indexFile: file, required: [] })),
+      ];
+    }),
+  ];
   let exit = 0;
   for (const part of parts) {
     const config = readConfig(part.indexFile);

@@ -16,11 +16,11 @@ import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from "fireba
 import { connectFunctionsEmulator, getFunctions } from "firebase/functions";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_PASSWORD } from "../../functions/src/demo/atlasmart";
+import { DEMO_PASSWORD } from "../../examples/atlasmart/data";
 import { DAY_MS } from "../../functions/src/kernel/policy";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
-import { seedDemoScenario } from "../../functions/src/demo/scenario";
-import { seedDemo } from "../../functions/src/demo/seed";
+import { seedDemoScenario } from "../../examples/atlasmart/scenario";
+import { seedDemo } from "../../examples/atlasmart/seed";
 import { clearAuth, clearFirestore, db, PROJECT_ID } from "../helpers/emulator";
 import { repoRoot } from "../helpers/policy";
 
@@ -161,7 +161,7 @@ describe("the compliance console in a browser", () => {
     await tab.getByTestId("timeline").getByText("Requested").waitFor();
     expect(await tab.getByTestId("timeline").textContent()).toContain("asked for by the person themselves");
     expect(await tab.getByTestId("timeline").textContent()).not.toContain("source user");
-    expect(await tab.getByTestId("opened-by").textContent()).toBe("the person themselves, in the AtlasMart app");
+    expect(await tab.getByTestId("opened-by").textContent()).toBe("the person themselves, in the app");
     expect(await tab.getByTestId("where-it-stands").textContent()).toMatch(/^Waiting out its grace period until /);
     // Nothing is erased yet: no "fully gone by" date, no ERASURE_COMPLETE.
     expect(await tab.getByTestId("fully-gone-by").textContent()).toBe("not yet: the erasure has not finished");

@@ -16,3 +16,11 @@ export const retention = (args: string[]): Promise<Run> =>
       resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr });
     });
   });
+
+/** Runs an example's seed as `npm run seed -- <args>` does (scripts/seed.ts under tsx, this process's environment). */
+export const seedExample = (args: string[]): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile(join(repoRoot, "node_modules", ".bin", "tsx"), [join(repoRoot, "scripts", "seed.ts"), ...args], { cwd: repoRoot, env: process.env, timeout: 90_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr });
+    });
+  });

@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { initializeTestEnvironment, type RulesTestEnvironment } from "@firebase/rules-unit-testing";
 import { Timestamp, doc, getDoc, writeBatch, type DocumentData, type Firestore } from "firebase/firestore";
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import { DEMO_DOCS, type DemoDoc } from "../../functions/src/demo/atlasmart";
+import { DEMO_DOCS, type DemoDoc } from "../../examples/atlasmart/data";
 import { DAY_MS } from "../../functions/src/kernel/policy";
 import { computeExpireAt, computeRetainUntil } from "../../functions/src/kernel/retention";
 import { policy } from "../../functions/src/platform/registry";

@@ -249,6 +249,37 @@ describe("chats and messages", () => {
   });
 });
 
+describe("notifications (registry v2: kept 30 days by TTL)", () => {
+  const MINE = "notifications/n-ana-1";
+  const BOS = "notifications/n-bo-1";
+  // A bound the rules can compare with request.time: a minute ahead of it, as an app's query would say "still live".
+  const soon = () => Timestamp.fromMillis(Date.now() + 60_000);
+  const live = (who: Identity) => query(collection(as(who), "notifications"), where("recipientId", "==", who.uid), where("lifecycleState", "==", "ACTIVE"), where("expireAt", ">", soon()));
+
+  it("recipient | notifications | get and list their own live ones | allow; another member's | deny; anonymous | deny", async () => {
+    await assertSucceeds(getDoc(doc(as(MEMBER), MINE)));
+    expect((await assertSucceeds(getDocs(live(MEMBER)))).docs.map((d) => d.id).sort()).toEqual(["n-ana-1", "n-ana-2"]);
+    await assertFails(getDoc(doc(as(MEMBER), BOS)));
+    await assertFails(getDoc(doc(as(ANONYMOUS), MINE)));
+    // A list that does not prove every result is hers, ACTIVE and unexpired is refused.
+    await assertFails(getDocs(query(collection(as(MEMBER), "notifications"), where("recipientId", "==", "u-ana"), where("lifecycleState", "==", "ACTIVE"))));
+    await assertFails(getDocs(query(collection(as(MEMBER), "notifications"), where("lifecycleState", "==", "ACTIVE"), where("expireAt", ">", soon()))));
+  });
+
+  it("recipient | notifications | past its TTL value (waiting for the sweeper), or soft-deleted | deny", async () => {
+    await seed(current(), [{ path: MINE, data: { expireAt: Timestamp.fromMillis(NOW - DAY_MS) } }], true);
+    await assertFails(getDoc(doc(as(MEMBER), MINE)));
+    await softDelete("notifications/n-ana-2");
+    await assertFails(getDoc(doc(as(MEMBER), "notifications/n-ana-2")));
+  });
+
+  it("recipient | notifications | create, update, delete | deny (the server writes them)", async () => {
+    await assertFails(setDoc(doc(as(MEMBER), "notifications/n-new"), { recipientId: "u-ana", kind: "FOLLOW", text: "x" }));
+    await assertFails(updateDoc(doc(as(MEMBER), MINE), { text: "read" }));
+    await assertFails(deleteDoc(doc(as(MEMBER), MINE)));
+  });
+});
+
 describe("the control plane and everything else", () => {
   const roles = [MEMBER, NON_MEMBER, ANONYMOUS, { uid: "s-dana", claims: { roles: ["compliance"] }, label: "compliance s-dana" }];
   it.each(CONTROL_PLANE.map((c) => [c]))("every role | %s | read, list, write | deny", async (c) => {

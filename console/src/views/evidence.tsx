@@ -2,32 +2,35 @@ import { zodResolver } from "@hookform/resolvers/zod";
 import { inputs, type CallableOutput } from "@atlasmart/retention-client";
 import { useInfiniteQuery } from "@tanstack/react-query";
 import type { ColumnDef } from "@tanstack/react-table";
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
 import { humanTimes, namePeople, personName, Problem, when } from "../format";
+import { useRegistry } from "../registry";
 import { useSession, useUserKey } from "../session";
 import { DataTable } from "../table";
 
 type Explained = CallableOutput<"explainDeletion">;
 type Entry = Explained["entries"][number];
 
-const Question = z
-  .object({ kind: z.enum(["path", "request", "subject"]), value: z.string().trim().min(1, "what to explain"), chain: z.boolean() })
-  .superRefine((v, ctx) => {
-    const ok = v.kind === "path" ? inputs.documentPath.safeParse(v.value).success : inputs.id.safeParse(v.value).success;
-    if (!ok) {
-      const odd = v.kind === "path" && v.value.split("/").length % 2 === 1 && !v.value.split("/").includes("");
-      const message =
-        v.kind !== "path"
-          ? "an id: letters, digits, - and _ only"
-          : odd
-            ? `a document's path: “${v.value.split("/").pop() ?? ""}” is a collection, so add the document's id after it`
-            : "a document's path: collection and id pairs, such as tenants/t-acme/orders/o-1002";
-      ctx.addIssue({ code: "custom", path: ["value"], message });
-    }
-  });
-type QuestionValues = z.infer<typeof Question>;
+/** The question form; `pathHint` is the app's own example of a document path (the enforced registry's). */
+const question = (pathHint: string) =>
+  z
+    .object({ kind: z.enum(["path", "request", "subject"]), value: z.string().trim().min(1, "what to explain"), chain: z.boolean() })
+    .superRefine((v, ctx) => {
+      const ok = v.kind === "path" ? inputs.documentPath.safeParse(v.value).success : inputs.id.safeParse(v.value).success;
+      if (!ok) {
+        const odd = v.kind === "path" && v.value.split("/").length % 2 === 1 && !v.value.split("/").includes("");
+        const message =
+          v.kind !== "path"
+            ? "an id: letters, digits, - and _ only"
+            : odd
+              ? `a document's path: “${v.value.split("/").pop() ?? ""}” is a collection, so add the document's id after it`
+              : pathHint;
+        ctx.addIssue({ code: "custom", path: ["value"], message });
+      }
+    });
+type QuestionValues = z.infer<ReturnType<typeof question>>;
 
 const CSV_COLUMNS = ["id", "chain", "seq", "at", "action", "actorType", "actorId", "reason", "policyVersion", "requestId", "holdId", "correlationId", "manifestHash", "role", "verified", "hash", "paths"] as const;
 
@@ -95,7 +98,9 @@ export function EvidenceView() {
   const { fb } = useSession();
   const userKey = useUserKey();
   const [asked, setAsked] = useState<QuestionValues | null>(null);
-  const form = useForm<QuestionValues>({ resolver: zodResolver(Question), defaultValues: { kind: "path", value: "", chain: false } });
+  const pathHint = useRegistry().enforced?.words.evidencePathHint ?? "a document's path: collection and id pairs";
+  const schema = useMemo(() => question(pathHint), [pathHint]);
+  const form = useForm<QuestionValues>({ resolver: zodResolver(schema), defaultValues: { kind: "path", value: "", chain: false } });
   const q = useInfiniteQuery({
     queryKey: [...userKey, "explain", asked],
     enabled: asked !== null,

@@ -2,12 +2,13 @@ import { zodResolver } from "@hookform/resolvers/zod";
 import { inputs, type CallableOutput } from "@atlasmart/retention-client";
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import type { ColumnDef } from "@tanstack/react-table";
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
 import { PathText, personName, Problem, when } from "../format";
 import { localEcho, parseUtc, pathCheck, RELEASE_AFTER_FORMAT } from "../hold-form";
-import { policy } from "../registry";
+import type { PolicyIndex } from "../../../functions/src/kernel/policy";
+import { useRegistry, type Enforced } from "../registry";
 import { useSession, useUserKey } from "../session";
 import { DataTable } from "../table";
 
@@ -20,19 +21,25 @@ interface Filters {
   targetPath: string;
 }
 
-/** The place-hold form: the contract's shapes, and the registry's verdict on the path before anything is sent. */
-const PlaceForm = z
-  .object({ targetPath: z.string().trim().min(1, "the path of the document or tenant to hold"), database: z.string(), reasonCode: inputs.code, releaseAfter: z.string(), note: inputs.text })
-  .superRefine((v, ctx) => {
-    const check = pathCheck(v.targetPath, v.database);
-    if (v.targetPath !== "" && !check.ok) ctx.addIssue({ code: "custom", path: ["targetPath"], message: check.code ? `${check.text} (code ${check.code})` : check.text });
-    if (v.releaseAfter.trim() !== "" && parseUtc(v.releaseAfter) === null) ctx.addIssue({ code: "custom", path: ["releaseAfter"], message: RELEASE_AFTER_FORMAT });
-  });
-type PlaceValues = z.infer<typeof PlaceForm>;
+/**
+ * The place-hold form: the contract's shapes, and the enforced registry's verdict on the path before anything is sent
+ * (by the part of the registry of the database the hold goes to, when it governs several).
+ */
+const placeForm = (policy: PolicyIndex) =>
+  z
+    .object({ targetPath: z.string().trim().min(1, "the path of the document to hold"), database: z.string(), reasonCode: inputs.code, releaseAfter: z.string(), note: inputs.text })
+    .superRefine((v, ctx) => {
+      const check = pathCheck(policy, v.targetPath, v.database);
+      if (v.targetPath !== "" && !check.ok) ctx.addIssue({ code: "custom", path: ["targetPath"], message: check.code ? `${check.text} (code ${check.code})` : check.text });
+      if (v.releaseAfter.trim() !== "" && parseUtc(v.releaseAfter) === null) ctx.addIssue({ code: "custom", path: ["releaseAfter"], message: RELEASE_AFTER_FORMAT });
+    });
+type PlaceValues = z.infer<ReturnType<typeof placeForm>>;
 
-function PlaceHold({ onPlaced }: { onPlaced: () => void }) {
+function PlaceHold({ onPlaced, enforced }: { onPlaced: () => void; enforced: Enforced }) {
   const { fb } = useSession();
-  const form = useForm<PlaceValues>({ resolver: zodResolver(PlaceForm), mode: "onChange", defaultValues: { targetPath: "", database: "primary", reasonCode: "", releaseAfter: "", note: "" } });
+  const { policy, words } = enforced;
+  const schema = useMemo(() => placeForm(policy), [policy]);
+  const form = useForm<PlaceValues>({ resolver: zodResolver(schema), mode: "onChange", defaultValues: { targetPath: "", database: "primary", reasonCode: "", releaseAfter: "", note: "" } });
   const place = useMutation({
     mutationFn: (v: PlaceValues) => {
       const releaseAfterMs = parseUtc(v.releaseAfter);
@@ -59,16 +66,16 @@ function PlaceHold({ onPlaced }: { onPlaced: () => void }) {
   }, [form, refused, clearRefusal]);
   const path = form.watch("targetPath").trim();
   const database = form.watch("database");
-  const check = path ? pathCheck(path, database) : null;
+  const check = path ? pathCheck(policy, path, database) : null;
   const releaseAfter = form.watch("releaseAfter").trim();
   const releaseAfterMs = parseUtc(releaseAfter);
   const { errors } = form.formState;
   return (
     <form className="card" aria-labelledby="place-heading" onSubmit={(e) => void form.handleSubmit((v) => place.mutate(v))(e)} noValidate>
       <h2 id="place-heading">Place a hold</h2>
-      <p className="muted legend">A hold keeps a document (or a whole tenant) from being deleted or masked, whatever its retention says, until an officer releases it.</p>
-      <label htmlFor="hold-target">Document or tenant path</label>
-      <input id="hold-target" placeholder="tenants/t-acme/orders/o-1002" aria-describedby="hold-target-check" aria-invalid={errors.targetPath ? true : undefined} {...form.register("targetPath")} />
+      <p className="muted legend">{words.holdLegend} from being deleted or masked, whatever its retention says, until an officer releases it.</p>
+      <label htmlFor="hold-target">{words.holdPathLabel}</label>
+      <input id="hold-target" placeholder={words.documentExample} aria-describedby="hold-target-check" aria-invalid={errors.targetPath ? true : undefined} {...form.register("targetPath")} />
       <p id="hold-target-check" className={errors.targetPath || (check && !check.ok) ? "field-error" : "muted"} data-testid="path-check">
         {check ? (
           <>
@@ -76,7 +83,7 @@ function PlaceHold({ onPlaced }: { onPlaced: () => void }) {
             {check.code && <span className="code-detail"> Code: {check.code}</span>}
           </>
         ) : (
-          (errors.targetPath?.message ?? "A document's path: collection and id pairs, e.g. tenants/t-acme/orders/o-1002, or a tenant: tenants/t-acme.")
+          (errors.targetPath?.message ?? words.holdPathHint)
         )}
       </p>
       {policy.cells().length > 1 && (
@@ -217,6 +224,7 @@ function useSettled<T>(value: T, ms: number): T {
 
 /** Active holds filterable by reason, target and placer; place; release under the two-person rule; history. */
 export function HoldsView() {
+  const registry = useRegistry();
   const { fb } = useSession();
   const userKey = useUserKey();
   const qc = useQueryClient();
@@ -303,7 +311,7 @@ export function HoldsView() {
         <label htmlFor="f-reason">Reason</label>
         <select id="f-reason" value={filters.reasonCode} onChange={(e) => set({ reasonCode: e.target.value })}>
           <option value="">Any reason</option>
-          {policy.registry.holdReasons.map((r) => (
+          {(registry.enforced?.policy.registry.holdReasons ?? []).map((r) => (
             <option key={r.code} value={r.code}>
               {r.code}
             </option>
@@ -337,7 +345,7 @@ export function HoldsView() {
           Load more
         </button>
       )}
-      <PlaceHold onPlaced={refresh} />
+      {registry.enforced ? <PlaceHold onPlaced={refresh} enforced={registry.enforced} /> : registry.error ? <Problem error={registry.error} /> : <p className="loading">Loading the retention registry…</p>}
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { refusalReason, type CallableOutput } from "@atlasmart/retention-client"
 import { useQuery } from "@tanstack/react-query";
 import { Link, useParams } from "@tanstack/react-router";
 import { countdown, erasureCompleteText, goneByText, openedBy, PathText, Problem, subjectLabel, timelineText, useNow, when, whereItStands } from "../format";
+import { useRegistry } from "../registry";
 import { useSession, useUserKey } from "../session";
 
 type Plan = CallableOutput<"planDeletion">;
@@ -41,6 +42,7 @@ export function planByCollection(plan: Pick<Plan, "delete" | "retain">): PlanRow
 export function RequestDetailView() {
   const { requestId } = useParams({ from: "/requests/$requestId" });
   const { fb } = useSession();
+  const scope = useRegistry().enforced?.words.scope ?? null;
   const userKey = useUserKey();
   const nowMs = useNow();
   const status = useQuery({ queryKey: [...userKey, "status", requestId], queryFn: () => fb.client.getDeletionStatus({ requestId }) });
@@ -67,7 +69,7 @@ export function RequestDetailView() {
             <dt>Where it stands</dt>
             <dd data-testid="where-it-stands">{whereItStands({ state: s.state, graceEndsAt: s.graceEndsAt, blockedReason: s.staff?.blockedReason ?? null, retainedUnderHold: s.staff?.retainedUnderHold?.count ?? null }, nowMs)}</dd>
             <dt>Whose data</dt>
-            <dd>{s.staff && subjectLabel(s.staff.subject)}</dd>
+            <dd>{s.staff && subjectLabel(s.staff.subject, scope)}</dd>
             <dt>Opened by</dt>
             <dd data-testid="opened-by">{s.staff && openedBy(s.staff.source, s.staff.requestedBy, s.staff.people)}</dd>
             <dt>Grace period ends</dt>

@@ -4,13 +4,14 @@ import { Link } from "@tanstack/react-router";
 import type { ColumnDef } from "@tanstack/react-table";
 import { useState } from "react";
 import { countdown, openedBy, Problem, subjectLabel, useNow, when, whereItStands } from "../format";
+import { useRegistry } from "../registry";
 import { useSession, useUserKey } from "../session";
 import { DataTable } from "../table";
 
 type Page = CallableOutput<"listDeletionRequests">;
 type Item = Page["items"][number];
 
-const columnsAt = (nowMs: number, people: Page["people"]): ColumnDef<Item, unknown>[] => [
+const columnsAt = (nowMs: number, people: Page["people"], scope: string | null): ColumnDef<Item, unknown>[] => [
   {
     header: "Request",
     accessorKey: "requestId",
@@ -21,7 +22,7 @@ const columnsAt = (nowMs: number, people: Page["people"]): ColumnDef<Item, unkno
     ),
   },
   { header: "State", accessorKey: "state", cell: (c) => <span className={`state state-${c.row.original.state}`}>{c.row.original.state}</span> },
-  { header: "Whose data", id: "subject", accessorFn: (r) => subjectLabel(r.subject) },
+  { header: "Whose data", id: "subject", accessorFn: (r) => subjectLabel(r.subject, scope) },
   { header: "Opened by", id: "openedBy", accessorFn: (r) => openedBy(r.source, r.requestedBy, people) },
   { header: "Requested", accessorKey: "requestedAt", cell: (c) => when(c.row.original.requestedAt) },
   {
@@ -73,11 +74,13 @@ export function RequestsView() {
   const pages = [...(everything ? (awaiting.data?.pages ?? []) : []), ...(q.data?.pages ?? [])];
   const items = pages.flatMap((p) => p.items);
   const people = Object.assign({}, ...pages.map((p) => p.people)) as Page["people"];
-  const columns = columnsAt(nowMs, people);
+  const { enforced } = useRegistry();
+  const scope = enforced?.words.scope ?? null;
+  const columns = columnsAt(nowMs, people, scope);
   return (
     <section>
       <h1>Deletion requests</h1>
-      <p className="muted legend">Each request erases one person's data (or a whole tenant's). It waits out a grace period in which it can be cancelled, then the nightly run erases what no law or hold keeps. Filters apply as you change them.</p>
+      <p className="muted legend">Each request erases {enforced?.words.requestsWhose ?? "one person's data"}. It waits out a grace period in which it can be cancelled, then the nightly run erases what no law or hold keeps. Filters apply as you change them.</p>
       <form className="filters" aria-label="Filter requests" onSubmit={(e) => e.preventDefault()}>
         <label htmlFor="state-filter">State</label>
         <select id="state-filter" value={state} onChange={(e) => setState(e.target.value)}>

@@ -3,17 +3,11 @@ import { signInWithEmailAndPassword } from "firebase/auth";
 import { useState } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
+import { demoSignIns } from "../demo-users";
 import { useSession } from "../session";
 
 const SignIn = z.object({ email: z.email("an email address"), password: z.string().min(1, "the password") });
 type SignInForm = z.infer<typeof SignIn>;
-
-const DEMO = [
-  ["clara.compliance@atlasmart.test", "compliance"],
-  ["dev.compliance@atlasmart.test", "compliance (second officer)"],
-  ["rita.admin@atlasmart.test", "retention-admin"],
-  ["ada@atlasmart.test", "customer: refused"],
-] as const;
 
 export function SignInView() {
   const { fb } = useSession();
@@ -28,10 +22,11 @@ export function SignInView() {
     }
   });
   const { errors, isSubmitting } = form.formState;
+  const demo = fb.emulated ? demoSignIns(fb.app.options.projectId) : null;
   return (
     <section className="narrow">
       <h1>Sign in</h1>
-      <p>For AtlasMart compliance staff and retention administrators.</p>
+      <p>For compliance staff and retention administrators.</p>
       <form onSubmit={(e) => void submit(e)} noValidate>
         <label htmlFor="email">Email</label>
         <input id="email" type="email" autoComplete="username" aria-invalid={errors.email ? true : undefined} aria-describedby={errors.email ? "email-error" : undefined} {...form.register("email")} />
@@ -56,14 +51,14 @@ export function SignInView() {
           </p>
         )}
       </form>
-      {fb.emulated && (
+      {demo && (
         <aside className="demo" aria-labelledby="demo-heading">
-          <h2 id="demo-heading">Demo users (emulators)</h2>
+          <h2 id="demo-heading">Demo users (emulators): {demo.title}</h2>
           <p>
-            Password <code>atlasmart-demo</code> for each:
+            Password <code>{demo.password}</code> for each:
           </p>
           <ul>
-            {DEMO.map(([email, role]) => (
+            {demo.signIns.map(([email, role]) => (
               <li key={email}>
                 <code>{email}</code>: {role}
               </li>

@@ -74,6 +74,20 @@ function declare<K extends SettingKey>(key: K): Param<SettingValue<K>> {
 export const PARAMS = Object.fromEntries(Object.keys(SETTINGS).map((k) => [k, declare(k as SettingKey)])) as unknown as { [K in SettingKey]: Param<SettingValue<K>> };
 
 /**
+ * Which registry the functions enforce. Not a param: params are resolved by firebase-tools after it has loaded the
+ * functions to list them, and the list itself depends on the registry (one TTL delete trigger per TTL-managed
+ * collection). So it is a plain environment variable, read once when the code loads (`platform/registry.ts`): set in
+ * the functions' `.env` or `.env.<project>` (which a deployed function gets as its environment; while firebase-tools
+ * lists the functions it passes none of them, so the loader reads the same files itself), or in the environment of
+ * the CLI and the tests. Unset: the registry built into the functions (`policies/`, bundled by `npm run build`).
+ */
+export const REGISTRY_FILE = {
+  env: "RETENTION_REGISTRY_FILE",
+  description:
+    "A registry bundle to enforce instead of the built-in one: a file `scripts/bundle-policies.ts --policies <dir> --out <file>` wrote, its path relative to the functions codebase directory (or absolute). Validated when the functions load; a file that is missing or does not hold together stops them loading.",
+} as const;
+
+/**
  * Secrets are not settings: they have no default, never appear in `functions/.env.local` (which is committed),
  * and reach a function only when it names them in its `secrets` (Cloud Functions then sets the environment
  * variable of the same name from Secret Manager). On the emulators the Functions emulator reads them from

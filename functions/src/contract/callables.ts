@@ -2,6 +2,7 @@ import type { z } from "zod";
 import * as admin from "./admin";
 import * as evidence from "./evidence";
 import * as holds from "./holds";
+import * as registry from "./registry";
 import * as report from "./report";
 import * as requests from "./requests";
 
@@ -64,7 +65,7 @@ export const CALLABLES = {
     caller: "retention-admin",
     appCheck: false,
     summary: "Opens a tenant's closure, AWAITING_APPROVAL by a second staff member; an open closure of the tenant is returned as it is.",
-    refusals: ["permission-denied/NOT_RETENTION_ADMIN", "not-found/SUBJECT_NOT_FOUND"],
+    refusals: ["permission-denied/NOT_RETENTION_ADMIN", "not-found/SUBJECT_NOT_FOUND", "failed-precondition/NO_SCOPE_KIND"],
   }),
   approveTenantDeletion: spec({
     input: requests.ApproveTenantDeletionInput,
@@ -127,7 +128,7 @@ export const CALLABLES = {
     caller: "compliance",
     appCheck: false,
     summary: "The deletion manifest for a user or a tenant: what would be deleted, masked and kept, and why. Read-only.",
-    refusals: ["permission-denied/NOT_COMPLIANCE", "not-found/SUBJECT_NOT_FOUND"],
+    refusals: ["permission-denied/NOT_COMPLIANCE", "not-found/SUBJECT_NOT_FOUND", "failed-precondition/NO_SCOPE_KIND"],
   }),
   explainDeletion: spec({
     input: evidence.ExplainDeletionInput,
@@ -144,6 +145,14 @@ export const CALLABLES = {
     appCheck: false,
     summary: "The dashboard's data, live: the read-only audit and the evidence-chain walk `retention report` draws.",
     refusals: ["permission-denied/NOT_COMPLIANCE"],
+  }),
+  getRetentionRegistry: spec({
+    input: registry.GetRetentionRegistryInput,
+    output: registry.GetRetentionRegistryOutput,
+    caller: "compliance or retention-admin",
+    appCheck: false,
+    summary: "The registry version the functions enforce (classes, data map, subjects, hold roots and reasons): what the console reads the app's words, paths and hold reasons from.",
+    refusals: ["permission-denied/NOT_STAFF"],
   }),
   transitionLifecycle: spec({
     input: admin.TransitionLifecycleInput,

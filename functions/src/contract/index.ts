@@ -10,5 +10,6 @@ export * from "./holds";
 export * from "./admin";
 export * from "./evidence";
 export * from "./report";
+export * from "./registry";
 export * from "./callables";
 export * from "./hold-target";

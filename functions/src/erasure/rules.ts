@@ -24,7 +24,7 @@ export interface LedgerEntry {
   requestId: string;
   /**
    * The governed database (logical name) whose erasure it records: each cell of a request across several databases
-   * records its own entry (docs/decisions/0033-several-databases.md). `primary` for the primary (and for every entry
+   * records its own entry (docs/decisions/0034-several-databases.md). `primary` for the primary (and for every entry
    * written before databases had names): absent.
    */
   database?: string;

@@ -50,7 +50,7 @@ async function* candidates(kind: SubjectKind): AsyncGenerator<Subject> {
  */
 export async function findLedgerMatches(entries?: readonly LedgerEntry[]): Promise<{ entries: number; matches: LedgerMatch[] }> {
   // The erasures of this cell only: a request across several databases has an entry per cell, and a restored copy of
-  // one cell is put right with that cell's (docs/decisions/0033-several-databases.md).
+  // one cell is put right with that cell's (docs/decisions/0034-several-databases.md).
   const cell = currentCell();
   const ledger = (entries ?? (await readLedger())).filter((e) => entryDatabase(e) === cell);
   if (ledger.length === 0) return { entries: 0, matches: [] };

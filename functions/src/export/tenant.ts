@@ -73,7 +73,7 @@ export async function exportTenant(args: { tenantId: string; outDir: string; now
   await mkdir(args.outDir, { recursive: true });
   const pol = policy();
   const files = new Map<string, OpenFile>();
-  // Every governed database's part of the tenant's data map (docs/decisions/0033-several-databases.md): another
+  // Every governed database's part of the tenant's data map (docs/decisions/0034-several-databases.md): another
   // database's documents go to files named by it (`analytics--events.jsonl`, collection `analytics:events/{eventId}`).
   for (const cell of registryPolicy().cells()) await inCell(cell, () => exportCell(args.tenantId, args.outDir, files, cell));
   const written: ExportFile[] = [];

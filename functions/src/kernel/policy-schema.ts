@@ -207,7 +207,7 @@ export const RegistrySchema = z
     /**
      * Governed databases besides the primary one (RETENTION_DATABASE_ID), by logical name. Each is a cell of its
      * own: its collections and its part of the data map name it (`database`), and the engine runs there with its own
-     * holds, fence, evidence and requests (docs/decisions/0033-several-databases.md).
+     * holds, fence, evidence and requests (docs/decisions/0034-several-databases.md).
      */
     databases: z.array(DatabaseSchema).default([]),
     classes: z.array(RetentionClassSchema).min(1),

@@ -20,7 +20,7 @@ export class PolicyIndex {
   private readonly views = new Map<string, PolicyIndex>();
 
   /**
-   * `cell`: which governed database this index is the view of (docs/decisions/0033-several-databases.md). The whole
+   * `cell`: which governed database this index is the view of (docs/decisions/0034-several-databases.md). The whole
    * registry's index has none; `forCell` makes the others.
    */
   constructor(
@@ -53,7 +53,8 @@ export class PolicyIndex {
    * part of the registry. Memoised; a view of a view is the view of that cell.
    */
   forCell(cell: string): PolicyIndex {
-    if (this.cell === cell) return this;
+    // A registry of one database is its primary's view: the same index, so what it is compared with stays equal.
+    if (this.cell === cell || (this.cell === null && cell === PRIMARY_CELL && this.cells().length === 1)) return this;
     if (this.cell !== null) throw new Error(`a view of cell ${this.cell} has no view of cell ${cell}`);
     let view = this.views.get(cell);
     if (!view) {

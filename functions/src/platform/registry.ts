@@ -1,33 +1,104 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { parse as parseDotenv } from "dotenv";
+import { isAbsolute, join, resolve } from "node:path";
+import { REGISTRY_FILE } from "../config/params";
 import { PolicyIndex } from "../kernel/policy";
 import { retentionFingerprints } from "../kernel/policy-fingerprint";
+import { parseRegistryBundle, type RegistryBundle } from "../kernel/registry-bundle";
 import { RegistrySchema, type Registry } from "../kernel/policy-schema";
-import bundle from "../generated/registry.json";
+import { settings } from "./settings";
+import builtIn from "../generated/registry.json";
 import { currentCell } from "./firestore";
 
-let index: PolicyIndex | undefined;
-/** The published versions behind the enforced one, when a seam put another app's registry in force. */
-let publishedOverride: PublishedVersion[] | undefined;
+/**
+ * The functions codebase directory (`functions/`): where firebase-tools reads the functions' dotenv files and where
+ * a deployed function runs. From functions/src/platform (sources) and functions/lib/platform (the build) alike.
+ */
+export const CODEBASE_DIR = resolve(__dirname, "..", "..");
+
+interface Enforced {
+  index: PolicyIndex;
+  published: PublishedVersion[];
+  /** Where it came from: "built-in", a bundle file's path, or "test seam". */
+  source: string;
+}
+
+let enforced: Enforced | undefined;
 
 /** A published version as the audit compares against it: its name and its retention fingerprints. */
 export interface PublishedVersion {
   version: string;
-  retention: ReturnType<typeof retentionFingerprints>;
+  retention: Record<string, string>;
+}
+
+/** One key's value in a dotenv file, as firebase-tools reads the functions' env files; undefined when absent. */
+function dotenvValue(file: string, key: string): string | undefined {
+  if (!existsSync(file)) return undefined;
+  return parseDotenv(readFileSync(file, "utf8"))[key];
+}
+
+/**
+ * The bundle file the environment names (REGISTRY_FILE), else the one the codebase's dotenv files name for this
+ * project, in firebase-tools' order (`.env`, then `.env.<project>`, then `.env.local` on the emulators: a later file
+ * wins). The files matter while firebase-tools lists the functions: it passes them no user environment then, and the
+ * list (the TTL triggers) must be the one the deployed code enforces. Empty: the built-in registry.
+ */
+export function registryFileSetting(env: Readonly<Record<string, string | undefined>> = process.env, dir: string = CODEBASE_DIR, projectId: string = settings.projectId()): string {
+  const fromEnv = env[REGISTRY_FILE.env];
+  if (fromEnv !== undefined) return fromEnv;
+  const files = [".env", `.env.${projectId}`, ...(env.FUNCTIONS_EMULATOR === "true" || env.FIRESTORE_EMULATOR_HOST ? [".env.local"] : [])];
+  let value = "";
+  for (const f of files) value = dotenvValue(join(dir, f), REGISTRY_FILE.env) ?? value;
+  return value;
+}
+
+/** Reads and checks the bundle a setting names (relative to the functions codebase directory). */
+export function readRegistryBundle(file: string, dir: string = CODEBASE_DIR): { bundle: RegistryBundle; path: string } {
+  const path = isAbsolute(file) ? file : resolve(dir, file);
+  if (!existsSync(path)) throw new Error(`${REGISTRY_FILE.env}=${file}: no registry bundle at ${path} (build it with scripts/bundle-policies.ts --policies <dir> --out <file>)`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new Error(`${REGISTRY_FILE.env}=${file}: ${path} is not JSON: ${(err as Error).message}`);
+  }
+  return { bundle: parseRegistryBundle(raw, path), path };
+}
+
+function load(): Enforced {
+  const file = registryFileSetting();
+  if (file === "") {
+    const bundle = parseRegistryBundle(builtIn, "built-in");
+    return { index: new PolicyIndex(bundle.current), published: bundle.published, source: "built-in" };
+  }
+  const { bundle, path } = readRegistryBundle(file);
+  return { index: new PolicyIndex(bundle.current), published: bundle.published, source: path };
 }
 
 /**
  * Every published version of the registry in force, oldest first: the bundle's, or those the seam was given with
- * another app's registry (that app's history is not in this bundle).
+ * another app's registry.
  */
 export function publishedVersions(): readonly PublishedVersion[] {
-  return publishedOverride ?? bundle.published;
+  enforced ??= load();
+  return enforced.published;
 }
 
-/** The current published registry version, bundled at build time and validated once on first use: all of it, every cell. */
+/**
+ * The registry version the functions enforce, all of it (every governed database): the bundle file REGISTRY_FILE
+ * names ({@link registryFileSetting}), else the one built in. Read and validated once, when first used (the TTL
+ * triggers use it while the code loads, so a bad bundle stops the functions loading rather than enforcing something
+ * else).
+ */
 export function registryPolicy(): PolicyIndex {
-  index ??= new PolicyIndex(RegistrySchema.parse(bundle.current));
-  return index;
+  enforced ??= load();
+  return enforced.index;
+}
+
+/** Where the enforced registry came from: "built-in", the bundle file's path, or "test seam". */
+export function registrySource(): string {
+  enforced ??= load();
+  return enforced.source;
 }
 
 /**
@@ -42,7 +113,7 @@ export function policy(): PolicyIndex {
 
 /**
  * The published version an app's policies folder enforces (`<dir>/published.lock.json`'s last entry, from
- * `<dir>/versions/`), validated: for tools that work on another app's registry than the bundled one.
+ * `<dir>/versions/`), validated: for tools that work on another app's registry than the enforced one.
  */
 export function publishedRegistryIn(dir: string): Registry {
   const lock = JSON.parse(readFileSync(join(dir, "published.lock.json"), "utf8")) as { file: string }[];
@@ -52,12 +123,17 @@ export function publishedRegistryIn(dir: string): Registry {
 }
 
 /**
- * Test seam: enforces `registry` in this process instead of the bundled version (undefined: the bundle again),
- * so a suite can try a class the published registry does not have yet. Validated as the bundle is. `published`:
- * the published versions of another app whose registry this is (the audit checks documents' versions against
- * them); without it, the bundle's.
+ * Test seam: enforces `registry` in this process instead of the configured one (undefined: the configured one
+ * again, read afresh), so a suite can try a class the published registry does not have yet. Validated as a bundle
+ * is. `published`: the published versions of another app whose registry this is (the audit checks documents'
+ * versions against them); without it, the configured bundle's.
  */
 export function useRegistryForTests(registry: Registry | undefined, published?: readonly Registry[]): void {
-  index = registry === undefined ? undefined : new PolicyIndex(RegistrySchema.parse(registry));
-  publishedOverride = registry === undefined || published === undefined ? undefined : published.map((r) => ({ version: r.version, retention: retentionFingerprints(RegistrySchema.parse(r)) }));
+  if (registry === undefined) {
+    enforced = undefined;
+    return;
+  }
+  const index = new PolicyIndex(RegistrySchema.parse(registry));
+  const versions = published === undefined ? publishedVersions() : published.map((r) => ({ version: r.version, retention: retentionFingerprints(RegistrySchema.parse(r)) }));
+  enforced = { index, published: [...versions], source: "test seam" };
 }

@@ -1,6 +1,6 @@
 import { FINDING_CODES, type Finding, type FindingCode } from "../../../functions/src/audit/rules";
 import { scanRetention, type AuditResult } from "../../../functions/src/audit/scan";
-import { seedDemo } from "../../../functions/src/demo/seed";
+import { seedDemo } from "../../../examples/atlasmart/seed";
 import { clearAuth, clearFirestore } from "../../helpers/emulator";
 
 /** A fresh demo: empty emulators, then the AtlasMart seed with its Auth users. */

@@ -17,6 +17,7 @@ import { recordEvidence, shardOfKey } from "../../../functions/src/evidence/stor
 import { COLLECTIONS } from "../../../functions/src/platform/firestore";
 import { planSubject } from "../../../functions/src/plan/planning";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { seedExample } from "../../helpers/cli";
 import { repoRoot } from "../../helpers/policy";
 
 interface Run {
@@ -63,7 +64,7 @@ describe("npx retention", () => {
   it("--help lists every command and the exit codes; each command has its own --help", async () => {
     const r = await npxRetention(["--help"]);
     expect(r.code).toBe(0);
-    for (const c of ["seed-demo", "audit", "verify-evidence", "export-evidence", "plan", "run", "report", "export"]) expect(r.stdout).toContain(`  ${c} `);
+    for (const c of ["audit", "verify-evidence", "export-evidence", "plan", "run", "report", "export"]) expect(r.stdout).toContain(`  ${c} `);
     expect(r.stdout).toContain("0 all good, 1 findings or a failed verification, 2 usage or connection error");
     const a = await retention(["audit", "--help"]);
     expect(a.code).toBe(0);
@@ -104,9 +105,9 @@ describe("npx retention", () => {
     expect(json(j)).toMatchObject({ ok: false, error: { kind: "CONNECTION" } });
   });
 
-  it("seed-demo, then audit exits 0; 1 while a finding exists; 0 again once repaired", async () => {
-    expect((await npxRetention(["seed-demo"])).code).toBe(0);
-    const again = await retention(["seed-demo", "--json"]);
+  it("the AtlasMart seed, then audit exits 0; 1 while a finding exists; 0 again once repaired", async () => {
+    expect((await seedExample(["atlasmart"])).code).toBe(0);
+    const again = await seedExample(["atlasmart", "--json"]);
     expect(again.code).toBe(0);
     expect(json(again)).toEqual({ documents: 18, users: 5 });
 
@@ -122,7 +123,7 @@ describe("npx retention", () => {
     expect(badJson.code).toBe(1);
     expect(json(badJson)).toMatchObject({ ok: false, totalFindings: 1, byCode: { MISSING_TTL: 1 }, findings: [{ path: "events/e-001", code: "MISSING_TTL" }] });
 
-    expect((await retention(["seed-demo"])).code).toBe(0);
+    expect((await seedExample(["atlasmart"])).code).toBe(0);
     const repaired = await retention(["audit", "--json"]);
     expect(repaired.code).toBe(0);
     expect(json(repaired)).toMatchObject({ ok: true, totalFindings: 0 });
@@ -230,7 +231,7 @@ describe("npx retention", () => {
 
   it("run retentionAudit: records the run in evidence, honours --dry-run and --as-of, and exits by its findings", async () => {
     await clearFirestore();
-    expect((await retention(["seed-demo"])).code).toBe(0);
+    expect((await seedExample(["atlasmart"])).code).toBe(0);
     const dry = await retention(["run", "retentionAudit", "--dry-run", "--json"]);
     expect(dry.code).toBe(0);
     expect(json(dry)).toMatchObject({ job: "retentionAudit", dryRun: true, ok: true, reportId: null });
@@ -274,7 +275,7 @@ describe("npx retention", () => {
 
   it("export writes the tenant's data with its manifest; export --verify checks it offline, exits 1 on a changed file and 2 on usage errors", async () => {
     await clearFirestore();
-    expect((await retention(["seed-demo"])).code).toBe(0);
+    expect((await seedExample(["atlasmart"])).code).toBe(0);
     const dir = await mkdtemp(join(tmpdir(), "retention-export-"));
     try {
       const out = join(dir, "t-acme");

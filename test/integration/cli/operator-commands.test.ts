@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { evidenceDocId } from "../../../functions/src/evidence/rules";
 import { openDeletionRequest } from "../../../functions/src/requests/index";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
-import { retention, type Run } from "../../helpers/cli";
+import { retention, seedExample, type Run } from "../../helpers/cli";
 
 const json = <T = Record<string, unknown>>(r: Run): T => JSON.parse(r.stdout) as T;
 
@@ -16,7 +16,7 @@ describe("operator commands: holds, requests, explain, approve", () => {
   beforeAll(async () => {
     await clearFirestore();
     await clearAuth();
-    expect((await retention(["seed-demo"])).code).toBe(0);
+    expect((await seedExample(["atlasmart"])).code).toBe(0);
   }, 120_000);
 
   it("each has --help and refuses bad usage with exit 2 before touching anything", async () => {

@@ -6,7 +6,7 @@
  */
 import type { CallableRequest } from "firebase-functions/v2/https";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { seedDemo } from "../../../functions/src/demo/seed";
+import { seedDemo } from "../../../examples/atlasmart/seed";
 import { requestAccountDeletion } from "../../../functions/src/entrypoints/callable/request-account-deletion";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 

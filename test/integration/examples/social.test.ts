@@ -37,6 +37,8 @@ const ANA: Subject = { type: "user", uid: "u-ana", tenantId: NO_SCOPE };
 const ANA_DELETED = [
   "chats/ch-ana-bo/messages/m-01",
   "chats/ch-trio/messages/m-04",
+  "notifications/n-ana-1",
+  "notifications/n-ana-2",
   "posts/p-ana-1",
   "posts/p-ana-1/comments/c-ana-1",
   "posts/p-ana-1/comments/c-bo-1",
@@ -89,14 +91,16 @@ describe("the social example: seeded through the governed write path, planned fo
       const snap = await db().doc(d.path).get();
       expect(snap.data(), d.path).toMatchObject(d.data);
       const g = readGoverned(snap.data());
+      const notification = d.path.startsWith("notifications/");
       expect(g, d.path).toMatchObject({
-        retentionClass: d.path.split("/").length === 2 && d.path.startsWith("chats/") ? "shared-thread" : "user-delete",
+        retentionClass: d.path.split("/").length === 2 && d.path.startsWith("chats/") ? "shared-thread" : notification ? "notification-30d" : "user-delete",
         lifecycleState: "ACTIVE",
         tenantId: NO_SCOPE,
         policyVersion: "v3",
         createdAtMs: T0,
-        expireAtMs: null,
-        retainUntilMs: null,
+        // Notifications are kept 30 days by TTL (registry v2); nothing else has a TTL value.
+        expireAtMs: notification ? T0 + 30 * DAY_MS : null,
+        retainUntilMs: notification ? T0 + 30 * DAY_MS : null,
         legalHold: false,
       });
     }
@@ -139,6 +143,7 @@ describe("the social example: seeded through the governed write path, planned fo
         "chats/ch-bo-cy/messages/m-06",
         "chats/ch-trio/messages/m-03",
         "chats/ch-trio/messages/m-05",
+        "notifications/n-bo-1",
         "posts/p-bo-1",
         "posts/p-bo-1/comments/c-cy-2",
         "posts/p-cy-1",

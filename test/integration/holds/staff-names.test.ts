@@ -4,7 +4,7 @@
  * the hash the entry keeps (and flagged when the hold's record no longer matches it); a customer is never named.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { seedDemo } from "../../../functions/src/demo/seed";
+import { seedDemo } from "../../../examples/atlasmart/seed";
 import { explainDeletionHandler } from "../../../functions/src/entrypoints/callable/explain-deletion";
 import { listRetentionHoldsHandler } from "../../../functions/src/entrypoints/callable/list-retention-holds";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { isBusinessVisible } from "../../../functions/src/kernel/visibility";
 import { readGoverned } from "../../../functions/src/platform/governed-doc";
-import { seedDemo } from "../../../functions/src/demo/seed";
+import { seedDemo } from "../../../examples/atlasmart/seed";
 import { scanRetention } from "../../../functions/src/audit/scan";
 import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { runNightlyPurge } from "../../../functions/src/purge/job";

@@ -7,7 +7,7 @@ import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/cal
 import { requestAccountDeletionHandler } from "../../../functions/src/entrypoints/callable/request-account-deletion";
 import { writeGoverned } from "../../../functions/src/platform/governed-repo";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/service";
-import { seedDemo } from "../../../functions/src/demo/seed";
+import { seedDemo } from "../../../examples/atlasmart/seed";
 import { statusSummaryRef } from "../../../functions/src/requests/status";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 

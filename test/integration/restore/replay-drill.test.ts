@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DocumentReference, Firestore, Timestamp } from "firebase-admin/firestore";
-import { seedDemo } from "../../../functions/src/demo/seed";
+import { seedDemo } from "../../../examples/atlasmart/seed";
 import { keyedSubjectHash } from "../../../functions/src/evidence/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { inDatabase } from "../../../functions/src/platform/firestore";

@@ -12,7 +12,7 @@ import { DomainError } from "../../../functions/src/kernel/errors";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { writeGoverned } from "../../../functions/src/platform/governed-repo";
 import { getVisible, readVisible } from "../../../functions/src/ttl/product-reads";
-import { getSessionIfValid, requireValidSession } from "../../../functions/src/demo/sessions";
+import { getSessionIfValid, requireValidSession } from "../../../examples/atlasmart/sessions";
 import { clearFirestore, db } from "../../helpers/emulator";
 import { clientAs, startRulesEnv } from "../../helpers/rules";
 import { TENANT, putGoverned } from "./fixtures";

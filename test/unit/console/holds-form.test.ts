@@ -1,6 +1,11 @@
 /** The hold form's path check and its release-after time, in words, before anything is sent. */
 import { describe, expect, it } from "vitest";
-import { localEcho, parseUtc, pathCheck } from "../../../console/src/hold-form";
+import { localEcho, parseUtc, pathCheck as checkWith } from "../../../console/src/hold-form";
+import { appWords } from "../../../console/src/app-words";
+import { socialPolicy } from "../../../examples/social/registry";
+import { policy } from "../../../functions/src/platform/registry";
+
+const pathCheck = (path: string) => checkWith(policy(), path);
 
 describe("the hold form", () => {
   it("explains what is wrong with a path in words, with the server's code where it foresees a refusal", () => {
@@ -10,6 +15,25 @@ describe("the hold form", () => {
     expect(pathCheck("sessions/s-1001")).toMatchObject({ ok: false, code: "HOLD_NOT_ALLOWED_FOR_CLASS" });
     expect(pathCheck("tenants/t-acme/orders/o-1002")).toEqual({ ok: true, code: null, text: "A document of class finance-7y: it may be held." });
     expect(pathCheck("tenants/t-acme")).toMatchObject({ ok: true, text: "A tenant: the hold covers it and everything under it." });
+  });
+
+  it("under another app's registry, checks its paths and calls a subtree root by what it is", () => {
+    const social = socialPolicy();
+    expect(checkWith(social, "chats/ch-trio")).toEqual({ ok: true, code: null, text: "A subtree root: the hold covers it and everything under it." });
+    expect(checkWith(social, "posts/p-ana-1")).toEqual({ ok: true, code: null, text: "A document of class user-delete: it may be held." });
+    expect(checkWith(social, "tenants/t-acme")).toMatchObject({ ok: false, code: "NOT_GOVERNED_PATH" });
+  });
+
+  it("speaks the registry's words: the scope's name, or none; its own paths as examples, never another app's", () => {
+    const atlasmart = appWords(policy());
+    expect(atlasmart).toMatchObject({ scope: "tenant", holdPathLabel: "Document or tenant path", requestsWhose: "one person's data (or a whole tenant's)" });
+    expect(atlasmart.holdPathHint).toContain("or a tenant: tenants/{tenantId}, which holds everything under it");
+    expect(atlasmart.documentExample).toMatch(/^tenants\/\{tenantId\}\//);
+    const social = appWords(socialPolicy());
+    expect(social).toMatchObject({ scope: null, holdPathLabel: "Document path", requestsWhose: "one person's data", holdLegend: "A hold keeps a document (or everything under chats/{chatId})" });
+    expect(social.holdPathHint).toContain("or chats/{chatId}, which holds everything under it");
+    expect(social.documentExample).toMatch(/^(chats|posts|users)\/\{\w+\}\/\w+\/\{\w+\}$/);
+    for (const words of [social]) expect(JSON.stringify(words)).not.toMatch(/tenant|t-acme|orders/);
   });
 
   it("reads release-after as UTC, in one written form", () => {

@@ -33,7 +33,7 @@ describe("the console's words", () => {
     expect(personName(people, "u-1001")).toBe("u-1001");
     expect(namePeople("approved by r-3001, not xr-30011 or r-3001x", people)).toBe("approved by Rita (retention-admin), not xr-30011 or r-3001x");
     expect(openedBy("staff", "r-3001", people)).toBe("Rita (retention-admin) (staff)");
-    expect(openedBy("user", "u-1001", people)).toBe("the person themselves, in the AtlasMart app");
+    expect(openedBy("user", "u-1001", people)).toBe("the person themselves, in the app");
   });
 
   it("says where every request state stands; a PENDING request waits out its grace until a date, then is due", () => {

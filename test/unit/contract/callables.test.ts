@@ -7,7 +7,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { z } from "zod";
 import { CALLABLE_NAMES, CALLABLES, holdTargetVerdict, type CallableOutput } from "../../../functions/src/contract";
-import { DEMO_DOCS } from "../../../functions/src/demo/atlasmart";
+import { DEMO_DOCS } from "../../../examples/atlasmart/data";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { assertHoldableClass, classifyHoldTarget, holdClassForPath } from "../../../functions/src/holds/rules";
 import type { approvePurgeRunHandler } from "../../../functions/src/entrypoints/callable/approve-purge-run";
@@ -18,6 +18,7 @@ import type { cancelAccountDeletionHandler } from "../../../functions/src/entryp
 import type { explainDeletionHandler } from "../../../functions/src/entrypoints/callable/explain-deletion";
 import type { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import type { getRetentionReportHandler } from "../../../functions/src/entrypoints/callable/get-retention-report";
+import type { getRetentionRegistryHandler } from "../../../functions/src/entrypoints/callable/get-retention-registry";
 import type { listBrakeRunsHandler } from "../../../functions/src/entrypoints/callable/list-brake-runs";
 import type { listDeletionRequestsHandler } from "../../../functions/src/entrypoints/callable/list-deletion-requests";
 import type { listRetentionHoldsHandler } from "../../../functions/src/entrypoints/callable/list-retention-holds";
@@ -57,6 +58,7 @@ describe("the callable contract", () => {
       ["planDeletion", "plan-deletion", "PlanDeletionInput"],
       ["explainDeletion", "explain-deletion", "ExplainDeletionInput"],
       ["getRetentionReport", "get-retention-report", "GetRetentionReportInput"],
+      ["getRetentionRegistry", "get-retention-registry", "GetRetentionRegistryInput"],
       ["transitionLifecycle", "transition-lifecycle", "TransitionLifecycleInput"],
       ["runRetentionJob", "run-retention-job", "RunRetentionJobInput"],
       ["listBrakeRuns", "list-brake-runs", "ListBrakeRunsInput"],
@@ -83,6 +85,7 @@ describe("the callable contract", () => {
       conforms<Out<typeof planDeletionHandler>, CallableOutput<"planDeletion">>(),
       conforms<Out<typeof explainDeletionHandler>, CallableOutput<"explainDeletion">>(),
       conforms<Out<typeof getRetentionReportHandler>, CallableOutput<"getRetentionReport">>(),
+      conforms<Out<typeof getRetentionRegistryHandler>, CallableOutput<"getRetentionRegistry">>(),
       conforms<Out<typeof transitionLifecycleHandler>, CallableOutput<"transitionLifecycle">>(),
       conforms<Out<typeof runRetentionJobHandler>, CallableOutput<"runRetentionJob">>(),
       conforms<Out<typeof listBrakeRunsHandler>, CallableOutput<"listBrakeRuns">>(),

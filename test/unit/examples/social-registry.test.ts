@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { checkRegistry, collectionsInRules } from "../../../functions/src/kernel/registry-check";
 import { PolicyIndex } from "../../../functions/src/kernel/policy";
 import { socialCollectionIds } from "../../../examples/social/data";
-import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_RULES_FILE, SOCIAL_RULES_FILE, SOCIAL_VERSIONS_DIR, socialLock, socialRegistry } from "../../../examples/social/registry";
+import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_RULES_FILE, SOCIAL_INDEXES_FILE, SOCIAL_RULES_FILE, SOCIAL_VERSIONS_DIR, socialLock, socialRegistry } from "../../../examples/social/registry";
+import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
+import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import { loadVersion } from "../../helpers/policy";
 
 const files = (): Map<string, string> =>
@@ -35,7 +37,7 @@ describe("the social example's registry", () => {
     expect(r.current?.version).toBe("v3");
     // The rules name every collection of the app and of the product's control plane.
     expect([...inUse().keys()].sort()).toEqual(
-      ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "events", "following", "messages", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
+      ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "events", "following", "messages", "notifications", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
     );
   });
 
@@ -63,7 +65,7 @@ describe("the social example's registry", () => {
     const reg = socialRegistry();
     expect(new PolicyIndex(reg).subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
     const byId = new Map(reg.dataMap.user.map((e) => [e.id, e]));
-    expect([...byId.keys()].sort()).toEqual(["activity", "chats", "comments", "followers", "messages", "posts", "profile"]);
+    expect([...byId.keys()].sort()).toEqual(["activity", "chats", "comments", "followers", "messages", "notifications", "posts", "profile"]);
     expect(byId.get("profile")).toMatchObject({ kind: "doc", path: "users/{uid}", action: "delete", recursive: true });
     expect(byId.get("posts")).toMatchObject({ kind: "query", collection: "posts", where: [["authorId", "==", "{uid}"]], action: "delete", recursive: true });
     expect(byId.get("posts")?.description).toMatch(/comments on the user's post go with the post/);
@@ -77,9 +79,23 @@ describe("the social example's registry", () => {
       reasonCode: "SHARED_THREAD",
     });
     expect(byId.get("messages")).toMatchObject({ kind: "collectionGroup", collectionId: "messages", where: [["senderId", "==", "{uid}"]], action: "delete" });
+    expect(byId.get("notifications")).toMatchObject({ kind: "query", collection: "notifications", where: [["recipientId", "==", "{uid}"]], action: "delete" });
   });
 
-  it("governs a second database, analytics: the activity log lives there, and a member's erasure reaches it", () => {
+  it("v2 adds notifications, kept 30 days by Firestore's TTL, with the TTL override and its trigger; v1 is unchanged", () => {
+    // The primary database's part (v3 adds a second database, analytics, with a TTL collection of its own).
+    const pol = new PolicyIndex(socialRegistry()).forCell("primary");
+    const cls = pol.classForPath("notifications/n-1");
+    expect(cls).toMatchObject({ id: "notification-30d", mechanism: "ttl", durationDays: 30, holdBehaviour: "allow" });
+    expect(ttlTriggerTargets(pol).map((t) => t.pattern)).toEqual(["notifications/{notificationId}"]);
+    const indexes = JSON.parse(readFileSync(SOCIAL_INDEXES_FILE, "utf8")) as { fieldOverrides: { collectionGroup: string; fieldPath: string; ttl?: boolean }[] };
+    expect(indexes.fieldOverrides).toContainEqual(expect.objectContaining({ collectionGroup: "notifications", fieldPath: "expireAt", ttl: true }));
+    const v1 = RegistrySchema.parse(JSON.parse(files().get("v1.json")!));
+    expect(new PolicyIndex(v1).classForPath("notifications/n-1")).toBeUndefined();
+    expect(socialLock().map((l) => l.version)).toEqual(["v1", "v2", "v3"]);
+  });
+
+  it("v3 governs a second database, analytics: the activity log lives there, and a member's erasure reaches it", () => {
     const whole = new PolicyIndex(socialRegistry());
     expect(whole.cells()).toEqual(["primary", SOCIAL_ANALYTICS]);
     expect(whole.cellsReaching("user")).toEqual([SOCIAL_ANALYTICS]);
@@ -89,10 +105,11 @@ describe("the social example's registry", () => {
     expect(analytics.registry.collections.map((c) => c.pattern)).toEqual(["events/{eventId}"]);
     expect(analytics.classForPath("events/ev-1")).toMatchObject({ id: "activity-log", mechanism: "ttl", durationDays: 90, holdBehaviour: "allow" });
     expect(analytics.dataMap("user")).toEqual([expect.objectContaining({ id: "activity", kind: "query", collection: "events", where: [["uid", "==", "{uid}"]], action: "delete" })]);
+    expect(ttlTriggerTargets(analytics).map((t) => t.pattern)).toEqual(["events/{eventId}"]);
     // The primary's view knows nothing of it, and a chat is held where chats live.
     const primary = whole.forCell("primary");
     expect(primary.classForPath("events/ev-1")).toBeUndefined();
-    expect(primary.dataMap("user").map((e) => e.id).sort()).toEqual(["chats", "comments", "followers", "messages", "posts", "profile"]);
+    expect(primary.dataMap("user").map((e) => e.id).sort()).toEqual(["chats", "comments", "followers", "messages", "notifications", "posts", "profile"]);
     expect(primary.subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
     expect(analytics.subtreeHoldRoots()).toEqual([]);
   });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../../functions/src/kernel/canonical";
 import { checkRegistry, collectionsInRules, unflaggableUnderHolds, type LockEntry } from "../../../functions/src/kernel/registry-check";
 import { PolicyIndex } from "../../../functions/src/kernel/policy";
-import { demoCollectionIds } from "../../../functions/src/demo/atlasmart";
+import { demoCollectionIds } from "../../../examples/atlasmart/data";
 import { loadVersion, repoRoot, TRACKING_PATTERN, withOrderTracking } from "../../helpers/policy";
 
 const v1Text = readFileSync(join(repoRoot, "policies", "versions", "v1.json"), "utf8");

@@ -27,6 +27,8 @@ describe("emulator harness", () => {
     mkdirSync(join(clone, "scripts"));
     mkdirSync(join(clone, "functions"));
     for (const f of ["emulators.mjs", "local-evidence-key.mjs"]) copyFileSync(join(repoRoot, "scripts", f), join(clone, "scripts", f));
+    mkdirSync(join(clone, "examples", "atlasmart"), { recursive: true });
+    copyFileSync(join(repoRoot, "examples", "atlasmart", "example.json"), join(clone, "examples", "atlasmart", "example.json"));
     const emptyHome = mkdtempSync(join(tmpdir(), "no-emulator-home-"));
     const env: Record<string, string | undefined> = { ...process.env, HOME: emptyHome, GCLOUD_FIRESTORE_JAR: join(emptyHome, "missing.jar") };
     delete env.FIRESTORE_EMULATOR_BINARY_PATH;

@@ -11,12 +11,10 @@ import { reportCommand } from "./report";
 import { requestsCommand } from "./requests";
 import { rulesCommand } from "./rules";
 import { runCommand } from "./run";
-import { seedDemoCommand } from "./seed-demo";
 import { exportEvidenceCommand } from "./export-evidence";
 import { verifyEvidenceCommand } from "./verify-evidence";
 
 export const COMMANDS: readonly Command[] = [
-  seedDemoCommand,
   auditCommand,
   verifyEvidenceCommand,
   exportEvidenceCommand,

@@ -29,7 +29,7 @@ without them is refused (exit 2), never guessed at.
 Options:
   --rules <file>   the rules file (default: firestore.rules in the current directory)
   --policies <dir> write from the registry an app's policies folder publishes (its published.lock.json's last
-                   version) instead of the bundled one, e.g. --policies examples/social/policies
+                   version) instead of the enforced one (RETENTION_REGISTRY_FILE, else the built-in), e.g. --policies examples/social/policies
   --check          write nothing; exit 1 when the file differs from what would be written (the diff says how)
   --json           machine-readable output: { file, registryVersion, changed, written, diff }
 

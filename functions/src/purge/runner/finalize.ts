@@ -89,7 +89,7 @@ async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv)
 /**
  * A request across several governed databases leaves the Auth accounts to its request of record, which deletes them
  * once, when every cell is done (cells/accounts.ts; decision 0003 across cells): neither a cell request nor the
- * record's own finalize may (docs/decisions/0033-several-databases.md). `cells` and `cellOf` are written when the
+ * record's own finalize may (docs/decisions/0034-several-databases.md). `cells` and `cellOf` are written when the
  * request is created and never change, so this read outside the finalize's transactions is as good as one inside.
  */
 async function accountsAcrossCells(requestId: string): Promise<boolean> {

@@ -15,7 +15,7 @@ import { readHeads } from "../../../../functions/src/evidence/anchor";
 import { recordEvidence } from "../../../../functions/src/evidence/store";
 import { COLLECTIONS } from "../../../../functions/src/platform/firestore";
 import { placeHold } from "../../../../functions/src/holds/service";
-import { seedDemo } from "../../../../functions/src/demo/seed";
+import { seedDemo } from "../../../../examples/atlasmart/seed";
 import { clearAuth, clearFirestore, db } from "../../../helpers/emulator";
 import { repoRoot } from "../../../helpers/policy";
 

@@ -6,7 +6,7 @@
 import { FieldValue } from "firebase-admin/firestore";
 import { beforeEach, describe, expect, it } from "vitest";
 import { handleAuthUserDeleted } from "../../../../functions/src/entrypoints/auth/on-auth-user-deleted";
-import { seedDemo } from "../../../../functions/src/demo/seed";
+import { seedDemo } from "../../../../examples/atlasmart/seed";
 import { clearAuth, clearFirestore, db } from "../../../helpers/emulator";
 
 const UID = "u-1002";

@@ -9,7 +9,7 @@ import { cancelAccountDeletion } from "../../../../functions/src/entrypoints/cal
 import { getDeletionStatus } from "../../../../functions/src/entrypoints/callable/get-deletion-status";
 import { placeRetentionHold } from "../../../../functions/src/entrypoints/callable/place-retention-hold";
 import { requestAccountDeletion } from "../../../../functions/src/entrypoints/callable/request-account-deletion";
-import { seedDemo } from "../../../../functions/src/demo/seed";
+import { seedDemo } from "../../../../examples/atlasmart/seed";
 import { clearAuth, clearFirestore, db } from "../../../helpers/emulator";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -292,4 +292,17 @@ describe("console callables", () => {
       expectRefused(await call("getRetentionReport", { skipSubjects: "yes" }, t.clara), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
     });
   });
+
+  it("getRetentionRegistry: the registry the functions enforce, for staff only, and nothing written", async () => {
+    await expectNothingWritten(async () => {
+      for (const token of [t.clara, t.rita]) {
+        const enforced = await ok("getRetentionRegistry", {}, token);
+        expect(enforced.version).toBe(policy().version);
+        expect(enforced.registry).toEqual(policy().registry);
+      }
+      expectRefused(await call("getRetentionRegistry", {}, t.ada), "PERMISSION_DENIED", "NOT_STAFF");
+      expectRefused(await call("getRetentionRegistry", {}, null), "UNAUTHENTICATED", "UNAUTHENTICATED");
+      expectRefused(await call("getRetentionRegistry", { version: "v1" }, t.clara), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
+    });
+  });
 });

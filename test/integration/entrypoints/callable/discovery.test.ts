@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { discoverSubject } from "../../../../functions/src/plan/discovery";
 import { streamGovernedDescendants } from "../../../../functions/src/platform/governed-doc";
 import { clearFirestore, db } from "../../../helpers/emulator";
-import { seedDemo } from "../../../../functions/src/demo/seed";
+import { seedDemo } from "../../../../examples/atlasmart/seed";
 import { drainTtlTriggers } from "./support";
 
 async function collect(root: string, pageSize: number): Promise<string[]> {

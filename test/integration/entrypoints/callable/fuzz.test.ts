@@ -22,8 +22,8 @@ import { TransitionLifecycleInput } from "../../../../functions/src/entrypoints/
 import { RequestTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/request-tenant-deletion";
 import { ApproveTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/approve-tenant-deletion";
 import { CancelTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/cancel-tenant-deletion";
-import { ExplainDeletionInput, GetRetentionReportInput, ListBrakeRunsInput, ListDeletionRequestsInput, ListRetentionHoldsInput } from "../../../../functions/src/contract";
-import { DEMO_DOCS } from "../../../../functions/src/demo/atlasmart";
+import { ExplainDeletionInput, GetRetentionRegistryInput, GetRetentionReportInput, ListBrakeRunsInput, ListDeletionRequestsInput, ListRetentionHoldsInput } from "../../../../functions/src/contract";
+import { DEMO_DOCS } from "../../../../examples/atlasmart/data";
 import { LIFECYCLE_STATES } from "../../../../functions/src/kernel/lifecycle";
 import { call, db } from "../../../helpers/emulator";
 import { callExpect, docData, freshDemo, snapshotDatabase, type Tokens } from "./support";
@@ -76,13 +76,17 @@ const wrongValue = fc.oneof(
 function mutations(spec: Spec): fc.Arbitrary<Case> {
   const base = spec.base();
   const keys = Object.keys(base);
+  const anything = fc.anything({ maxDepth: 2, maxKeys: 4 }).map((payload): Case => ({ payload }));
+  const extraKey = fc.tuple(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !keys.includes(k) && k !== "__proto__"), fc.anything({ maxDepth: 1 })).map(([k, v]): Case => ({
+    payload: { ...base, [k]: v },
+  }));
+  // An input with no fields (getRetentionRegistry's `{}`) has no field to give a wrong value or to leave out.
+  if (keys.length === 0) return fc.oneof(anything, extraKey);
   return fc.oneof(
-    fc.anything({ maxDepth: 2, maxKeys: 4 }).map((payload) => ({ payload })),
-    fc.tuple(fc.constantFrom(...keys), wrongValue).map(([k, v]) => ({ payload: { ...base, [k]: v } })),
-    fc.tuple(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !keys.includes(k) && k !== "__proto__"), fc.anything({ maxDepth: 1 })).map(([k, v]) => ({
-      payload: { ...base, [k]: v },
-    })),
-    fc.constantFrom(...keys).map((k) => ({ payload: Object.fromEntries(Object.entries(base).filter(([key]) => key !== k)) })),
+    anything,
+    fc.tuple(fc.constantFrom(...keys), wrongValue).map(([k, v]): Case => ({ payload: { ...base, [k]: v } })),
+    extraKey,
+    fc.constantFrom(...keys).map((k): Case => ({ payload: Object.fromEntries(Object.entries(base).filter(([key]) => key !== k)) })),
   );
 }
 
@@ -353,6 +357,15 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       refusals: () => fc.tuple(fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger"), fc.option(fc.boolean(), { nil: undefined })).map(([token, skipSubjects]) => ({ payload: skipSubjects === undefined ? {} : { skipSubjects }, token })),
       documented: ["PERMISSION_DENIED/NOT_COMPLIANCE"],
     },
+    {
+      name: "getRetentionRegistry",
+      schema: GetRetentionRegistryInput,
+      base: () => ({}),
+      privileged: "clara",
+      unprivileged: "ada",
+      refusals: () => fc.constantFrom<TokenRole>("ada", "ben", "stranger").map((token) => ({ payload: {}, token })),
+      documented: ["PERMISSION_DENIED/NOT_STAFF"],
+    },
   ];
 }
 
@@ -419,6 +432,7 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
     "listBrakeRuns",
     "explainDeletion",
     "getRetentionReport",
+    "getRetentionRegistry",
   ];
   for (const [index, name] of names.entries()) {
     it(`${name}: only invalid-argument or documented refusals, and nothing written`, async () => {

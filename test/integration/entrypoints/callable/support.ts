@@ -8,7 +8,7 @@ import type { ChainedEvidence, ChainHead } from "../../../../functions/src/evide
 import { readHeads } from "../../../../functions/src/evidence/anchor";
 import { verifyEvidence } from "../../../../functions/src/evidence/verify";
 import { policy } from "../../../../functions/src/platform/registry";
-import { seedDemo } from "../../../../functions/src/demo/seed";
+import { seedDemo } from "../../../../examples/atlasmart/seed";
 import { call, clearAuth, clearFirestore, db, idTokenFor, waitFor, type CallableResult } from "../../../helpers/emulator";
 
 export const T0 = Date.now();

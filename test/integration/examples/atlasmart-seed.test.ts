@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { DEMO_DOCS, DEMO_USERS } from "../../../functions/src/demo/atlasmart";
-import { SCENARIO_CLOSED_TENANT, SCENARIO_SUBJECTS, seedDemoScenario } from "../../../functions/src/demo/scenario";
-import { seedDemo } from "../../../functions/src/demo/seed";
+import { DEMO_DOCS, DEMO_USERS } from "../../../examples/atlasmart/data";
+import { SCENARIO_CLOSED_TENANT, SCENARIO_SUBJECTS, seedDemoScenario } from "../../../examples/atlasmart/scenario";
+import { seedDemo } from "../../../examples/atlasmart/seed";
 import { listBrakeRunsHandler } from "../../../functions/src/entrypoints/callable/list-brake-runs";
 import { listDeletionRequestsHandler } from "../../../functions/src/entrypoints/callable/list-deletion-requests";
 import { verifyEvidence } from "../../../functions/src/evidence/index";

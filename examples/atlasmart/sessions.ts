@@ -1,7 +1,7 @@
-import { DomainError } from "../kernel/errors";
-import { db } from "../platform/firestore";
-import { toMs } from "../platform/governed-doc";
-import { isVisibleSnapshot, openTenants, tenantOf } from "../ttl/index";
+import { DomainError } from "../../functions/src/kernel/errors";
+import { db } from "../../functions/src/platform/firestore";
+import { toMs } from "../../functions/src/platform/governed-doc";
+import { isVisibleSnapshot, openTenants, tenantOf } from "../../functions/src/ttl/index";
 
 /**
  * AtlasMart's sessions, read the way product code reads: through the product read helpers

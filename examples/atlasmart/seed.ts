@@ -1,10 +1,10 @@
 import { getAuth } from "firebase-admin/auth";
-import { DAY_MS } from "../kernel/policy";
-import { computeExpireAt, computeRetainUntil } from "../kernel/retention";
-import { DEMO_DOCS, DEMO_PASSWORD, DEMO_USERS } from "./atlasmart";
-import { adminApp, db } from "../platform/firestore";
-import { governedToFirestore, readGovernedStrict } from "../platform/governed-doc";
-import { policy } from "../platform/registry";
+import { DAY_MS } from "../../functions/src/kernel/policy";
+import { computeExpireAt, computeRetainUntil } from "../../functions/src/kernel/retention";
+import { DEMO_DOCS, DEMO_PASSWORD, DEMO_USERS } from "./data";
+import { adminApp, db } from "../../functions/src/platform/firestore";
+import { governedToFirestore, readGovernedStrict } from "../../functions/src/platform/governed-doc";
+import { policy } from "../../functions/src/platform/registry";
 
 export interface SeedResult {
   documents: number;

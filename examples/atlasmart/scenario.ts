@@ -1,11 +1,11 @@
-import type { Actor } from "../evidence/rules";
-import { placeHold } from "../holds/index";
-import { DAY_MS } from "../kernel/policy";
-import { db } from "../platform/firestore";
-import { writeGoverned } from "../platform/governed-repo";
-import { listBrakeRuns, runNightlyPurge } from "../purge/index";
-import { findRequest, openDeletionRequest, resolveTenantSubject } from "../requests/index";
-import { DEMO_TENANT } from "./atlasmart";
+import type { Actor } from "../../functions/src/evidence/rules";
+import { placeHold } from "../../functions/src/holds/index";
+import { DAY_MS } from "../../functions/src/kernel/policy";
+import { db } from "../../functions/src/platform/firestore";
+import { writeGoverned } from "../../functions/src/platform/governed-repo";
+import { listBrakeRuns, runNightlyPurge } from "../../functions/src/purge/index";
+import { findRequest, openDeletionRequest, resolveTenantSubject } from "../../functions/src/requests/index";
+import { DEMO_TENANT } from "./data";
 
 /**
  * The demo's deletion requests, one in each state a compliance officer meets, and one purge run the brake holds

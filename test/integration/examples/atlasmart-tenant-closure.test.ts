@@ -17,8 +17,8 @@ import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/cal
 import { requestTenantDeletionHandler } from "../../../functions/src/entrypoints/callable/request-tenant-deletion";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
 import { exportTenant, verifyExportDir } from "../../../functions/src/export/index";
-import { DEMO_DOCS, DEMO_USERS } from "../../../functions/src/demo/atlasmart";
-import { seedDemo } from "../../../functions/src/demo/seed";
+import { DEMO_DOCS, DEMO_USERS } from "../../../examples/atlasmart/data";
+import { seedDemo } from "../../../examples/atlasmart/seed";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { computeRetainUntil } from "../../../functions/src/kernel/retention";
