@@ -25,7 +25,13 @@ import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
 import { recordErasureCompletions, runNightlyPurge, type PurgeRequestTask, type PurgeRunOptions, type UnitReport } from "../../../functions/src/purge/index";
 import { cancelDeletionRequest, openDeletionRequest } from "../../../functions/src/requests/index";
 import { replayErasures } from "../../../functions/src/restore/index";
+import { existsSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { adminApp, clearAnchors, clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { retentionWith } from "../../helpers/cli";
+import { repoRoot } from "../../helpers/policy";
 import { onSocialExample } from "../../helpers/social";
 import { expectHoldsFenced } from "../purge/support";
 import { deleteEvent } from "../ttl/fixtures";
@@ -436,5 +442,77 @@ describe("a restored copy of the analytics database", () => {
     expect((await replay(false)).toErase).toBe(0);
     // The live databases were not touched by the replay.
     for (const p of OTHERS_EVENTS) expect(await existsIn(SOCIAL_ANALYTICS, p), p).toBe(true);
+  });
+});
+
+describe("the operator CLI across the two databases", () => {
+  // The CLI as an operator runs it on the example's data: a process enforcing the example's registry bundle
+  // (`npm run build` writes it), with the suite's databases (the environment this suite set).
+  const cli = (args: string[]) => retentionWith(args, { RETENTION_REGISTRY_FILE: join(repoRoot, "functions", "registries", "social.json") });
+  const asOf = new Date(AFTER_GRACE + DAY_MS).toISOString();
+
+  it("shows a request's databases, places and releases a hold in analytics, and audits, verifies, exports, explains and plans both", async () => {
+    await freshSeed();
+    const requestId = await openAnasRequest();
+    await runNightlyJob(runAsOf(AFTER_GRACE));
+
+    const shown = await cli(["requests", "show", requestId, "--json"]);
+    expect(shown.code, shown.stderr).toBe(0);
+    const s = JSON.parse(shown.stdout) as { state: string; cells: { database: string; state: string }[] };
+    expect(s.state).toBe("PURGED");
+    expect(s.cells.map((c) => [c.database, c.state])).toEqual([
+      [PRIMARY_CELL, "PURGED"],
+      [SOCIAL_ANALYTICS, "PURGED"],
+    ]);
+    expect((await cli(["requests", "show", requestId])).stdout).toMatch(/DATABASE +STATE +FULLY GONE BY/);
+
+    const placed = await cli(["holds", "place", "events/ev-bo-1", "--database", SOCIAL_ANALYTICS, "--reason-code", "LITIGATION", "--as", "s-dana", "--json"]);
+    expect(placed.code, placed.stderr).toBe(0);
+    const { holdId, databases } = JSON.parse(placed.stdout) as { holdId: string; databases: string[] };
+    expect(databases).toEqual([SOCIAL_ANALYTICS]);
+    expect((await docIn(SOCIAL_ANALYTICS, "events/ev-bo-1")).get("holdIds")).toEqual([holdId]);
+    const listed = JSON.parse((await cli(["holds", "list", "--json"])).stdout) as { items: { holdId: string; database: string }[] };
+    expect(listed.items.map((h) => [h.holdId, h.database])).toEqual([[holdId, SOCIAL_ANALYTICS]]);
+    expect(JSON.parse((await cli(["holds", "list", "--database", PRIMARY_CELL, "--json"])).stdout)).toMatchObject({ items: [] });
+    const released = await cli(["holds", "release", holdId, "--reason", "case closed", "--as", "s-eli", "--json"]);
+    expect(released.code, released.stderr).toBe(0);
+    expect((await docIn(SOCIAL_ANALYTICS, `retentionHolds/${holdId}`)).get("state")).toBe("RELEASED");
+
+    const audit = await cli(["audit", "--skip-subjects", "--as-of", asOf, "--json"]);
+    expect(audit.code, audit.stdout).toBe(0);
+    expect(Object.keys((JSON.parse(audit.stdout) as { databases: object }).databases)).toEqual([PRIMARY_CELL, SOCIAL_ANALYTICS]);
+    const verified = await cli(["verify-evidence", "--json"]);
+    expect(verified.code, verified.stdout).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, databases: { [PRIMARY_CELL]: { ok: true }, [SOCIAL_ANALYTICS]: { ok: true } } });
+    const narrowed = JSON.parse((await cli(["verify-evidence", "--database", SOCIAL_ANALYTICS, "--json"])).stdout) as { databases: object };
+    expect(Object.keys(narrowed.databases)).toEqual([SOCIAL_ANALYTICS]);
+
+    // The anchor job, as an operator runs it: every database's heads anchored (an auditor's bundle carries them).
+    const anchored = await cli(["run", "evidenceAnchor", "--as", "s-dana", "--json"]);
+    expect(anchored.code, anchored.stderr).toBe(0);
+    expect(Object.keys((JSON.parse(anchored.stdout) as { cells: object }).cells)).toEqual([SOCIAL_ANALYTICS]);
+    const out = join(await mkdtemp(join(tmpdir(), "evidence-")), "bundle");
+    const exported = await cli(["export-evidence", "--out", out, "--json"]);
+    expect(exported.code, exported.stdout).toBe(0);
+    expect(existsSync(join(out, "manifest.json"))).toBe(true);
+    expect(existsSync(join(out, "databases", SOCIAL_ANALYTICS, "manifest.json"))).toBe(true);
+    const offline = await cli(["verify-evidence", "--bundle", out, "--json"]);
+    expect(offline.code, offline.stdout).toBe(0);
+    expect(JSON.parse(offline.stdout)).toMatchObject({ ok: true, databases: { [PRIMARY_CELL]: { ok: true }, [SOCIAL_ANALYTICS]: { ok: true } } });
+
+    const explained = JSON.parse((await cli(["explain", "--request", requestId, "--json"])).stdout) as { entries: { database: string }[]; nextCursor: string | null };
+    expect(explained.entries.every((e) => e.database === PRIMARY_CELL)).toBe(true);
+    expect(explained.nextCursor).not.toBeNull();
+    const plan = JSON.parse((await cli(["plan", "--subject", "u-bo", "--json"])).stdout) as { databases: Record<string, { delete: string[] }> };
+    expect(Object.keys(plan.databases)).toEqual([PRIMARY_CELL, SOCIAL_ANALYTICS]);
+    expect(plan.databases[SOCIAL_ANALYTICS]!.delete.sort()).toEqual(OTHERS_EVENTS.filter((p) => p.includes("-bo-")).sort());
+
+    await clearFirestore(SOCIAL_ANALYTICS_RESTORED_DATABASE);
+    await seedSocialAnalytics(T0, SOCIAL_ANALYTICS_RESTORED_DATABASE);
+    const replay = await cli(["replay-erasures", "--database", SOCIAL_ANALYTICS_RESTORED_DATABASE, "--of", SOCIAL_ANALYTICS, "--as", "s-dana", "--json"]);
+    expect(replay.code).toBe(1);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ databaseId: SOCIAL_ANALYTICS_RESTORED_DATABASE, cell: SOCIAL_ANALYTICS, toErase: 1, subjects: [{ uid: "u-ana", action: "erase" }] });
+    const refused = await cli(["replay-erasures", "--database", SOCIAL_ANALYTICS, "--json"]);
+    expect(refused.code).toBe(2);
   });
 });
