@@ -589,7 +589,8 @@ function governedCollectionIds(): string[] {
 /** The cell request's fields copied from the request of record. */
 function cellRequestFields(record: DeletionRequest, state: RequestState, event: string, nowMs: number, released: boolean): Record<string, unknown> {
   return {
-    ...requestToFirestore({ ...record, state, timeline: [{ atMs: nowMs, event, detail: "request of record in the primary database" }], softDeleted: 0, manifestHash: undefined }),
+    // The subject's own words (`reason`) stay on the request of record alone: no second copy of them.
+    ...requestToFirestore({ ...record, state, reason: undefined, timeline: [{ atMs: nowMs, event, detail: "request of record in the primary database" }], softDeleted: 0, manifestHash: undefined }),
     cellOf: PRIMARY_CELL,
     awaitingRecord: !released,
     softDeleteDone: false,
