@@ -15,7 +15,7 @@
 // One JSON line on stdout.
 //
 //   npm run bench:hold-fence
-//   EMULATOR_PORT_OFFSET=<n> node scripts/emulators.mjs exec --only firestore,auth -- node bench/hold-fence.mjs
+//   EMULATOR_PORT_OFFSET=<n> node scripts/emulators.mjs exec --only firestore,auth,storage -- node bench/hold-fence.mjs
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";

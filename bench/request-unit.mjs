@@ -7,7 +7,7 @@
 // method (bench/lib.mjs), the batches and steps of its round, and its wall time. Then it runs a fresh set of the
 // small accounts CONCURRENCY tasks at a time, for the emulator's throughput. One JSON line on stdout.
 //
-//   npm run build && EMULATOR_PORT_OFFSET=<n> node scripts/emulators.mjs exec --only firestore,auth -- node bench/request-unit.mjs
+//   npm run build && EMULATOR_PORT_OFFSET=<n> node scripts/emulators.mjs exec --only firestore,auth,storage -- node bench/request-unit.mjs
 import { counts, countOperations, functionsLib, resetCounts, rpcsByMethod } from "./lib.mjs";
 
 const host = process.env.FIRESTORE_EMULATOR_HOST;

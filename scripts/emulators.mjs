@@ -188,7 +188,8 @@ async function main() {
   const args = process.argv.slice(2);
   const mode = args.shift();
   if (mode !== "exec" && mode !== "start") fail("usage: emulators.mjs exec [--only list] -- <command> | start");
-  let only = "firestore,auth,functions,tasks";
+  // Storage is in the default set: a data map with storage entries (AtlasMart's) lists objects whenever it plans.
+  let only = "firestore,auth,functions,tasks,storage";
   const onlyIdx = args.indexOf("--only");
   if (onlyIdx >= 0) {
     only = args[onlyIdx + 1];
@@ -213,8 +214,6 @@ async function main() {
   const command = dash >= 0 ? args.slice(dash + 1) : args;
   if (mode === "exec" && command.length === 0) fail("exec needs a command after --");
 
-  // `npm start` runs Storage too: it costs 0.4 to 1.8 s (docs/STORAGE.md).
-  if (mode === "start" && onlyIdx < 0) only += ",storage";
   const cliOnly = only.split(",").filter((name) => name !== "storage");
   const withStorage = cliOnly.length < only.split(",").length;
   const withCli = cliOnly.length > 0;
@@ -321,7 +320,8 @@ async function seedWhenReady(em, env, example) {
   };
   // The example's own seed (scripts/seed.ts), as `npm run seed -- <name> --scenario` runs it.
   await new Promise((resolvePromise, reject) => {
-    const seed = spawn(join(root, "node_modules", ".bin", "tsx"), [join(root, "scripts", "seed.ts"), example.name, "--scenario"], { cwd: root, env: seedEnv, stdio: "inherit" });
+    // With Storage, the example's objects too (avatars, uploads, a tenant's files).
+    const seed = spawn(join(root, "node_modules", ".bin", "tsx"), [join(root, "scripts", "seed.ts"), example.name, ...(env.STORAGE_EMULATOR_HOST ? ["--objects"] : []), "--scenario"], { cwd: root, env: seedEnv, stdio: "inherit" });
     seed.on("exit", (code) => (code === 0 ? resolvePromise() : reject(new Error(`the seed of ${example.name} exited ${code}`))));
   });
   const fn = `http://127.0.0.1:${em.functions.port}/${env.GCLOUD_PROJECT}/us-central1`;

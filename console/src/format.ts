@@ -214,3 +214,29 @@ export function brakeWhy(v: { kind: string; retentionClass?: string | null | und
   if (v.kind === "TOTAL" && count !== null && limit !== null) return `it would delete ${count} documents, more than the ${limit} one run may delete`;
   return `${v.kind}${v.retentionClass ? ` ${v.retentionClass}` : ""}`;
 }
+
+/**
+ * The collection a document path belongs to (the last collection segment); a Cloud Storage object (`gs://bucket/name`)
+ * is counted by its bucket: what the request view's plan table groups by.
+ */
+export function collectionOf(path: string): string {
+  if (path.startsWith("gs://")) return `objects in ${path.slice(5).split("/")[0] || "?"}`;
+  const s = path.split("/");
+  return s[s.length - 2] ?? path;
+}
+
+/**
+ * What an object batch's evidence entry says about the objects it shows: its `detail.objects` lines
+ * (`gs://bucket/name#generation outcome`) for the paths the entry lists here (only the asked object, when the
+ * question is an object).
+ */
+export function objectOutcomes(e: { action: string; paths: readonly string[]; detail: Readonly<Record<string, unknown>> }): string[] {
+  const objects = e.detail.objects;
+  if (e.action !== "PURGE_OBJECTS" || typeof objects !== "string") return [];
+  const shown = new Set(e.paths);
+  // `gs://bucket/name#generation outcome`: a name may hold spaces and #, the generation and the outcome never do.
+  return objects.split("\n").filter((line) => {
+    const m = /^(gs:\/\/.+)#[0-9]+ (deleted|gone|changed( to #[0-9]+)?|held \S+)$/.exec(line);
+    return m !== null && shown.has(m[1]!);
+  });
+}

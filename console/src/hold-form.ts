@@ -15,6 +15,9 @@ export function pathCheck(whole: PolicyIndex, path: string, database?: string): 
     return { ok: true, code: null, text: `${scope ? `A ${scope}` : "A subtree root"}: the hold covers it and everything under it.` };
   }
   const segments = path.split("/");
+  if (verdict.reason === "INVALID_TARGET_PATH" && path.startsWith("gs://")) {
+    return { ok: false, code: null, text: "An object in Cloud Storage is held through the document it is held with (a user's profile holds their uploads): enter that document's path." };
+  }
   if (verdict.reason === "INVALID_TARGET_PATH") {
     if (segments.some((s) => s === "")) return { ok: false, code: null, text: "The path has an empty part: remove the slash at its start or end, or the doubled slash." };
     if (segments.some((s) => s === "." || s === ".." || /^__.*__$/.test(s))) return { ok: false, code: null, text: "A part of the path is not a name a document can have (., .. or __name__)." };

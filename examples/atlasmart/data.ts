@@ -75,6 +75,18 @@ export const DEMO_USERS: readonly DemoUser[] = [
 
 export const DEMO_PASSWORD = "atlasmart-demo";
 
+/**
+ * The demo's Cloud Storage objects, in the default bucket (the registry's `tenant-files`, `uploads` and
+ * `customer-uploads` entries): t-acme's own files, and each customer's uploads under their folder.
+ */
+export const DEMO_OBJECTS: readonly { name: string; contentType: string; body: string }[] = [
+  { name: "tenants/t-acme/files/logo.png", contentType: "image/png", body: "acme outfitters logo" },
+  { name: "tenants/t-acme/files/catalogue/spring-2026.pdf", contentType: "application/pdf", body: "spring catalogue" },
+  { name: "tenants/t-acme/users/u-1001/receipts/o-1001.pdf", contentType: "application/pdf", body: "receipt for o-1001" },
+  { name: "tenants/t-acme/users/u-1001/returns/photo-1.jpg", contentType: "image/jpeg", body: "a photo of a returned boot" },
+  { name: "tenants/t-acme/users/u-1002/receipts/o-1002.pdf", contentType: "application/pdf", body: "receipt for o-1002" },
+];
+
 /** Collections the demo schema uses (for the "every collection is classified" check). */
 export function demoCollectionIds(): Set<string> {
   const ids = new Set<string>();

@@ -1,10 +1,12 @@
 import { getAuth } from "firebase-admin/auth";
+import { getStorage } from "firebase-admin/storage";
 import { DAY_MS } from "../../functions/src/kernel/policy";
 import { computeExpireAt, computeRetainUntil } from "../../functions/src/kernel/retention";
-import { DEMO_DOCS, DEMO_PASSWORD, DEMO_USERS } from "./data";
+import { DEMO_DOCS, DEMO_OBJECTS, DEMO_PASSWORD, DEMO_USERS } from "./data";
 import { adminApp, db } from "../../functions/src/platform/firestore";
 import { governedToFirestore, readGovernedStrict } from "../../functions/src/platform/governed-doc";
 import { policy } from "../../functions/src/platform/registry";
+import { defaultBucket } from "../../functions/src/platform/storage";
 
 export interface SeedResult {
   documents: number;
@@ -66,4 +68,16 @@ export async function seedDemoUsers(): Promise<void> {
     }
     await auth.setCustomUserClaims(u.uid, u.claims);
   }
+}
+
+/** Uploads the demo's objects (DEMO_OBJECTS) to the default bucket; returns each name's generation. */
+export async function seedDemoObjects(): Promise<Map<string, string>> {
+  const bucket = getStorage(adminApp()).bucket(defaultBucket());
+  const generations = new Map<string, string>();
+  for (const o of DEMO_OBJECTS) {
+    const file = bucket.file(o.name);
+    await file.save(o.body, { resumable: false, contentType: o.contentType });
+    generations.set(o.name, String((await file.getMetadata())[0].generation));
+  }
+  return generations;
 }

@@ -48,7 +48,7 @@ export const SOCIAL_DOCS: readonly SocialDoc[] = [
 ];
 
 /**
- * The activity log, in the example's second governed database (`analytics`, registry v3): one event per thing a
+ * The activity log, in the example's second governed database (`analytics`, registry v4): one event per thing a
  * member did, by uid. Ana's three go with her erasure; Bo's and Cy's stay.
  */
 export const SOCIAL_ANALYTICS_DOCS: readonly SocialDoc[] = [
@@ -58,6 +58,27 @@ export const SOCIAL_ANALYTICS_DOCS: readonly SocialDoc[] = [
   { path: "events/ev-bo-1", data: { uid: "u-bo", kind: "signed-in" } },
   { path: "events/ev-bo-2", data: { uid: "u-bo", kind: "commented", postId: "p-ana-1" } },
   { path: "events/ev-cy-1", data: { uid: "u-cy", kind: "posted", postId: "p-cy-1" } },
+];
+
+/** A Cloud Storage object of the demo, in the project's default bucket: a user's avatar or one of their uploads. */
+export interface SocialObject {
+  name: string;
+  contentType: string;
+  body: string;
+}
+
+/**
+ * The demo's objects (the registry's `media` entry: `users/{uid}/` in the default bucket, held with `users/{uid}`).
+ * Ana has an avatar and two uploads, Bo an avatar and an upload, Cy an avatar. The bytes are short text standing in
+ * for an image or a file: the engine never looks inside an object.
+ */
+export const SOCIAL_OBJECTS: readonly SocialObject[] = [
+  { name: "users/u-ana/avatar.jpg", contentType: "image/jpeg", body: "ana's avatar" },
+  { name: "users/u-ana/uploads/2026/north-ridge.jpg", contentType: "image/jpeg", body: "the north ridge, first ascent of the season" },
+  { name: "users/u-ana/uploads/route-notes.txt", contentType: "text/plain", body: "north ridge: 5 pitches, descent by the east gully" },
+  { name: "users/u-bo/avatar.jpg", contentType: "image/jpeg", body: "bo's avatar" },
+  { name: "users/u-bo/uploads/old-bridge.jpg", contentType: "image/jpeg", body: "fog over the old bridge" },
+  { name: "users/u-cy/avatar.jpg", contentType: "image/jpeg", body: "cy's avatar" },
 ];
 
 export interface SocialUser {

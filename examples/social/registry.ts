@@ -21,7 +21,7 @@ export const SOCIAL_DATABASE = "social-example";
 /** The restored copy the example's restore drill replays the erasure ledger into: the example's too. */
 export const SOCIAL_RESTORED_DATABASE = "social-restored";
 
-/** The example's second governed database, by its logical name in the registry (v3): the activity log. */
+/** The example's second governed database, by its logical name in the registry (v4): the activity log. */
 export const SOCIAL_ANALYTICS = "analytics";
 
 /**

@@ -1,9 +1,11 @@
 import { getAuth } from "firebase-admin/auth";
+import { getStorage } from "firebase-admin/storage";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
 import { adminApp, inCell } from "../../functions/src/platform/firestore";
 import { policy, registryPolicy, useRegistryForTests } from "../../functions/src/platform/registry";
+import { defaultBucket } from "../../functions/src/platform/storage";
 import { findRequest, openDeletionRequest } from "../../functions/src/requests/index";
-import { SOCIAL_ANALYTICS_DOCS, SOCIAL_DOCS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
+import { SOCIAL_ANALYTICS_DOCS, SOCIAL_DOCS, SOCIAL_OBJECTS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
 import { isSocialRegistry, SOCIAL_ANALYTICS, socialPublished, socialRegistry } from "./registry";
 
 /** The app has no scope kind: its users belong to no tenant, so every governed write names none. */
@@ -24,6 +26,8 @@ export interface SocialSeedResult {
   /** Documents of the analytics database (the activity log). */
   analytics: number;
   users: number;
+  /** Objects uploaded to the default bucket (0 without `withObjects`). */
+  objects: number;
 }
 
 /**
@@ -32,9 +36,10 @@ export interface SocialSeedResult {
  * the one this process enforces ({@link useSocialRegistry}); seeding under another would stamp AtlasMart's
  * classes, or refuse the paths as UNKNOWN_POLICY, so it is refused up front. Parents come before children in
  * SOCIAL_DOCS. A second run rewrites the business fields and keeps each document's retention (its anchor, its
- * state, its holds), as the write path does for any rewrite.
+ * state, its holds), as the write path does for any rewrite. The avatars and uploads go to the project's default
+ * bucket with `withObjects` (the Storage emulator: `--only ...,storage`); each upload is a new generation.
  */
-export async function seedSocial(opts: { nowMs: number; withAuth?: boolean; analytics?: boolean }): Promise<SocialSeedResult> {
+export async function seedSocial(opts: { nowMs: number; withAuth?: boolean; analytics?: boolean; withObjects?: boolean }): Promise<SocialSeedResult> {
   if (!isSocialRegistry(registryPolicy().registry)) {
     throw new Error(`seedSocial: the active registry is ${policy().version} of another app; call useSocialRegistry() first`);
   }
@@ -45,7 +50,13 @@ export async function seedSocial(opts: { nowMs: number; withAuth?: boolean; anal
   const analytics = opts.analytics !== false;
   if (analytics) await seedSocialAnalytics(opts.nowMs);
   if (opts.withAuth !== false) await seedSocialUsers();
-  return { documents: SOCIAL_DOCS.length, analytics: analytics ? SOCIAL_ANALYTICS_DOCS.length : 0, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length };
+  if (opts.withObjects === true) await seedSocialObjects();
+  return {
+    documents: SOCIAL_DOCS.length,
+    analytics: analytics ? SOCIAL_ANALYTICS_DOCS.length : 0,
+    users: opts.withAuth === false ? 0 : SOCIAL_USERS.length,
+    objects: opts.withObjects === true ? SOCIAL_OBJECTS.length : 0,
+  };
 }
 
 /**
@@ -61,6 +72,19 @@ export async function seedSocialAnalytics(nowMs: number, databaseId?: string): P
     databaseId,
   );
   return SOCIAL_ANALYTICS_DOCS.length;
+}
+
+/** Uploads the demo's avatars and uploads to the default bucket; returns each object's name and generation. */
+export async function seedSocialObjects(): Promise<Map<string, string>> {
+  const bucket = getStorage(adminApp()).bucket(defaultBucket());
+  const generations = new Map<string, string>();
+  for (const o of SOCIAL_OBJECTS) {
+    const file = bucket.file(o.name);
+    await file.save(o.body, { resumable: false, contentType: o.contentType });
+    const [m] = await file.getMetadata();
+    generations.set(o.name, String(m.generation));
+  }
+  return generations;
 }
 
 /** Creates or updates the Auth users, with their claims (staff roles; members carry none). */

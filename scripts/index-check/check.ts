@@ -40,7 +40,7 @@ const APPS: readonly AppDatabase[] = [
 
 /**
  * The named databases a Firebase config deploys indexes to: `firestore` may be one entry (the default database) or a
- * list with a `database` per entry (the governed databases of docs/decisions/0034-several-databases.md). Each named
+ * list with a `database` per entry (the governed databases of docs/decisions/0036-several-databases.md). Each named
  * one's recorded queries are held to its own index file; the default database's stay the product's.
  */
 function namedDatabasesIn(configFile: string): AppDatabase[] {
@@ -61,7 +61,7 @@ const APP_RUNS: readonly { label: string; indexFile: string; databases: Record<s
   {
     label: "social",
     indexFile: SOCIAL_INDEXES_FILE,
-    // Its analytics database (registry v3; identity-mapped there: the database is named analytics) has its own file.
+    // Its analytics database (registry v4; identity-mapped there: the database is named analytics) has its own file.
     databases: { [SOCIAL_ANALYTICS]: SOCIAL_ANALYTICS_INDEXES_FILE },
     required: [
       { label: "social", process: "functions-worker", what: "the social example's functions (callables, TTL trigger, the console's calls)", how: "npm run test:social (scripts/index-check/preload.cjs through NODE_OPTIONS)" },

@@ -5,7 +5,7 @@ import type { ColumnDef } from "@tanstack/react-table";
 import { useEffect, useMemo, useState } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
-import { humanTimes, namePeople, personName, Problem, when } from "../format";
+import { humanTimes, namePeople, objectOutcomes, personName, Problem, when } from "../format";
 import { useRegistry } from "../registry";
 import { useSession, useUserKey } from "../session";
 import { DataTable } from "../table";
@@ -18,15 +18,18 @@ const question = (pathHint: string) =>
   z
     .object({ kind: z.enum(["path", "request", "subject"]), value: z.string().trim().min(1, "what to explain"), chain: z.boolean() })
     .superRefine((v, ctx) => {
-      const ok = v.kind === "path" ? inputs.documentPath.safeParse(v.value).success : inputs.id.safeParse(v.value).success;
+      const ok = v.kind === "path" ? inputs.evidencePath.safeParse(v.value).success : inputs.id.safeParse(v.value).success;
       if (!ok) {
-        const odd = v.kind === "path" && v.value.split("/").length % 2 === 1 && !v.value.split("/").includes("");
+        const object = v.kind === "path" && v.value.startsWith("gs://");
+        const odd = v.kind === "path" && !object && v.value.split("/").length % 2 === 1 && !v.value.split("/").includes("");
         const message =
           v.kind !== "path"
             ? "an id: letters, digits, - and _ only"
-            : odd
-              ? `a document's path: “${v.value.split("/").pop() ?? ""}” is a collection, so add the document's id after it`
-              : pathHint;
+            : object
+              ? "a Cloud Storage object: gs:// then the bucket's name, a slash, and the object's name"
+              : odd
+                ? `a document's path: “${v.value.split("/").pop() ?? ""}” is a collection, so add the document's id after it`
+                : `${pathHint}, or an object, gs://bucket/name`;
         ctx.addIssue({ code: "custom", path: ["value"], message });
       }
     });
@@ -69,7 +72,25 @@ export function actorText(actor: Entry["actor"], people: People): string {
 const columnsFor = (people: People): ColumnDef<Entry, unknown>[] => [
   { header: "Entry", accessorKey: "id", cell: (c) => <code>{c.row.original.id}</code> },
   { header: "When", accessorKey: "at", cell: (c) => when(c.row.original.at) },
-  { header: "What", accessorKey: "action" },
+  {
+    header: "What",
+    accessorKey: "action",
+    cell: (c) => {
+      const lines = objectOutcomes(c.row.original);
+      if (lines.length === 0) return c.row.original.action;
+      return (
+        <span>
+          {c.row.original.action}
+          {lines.map((l) => (
+            <span key={l} className="object-outcome">
+              <br />
+              <code>{l}</code>
+            </span>
+          ))}
+        </span>
+      );
+    },
+  },
   { header: "Who acted", id: "actor", accessorFn: (e) => actorText(e.actor, people) },
   {
     header: "Reason",
@@ -133,7 +154,7 @@ export function EvidenceView() {
       <form className="filters" aria-label="Explain" onSubmit={(e) => void form.handleSubmit((v) => setAsked(v))(e)} noValidate>
         <label htmlFor="ex-kind">Explain a</label>
         <select id="ex-kind" {...form.register("kind")}>
-          <option value="path">document path</option>
+          <option value="path">document or object path</option>
           <option value="request">deletion request</option>
           <option value="subject">subject (uid)</option>
         </select>

@@ -1,17 +1,11 @@
 import { refusalReason, type CallableOutput } from "@atlasmart/retention-client";
 import { useQuery } from "@tanstack/react-query";
 import { Link, useParams } from "@tanstack/react-router";
-import { countdown, erasureCompleteText, goneByText, openedBy, PathText, Problem, subjectLabel, timelineText, useNow, when, whereItStands } from "../format";
+import { collectionOf, countdown, erasureCompleteText, goneByText, openedBy, PathText, Problem, subjectLabel, timelineText, useNow, when, whereItStands } from "../format";
 import { useRegistry } from "../registry";
 import { useSession, useUserKey } from "../session";
 
 type Plan = CallableOutput<"planDeletion">;
-
-/** The collection a document path belongs to (the last collection segment). */
-const collectionOf = (path: string) => {
-  const s = path.split("/");
-  return s[s.length - 2] ?? path;
-};
 
 interface PlanRow {
   collection: string;

@@ -54,6 +54,18 @@ export const FINDING_CODES = [
    * request that owns it will not be taken again, and its own retention has not run out (so no sweep takes it).
    */
   "STALE_PURGE_ELIGIBLE",
+  /**
+   * A Cloud Storage object a storage entry reaches carries the marker of a hold that is not active (released, or no
+   * such record): the analog of a document keeping the id of a released hold. Its Cloud Storage `temporaryHold` may
+   * keep it past its erasure (docs/STORAGE.md).
+   */
+  "OBJECT_MARKER_STALE",
+  /**
+   * An object whose heldWith document an active hold covers, whose flagging has finished (applied, not being
+   * released), lacks that hold's marker: the analog of HOLD_WITH_TTL (a lifecycle rule or another deleter could
+   * remove it; the purge still keeps it, by the hold's record).
+   */
+  "OBJECT_HELD_UNMARKED",
 ] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
 
@@ -369,4 +381,29 @@ export function isDeletionCandidate(doc: AuditDoc, held: boolean, nowMs: number)
   if (held) return false;
   if (doc.lifecycleState === "PURGE_ELIGIBLE" || doc.lifecycleState === "SOFT_DELETED") return true;
   return isExpired({ expireAtMs: typeof doc.expireAt === "number" ? doc.expireAt : null, retainUntilMs: doc.retainUntilMs }, nowMs);
+}
+
+/** An object as the audit reads it: its path, the holds whose marker it carries, and its heldWith documents (one per storage entry that reaches it). */
+export interface AuditObject {
+  path: string;
+  markerHoldIds: readonly string[];
+  heldWith: readonly string[];
+}
+
+/**
+ * A Cloud Storage object against the hold records: a marker of a hold that is not active is OBJECT_MARKER_STALE; an
+ * active hold whose record covers one of its heldWith documents, whose flagging is done (`appliedHoldIds`: ACTIVE,
+ * applied, not being released) and whose marker it lacks is OBJECT_HELD_UNMARKED.
+ */
+export function auditObject(o: AuditObject, holds: readonly ActiveHoldRef[], appliedHoldIds: ReadonlySet<string>): Finding[] {
+  const out: Finding[] = [];
+  const active = new Set(holds.map((h) => h.holdId));
+  for (const id of o.markerHoldIds) {
+    if (!active.has(id)) out.push({ path: o.path, code: "OBJECT_MARKER_STALE", detail: `carries the marker of hold ${id}, which is not active` });
+  }
+  for (const h of holds) {
+    if (!appliedHoldIds.has(h.holdId) || h.letGo || o.markerHoldIds.includes(h.holdId)) continue;
+    if (o.heldWith.some((w) => coveringHold(w, [h]) !== undefined)) out.push({ path: o.path, code: "OBJECT_HELD_UNMARKED", detail: `hold ${h.holdId} covers it, but it carries no marker of it` });
+  }
+  return out;
 }

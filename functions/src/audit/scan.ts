@@ -20,6 +20,8 @@ import {
 import type { ActiveHoldRef } from "../kernel/held";
 import { parentDocumentPath, segments } from "../kernel/paths";
 import { newStats, tallyDoc, tallyRequest, type AuditStats } from "./stats";
+import { auditObjects } from "./objects";
+import { storageSettings } from "../platform/storage";
 import { pages } from "../platform/streams";
 import { PurgeOwnerChecker } from "./purge-owners";
 import { SubjectChecker } from "./subjects";
@@ -91,6 +93,7 @@ export async function scanRetention(opts: ScanOptions): Promise<AuditResult> {
     }),
     run.archives(),
     run.requests(),
+    run.objects(),
   ]);
   return run.result(Date.now() - started);
 }
@@ -179,6 +182,12 @@ class AuditRun {
       tallyDoc(this.stats, pol.classForPath(doc.path)?.id ?? doc.retentionClass ?? "(unknown)", doc, held, this.opts.nowMs);
       if (!held) await this.subjects.offer(doc.path);
     }
+  }
+
+  /** Cloud Storage objects the data map's storage entries reach, against the hold records (audit/objects.ts). Bounded. */
+  async objects(): Promise<void> {
+    this.stats.objects = await auditObjects(this.ctx.policy.allStorageEntries(), this.holds, storageSettings.auditMaxObjects(), (fs) => this.report(fs));
+    if (this.stats.objects.checked > 0) this.progress("objects", this.stats.objects.checked);
   }
 
   /** Archive entries: verified, and a copy of held data carries no TTL value. */

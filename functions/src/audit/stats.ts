@@ -30,6 +30,8 @@ export interface AuditStats {
   requests: { unfinished: number; overdue: number; retainedUnderHold: number; retainedPastDue: number; dueBuckets: Record<string, number>; mostUrgent: UrgentRequest[] };
   archives: { entries: number; unverified: number };
   subjectsChecked: number;
+  /** Cloud Storage objects the object check read (at most RETENTION_AUDIT_MAX_OBJECTS), and whether that bound cut it short. */
+  objects: { checked: number; truncated: boolean };
 }
 
 /** Requests kept for the dashboard's "against their due date" chart: the most urgent few. */
@@ -47,6 +49,7 @@ export function newStats(activeHoldRecords: number): AuditStats {
     requests: { unfinished: 0, overdue: 0, retainedUnderHold: 0, retainedPastDue: 0, dueBuckets: Object.fromEntries(DUE_BUCKETS.map((b) => [b, 0])), mostUrgent: [] },
     archives: { entries: 0, unverified: 0 },
     subjectsChecked: 0,
+    objects: { checked: 0, truncated: false },
   };
 }
 

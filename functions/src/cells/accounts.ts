@@ -18,7 +18,7 @@ const MAX_EVIDENCE_PATHS = 100;
 export type AccountsOutcome = "NOT_ACROSS_CELLS" | "DONE" | "WAITING_FOR_CELLS";
 
 /**
- * The Auth accounts of a request across several governed databases (docs/decisions/0034-several-databases.md):
+ * The Auth accounts of a request across several governed databases (docs/decisions/0036-several-databases.md):
  * deleted once, by the request of record in the primary, when every cell has erased all it may (each PURGED or
  * RETAINED_UNDER_HOLD: decision 0003 across cells). No cell's finalize deletes them (purge/runner/finalize.ts).
  * Recorded like finalize's: the intent on the request of record first (AUTH_ACCOUNT_DELETE_INTENT, or

@@ -22,7 +22,7 @@ import { parseRequestState } from "../requests/rules/requests";
 import { finishRecordAccounts } from "./accounts";
 
 /**
- * The purge across several governed databases (docs/decisions/0034-several-databases.md): the whole engine runs
+ * The purge across several governed databases (docs/decisions/0036-several-databases.md): the whole engine runs
  * in each cell unchanged (`inCell`), and what spans cells is done here, between the cells' runs: cell requests
  * following their request of record, their release once the primary's purge has taken it, and the Auth accounts
  * once every cell is done.

@@ -17,12 +17,19 @@ export const PlanRetainItem = z.object({
   holdId: z.string().optional(),
   deferredByHold: z.enum(["delete", "mask", "removeFromArray"]).optional(),
 });
-/** One governed database's part of a plan. */
+/** A Cloud Storage object of a plan, with the generation it was decided on. */
+export const PlanObject = z.object({ path: z.string(), generation: z.string() });
+
+/**
+ * One governed database's part of a plan. A bucket's objects are planned in one database's part only: the one
+ * whose holds can cover them (their heldWith document's), so `objects` is empty in the others.
+ */
 export const PlanPart = z.object({
   delete: z.array(z.string()),
   retain: z.array(PlanRetainItem),
   externalCopiesToReview: z.array(z.string()),
   manifestHash: z.string(),
+  objects: z.array(PlanObject),
 });
 
 /**
@@ -30,11 +37,14 @@ export const PlanPart = z.object({
  * database's part under `databases` (by logical name), each with its own manifest hash.
  */
 export const PlanDeletionOutput = z.object({
+  /** Document paths, then Cloud Storage objects as `gs://bucket/name`. */
   delete: z.array(z.string()),
   retain: z.array(PlanRetainItem),
   externalCopiesToReview: z.array(z.string()),
   policyVersion: z.string(),
   manifestHash: z.string(),
+  /** Every Cloud Storage object the manifest deletes or keeps, with the generation it was decided on (empty without storage entries). */
+  objects: z.array(PlanObject),
   databases: z.record(z.string(), PlanPart).optional(),
 });
 

@@ -6,12 +6,13 @@ const verify = z.enum(["entries", "chain"]).optional();
 const paging = { pageSize: inputs.pageSize.optional(), cursor: inputs.cursor.optional(), verify, database: inputs.database.optional() };
 
 /**
- * "Why was this deleted, and who allowed it?" for one document path, one deletion request or one subject.
+ * "Why was this deleted, and who allowed it?" for one document path (or Cloud Storage object, `gs://bucket/name`), one
+ * deletion request or one subject.
  * `verify`: "entries" (default) checks each returned entry's hash and its links to its neighbours;
  * "chain" walks the whole ledger (every chain and the anchors) as `retention verify-evidence` does.
  */
 export const ExplainDeletionInput = z.union([
-  z.object({ path: inputs.documentPath, ...paging }).strict(),
+  z.object({ path: inputs.evidencePath, ...paging }).strict(),
   z.object({ requestId: inputs.id, ...paging }).strict(),
   z.object({ subjectUid: inputs.id, ...paging }).strict(),
 ]);

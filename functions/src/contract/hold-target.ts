@@ -1,4 +1,5 @@
 import { isDocumentPath, matchPattern } from "../kernel/paths";
+import { isObjectPath } from "../kernel/storage-map";
 import type { PolicyIndex } from "../kernel/policy";
 
 export type HoldTargetVerdict =
@@ -14,6 +15,9 @@ export type HoldTargetVerdict =
  * (holds/rules.ts: classifyHoldTarget, holdClassForPath, assertHoldableClass).
  */
 export function holdTargetVerdict(policy: PolicyIndex, path: string): HoldTargetVerdict {
+  if (isObjectPath(path)) {
+    return { ok: false, reason: "INVALID_TARGET_PATH", message: "A Cloud Storage object is held through the document the data map holds it with (its heldWith): hold that document." };
+  }
   if (!isDocumentPath(path)) return { ok: false, reason: "INVALID_TARGET_PATH", message: "A document path: collection/id pairs." };
   if (policy.subtreeHoldRoots().some((p) => matchPattern(p, path) !== null)) return { ok: true, targetType: "subtree", retentionClass: policy.classForPath(path)?.id ?? null };
   const s = path.split("/");

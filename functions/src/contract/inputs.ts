@@ -4,18 +4,30 @@ import { z } from "zod";
  * Bounded input shapes shared by the callable schemas. Pure zod (no Firebase imports): the functions, the
  * typed client and the console all validate with these same schemas.
  */
+/** A document path: collection/id pairs, no empty, `.` / `..` or reserved `__x__` segments. */
+const documentPath = z
+  .string()
+  .min(3)
+  .max(1024)
+  .refine((p) => {
+    const s = p.split("/");
+    return s.length % 2 === 0 && s.every((seg) => seg.length > 0 && seg.length <= 200 && seg !== "." && seg !== ".." && !/^__.*__$/.test(seg));
+  }, "a document path: collection/id pairs");
+
+/** A Cloud Storage object as evidence names it: `gs://<bucket>/<name>`, the name 1 to 1024 characters, no control characters. */
+const OBJECT_PATH = /^gs:\/\/[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]\/(.{1,1024})$/u;
+const hasControl = (s: string): boolean => [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+
 export const inputs = {
   /** A Firestore document id as this service issues them (auto-ids, uids, fixed demo ids). */
   id: z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/, "letters, digits, - and _ only"),
-  /** A document path: collection/id pairs, no empty, `.` / `..` or reserved `__x__` segments. */
-  documentPath: z
+  documentPath,
+  /** A path evidence names: a document path, or a Cloud Storage object (`gs://bucket/name`, docs/STORAGE.md). */
+  evidencePath: z
     .string()
     .min(3)
-    .max(1024)
-    .refine((p) => {
-      const s = p.split("/");
-      return s.length % 2 === 0 && s.every((seg) => seg.length > 0 && seg.length <= 200 && seg !== "." && seg !== ".." && !/^__.*__$/.test(seg));
-    }, "a document path: collection/id pairs"),
+    .max(1100)
+    .refine((p) => (p.startsWith("gs://") ? OBJECT_PATH.test(p) && !hasControl(p) : documentPath.safeParse(p).success), "a document path (collection/id pairs) or a Cloud Storage object (gs://bucket/name)"),
   /** Staff or user free text: stored on the record, hashed in evidence. */
   text: z.string().max(500),
   isoTime: z.iso.datetime({ offset: true }),

@@ -1,5 +1,5 @@
 export { discoverDraft, type DiscoverOptions } from "./discover";
-export { DEFAULT_SAMPLE } from "./sample";
+export { DEFAULT_BUCKET_SAMPLE, DEFAULT_SAMPLE } from "./sample";
 export {
   DEFAULT_THRESHOLDS,
   DRAFT_FORMAT,

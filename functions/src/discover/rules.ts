@@ -74,8 +74,23 @@ export interface SampleSummary {
   collectionsNotSampled: string[];
 }
 
+/**
+ * The sample of one bucket (docs/DISCOVER.md): the objects read under each of its top-level folders, at most a
+ * bound per folder. `bucket` is what a storage entry would name: `(default)`, or the name given.
+ */
+export interface BucketSample {
+  bucket: string;
+  folders: readonly { prefix: string; names: readonly string[]; limited: boolean }[];
+  /** The bucket has more top-level folders than were listed. */
+  foldersLimited: boolean;
+  /** Objects at the bucket's root (no folder): not sampled, counted. */
+  rootObjects: number;
+}
+
 export interface DiscoverInput {
   samples: readonly CollectionSample[];
+  /** The buckets sampled, for storage entries (none: the draft proposes none). */
+  buckets?: readonly BucketSample[];
   uids: ReadonlySet<string>;
   /** The registry in force: its control-plane collections are skipped, its product settings carried over. */
   base: Registry;
@@ -86,7 +101,8 @@ export interface DiscoverInput {
   thresholds?: Thresholds;
 }
 
-export type Link = "id" | "field" | "array";
+/** How a document links to a user (its id, a field, an array), or an object (a folder of its path). */
+export type Link = "id" | "field" | "array" | "path";
 
 export interface FieldOverrideIndex {
   order?: "ASCENDING" | "DESCENDING";
@@ -126,6 +142,8 @@ export interface Candidate {
 }
 
 export type UnclassifiedKind =
+  | "storage-ids-before-uid"
+  | "storage-no-held-with"
   | "no-uid-link"
   | "below-threshold"
   | "id-under-parent"
@@ -163,7 +181,12 @@ export interface DiscoverDraft {
   basedOn: string;
   generatedAt: string;
   thresholds: Thresholds;
-  sample: SampleSummary & { collectionsSampled: number; skippedControlPlane: string[] };
+  sample: SampleSummary & {
+    collectionsSampled: number;
+    skippedControlPlane: string[];
+    /** Each bucket sampled: its top-level folders read, the object names read, and what was left. */
+    buckets: { bucket: string; folders: number; objectsRead: number; foldersLimited: boolean; rootObjects: number }[];
+  };
   review: {
     steps: string[];
     entries: Candidate[];
@@ -559,6 +582,9 @@ export function draftRegistry(input: DiscoverInput): DiscoverDraft {
     }
   }
 
+  // Cloud Storage: folders of sampled object paths that are Auth uids.
+  for (const proposal of draftStorage(input.buckets ?? [], input.uids, t, entries.map((e) => e.entry), unclassified)) entries.push(proposal);
+
   // 5. The draft.
   const collections: RegistryJson["collections"] = [];
   const findings: CollectionFinding[] = [];
@@ -643,12 +669,20 @@ export function draftRegistry(input: DiscoverInput): DiscoverDraft {
       collectionsNotSampled: [...input.summary.collectionsNotSampled].sort(byText),
       collectionsSampled: stats.size,
       skippedControlPlane: [...skippedControlPlane].sort(byText),
+      buckets: (input.buckets ?? []).map((b) => ({
+        bucket: b.bucket,
+        folders: b.folders.length,
+        objectsRead: b.folders.reduce((n, f) => n + f.names.length, 0),
+        foldersLimited: b.foldersLimited,
+        rootObjects: b.rootObjects,
+      })),
     },
     review: {
       steps: [
         `Give every collection whose retentionClass is ${UNREVIEWED_CLASS} a real class (add the class to registry.classes if it is new), then drop the ${UNREVIEWED_CLASS} class.`,
         "Check every dataMap.user entry against review.entries (its evidence and numbers): remove links that are not the user's data, change actions (retain, mask, archive) where the law or the business keeps a record.",
         "Go through review.unclassified: personal data the sample could not link to a uid needs its entry written by hand.",
+        "For every storage entry, check its heldWith: the document a hold must cover to hold those objects (a hold on it, or on an ancestor, keeps them). The draft proposes the uid-keyed document the path names; it is a proposal like the rest.",
         "Merge review.indexes.fieldOverrides into firestore.indexes.json (keep what an existing override of the same field lists), and run npm run check:indexes.",
         `Copy registry to policies/versions/${input.version}.json, then npm run policies:publish -- ${input.version}.json and npm run build.`,
       ],
@@ -711,4 +745,87 @@ function unreviewedClass(): RegistryJson["classes"][number] {
     recovery: "Unknown until reviewed: say what a restore from PITR or an export brings back.",
     userDeletable: true,
   };
+}
+
+/**
+ * Storage entries from the sampled buckets: in each top-level folder, the object paths one of whose folders is an
+ * Auth uid (`members/m-1/avatar.jpg`: `members/{uid}/`). A position proposes an entry when enough of the folder's sampled
+ * objects have a uid there (the thresholds of documents), every folder before it is the same literal (other ids
+ * before the uid, such as a tenant's, are listed for review: the draft names no scope), and a heldWith document can be
+ * proposed: the path's own `<collection>/{uid}` when its folders before the uid are one collection name, else the
+ * draft's first uid-keyed document entry. Each proposal is delete, with its numbers.
+ */
+function draftStorage(
+  buckets: readonly BucketSample[],
+  uids: ReadonlySet<string>,
+  t: Thresholds,
+  drafted: readonly DataMapEntryJson[],
+  unclassified: Unclassified[],
+): { entry: DataMapEntryJson; candidate: Candidate }[] {
+  const out: { entry: DataMapEntryJson; candidate: Candidate }[] = [];
+  const keyedDocs = drafted.filter((e) => e.kind === "doc" && typeof e.path === "string" && /^[A-Za-z][A-Za-z0-9_-]*\/\{uid\}$/.test(e.path)).map((e) => e.path!);
+  for (const b of buckets) {
+    for (const folder of b.folders) {
+      const n = folder.names.length;
+      // Each uid position (the folder index of the first uid in a name), with the folders before it.
+      const at = new Map<number, { before: Set<string>; matched: number }>();
+      for (const name of folder.names) {
+        const segs = name.split("/").slice(0, -1);
+        const i = segs.findIndex((seg, k) => k > 0 && uids.has(seg));
+        if (i < 0) continue;
+        const slot = at.get(i) ?? { before: new Set<string>(), matched: 0 };
+        slot.before.add(segs.slice(0, i).join("/"));
+        slot.matched++;
+        at.set(i, slot);
+      }
+      for (const [i, slot] of [...at].sort(([a], [b2]) => a - b2)) {
+        const where = `gs://${b.bucket === "(default)" ? "<default bucket>" : b.bucket}/${folder.prefix}`;
+        const pattern = `${where}${"{…}/".repeat(Math.max(0, i - 1))}{uid}/`;
+        if (!meets(slot.matched, n, t)) {
+          unclassified.push({ pattern, kind: "below-threshold", link: "path", matched: slot.matched, sampled: n, why: `${slot.matched} of ${n} sampled objects under ${where} have an Auth uid as folder ${i + 1} of their path: below the thresholds (${Math.round(t.minShare * 100)}% and ${t.minDocs})` });
+          continue;
+        }
+        if (slot.before.size !== 1) {
+          unclassified.push({
+            pattern,
+            kind: "storage-ids-before-uid",
+            link: "path",
+            matched: slot.matched,
+            sampled: n,
+            why: `${slot.matched} of ${n} sampled objects under ${where} have an Auth uid as folder ${i + 1}, after folders that differ from one object to another (${slot.before.size} different): another id (a tenant's, a workspace's) comes first; write the entry by hand with the scope's key (the draft declares no scope)`,
+          });
+          continue;
+        }
+        const literal = [...slot.before][0]!;
+        const prefix = `${literal}/{uid}/`;
+        const own = literal.split("/").length === 1 ? `${literal}/{uid}` : null;
+        const heldWith = own ?? keyedDocs[0] ?? null;
+        if (heldWith === null) {
+          unclassified.push({ pattern: `${where.slice(0, -folder.prefix.length)}${prefix}`, kind: "storage-no-held-with", link: "path", matched: slot.matched, sampled: n, why: `${slot.matched} of ${n} sampled objects carry a uid, but no document of the draft can hold them: write the entry by hand with its heldWith (the document a hold on the user targets)` });
+          continue;
+        }
+        const entryId = `${kebab(literal.replace(/\//g, "-"))}-objects`;
+        const ownDocDrafted = own !== null && keyedDocs.includes(own);
+        out.push({
+          entry: { id: entryId, kind: "storage", bucket: b.bucket, prefix, heldWith, action: "delete" },
+          candidate: {
+            entryId,
+            link: "path",
+            patterns: [`${where.slice(0, -folder.prefix.length)}${prefix}`],
+            matched: slot.matched,
+            sampled: n,
+            share: ratio(slot.matched, n),
+            evidence:
+              `${slot.matched} of ${n} sampled objects under ${where}${folder.limited ? " (more exist)" : ""} have an Auth uid as folder ${i + 1} of their path (${prefix}); ` +
+              (ownDocDrafted
+                ? `heldWith ${heldWith}: the uid-keyed document the draft deletes, so a hold on it holds the objects (a proposal: check it)`
+                : own !== null
+                  ? `heldWith ${heldWith}: the document the path names, which the sample did not find: check that a hold on the user targets it`
+                  : `heldWith ${heldWith}: the draft's first uid-keyed document (the path names none): check it`),
+          },
+        });
+      }
+    }
+  }
+  return out;
 }

@@ -1,7 +1,8 @@
 import { getAuth } from "firebase-admin/auth";
 import type { CollectionReference, DocumentReference, QueryDocumentSnapshot } from "firebase-admin/firestore";
 import { adminApp, db } from "../platform/firestore";
-import { uidCandidates, type CollectionSample, type SampleSummary } from "./rules";
+import { listFolders, listObjectsAfter } from "../platform/storage";
+import { uidCandidates, type BucketSample, type CollectionSample, type SampleSummary } from "./rules";
 
 /**
  * `retention discover`, the reading half: a bounded sample of the database and the Auth uids, for
@@ -150,3 +151,39 @@ async function listUids(max: number): Promise<{ uids: Set<string>; truncated: bo
   } while (token && uids.size < max);
   return { uids, truncated: token !== undefined };
 }
+
+/** How much of each bucket is read: its top-level folders, and the objects under each. */
+export interface BucketSampleOptions {
+  /** Top-level folders listed per bucket at most. */
+  maxFolders: number;
+  /** Objects read under each folder at most (in name order, so a bound spreads over the first subfolders). */
+  perFolder: number;
+  onProgress?: (p: { bucket: string; objects: number }) => void;
+}
+
+export const DEFAULT_BUCKET_SAMPLE = { maxFolders: 100, perFolder: 200 } as const;
+
+/**
+ * A bounded sample of each bucket (docs/DISCOVER.md): its top-level folders (one delimiter listing, at most
+ * `maxFolders`), and under each at most `perFolder` objects' names. At most maxFolders x perFolder names per bucket,
+ * from about maxFolders + 1 list calls. Reads metadata only, never an object's bytes. `buckets`: what each is called
+ * in a storage entry (`(default)`) and its real name.
+ */
+export async function sampleBuckets(buckets: readonly { as: string; name: string }[], opts: BucketSampleOptions): Promise<BucketSample[]> {
+  const out: BucketSample[] = [];
+  for (const b of buckets) {
+    const { folders, truncated, objectsHere } = await listFolders(b.name, "", opts.maxFolders);
+    const sampled: BucketSample["folders"][number][] = [];
+    let objects = 0;
+    for (const prefix of folders) {
+      const listed = await listObjectsAfter(b.name, prefix, null, opts.perFolder + 1);
+      const names = listed.slice(0, opts.perFolder).map((o) => o.name);
+      objects += names.length;
+      sampled.push({ prefix, names, limited: listed.length > opts.perFolder });
+      opts.onProgress?.({ bucket: b.as, objects });
+    }
+    out.push({ bucket: b.as, folders: sampled, foldersLimited: truncated, rootObjects: objectsHere });
+  }
+  return out;
+}
+

@@ -24,7 +24,7 @@ export interface LedgerEntry {
   requestId: string;
   /**
    * The governed database (logical name) whose erasure it records: each cell of a request across several databases
-   * records its own entry (docs/decisions/0034-several-databases.md). `primary` for the primary (and for every entry
+   * records its own entry (docs/decisions/0036-several-databases.md). `primary` for the primary (and for every entry
    * written before databases had names): absent.
    */
   database?: string;
@@ -247,4 +247,27 @@ export function subjectOfFound(kind: SubjectKind, source: SubjectSource, path: s
   if (scopeKey === null) return { type: "user", uid: id, tenantId: "" };
   const tenantId = str(vars[scopeKey]) ?? str(fields.tenantId);
   return tenantId ? { type: "user", uid: id, tenantId } : null;
+}
+
+/**
+ * Where a storage entry's object names carry a subject's ids, as folders to list (docs/STORAGE.md): the template's
+ * segments up to the last of the subject's variables (`workspaces/{workspaceId}/members/{uid}/` -> `workspaces`,
+ * `{workspaceId}`, `members`, `{uid}`). Null when one of them is not a whole segment (`photos/{uid}.jpg`): its ids are not folders, and
+ * the replay finds that subject through its documents only. `vars`: the subject's variable names.
+ */
+export function storageSubjectSegments(template: string, vars: readonly string[]): string[] | null {
+  const segs = template.split("/").filter((x) => x !== "");
+  let last = -1;
+  for (const v of vars) {
+    const at = segs.indexOf(`{${v}}`);
+    if (at < 0) {
+      if (template.includes(`{${v}}`)) return null;
+      continue;
+    }
+    last = Math.max(last, at);
+  }
+  if (last < 0) return null;
+  const out = segs.slice(0, last + 1);
+  // Any other variable before the subject's would have to be listed too: refused (the schema puts the subject's first).
+  return out.every((x) => !/\{/.test(x) || /^\{[A-Za-z]+\}$/.test(x)) ? out : null;
 }

@@ -4,7 +4,12 @@ import type { Subject } from "../plan/rules";
 import { currentCell, db } from "../platform/firestore";
 import { policy } from "../platform/registry";
 import { readLedger } from "./ledger";
-import { entryDatabase, matchLedger, subjectOfFound, subjectSources, type LedgerEntry, type LedgerMatch, type SubjectKind, type SubjectSource } from "./rules";
+import { entryDatabase, matchLedger, storageSubjectSegments, subjectOfFound, subjectSources, type LedgerEntry, type LedgerMatch, type SubjectKind, type SubjectSource } from "./rules";
+import { templateOf } from "../kernel/storage-map";
+import { bucketOfEntry, listFolders } from "../platform/storage";
+
+/** Folders listed per level at most while finding subjects in a bucket (a bound, far above any real listing). */
+const MAX_FOLDERS = 10_000_000;
 
 const PAGE = 1_000;
 
@@ -41,6 +46,48 @@ async function* candidates(kind: SubjectKind): AsyncGenerator<Subject> {
       if (s) yield s;
     }
   }
+  // The cell's view names the storage entries only in the cell whose holds cover their objects
+  // (kernel/policy.ts#cellOfEntry), so a bucket's subjects are found once, with that cell's copy.
+  yield* storageCandidates(kind, scopeKey);
+}
+
+/**
+ * The subjects whose ids a bucket's paths carry (an object back from a bucket restore or a soft delete whose subject
+ * left no document in the restored database): each storage entry's folders listed level by level down to the
+ * subject's ids (erasure/rules.ts#storageSubjectSegments). A user in an app with scopes is found this way only when
+ * the path names the scope too.
+ */
+async function* storageCandidates(kind: SubjectKind, scopeKey: string | null): AsyncGenerator<Subject> {
+  const vars = kind === "user" ? ["uid", ...(scopeKey ? [scopeKey] : [])] : scopeKey ? [scopeKey] : [];
+  if (vars.length === 0) return;
+  for (const entry of policy().storageMap(kind)) {
+    const segs = storageSubjectSegments(templateOf(entry), vars);
+    if (!segs || (kind === "user" && scopeKey !== null && !segs.includes(`{${scopeKey}}`))) continue;
+    const bucket = bucketOfEntry(entry);
+    for await (const bound of walkFolders(bucket, segs, "", {})) {
+      if (kind === "tenant") yield { type: "tenant", tenantId: bound[scopeKey!]! };
+      else yield { type: "user", uid: bound.uid!, tenantId: scopeKey ? bound[scopeKey]! : "" };
+    }
+  }
+}
+
+async function* walkFolders(bucket: string, segs: readonly string[], prefix: string, vars: Record<string, string>): AsyncGenerator<Record<string, string>> {
+  if (segs.length === 0) {
+    yield vars;
+    return;
+  }
+  const [head, ...rest] = segs;
+  const name = /^\{([A-Za-z]+)\}$/.exec(head!)?.[1];
+  if (name === undefined) {
+    yield* walkFolders(bucket, rest, `${prefix}${head}/`, vars);
+    return;
+  }
+  if (prefix === "") return;
+  const { folders } = await listFolders(bucket, prefix, MAX_FOLDERS);
+  for (const f of folders) {
+    const value = f.slice(prefix.length, -1);
+    if (value !== "") yield* walkFolders(bucket, rest, f, { ...vars, [name]: value });
+  }
 }
 
 /**
@@ -50,7 +97,7 @@ async function* candidates(kind: SubjectKind): AsyncGenerator<Subject> {
  */
 export async function findLedgerMatches(entries?: readonly LedgerEntry[]): Promise<{ entries: number; matches: LedgerMatch[] }> {
   // The erasures of this cell only: a request across several databases has an entry per cell, and a restored copy of
-  // one cell is put right with that cell's (docs/decisions/0034-several-databases.md).
+  // one cell is put right with that cell's (docs/decisions/0036-several-databases.md).
   const cell = currentCell();
   const ledger = (entries ?? (await readLedger())).filter((e) => entryDatabase(e) === cell);
   if (ledger.length === 0) return { entries: 0, matches: [] };

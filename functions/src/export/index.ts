@@ -1,2 +1,2 @@
-export { exportTenant, verifyExportDir, type ExportVerification } from "./tenant";
+export { exportSubject, exportTenant, verifyExportDir, type ExportVerification } from "./subject";
 export type { ExportFinding, ExportManifest } from "./rules";

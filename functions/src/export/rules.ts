@@ -4,10 +4,12 @@ import { segments } from "../kernel/paths";
 import type { PolicyIndex } from "../kernel/policy";
 
 /**
- * A tenant's export for the departing customer, pure: which file each document goes to, the manifest, and the
- * verification of an export directory against its manifest. The export is the tenant's data map (every
- * document its closure would erase or keep), one JSON Lines file per collection, each line one document's
- * business data in canonical JSON (keys sorted), so the same data always gives the same bytes and hashes.
+ * A subject's export (a tenant's for the departing customer, a user's for an access or portability request), pure:
+ * which file each document goes to, the manifest, and the verification of an export directory against its manifest.
+ * The export is the subject's data map (every document its erasure would erase or keep), one JSON Lines file per
+ * collection, each line one document's business data in canonical JSON (keys sorted), so the same data always gives
+ * the same bytes and hashes; and every Cloud Storage object its storage entries reach, its bytes as a file under
+ * `objects/`, listed in the manifest with its bucket, name, generation and SHA-256 (docs/STORAGE.md).
  */
 
 export const EXPORT_FORMAT = "retention-export/v1";
@@ -42,38 +44,86 @@ export const ExportFileSchema = z
   })
   .strict();
 
-export const ExportManifestSchema = z
+/** The folder an export's objects are written to. */
+export const OBJECTS_DIR = "objects";
+
+/** One Cloud Storage object of an export: its bytes in `file` (under `objects/`), and which object and generation they are. */
+export const ExportObjectSchema = z
   .object({
-    format: z.literal(EXPORT_FORMAT),
-    tenantId: z.string().min(1),
-    exportedAt: z.iso.datetime(),
-    policyVersion: z.string().min(1),
-    documents: z.number().int().nonnegative(),
-    files: z.array(ExportFileSchema),
-    /** SHA-256 of the whole set: `exportSetHash(files)`. */
+    file: z.string().regex(/^objects\/[0-9]{6}(\.[A-Za-z0-9]{1,8})?$/, "objects/NNNNNN[.ext]"),
+    bucket: z.string().min(1),
+    name: z.string().min(1),
+    generation: z.string().regex(/^[0-9]+$/),
+    bytes: z.number().int().nonnegative(),
     sha256: z.string().regex(/^[0-9a-f]{64}$/),
   })
   .strict();
 
-export type ExportFile = z.infer<typeof ExportFileSchema>;
-export type ExportManifest = z.infer<typeof ExportManifestSchema>;
+/** A user's export names its subject; a tenant's keeps the `tenantId` field it always had. */
+export const ExportSubjectSchema = z.object({ type: z.literal("user"), uid: z.string().min(1), tenantId: z.string() }).strict();
 
-/** The hash of the whole set: every file's name, size, document count and SHA-256, sorted by name. */
-export function exportSetHash(files: readonly ExportFile[]): string {
-  const sorted = [...files].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
-  return hashCanonical({ exportSet: EXPORT_FORMAT, files: sorted.map((f) => [f.file, f.bytes, f.documents, f.sha256]) });
+export const ExportManifestSchema = z
+  .object({
+    format: z.literal(EXPORT_FORMAT),
+    /** A tenant's export (the format's first shape). */
+    tenantId: z.string().min(1).optional(),
+    /** A user's export. */
+    subject: ExportSubjectSchema.optional(),
+    exportedAt: z.iso.datetime(),
+    policyVersion: z.string().min(1),
+    documents: z.number().int().nonnegative(),
+    files: z.array(ExportFileSchema),
+    /** Present when the data map reached any Cloud Storage object. */
+    objects: z.array(ExportObjectSchema).optional(),
+    /** SHA-256 of the whole set: `exportSetHash(files, objects)`. */
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  })
+  .strict()
+  .superRefine((m, ctx) => {
+    if ((m.tenantId === undefined) === (m.subject === undefined)) ctx.addIssue({ code: "custom", message: "a manifest names its tenant (tenantId) or its user (subject), exactly one" });
+  });
+
+export type ExportFile = z.infer<typeof ExportFileSchema>;
+export type ExportObject = z.infer<typeof ExportObjectSchema>;
+export type ExportManifest = z.infer<typeof ExportManifestSchema>;
+/** Whose export it is: a tenant (`tenantId` in the manifest, as always) or a user (`subject`). */
+export type ExportOwner = { type: "tenant"; tenantId: string } | z.infer<typeof ExportSubjectSchema>;
+
+const byFile = <T extends { file: string }>(a: T, b: T) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0);
+
+/**
+ * The hash of the whole set: every file's name, size, document count and SHA-256, sorted by name; and, when there
+ * are any, every object's file, bucket, name, generation, size and SHA-256. An export without objects hashes as the
+ * format always did.
+ */
+export function exportSetHash(files: readonly ExportFile[], objects: readonly ExportObject[] = []): string {
+  const sorted = [...files].sort(byFile);
+  return hashCanonical({
+    exportSet: EXPORT_FORMAT,
+    files: sorted.map((f) => [f.file, f.bytes, f.documents, f.sha256]),
+    ...(objects.length > 0 ? { objects: [...objects].sort(byFile).map((o) => [o.file, o.bucket, o.name, o.generation, o.bytes, o.sha256]) } : {}),
+  });
 }
 
-export function buildManifest(args: { tenantId: string; exportedAtMs: number; policyVersion: string; files: readonly ExportFile[] }): ExportManifest {
-  const files = [...args.files].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+/** The file an object's bytes go to: its place in the export, with the name's extension when it has a plain one. */
+export function objectFileFor(index: number, name: string): string {
+  const ext = /\.([A-Za-z0-9]{1,8})$/.exec(name)?.[1];
+  return `${OBJECTS_DIR}/${String(index).padStart(6, "0")}${ext ? `.${ext}` : ""}`;
+}
+
+export function buildManifest(args: { tenantId?: string; owner?: ExportOwner; exportedAtMs: number; policyVersion: string; files: readonly ExportFile[]; objects?: readonly ExportObject[] }): ExportManifest {
+  const files = [...args.files].sort(byFile);
+  const objects = [...(args.objects ?? [])].sort(byFile);
+  const owner: ExportOwner = args.owner ?? { type: "tenant", tenantId: args.tenantId ?? "" };
   return {
     format: EXPORT_FORMAT,
-    tenantId: args.tenantId,
+    ...(owner.type === "tenant" ? { tenantId: owner.tenantId } : { subject: owner }),
     exportedAt: new Date(args.exportedAtMs).toISOString(),
     policyVersion: args.policyVersion,
     documents: files.reduce((n, f) => n + f.documents, 0),
     files,
-    sha256: exportSetHash(files),
+    ...(objects.length > 0 ? { objects } : {}),
+    sha256: exportSetHash(files, objects),
   };
 }
 
@@ -86,6 +136,12 @@ export type ExportProblem =
   | "FILE_CHANGED"
   /** A .jsonl file in the directory that the manifest does not list. */
   | "FILE_UNLISTED"
+  /** An object's file the manifest lists is not in `objects/`. */
+  | "OBJECT_MISSING"
+  /** An object's file differs from the manifest's SHA-256 or size. */
+  | "OBJECT_CHANGED"
+  /** A file in `objects/` that the manifest does not list. */
+  | "OBJECT_UNLISTED"
   /** The manifest's set hash does not match its own file list, or its document total does not add up. */
   | "SET_HASH_MISMATCH";
 
@@ -105,9 +161,10 @@ export interface ObservedFile {
 
 /**
  * Verifies an export directory against its manifest: every listed file present with the recorded SHA-256,
- * size and document count, no unlisted export file beside them, and the set hash recomputed from the list.
+ * size and document count, no unlisted export file beside them, every listed object's file in `objects/` with its
+ * SHA-256 and size and nothing unlisted there, and the set hash recomputed from the lists.
  */
-export function verifyExport(manifest: ExportManifest, observed: readonly ObservedFile[]): ExportFinding[] {
+export function verifyExport(manifest: ExportManifest, observed: readonly ObservedFile[], observedObjects: readonly Omit<ObservedFile, "lines">[] = []): ExportFinding[] {
   const findings: ExportFinding[] = [];
   const seen = new Map(observed.map((o) => [o.file, o]));
   for (const f of manifest.files) {
@@ -125,8 +182,19 @@ export function verifyExport(manifest: ExportManifest, observed: readonly Observ
   }
   const listed = new Set(manifest.files.map((f) => f.file));
   for (const o of observed) if (!listed.has(o.file)) findings.push({ problem: "FILE_UNLISTED", file: o.file, detail: "in the directory, not in the manifest" });
+  const objects = manifest.objects ?? [];
+  const seenObjects = new Map(observedObjects.map((o) => [o.file, o]));
+  for (const o of objects) {
+    const got = seenObjects.get(o.file);
+    if (!got) findings.push({ problem: "OBJECT_MISSING", file: o.file, detail: `gs://${o.bucket}/${o.name}#${o.generation}: listed in the manifest, not in the directory` });
+    else if (got.sha256 !== o.sha256 || got.bytes !== o.bytes) {
+      findings.push({ problem: "OBJECT_CHANGED", file: o.file, detail: `gs://${o.bucket}/${o.name}#${o.generation}: ${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}… != ${o.bytes}, ${o.sha256.slice(0, 12)}…` });
+    }
+  }
+  const listedObjects = new Set(objects.map((o) => o.file));
+  for (const o of observedObjects) if (!listedObjects.has(o.file)) findings.push({ problem: "OBJECT_UNLISTED", file: o.file, detail: "in objects/, not in the manifest" });
   const total = manifest.files.reduce((n, f) => n + f.documents, 0);
-  if (exportSetHash(manifest.files) !== manifest.sha256 || total !== manifest.documents) {
+  if (exportSetHash(manifest.files, objects) !== manifest.sha256 || total !== manifest.documents) {
     findings.push({ problem: "SET_HASH_MISMATCH", file: null, detail: "the manifest's set hash or document total does not match its own file list" });
   }
   return findings.sort((a, b) => ((a.file ?? "") < (b.file ?? "") ? -1 : (a.file ?? "") > (b.file ?? "") ? 1 : 0));

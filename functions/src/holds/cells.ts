@@ -16,7 +16,7 @@ import {
 import { assertReleaseAllowed } from "./rules";
 
 /**
- * Holds across several governed databases (docs/decisions/0034-several-databases.md). A hold lives in the cell of
+ * Holds across several governed databases (docs/decisions/0036-several-databases.md). A hold lives in the cell of
  * its target (`database`, logical; default the primary) and is fenced there exactly as in one database: a hold
  * record, the cell's fence and the cell's evidence, all in one of that cell's transactions. A hold on the scope's
  * record holds the scope in every cell that has scope data: one hold (one id), placed in the primary first (the hold

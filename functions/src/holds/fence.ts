@@ -1,5 +1,6 @@
 import type { DocumentReference, DocumentSnapshot, Transaction } from "firebase-admin/firestore";
 import type { ActiveHoldRef, HoldLetGo } from "../kernel/held";
+import type { DeleteWindow } from "../kernel/delete-window";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { toTimestamp } from "../platform/governed-doc";
 
@@ -95,4 +96,39 @@ export class HoldView {
     this.cached = { generation, holds };
     return this.cached;
   }
+}
+
+/**
+ * The open delete windows of object batches (kernel/delete-window.ts, docs/HOLD-FENCE.md): one document per batch
+ * whose deletes may be under way, removed when the batch records its outcome. A hold placement reads the ones it
+ * covers in its transaction; only an app whose data map names Cloud Storage objects ever has one.
+ */
+export const deleteWindowsCol = () => db().collection(COLLECTIONS.retentionJobs).doc("storage-windows").collection("open");
+export const deleteWindowRef = (id: string): DocumentReference => deleteWindowsCol().doc(id);
+
+export function windowFrom(snap: DocumentSnapshot): (DeleteWindow & { id: string }) | null {
+  const d = snap.data();
+  if (!d || typeof d.token !== "string" || typeof d.deleteByMs !== "number") return null;
+  return {
+    id: snap.id,
+    token: d.token,
+    unitKey: String(d.unitKey ?? ""),
+    batch: String(d.batch ?? ""),
+    covers: Array.isArray(d.covers) ? (d.covers as unknown[]).map(String) : [],
+    decidedGeneration: typeof d.decidedGeneration === "number" ? d.decidedGeneration : -1,
+    openedAtMs: typeof d.openedAtMs === "number" ? d.openedAtMs : 0,
+    deleteByMs: d.deleteByMs,
+    objects: typeof d.objects === "number" ? d.objects : 0,
+  };
+}
+
+/**
+ * The delete windows whose objects a hold on `target` would cover, read in the placement's transaction: one
+ * equality query on `covers` (each window lists its objects' heldWith documents and their ancestors). Firestore
+ * serialises it against a window's opening, which reads the fence the placement writes: a window opened before the
+ * placement is in the answer, one opened after it saw the hold (docs/HOLD-FENCE.md).
+ */
+export async function windowsCoveringInTx(tx: Transaction, target: string): Promise<(DeleteWindow & { id: string })[]> {
+  const snap = await tx.get(deleteWindowsCol().where("covers", "array-contains", target));
+  return snap.docs.map(windowFrom).filter((w): w is DeleteWindow & { id: string } => w !== null);
 }

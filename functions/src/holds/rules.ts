@@ -5,6 +5,7 @@ import type { ActiveHoldRef } from "../kernel/held";
 import { compareNames, isDocumentPath, isSameOrUnder, matchPattern } from "../kernel/paths";
 import type { PolicyIndex } from "../kernel/policy";
 import type { HoldReason, RetentionClass } from "../kernel/policy-schema";
+import { isObjectPath } from "../kernel/storage-map";
 
 export type HoldTargetType = "document" | "subtree";
 
@@ -35,6 +36,9 @@ export interface HoldRecord {
  * created after the hold, because holds are matched by path prefix. `tenantId`: the scope whose record it is.
  */
 export function classifyHoldTarget(policy: PolicyIndex, path: string): { targetType: HoldTargetType; tenantId: string | null } {
+  if (isObjectPath(path)) {
+    throw new DomainError("invalid-argument", "INVALID_TARGET_PATH", "A Cloud Storage object is held through the document the data map holds it with (its heldWith): hold that document.");
+  }
   if (!isDocumentPath(path)) throw new DomainError("invalid-argument", "INVALID_TARGET_PATH", "targetPath must be a document path.");
   if (!isSubtreeHoldRoot(policy, path)) return { targetType: "document", tenantId: null };
   return { targetType: "subtree", tenantId: policy.scopeOfRecord(path) };

@@ -22,7 +22,11 @@ import { ancestorDocuments, isSameOrUnder } from "../kernel/paths";
 import { applyHold, settleHolds } from "../kernel/retention";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { GOVERNED_FIELDS, governedToFirestore, readGoverned, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
-import { activeHoldsInTx, advanceFenceInTx, holdRefOf, readFenceInTx } from "./fence";
+import { activeHoldsInTx, advanceFenceInTx, deleteWindowRef, holdRefOf, readFenceInTx, windowFrom, windowsCoveringInTx } from "./fence";
+import { placementWaits, windowStillOpen } from "../kernel/delete-window";
+import { bindingsUnder, holdTargetCoversObject, listingPrefix, objectVars, heldWithPath } from "../kernel/storage-map";
+import type { StorageEntry } from "../kernel/policy-schema";
+import { bucketOfEntry, clearHoldMarker, listObjectsAfter, placeHoldMarker, type StorageObject } from "../platform/storage";
 import { descendantsQuery } from "../platform/kindless";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
@@ -184,11 +188,12 @@ function newRecord(input: PlaceHoldInput, holdId: string, targetType: HoldTarget
 async function placeDocumentHold(input: PlaceHoldInput, apply: ApplyHold): Promise<{ holdId: string }> {
   const ref = db().doc(input.targetPath);
   const holdRef = holdsCol().doc();
-  const more = await coversMore(ref.path);
+  // Objects held with the target (or with a document under it) are marked by the hold's walk too.
+  const more = coversObjects(input.targetPath) || (await coversMore(ref.path));
   const result = await db().runTransaction(async (tx) => {
     const same = await findSameActiveHold(tx, input);
-    if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false };
-    const [snap, fence, evidence] = await Promise.all([tx.get(ref), readFenceInTx(tx), openEvidence(tx, holdRef.id)]);
+    if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false, waiting: isWaiting(same) };
+    const [snap, fence, evidence, windows] = await Promise.all([tx.get(ref), readFenceInTx(tx), openEvidence(tx, holdRef.id), coveredWindowsInTx(tx, input.targetPath)]);
     if (!snap.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
     const g = readGovernedStrict(snap.data());
     if (!g) throw new DomainError("failed-precondition", "UNKNOWN_POLICY", "The target document carries no valid retention fields.");
@@ -196,16 +201,87 @@ async function placeDocumentHold(input: PlaceHoldInput, apply: ApplyHold): Promi
     digest.add(ref.path);
     const record = newRecord(input, holdRef.id, "document", g.tenantId, 1);
     tx.update(ref, governedToFirestore(applyHold(g, holdRef.id)));
-    // The target is flagged here; its descendants and the copies of what it covers, if it has any, follow
-    // (`applyHoldFlags`). A document with neither is applied in this transaction.
-    tx.create(holdRef, { ...holdRecordData(record, digest.hex(), !more), ...(more ? { flagging: initialFlagging(input.nowMs) } : {}) });
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: holdRef.id, change: "PLACED" });
-    evidence.append(holdEvidence("HOLD_PLACED", record, input.actor, input.nowMs, { counts: { affected: 1 }, pathsHash: digest.hex(), paths: [ref.path], fenceGeneration: generation }));
-    return { holdId: holdRef.id, applied: !more, created: true };
+    const placed: PlacedEvidence = { counts: { affected: 1 }, pathsHash: digest.hex(), paths: [ref.path], fenceGeneration: generation, windows: windows.seen };
+    const waiting = windows.waitFor.length > 0;
+    // The target is flagged here; its descendants, the copies of what it covers and its objects, if it has any,
+    // follow (`applyHoldFlags`). A document with none is applied in this transaction, unless HOLD_PLACED waits.
+    const applied = !more && !waiting;
+    tx.create(holdRef, {
+      ...holdRecordData(record, digest.hex(), applied),
+      ...(applied ? {} : { flagging: initialFlagging(input.nowMs) }),
+      ...(waiting ? { placement: pendingPlacement(input, placed, windows.waitFor) } : {}),
+    });
+    if (!waiting) evidence.append(holdEvidence("HOLD_PLACED", record, input.actor, input.nowMs, placed));
+    return { holdId: holdRef.id, applied, created: true, waiting };
   }, EVIDENCE_TX);
   if (result.created) log.info("hold.placed", { holdId: result.holdId, targetType: "document", affected: 1 });
+  if (result.waiting) await completePlacement(result.holdId);
   if (!result.applied) await apply(result.holdId);
   return { holdId: result.holdId };
+}
+
+/** What HOLD_PLACED records: the counts, paths and digest of the placement, the fence generation it wrote, the windows it was ordered against. */
+interface PlacedEvidence {
+  counts: Record<string, number>;
+  pathsHash: string | null;
+  paths: string[];
+  fenceGeneration: number;
+  /** The delete windows covering the target that the placing transaction found (open or past their end). */
+  windows: string[];
+}
+
+/**
+ * The delete windows a placement on `target` is ordered against (kernel/delete-window.ts), read in its transaction:
+ * none without a query for an app whose data map names no Cloud Storage objects.
+ */
+async function coveredWindowsInTx(tx: Transaction, target: string): Promise<ReturnType<typeof placementWaits>> {
+  if (!policy().hasStorageEntries) return { seen: [], waitFor: [] };
+  return placementWaits(target, await windowsCoveringInTx(tx, target), Date.now());
+}
+
+/** The record's note of a HOLD_PLACED that waits for delete windows, with everything the entry will say. */
+function pendingPlacement(input: PlaceHoldInput, placed: PlacedEvidence, waitFor: { id: string; token: string; deleteByMs: number }[]): Record<string, unknown> {
+  return { state: "WAITING", actor: input.actor, atMs: input.nowMs, evidence: placed, windows: waitFor };
+}
+
+/** Whether a hold record's HOLD_PLACED still waits for delete windows (read from a snapshot the caller has). */
+const isWaiting = (snap: DocumentSnapshot): boolean => (snap.get("placement") as { state?: unknown } | undefined)?.state === "WAITING";
+
+/** How often a waiting placement looks at the windows it waits for. */
+const WINDOW_POLL_MS = 200;
+
+/**
+ * Completes a placement that waits for delete windows (docs/HOLD-FENCE.md, "Cloud Storage objects"): the record is
+ * ACTIVE since its first transaction (every later decision keeps what it covers), and HOLD_PLACED is recorded once
+ * every window it waits for is closed or past its end, in a second transaction. Anyone may complete it: the placer,
+ * or whatever resumes the hold's flagging (the task, the nightly run). A placement that waits for nothing returns
+ * at once.
+ */
+export async function completePlacement(holdId: string): Promise<void> {
+  const holdRef = holdsCol().doc(holdId);
+  const snap = await holdRef.get();
+  const pending = snap.get("placement") as { state?: unknown; windows?: unknown } | undefined;
+  if (!pending || pending.state !== "WAITING") return;
+  const windows = Array.isArray(pending.windows) ? (pending.windows as { id: string; token: string; deleteByMs: number }[]) : [];
+  for (const w of windows) {
+    for (;;) {
+      const now = windowFrom(await deleteWindowRef(w.id).get());
+      if (!windowStillOpen(now, w.token, Date.now())) break;
+      await new Promise((r) => setTimeout(r, Math.max(1, Math.min(WINDOW_POLL_MS, (now?.deleteByMs ?? 0) - Date.now()))));
+    }
+  }
+  const recorded = await db().runTransaction(async (tx) => {
+    const fresh = await tx.get(holdRef);
+    const p = fresh.get("placement") as { state?: unknown; actor?: Actor; atMs?: number; evidence?: PlacedEvidence } | undefined;
+    if (!p || p.state !== "WAITING" || !p.actor || typeof p.atMs !== "number" || !p.evidence) return false;
+    const evidence = await openEvidence(tx, holdId);
+    const record = holdFromFirestore(fresh);
+    tx.update(holdRef, { "placement.state": "PLACED" });
+    evidence.append(holdEvidence("HOLD_PLACED", record, p.actor, p.atMs, p.evidence));
+    return true;
+  }, EVIDENCE_TX);
+  if (recorded) log.info("hold.placement.waited", { holdId, windows: windows.length });
 }
 
 /**
@@ -224,6 +300,9 @@ async function coversMore(path: string): Promise<boolean> {
   return !children.empty || !copies.empty || !copiesUnder.empty;
 }
 
+/** Whether a hold on `target` can cover objects of the data map (their heldWith document is the target or under it). */
+const coversObjects = (target: string): boolean => policy().allStorageEntries().some((e) => bindingsUnder(e, target) !== null);
+
 /** `scopeId`: the scope whose record the target is; for another subtree root, the scope its own fields name. */
 async function placeSubtreeHold(input: PlaceHoldInput, scopeId: string | null, apply: ApplyHold): Promise<{ holdId: string }> {
   // A copy of a scope hold in another cell holds the scope's subtree there; the record document is the primary's.
@@ -235,20 +314,29 @@ async function placeSubtreeHold(input: PlaceHoldInput, scopeId: string | null, a
   const placed = await db().runTransaction(async (tx) => {
     // The copy of a hold already placed in this cell (a placement resumed) is the same hold.
     const existing = input.holdId !== undefined ? await tx.get(holdRef) : null;
-    if (existing?.exists) return { holdId: existing.id, applied: existing.get("applied") === true, created: false };
+    if (existing?.exists) return { holdId: existing.id, applied: existing.get("applied") === true, created: false, waiting: isWaiting(existing) };
     const same = await findSameActiveHold(tx, input);
-    if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false };
-    const [fence, evidence] = await Promise.all([readFenceInTx(tx), openEvidence(tx, holdRef.id)]);
+    if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false, waiting: isWaiting(same) };
+    const [fence, evidence, windows] = await Promise.all([readFenceInTx(tx), openEvidence(tx, holdRef.id), coveredWindowsInTx(tx, input.targetPath)]);
     const record = newRecord(input, holdRef.id, "subtree", tenantId, 0);
     const cells = input.cells && input.cells.length > 0 ? { cells: [...input.cells], cellsPending: true } : {};
-    tx.create(holdRef, { ...holdRecordData(record, null, false), flagging: initialFlagging(input.nowMs), ...cells, ...(copy ? { cellOf: input.cellOf } : {}) });
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: holdRef.id, change: "PLACED" });
     // The paths are not listed here (a tenant may hold millions of documents): the record covers them all by
     // prefix from this commit, and HOLD_APPLIED records their count and digest once they are flagged.
-    evidence.append(holdEvidence("HOLD_PLACED", record, input.actor, input.nowMs, { counts: {}, pathsHash: null, paths: [record.targetPath], fenceGeneration: generation }));
-    return { holdId: holdRef.id, applied: false, created: true };
+    const evidenceOf: PlacedEvidence = { counts: {}, pathsHash: null, paths: [record.targetPath], fenceGeneration: generation, windows: windows.seen };
+    const waiting = windows.waitFor.length > 0;
+    tx.create(holdRef, {
+      ...holdRecordData(record, null, false),
+      flagging: initialFlagging(input.nowMs),
+      ...cells,
+      ...(copy ? { cellOf: input.cellOf } : {}),
+      ...(waiting ? { placement: pendingPlacement(input, evidenceOf, windows.waitFor) } : {}),
+    });
+    if (!waiting) evidence.append(holdEvidence("HOLD_PLACED", record, input.actor, input.nowMs, evidenceOf));
+    return { holdId: holdRef.id, applied: false, created: true, waiting };
   }, EVIDENCE_TX);
   if (placed.created) log.info("hold.placed", { holdId: placed.holdId, targetType: "subtree" });
+  if (placed.waiting) await completePlacement(placed.holdId);
   if (!placed.applied) await apply(placed.holdId);
   return { holdId: placed.holdId };
 }
@@ -279,23 +367,29 @@ export const HOLD_APPLY_BATCH = 200;
  * the copies that carry its id (in name order). `cursor` is the last name the current phase dealt with.
  */
 interface Walk {
-  phase: "documents" | "archives" | "done";
+  /** `objects`: the Cloud Storage objects the hold covers, after the archives, when the data map names any. */
+  phase: "documents" | "archives" | "objects" | "done";
   cursor: string | null;
-  /** The archives phase of a flagging: the last copy's source path, beside its name in `cursor`. */
+  /**
+   * The archives phase of a flagging: the last copy's source path, beside its name in `cursor`. The objects phase:
+   * the index of the storage entry it is in (`cursor` is then the last object name dealt with).
+   */
   sourceCursor: string | null;
   /** Documents the walk flagged (or, for a release, let go). */
   count: number;
+  /** Objects the walk marked (or, for a release, cleared its marker from). */
+  objects: number;
   vanished: number;
   /** A chained SHA-256 over the paths counted, batch by batch (the hold's `pathsHash` when done). */
   digest: string;
 }
 
-const initialWalk = (nowMs: number) => ({ phase: "documents", cursor: null, sourceCursor: null, count: 0, vanished: 0, digest: sha256Hex(""), updatedAt: toTimestamp(nowMs) });
+const initialWalk = (nowMs: number) => ({ phase: "documents", cursor: null, sourceCursor: null, count: 0, objects: 0, vanished: 0, digest: sha256Hex(""), updatedAt: toTimestamp(nowMs) });
 const initialFlagging = initialWalk;
 
 function walkOf(snap: DocumentSnapshot, field: "flagging" | "unflagging"): Walk {
   const f = (snap.get(field) as (Partial<Walk> & { flagged?: unknown }) | undefined) ?? {};
-  const phase = f.phase === "archives" || f.phase === "done" ? f.phase : "documents";
+  const phase = f.phase === "archives" || f.phase === "objects" || f.phase === "done" ? f.phase : "documents";
   // A flagging recorded before the walk had phases counted `flagged`.
   const count = typeof f.count === "number" ? f.count : typeof f.flagged === "number" ? f.flagged : 0;
   return {
@@ -303,6 +397,7 @@ function walkOf(snap: DocumentSnapshot, field: "flagging" | "unflagging"): Walk 
     cursor: typeof f.cursor === "string" ? f.cursor : null,
     sourceCursor: typeof f.sourceCursor === "string" ? f.sourceCursor : null,
     count,
+    objects: typeof f.objects === "number" ? f.objects : 0,
     vanished: typeof f.vanished === "number" ? f.vanished : 0,
     digest: typeof f.digest === "string" ? f.digest : sha256Hex(""),
   };
@@ -370,12 +465,55 @@ async function nextBatch(targetPath: string, from: Walk, limit: number, copies: 
   return { paths: names, cursor: names.length > 0 ? names[names.length - 1]! : from.cursor, sourceCursor: null, phaseDone: names.length < limit };
 }
 
-/** Where a walk stands after a batch: the next phase starts from its beginning. */
-function advance(from: Walk, listed: Listed, settled: readonly string[], vanished: number): Walk {
+/**
+ * Where a walk stands after a batch: the next phase starts from its beginning. After the archives come the objects
+ * when the data map names any (`withObjects`), else the walk is done.
+ */
+function advance(from: Walk, listed: Listed, settled: readonly string[], vanished: number, withObjects: boolean): Walk {
   const digest = settled.length > 0 ? sha256Hex(`${from.digest}\n${settled.join("\n")}`) : from.digest;
-  const moved = { count: from.count + settled.length, vanished: from.vanished + vanished, digest };
+  const moved = { count: from.count + settled.length, objects: from.objects, vanished: from.vanished + vanished, digest };
   if (!listed.phaseDone) return { ...moved, phase: from.phase, cursor: listed.cursor, sourceCursor: listed.sourceCursor };
-  return { ...moved, phase: from.phase === "documents" ? "archives" : "done", cursor: null, sourceCursor: null };
+  const next: Walk["phase"] = from.phase === "documents" ? "archives" : from.phase === "archives" && withObjects ? "objects" : "done";
+  return { ...moved, phase: next, cursor: null, sourceCursor: null };
+}
+
+/** An object's version, as the adapter's writes name it. */
+const refOf = (o: StorageObject) => ({ bucket: o.bucket, name: o.name, generation: o.generation });
+
+/**
+ * One batch of a walk's objects phase (docs/STORAGE.md): the next objects, in name order, of the storage entries
+ * whose objects a hold on `target` can cover (kernel/storage-map.ts#bindingsUnder), listed from the longest prefix
+ * the target fixes and kept when the target covers their heldWith document; `act` marks or clears each. Returns
+ * where the phase stands after it (entry index in `sourceCursor`, last name in `cursor`) and how many it changed.
+ */
+async function objectsBatch(target: string, from: Walk, limit: number, act: (o: StorageObject, entry: StorageEntry) => Promise<boolean>): Promise<{ next: Pick<Walk, "cursor" | "sourceCursor">; changed: number; phaseDone: boolean }> {
+  const entries = policy().allStorageEntries();
+  let index = from.sourceCursor === null ? 0 : Number(from.sourceCursor);
+  let cursor = from.cursor;
+  for (; index < entries.length; index++, cursor = null) {
+    const entry = entries[index]!;
+    const bound = bindingsUnder(entry, target);
+    const prefix = bound ? listingPrefix(entry, bound) : null;
+    if (prefix === null) continue;
+    const listed = await listObjectsAfter(bucketOfEntry(entry), prefix, cursor, limit);
+    let changed = 0;
+    for (const o of listed) if (holdTargetCoversObject(entry, target, o.name) && (await act(o, entry))) changed++;
+    const last = listed[listed.length - 1];
+    if (listed.length >= limit && last) return { next: { cursor: last.name, sourceCursor: String(index) }, changed, phaseDone: false };
+    if (index + 1 >= entries.length) return { next: { cursor: null, sourceCursor: null }, changed, phaseDone: true };
+    return { next: { cursor: null, sourceCursor: String(index + 1) }, changed, phaseDone: false };
+  }
+  return { next: { cursor: null, sourceCursor: null }, changed: 0, phaseDone: true };
+}
+
+/** The active holds other than `holdId` that claim an object held with `heldWith` (a hold being released claims none). */
+const otherClaims = (heldWith: string, holdId: string, holds: readonly ActiveHoldRef[]): string[] =>
+  holds.filter((h) => h.holdId !== holdId && !h.letGo && isSameOrUnder(heldWith, h.targetPath)).map((h) => h.holdId);
+
+/** The heldWith document of an object of `entry`, or null when its name does not fill the template. */
+function objectHeldWith(entry: StorageEntry, name: string): string | null {
+  const vars = objectVars(entry, name);
+  return vars ? heldWithPath(entry, vars) : null;
 }
 
 /**
@@ -456,8 +594,35 @@ export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}
     if (!snap.exists) throw notFound("HOLD_NOT_FOUND", "No such hold.");
     if (snap.get("state") !== "ACTIVE" || snap.get("releasing") === true) return "STOPPED";
     if (snap.get("applied") === true) return "APPLIED";
+    // A placement that waits for delete windows is completed first: HOLD_PLACED precedes HOLD_APPLIED.
+    if (isWaiting(snap)) await completePlacement(holdId);
     const hold = holdFromFirestore(snap);
     const from = walkOf(snap, "flagging");
+    if (from.phase === "objects") {
+      // Markers are written before the transaction that moves the cursor: a marker is never a decision (the record
+      // decides), so a batch that runs twice only writes the same markers again.
+      const batch = await objectsBatch(hold.targetPath, from, batchSize, async (o) => {
+        if (o.holdIds.includes(holdId)) return false;
+        return (await placeHoldMarker(refOf(o), holdId)).outcome === "marked";
+      });
+      const moved = await db().runTransaction(async (tx) => {
+        const fresh = await tx.get(holdRef);
+        if (fresh.get("state") !== "ACTIVE" || fresh.get("releasing") === true || fresh.get("applied") === true || !sameSpot(walkOf(fresh, "flagging"), from)) return true;
+        const nowMs = clock();
+        const next: Walk = { ...from, ...batch.next, objects: from.objects + batch.changed, phase: batch.phaseDone ? "done" : "objects" };
+        if (batch.phaseDone) await finishFlagging(tx, holdRef, hold, next, nowMs);
+        else tx.update(holdRef, { flagging: { ...next, updatedAt: toTimestamp(nowMs) } });
+        return false;
+      }, EVIDENCE_TX);
+      if (batch.changed > 0) log.info("hold.objects.marked", { holdId, marked: batch.changed });
+      if (moved) continue;
+      if (batch.phaseDone) {
+        log.info("hold.applied", { holdId });
+        return "APPLIED";
+      }
+      if (clock() > deadline) return "CONTINUE";
+      continue;
+    }
     const listed = from.phase === "done" ? null : await nextBatch(hold.targetPath, from, batchSize, (f, n) => nextCopiesCovered(hold.targetPath, f, n));
     if (listed) await opts.afterList?.(listed.paths);
     const wanted = listed ? (from.phase === "documents" ? listed.paths.filter(holdable) : listed.paths) : [];
@@ -467,10 +632,10 @@ export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}
       if (!sameSpot(walkOf(fresh, "flagging"), from)) return "moved" as const;
       const { docs, holds } = await readBatchInTx(tx, wanted);
       const vanished = from.phase === "documents" ? docs.filter((d) => !d.snap.exists).map((d) => d.snap.ref.path) : [];
-      const last = !listed || (from.phase === "archives" && listed.phaseDone);
+      const last = !listed || (from.phase === "archives" && listed.phaseDone && !pol.hasStorageEntries);
       const evidence = vanished.length > 0 || last ? await openEvidence(tx, holdId) : null;
       const flagged = docs.filter((d) => settleInTx(tx, d, holds)).map((d) => d.snap.ref.path);
-      const next = listed ? advance(from, listed, flagged, vanished.length) : from;
+      const next = listed ? advance(from, listed, flagged, vanished.length, pol.hasStorageEntries) : from;
       const nowMs = clock();
       if (vanished.length > 0) {
         evidence!.append(
@@ -484,7 +649,7 @@ export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}
       }
       if (last) {
         tx.update(holdRef, { flagging: { ...next, phase: "done", updatedAt: toTimestamp(nowMs) }, applied: true, affected: next.count, pathsHash: next.digest });
-        evidence!.append(holdEvidence("HOLD_APPLIED", { ...hold, affected: next.count }, { type: "system", id: "applyRetentionHold" }, nowMs, { counts: { affected: next.count, vanished: next.vanished }, pathsHash: next.digest }));
+        evidence!.append(holdEvidence("HOLD_APPLIED", { ...hold, affected: next.count }, { type: "system", id: "applyRetentionHold" }, nowMs, appliedCounts(next)));
       } else {
         tx.update(holdRef, { flagging: { ...next, updatedAt: toTimestamp(nowMs) } });
       }
@@ -501,12 +666,25 @@ export async function applyHoldFlags(holdId: string, opts: HoldApplyOptions = {}
   }
 }
 
+/** HOLD_APPLIED's counts: the documents flagged, those that vanished, and (when the data map names any) the objects marked. */
+const appliedCounts = (w: Walk) => ({
+  counts: { affected: w.count, vanished: w.vanished, ...(w.objects > 0 ? { objects: w.objects } : {}) },
+  pathsHash: w.digest,
+});
+
+/** The flagging's last transaction, when it ends in the objects phase: the record applied, with HOLD_APPLIED. */
+async function finishFlagging(tx: Transaction, holdRef: DocumentReference, hold: HoldRecord, w: Walk, nowMs: number): Promise<void> {
+  const evidence = await openEvidence(tx, hold.holdId);
+  tx.update(holdRef, { flagging: { ...w, phase: "done", updatedAt: toTimestamp(nowMs) }, applied: true, affected: w.count, pathsHash: w.digest });
+  evidence.append(holdEvidence("HOLD_APPLIED", { ...hold, affected: w.count }, { type: "system", id: "applyRetentionHold" }, nowMs, appliedCounts(w)));
+}
+
 function holdEvidence(
   action: "HOLD_PLACED" | "HOLD_APPLIED" | "HOLD_TARGET_VANISHED" | "HOLD_RELEASED",
   record: HoldRecord,
   actor: Actor,
   nowMs: number,
-  o: { counts: Record<string, number>; pathsHash: string | null; paths?: string[]; fenceGeneration?: number; releaseReasonHash?: string; reason?: string },
+  o: { counts: Record<string, number>; pathsHash: string | null; paths?: string[]; fenceGeneration?: number; releaseReasonHash?: string; reason?: string; windows?: string[] },
 ) {
   return {
     action,
@@ -522,6 +700,8 @@ function holdEvidence(
       ...(o.pathsHash !== null ? { pathsHash: o.pathsHash } : {}),
       ...(o.fenceGeneration !== undefined ? { fenceGeneration: o.fenceGeneration } : {}),
       ...(o.releaseReasonHash ? { releaseReasonHash: o.releaseReasonHash } : {}),
+      // The delete windows the placement found covering its target: the ledger's order of this hold against them.
+      ...(o.windows && o.windows.length > 0 ? { windows: o.windows.join(",") } : {}),
     },
   };
 }
@@ -555,6 +735,8 @@ export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOp
   if (!snap.exists) throw notFound("HOLD_NOT_FOUND", "No such hold.");
   const hold = holdFromFirestore(snap);
   assertReleaseAllowed(hold, pol.holdReason(hold.reasonCode), input.actor.id, input.nowMs);
+  // A placement still waiting for delete windows records HOLD_PLACED before the release can begin.
+  if (isWaiting(snap)) await completePlacement(input.holdId);
 
   if (snap.get("releasing") !== true) {
     // From here the hold's flagging stops and no other writer gives its id to a document its walk has passed or
@@ -582,6 +764,30 @@ export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOp
       continue;
     }
     if (from.phase === "done") break;
+    if (from.phase === "objects") {
+      // Each object that carries this hold's marker: the other holds that claim it get theirs first, then this
+      // one's is cleared (kept: the object stays marked for as long as any hold answers for it).
+      const holds = await activeHolds();
+      const batch = await objectsBatch(hold.targetPath, from, batchSize, async (o, entry) => {
+        if (!o.holdIds.includes(hold.holdId)) return false;
+        const heldWith = objectHeldWith(entry, o.name);
+        for (const other of heldWith ? otherClaims(heldWith, hold.holdId, holds) : []) if (!o.holdIds.includes(other)) await placeHoldMarker(refOf(o), other);
+        return (await clearHoldMarker(refOf(o), hold.holdId)).outcome === "cleared";
+      });
+      const moved = await db().runTransaction(async (tx) => {
+        const fresh = await tx.get(holdRef);
+        if (fresh.get("state") !== "ACTIVE" || fresh.get("releasing") !== true || !sameSpot(walkOf(fresh, "unflagging"), from)) return true;
+        const next: Walk = { ...from, ...batch.next, objects: from.objects + batch.changed, phase: batch.phaseDone ? "done" : "objects" };
+        tx.update(holdRef, { unflagging: { ...next, updatedAt: toTimestamp(input.nowMs) } });
+        return false;
+      }, EVIDENCE_TX);
+      if (batch.changed > 0) log.info("hold.objects.cleared", { holdId: hold.holdId, cleared: batch.changed });
+      if (moved) {
+        const now = await holdRef.get();
+        if (now.get("state") !== "ACTIVE") break;
+      }
+      continue;
+    }
     const listed = await nextBatch(hold.targetPath, from, batchSize, (f, n) => nextCopiesCarrying(hold.holdId, f, n));
     await opts.afterList?.(listed.paths);
     const moved = await db().runTransaction(async (tx) => {
@@ -594,7 +800,7 @@ export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOp
       const settled = carriers.filter((d) => settleInTx(tx, d, others)).map((d) => d.snap.ref.path);
       // A documents batch leaves the range it passed to be listed again (`settleStragglers`).
       const passed: Recheck | null = from.phase === "documents" ? { after: from.cursor, through: listed.phaseDone ? true : listed.cursor } : null;
-      tx.update(holdRef, { unflagging: { ...advance(from, listed, settled, 0), updatedAt: toTimestamp(input.nowMs), ...(passed ? { recheck: passed } : {}) } });
+      tx.update(holdRef, { unflagging: { ...advance(from, listed, settled, 0, pol.hasStorageEntries), updatedAt: toTimestamp(input.nowMs), ...(passed ? { recheck: passed } : {}) } });
       return false;
     }, EVIDENCE_TX);
     if (moved) {
@@ -617,13 +823,19 @@ export async function releaseHoldById(input: ReleaseHoldInput, opts: HoldApplyOp
       releaseReason: input.reason,
       releasedCount: walk.count,
       releasedPathsHash: walk.digest,
+      ...(walk.objects > 0 ? { releasedObjects: walk.objects } : {}),
       releasing: FieldValue.delete(),
     });
     // The set of active holds changes: cached hold sets of running purges are invalidated, and requests
     // retained under a hold are planned again by the next run.
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: hold.holdId, change: "RELEASED" });
     evidence.append(
-      holdEvidence("HOLD_RELEASED", current, input.actor, input.nowMs, { counts: { released: walk.count }, pathsHash: walk.digest, fenceGeneration: generation, releaseReasonHash: reasonHash }),
+      holdEvidence("HOLD_RELEASED", current, input.actor, input.nowMs, {
+        counts: { released: walk.count, ...(walk.objects > 0 ? { objects: walk.objects } : {}) },
+        pathsHash: walk.digest,
+        fenceGeneration: generation,
+        releaseReasonHash: reasonHash,
+      }),
     );
     return walk.count;
   }, EVIDENCE_TX);

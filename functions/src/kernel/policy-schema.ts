@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { patternMatchesSegments, segments } from "./paths";
 
 /**
  * The zod schema of a policy registry version (`policies/versions/*.json`). The registry is data: an
@@ -75,7 +76,21 @@ export const CollectionRuleSchema = z
 const whereClause = z.tuple([z.string().min(1), z.enum(["==", "array-contains"]), z.string().min(1)]);
 const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a top-level field name");
 const variableName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, "a template variable name");
+/** A document path template: collection/id pairs, each id a literal or a `{variable}` (`members/{uid}`, `workspaces/{workspaceId}`). */
+const docTemplate = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]*\/(\{[A-Za-z]+\}|[A-Za-z0-9_.-]+)(\/[A-Za-z][A-Za-z0-9_-]*\/(\{[A-Za-z]+\}|[A-Za-z0-9_.-]+))*$/, "a document path template: collection/{id} pairs");
 const collectionPath = z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*(\/(\{[A-Za-z]+\}|[A-Za-z0-9_-]+)\/[A-Za-z][A-Za-z0-9_-]*)*$/, "a collection path");
+
+/** A Cloud Storage bucket: a name (which may use `{projectId}`), or `(default)`, the project's default bucket. */
+const bucketName = z
+  .string()
+  .regex(/^(\(default\)|[a-z0-9{][A-Za-z0-9._{}-]{2,221})$/, "a bucket name (lower case, digits, dots, dashes, underscores), optionally with {projectId}, or (default)");
+/** An object name template: no leading slash, no empty segment, not starting with a variable. */
+const objectTemplate = z.string().regex(/^[^{/][^\s]*$/, "an object name template that starts with a literal, e.g. members/{uid}/");
+
+/** The actions a storage entry takes: an object is deleted or kept (no fields to mask, no array to leave, no archive). */
+const STORAGE_ACTIONS = new Set(["delete", "retain"]);
 
 export const DataMapEntrySchema = z
   .object({
@@ -83,9 +98,13 @@ export const DataMapEntrySchema = z
     /**
      * doc: one document by path. query: a collection filtered by foreign key.
      * collectionGroup: every collection with this id, filtered by foreign key.
+     * storage: Cloud Storage objects in a bucket, by prefix (`members/{uid}/`) or one object's name (docs/STORAGE.md).
      */
-    kind: z.enum(["doc", "query", "collectionGroup"]),
-    /** The governed database the entry reaches into (a `databases[]` id); absent: the primary. */
+    kind: z.enum(["doc", "query", "collectionGroup", "storage"]),
+    /**
+     * The governed database the entry reaches into (a `databases[]` id); absent: the primary. Not for kind storage:
+     * a bucket belongs to no database, and its objects go with the database of their heldWith document.
+     */
     database: databaseName.optional(),
     /** What the entry reaches and why, for the people who review the data map (never shown to the subject). */
     description: z.string().min(1).optional(),
@@ -93,6 +112,17 @@ export const DataMapEntrySchema = z
     collection: z.string().optional(),
     collectionId: z.string().optional(),
     where: z.array(whereClause).default([]),
+    /** storage: the bucket, `(default)` for the project's default bucket (RETENTION_STORAGE_BUCKET), or a name with `{projectId}`. */
+    bucket: bucketName.optional(),
+    /** storage: every object whose name starts with this template, which ends with `/` (`members/{uid}/`). */
+    prefix: objectTemplate.optional(),
+    /** storage: one object's name template (`avatars/{uid}.jpg`). */
+    object: objectTemplate.optional(),
+    /**
+     * storage: the Firestore document the objects are held with (`members/{uid}`): a hold whose record covers it (the
+     * document itself or an ancestor) holds these objects.
+     */
+    heldWith: docTemplate.optional(),
     /**
      * What erasure does to the document: delete it; retain it with a reason; mask named fields; or archive it
      * (a verified archive copy keeps the record for the rest of its retention, then the original is deleted).
@@ -114,18 +144,69 @@ export const DataMapEntrySchema = z
   })
   .strict()
   .superRefine((e, ctx) => {
-    const need = { doc: "path", query: "collection", collectionGroup: "collectionId" } as const;
-    if (!e[need[e.kind]]) ctx.addIssue({ code: "custom", message: `${e.id}: kind ${e.kind} needs ${need[e.kind]}` });
-    if (e.action === "mask" && (!e.maskFields || e.maskFields.length === 0)) {
-      ctx.addIssue({ code: "custom", message: `${e.id}: mask needs maskFields` });
+    const issue = (message: string) => ctx.addIssue({ code: "custom", message: `${e.id}: ${message}` });
+    if (e.kind === "storage") {
+      refineStorageEntry(e, issue);
+    } else {
+      const need = { doc: "path", query: "collection", collectionGroup: "collectionId" } as const;
+      if (!e[need[e.kind]]) issue(`kind ${e.kind} needs ${need[e.kind]}`);
+      for (const f of ["bucket", "prefix", "object", "heldWith"] as const) if (e[f] !== undefined) issue(`${f} is only for kind storage`);
     }
-    if (e.action === "removeFromArray" && !e.arrayField) ctx.addIssue({ code: "custom", message: `${e.id}: removeFromArray needs arrayField` });
-    if (e.action !== "removeFromArray" && e.arrayField) ctx.addIssue({ code: "custom", message: `${e.id}: arrayField is only for removeFromArray` });
-    if (e.action === "removeFromArray" && e.recursive) ctx.addIssue({ code: "custom", message: `${e.id}: removeFromArray keeps the document, so it cannot be recursive` });
+    if (e.action === "mask" && (!e.maskFields || e.maskFields.length === 0)) {
+      issue("mask needs maskFields");
+    }
+    if (e.action === "removeFromArray" && !e.arrayField) issue("removeFromArray needs arrayField");
+    if (e.action !== "removeFromArray" && e.arrayField) issue("arrayField is only for removeFromArray");
+    if (e.action === "removeFromArray" && e.recursive) issue("removeFromArray keeps the document, so it cannot be recursive");
     if (e.action !== "delete" && (!e.reason || !e.reasonCode)) {
-      ctx.addIssue({ code: "custom", message: `${e.id}: ${e.action} needs reason and reasonCode` });
+      issue(`${e.action} needs reason and reasonCode`);
     }
   });
+
+/**
+ * A storage entry's own rules: a bucket, exactly one of `prefix` and `object`, a `heldWith` document, the actions
+ * an object can take, no document-only field, and templates that cannot reach another subject's objects.
+ */
+function refineStorageEntry(e: { bucket?: string; prefix?: string; object?: string; heldWith?: string; path?: string; collection?: string; collectionId?: string; where: unknown[]; action: string; recursive: boolean; external: boolean; maskFields?: unknown; arrayField?: unknown }, issue: (message: string) => void): void {
+  if (!e.bucket) issue("kind storage needs bucket (a name, or (default))");
+  for (const v of templateVariables(e.bucket ?? "")) if (v !== "projectId") issue(`bucket may use {projectId} only, not {${v}}`);
+  if ((e.prefix === undefined) === (e.object === undefined)) issue("kind storage needs exactly one of prefix (a folder, ending in /) and object (one object's name)");
+  if (!e.heldWith) issue("kind storage needs heldWith: the document a hold must cover to hold these objects (e.g. members/{uid})");
+  for (const f of ["path", "collection", "collectionId"] as const) if (e[f] !== undefined) issue(`${f} is for documents, not kind storage`);
+  if (e.where.length > 0) issue("where is for documents, not kind storage");
+  if (!STORAGE_ACTIONS.has(e.action)) {
+    issue(`kind storage takes delete or retain, not ${e.action}: an object has no fields to mask or array to leave, and objects have no archive`);
+  }
+  if (e.recursive) issue("recursive is for documents: a storage prefix already reaches every object under it");
+  if (e.external) issue("external is for documents, not kind storage");
+  const template = e.prefix ?? e.object ?? "";
+  if (e.prefix !== undefined) {
+    if (!e.prefix.endsWith("/")) issue(`prefix ${e.prefix} must end with / (a prefix matches names, not folders: members/{uid} would also reach members/{uid}0...)`);
+    for (const m of e.prefix.matchAll(/\{([A-Za-z]+)\}/g)) {
+      if (e.prefix[m.index + m[0].length] !== "/") issue(`prefix ${e.prefix}: {${m[1]}} must be followed by / (otherwise one subject's prefix also reaches another's whose id starts with theirs)`);
+    }
+  }
+  if (template.includes("//")) issue(`${template} has an empty segment`);
+  const vars = new Set(templateVariables(template));
+  if (vars.size === 0) issue(`${template} names no subject variable: every subject would reach the same objects`);
+  for (const v of templateVariables(e.heldWith ?? "")) {
+    if (!vars.has(v)) issue(`heldWith ${e.heldWith}: {${v}} must also be in the object template, so an object's heldWith document can be read from its name`);
+  }
+}
+
+/**
+ * The governed databases (logical names) with a collection rule matching a storage entry's heldWith document: the
+ * database whose holds can cover the objects (a hold targets a document of its own database, never a gs:// object).
+ * The schema allows at most one; none means the primary (docs/decisions/0036-several-databases.md).
+ */
+export function storageEntryCells(heldWith: string, collections: readonly { pattern: string; database?: string | undefined }[]): string[] {
+  const held = segments(heldWith);
+  const cells = collections.filter((c) => patternMatchesSegments(c.pattern, held)).map((c) => c.database ?? PRIMARY_DATABASE);
+  return [...new Set(cells)];
+}
+
+/** The `{name}` variables of a template, in order. */
+export const templateVariables = (template: string): string[] => [...template.matchAll(/\{([A-Za-z]+)\}/g)].map((m) => m[1]!);
 
 export const HoldReasonSchema = z
   .object({
@@ -207,7 +288,7 @@ export const RegistrySchema = z
     /**
      * Governed databases besides the primary one (RETENTION_DATABASE_ID), by logical name. Each is a cell of its
      * own: its collections and its part of the data map name it (`database`), and the engine runs there with its own
-     * holds, fence, evidence and requests (docs/decisions/0034-several-databases.md).
+     * holds, fence, evidence and requests (docs/decisions/0036-several-databases.md).
      */
     databases: z.array(DatabaseSchema).default([]),
     classes: z.array(RetentionClassSchema).min(1),
@@ -247,7 +328,19 @@ export const RegistrySchema = z
       if (database !== undefined && !declared.has(database)) ctx.addIssue({ code: "custom", message: `${where} names database ${database}, which databases[] does not declare` });
     };
     for (const col of r.collections) undeclared(col.pattern, col.database);
-    for (const [kind, entries] of Object.entries(r.dataMap)) for (const e of entries ?? []) undeclared(`dataMap.${kind}.${e.id}`, e.database);
+    for (const [kind, entries] of Object.entries(r.dataMap)) {
+      for (const e of entries ?? []) {
+        undeclared(`dataMap.${kind}.${e.id}`, e.database);
+        if (e.kind !== "storage" || e.heldWith === undefined) continue;
+        if (e.database !== undefined) {
+          ctx.addIssue({ code: "custom", message: `dataMap.${kind}.${e.id}: a bucket belongs to no database; a storage entry's objects go with the database of their heldWith document (${e.heldWith}), so leave database out` });
+        }
+        const cells = storageEntryCells(e.heldWith, r.collections);
+        if (cells.length > 1) {
+          ctx.addIssue({ code: "custom", message: `dataMap.${kind}.${e.id}: heldWith ${e.heldWith} matches a collection in several databases (${cells.join(", ")}); the objects must go with one database's holds` });
+        }
+      }
+    }
     const ids = new Set<string>();
     for (const c of r.classes) {
       if (ids.has(c.id)) ctx.addIssue({ code: "custom", message: `duplicate class ${c.id}` });
@@ -275,13 +368,21 @@ export const RegistrySchema = z
       }
       const allowed = new Set(["uid", ...(scope ? [scope.key] : [])]);
       for (const [kind, entries] of Object.entries(r.dataMap)) {
+        const own = kind === "tenant" ? new Set(scope ? [scope.key] : []) : allowed;
         for (const e of entries ?? []) {
-          for (const text of [e.path, e.collection, ...e.where.map((w) => w[2])]) {
+          // A scope's storage entry may name each user's objects under the scope's prefix: there {uid} is read from
+          // each object's name (`workspaces/{workspaceId}/members/{uid}/`), after the scope's key, which bounds the listing.
+          const wildcard = kind === "tenant" && e.kind === "storage" ? new Set(["uid"]) : new Set<string>();
+          for (const text of [e.path, e.collection, ...e.where.map((w) => w[2]), e.prefix, e.object, e.heldWith]) {
             for (const m of (text ?? "").matchAll(/\{([A-Za-z]+)\}/g)) {
-              if (!allowed.has(m[1]!) || (kind === "tenant" && m[1] === "uid")) {
+              if (!own.has(m[1]!) && !wildcard.has(m[1]!)) {
                 ctx.addIssue({ code: "custom", message: `dataMap.${kind}.${e.id}: {${m[1]}} is not a variable of this subject` });
               }
             }
+          }
+          const first = templateVariables(e.prefix ?? e.object ?? "")[0];
+          if (e.kind === "storage" && first !== undefined && !own.has(first)) {
+            ctx.addIssue({ code: "custom", message: `dataMap.${kind}.${e.id}: the template's first variable must be the subject's own ({${first}} is not), so listing its objects stays within the subject` });
           }
         }
       }
@@ -301,6 +402,8 @@ export type Registry = z.infer<typeof RegistrySchema>;
 export type RetentionClass = z.infer<typeof RetentionClassSchema>;
 export type CollectionRule = z.infer<typeof CollectionRuleSchema>;
 export type DataMapEntry = z.infer<typeof DataMapEntrySchema>;
+/** A data-map entry of kind `storage`, with the fields the schema requires of it. */
+export type StorageEntry = DataMapEntry & { kind: "storage"; bucket: string; heldWith: string; action: "delete" | "retain" };
 export type HoldReason = z.infer<typeof HoldReasonSchema>;
 export type Subjects = z.infer<typeof SubjectsSchema>;
 export type GovernedDatabase = z.infer<typeof DatabaseSchema>;

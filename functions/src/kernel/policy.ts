@@ -1,4 +1,4 @@
-import { PRIMARY_DATABASE, type CollectionRule, type DataMapEntry, type GovernedDatabase, type HoldReason, type Registry, type RetentionClass, type Subjects } from "./policy-schema";
+import { PRIMARY_DATABASE, storageEntryCells, type CollectionRule, type DataMapEntry, type GovernedDatabase, type HoldReason, type Registry, type RetentionClass, type StorageEntry, type Subjects } from "./policy-schema";
 import { fillTemplate, matchPattern, parentDocumentPath, patternMatchesSegments, segments } from "./paths";
 
 export const DAY_MS = 86_400_000;
@@ -10,17 +10,26 @@ export const PRIMARY_CELL = PRIMARY_DATABASE;
 export const cellOf = (x: { database?: string | undefined }): string => x.database ?? PRIMARY_CELL;
 
 /**
+ * The cell a data-map entry runs in. A storage entry names no database (a bucket belongs to none): its objects go
+ * with the database of their heldWith document, whose holds are the only ones that can cover them (a hold never
+ * targets a gs:// object). So one cell plans, deletes, holds, exports and replays them, once per request.
+ */
+export const cellOfEntry = (e: DataMapEntry, collections: readonly CollectionRule[]): string =>
+  e.kind === "storage" && e.heldWith !== undefined ? (storageEntryCells(e.heldWith, collections)[0] ?? PRIMARY_CELL) : cellOf(e);
+
+/**
  * Read-only lookups over one registry version: which class governs a path, what a class says, which
  * hold reasons exist. Built once per registry; pure.
  */
 export class PolicyIndex {
   private readonly classes: ReadonlyMap<string, RetentionClass>;
   private readonly reasons: ReadonlyMap<string, HoldReason>;
+  private readonly storage: { user: readonly StorageEntry[]; tenant: readonly StorageEntry[] };
 
   private readonly views = new Map<string, PolicyIndex>();
 
   /**
-   * `cell`: which governed database this index is the view of (docs/decisions/0034-several-databases.md). The whole
+   * `cell`: which governed database this index is the view of (docs/decisions/0036-several-databases.md). The whole
    * registry's index has none; `forCell` makes the others.
    */
   constructor(
@@ -29,6 +38,8 @@ export class PolicyIndex {
   ) {
     this.classes = new Map(registry.classes.map((c) => [c.id, c]));
     this.reasons = new Map(registry.holdReasons.map((h) => [h.code, h]));
+    const storageOf = (entries: readonly DataMapEntry[] | undefined) => (entries ?? []).filter((e): e is StorageEntry => e.kind === "storage");
+    this.storage = { user: storageOf(registry.dataMap.user), tenant: storageOf(registry.dataMap.tenant) };
   }
 
   /** The governed databases: the primary, then the registry's `databases`, by logical name. */
@@ -61,7 +72,8 @@ export class PolicyIndex {
       if (!this.hasCell(cell)) throw new Error(`registry ${this.version} governs no database named ${cell} (databases: ${this.cells().join(", ")})`);
       const mine = <T extends { database?: string | undefined }>(xs: readonly T[]): T[] => xs.filter((x) => cellOf(x) === cell);
       const r = this.registry;
-      const dataMap = { user: mine(r.dataMap.user), ...(r.dataMap.tenant ? { tenant: mine(r.dataMap.tenant) } : {}) };
+      const mineOf = (xs: readonly DataMapEntry[]): DataMapEntry[] => xs.filter((e) => cellOfEntry(e, r.collections) === cell);
+      const dataMap = { user: mineOf(r.dataMap.user), ...(r.dataMap.tenant ? { tenant: mineOf(r.dataMap.tenant) } : {}) };
       // The subtree roots a cell knows are its own collections' (a chat lives where its collection does); the scope's
       // record is every cell's: a hold on it holds the scope wherever the scope has data.
       const ownCollections = new Set(mine(r.collections).map((c) => c.pattern.split("/")[0]!));
@@ -78,7 +90,7 @@ export class PolicyIndex {
    */
   cellsReaching(subject: "user" | "tenant"): string[] {
     const entries = this.registry.dataMap[subject] ?? [];
-    return this.cells().filter((c) => c !== PRIMARY_CELL && entries.some((e) => cellOf(e) === c));
+    return this.cells().filter((c) => c !== PRIMARY_CELL && entries.some((e) => cellOfEntry(e, this.registry.collections) === c));
   }
 
   /**
@@ -134,9 +146,27 @@ export class PolicyIndex {
     return this.registry.collections.filter((r) => r.parentPattern === parentPattern);
   }
 
-  /** A subject's data map: a user's, or a scope's closure (empty when the app has no scope kind). */
+  /**
+   * A subject's data map of documents: a user's, or a scope's closure (empty when the app has no scope kind). Its
+   * Cloud Storage entries are apart ({@link storageMap}): everything that walks documents reads this one.
+   */
   dataMap(subject: "user" | "tenant"): readonly DataMapEntry[] {
-    return this.registry.dataMap[subject] ?? [];
+    return (this.registry.dataMap[subject] ?? []).filter((e) => e.kind !== "storage");
+  }
+
+  /** A subject's Cloud Storage entries (kind `storage`): objects by prefix or name in a bucket (docs/STORAGE.md). */
+  storageMap(subject: "user" | "tenant"): readonly StorageEntry[] {
+    return this.storage[subject];
+  }
+
+  /** Every storage entry of every subject: empty for an app without objects in its data map, which then pays nothing for them. */
+  allStorageEntries(): readonly StorageEntry[] {
+    return [...this.storageMap("user"), ...this.storageMap("tenant")];
+  }
+
+  /** Whether any data map names Cloud Storage objects (a hold placement then looks for open delete windows). */
+  get hasStorageEntries(): boolean {
+    return this.allStorageEntries().length > 0;
   }
 
   /** Who the data belongs to. The registry check requires it of the version the functions enforce. */

@@ -1,8 +1,11 @@
 import type { Query, Timestamp } from "firebase-admin/firestore";
 import { isLifecycleState } from "../kernel/lifecycle";
 import { fillTemplate } from "../kernel/paths";
-import type { DiscoveredDoc, Subject } from "./rules";
-import type { DataMapEntry } from "../kernel/policy-schema";
+import type { DiscoveredDoc, DiscoveredObject, Subject } from "./rules";
+import type { DataMapEntry, StorageEntry } from "../kernel/policy-schema";
+import { fillObjectTemplate, heldWithPath, listingPrefix, objectPath, objectVars, templateOf } from "../kernel/storage-map";
+import { templateVariables } from "../kernel/policy-schema";
+import { bucketOfEntry, listObjects, readObject, type StorageObject } from "../platform/storage";
 import { db } from "../platform/firestore";
 import { DEFAULT_PAGE_SIZE, pageGoverned, readGoverned, streamGovernedDescendants } from "../platform/governed-doc";
 import { policy } from "../platform/registry";
@@ -77,4 +80,57 @@ export async function* discoverEntry(subject: Subject, entry: DataMapEntry, page
 /** discoverSnapshots, reduced to what the planner decides on. */
 export async function* discoverSubject(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredDoc> {
   for await (const d of discoverSnapshots(subject, pageSize)) yield discoveredFrom(d.snap, d.entryId);
+}
+
+/** An object as discovery reports it, for the storage entry that reached it. */
+export function discoveredObjectFrom(o: StorageObject, entry: StorageEntry, vars: Readonly<Record<string, string>>): DiscoveredObject {
+  return {
+    path: objectPath(o.bucket, o.name),
+    generation: o.generation,
+    entryId: entry.id,
+    heldWith: heldWithPath(entry, vars),
+    markerHoldIds: o.holdIds,
+    storageHold: o.temporaryHold === true || o.eventBasedHold === true,
+  };
+}
+
+/**
+ * One storage entry's objects for a subject (docs/STORAGE.md), with the StorageObject each came from: a prefix
+ * entry lists everything under its filled prefix, a page at a time in name order; an object entry reads its one
+ * object. The names a prefix lists all match it; the variables the subject fills are what the heldWith document is
+ * filled from.
+ */
+export async function* discoverEntryObjects(subject: Subject, entry: StorageEntry): AsyncGenerator<{ object: StorageObject; found: DiscoveredObject }> {
+  const vars = subjectVars(subject);
+  const bucket = bucketOfEntry(entry);
+  const template = templateOf(entry);
+  // Every variable the subject fills: one object's name, or the whole prefix.
+  if (templateVariables(template).every((v) => vars[v] !== undefined && vars[v] !== "")) {
+    const filled = fillObjectTemplate(template, vars);
+    if (entry.object !== undefined) {
+      const o = await readObject(bucket, filled);
+      if (o) yield { object: o, found: discoveredObjectFrom(o, entry, vars) };
+      return;
+    }
+    for await (const page of listObjects(bucket, filled)) for (const o of page) yield { object: o, found: discoveredObjectFrom(o, entry, vars) };
+    return;
+  }
+  // A scope's entry that names each user's objects ({uid} read from the name): listed from the scope's own prefix,
+  // each name matched against the template, and its variables agreeing with the subject's.
+  const prefix = listingPrefix(entry, vars);
+  if (prefix === null || !templateVariables(template).some((v) => vars[v] !== undefined && prefix.includes(vars[v]))) {
+    throw new Error(`storage entry ${entry.id}: ${template} cannot be listed within the subject`);
+  }
+  for await (const page of listObjects(bucket, prefix)) {
+    for (const o of page) {
+      const found = objectVars(entry, o.name);
+      if (found === null || Object.entries(vars).some(([k, v]) => found[k] !== undefined && found[k] !== v)) continue;
+      yield { object: o, found: discoveredObjectFrom(o, entry, { ...found, ...vars }) };
+    }
+  }
+}
+
+/** Every object a subject's storage entries reach (an app without storage entries reads nothing). */
+export async function* discoverObjects(subject: Subject): AsyncGenerator<DiscoveredObject> {
+  for (const entry of policy().storageMap(subject.type)) for await (const d of discoverEntryObjects(subject, entry)) yield d.found;
 }

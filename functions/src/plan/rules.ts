@@ -1,8 +1,8 @@
 import { hashCanonical } from "../kernel/canonical";
-import { heldBy, type ActiveHoldRef } from "../kernel/held";
+import { coveringHold, heldBy, type ActiveHoldRef } from "../kernel/held";
 import type { GovernedFields } from "../kernel/governed";
 import { compareNames, sortedUnique } from "../kernel/paths";
-import type { DataMapEntry } from "../kernel/policy-schema";
+import type { DataMapEntry, StorageEntry } from "../kernel/policy-schema";
 import type { PolicyIndex } from "../kernel/policy";
 import { isExpired } from "../kernel/retention";
 
@@ -45,14 +45,39 @@ export interface ArchivedItem {
   until?: string;
 }
 
+/**
+ * A Cloud Storage object found through a storage entry of the data map (docs/STORAGE.md): its path
+ * (`gs://bucket/name`), the generation it was found at, and the document it is held with.
+ */
+export interface DiscoveredObject {
+  path: string;
+  generation: string;
+  entryId: string;
+  /** The entry's heldWith document for this object: a hold covering it (on it or an ancestor) holds the object. */
+  heldWith: string;
+  /** The holds whose marker the object carries (platform/storage.ts#placeHoldMarker). */
+  markerHoldIds: readonly string[];
+  /** Cloud Storage's own temporaryHold or eventBasedHold is set on it. */
+  storageHold: boolean;
+}
+
+/** An object of the manifest with the generation the decision was about. */
+export interface ManifestObject {
+  path: string;
+  generation: string;
+}
+
 export interface DeletionManifest {
   subject: Subject;
+  /** Document paths, then Cloud Storage objects as `gs://bucket/name` (their generations in `objects`). */
   delete: string[];
   /** The delete paths that are archived first (a subset of `delete`). */
   archive: ArchivedItem[];
   retain: RetainedItem[];
   externalCopiesToReview: string[];
   policyVersion: string;
+  /** Every Cloud Storage object the manifest deletes or keeps, with the generation decided on. */
+  objects: ManifestObject[];
 }
 
 export interface DeletionPlan extends DeletionManifest {
@@ -129,6 +154,23 @@ export function archivedOnErasure(d: DiscoveredDoc, entry: DataMapEntry, nowMs: 
   return { path: d.path, reasonCode: entry.reasonCode ?? "POLICY_RETENTION", reason: entry.reason ?? "archived by policy", ...(until ? { until } : {}) };
 }
 
+/**
+ * What an erasure does to one object reached through a storage entry: null when it deletes it, else why it stays.
+ * A hold first: an active hold record covering the object's heldWith document (on it or an ancestor), then a hold's
+ * marker or Cloud Storage's own hold on the object itself; then the entry's `retain`.
+ */
+export function judgeObject(o: DiscoveredObject, entry: StorageEntry, activeHolds: readonly ActiveHoldRef[]): RetainedItem | null {
+  const record = coveringHold(o.heldWith, activeHolds);
+  const deferred = entry.action === "delete" ? { deferredByHold: "delete" as const } : {};
+  if (record) return { path: o.path, action: "retain", reasonCode: record.reasonCode, reason: `retention hold ${record.holdId}`, holdId: record.holdId, ...deferred };
+  if (o.markerHoldIds.length > 0 || o.storageHold) {
+    const holdId = o.markerHoldIds[0];
+    return { path: o.path, action: "retain", reasonCode: "LEGAL_HOLD", reason: holdId ? `retention hold ${holdId}` : "the object carries a Cloud Storage hold", ...(holdId ? { holdId } : {}), ...deferred };
+  }
+  if (entry.action === "retain") return { path: o.path, action: "retain", reasonCode: entry.reasonCode ?? "POLICY_RETENTION", reason: entry.reason ?? "retained by policy" };
+  return null;
+}
+
 const untilOf = (doc: DiscoveredDoc["doc"]): string | undefined => (doc.retainUntilMs !== null ? new Date(doc.retainUntilMs).toISOString().slice(0, 10) : undefined);
 
 /**
@@ -196,6 +238,7 @@ export function buildDeletionPlan(
   activeHolds: readonly ActiveHoldRef[],
   policy: PolicyIndex,
   nowMs: number,
+  objects: readonly DiscoveredObject[] = [],
 ): DeletionPlan {
   const entries = new Map(policy.dataMap(subject.type).map((e) => [e.id, e]));
   const retained: RetainedItem[] = [];
@@ -227,22 +270,49 @@ export function buildDeletionPlan(
   }
   keeper.end();
 
+  // Objects after documents: `gs://` sorts after every collection name, and no object has an ancestor to keep.
+  const storageEntries = new Map(policy.storageMap(subject.type).map((e) => [e.id, e]));
+  const objectsByPath = new Map<string, DiscoveredObject>();
+  for (const o of objects) {
+    const prev = objectsByPath.get(o.path);
+    if (!prev || storageEntries.get(prev.entryId)?.action === "delete") objectsByPath.set(o.path, o);
+  }
+  const objectsDeleted: string[] = [];
+  const objectsKept: RetainedItem[] = [];
+  for (const o of objectsByPath.values()) {
+    const entry = storageEntries.get(o.entryId);
+    if (!entry) throw new Error(`discovered object names unknown storage entry ${o.entryId}`);
+    const kept = judgeObject(o, entry, activeHolds);
+    if (kept) objectsKept.push(kept);
+    else objectsDeleted.push(o.path);
+  }
+
   const manifest: DeletionManifest = {
     subject,
-    delete: sortedUnique(toDelete),
+    delete: [...sortedUnique(toDelete), ...sortedUnique(objectsDeleted)],
     archive: archived.sort((a, b) => (a.path < b.path ? -1 : 1)),
-    retain: retained.sort((a, b) => (a.path < b.path ? -1 : 1)),
+    retain: [...retained.sort((a, b) => (a.path < b.path ? -1 : 1)), ...objectsKept.sort((a, b) => (a.path < b.path ? -1 : 1))],
     externalCopiesToReview: sortedUnique(external),
     policyVersion: policy.version,
+    objects: [...objectsByPath.values()].map((o) => ({ path: o.path, generation: o.generation })).sort((a, b) => (a.path < b.path ? -1 : 1)),
   };
   return { ...manifest, manifestHash: hashManifest(manifest) };
 }
 
 /**
- * SHA-256 of the canonical JSON of a manifest (without its hash). `archive` is hashed only when it lists
- * something, so a manifest that archives nothing keeps the hash it had before archiving existed.
+ * SHA-256 of the canonical JSON of a manifest (without its hash). `archive` and `objects` are hashed only when
+ * they list something, so a manifest that archives nothing and names no object keeps the hash it had before
+ * either existed; an object's generation is in the hash, so the same name uploaded again is another manifest.
  */
 export function hashManifest(manifest: DeletionManifest): string {
-  const { subject, delete: del, archive, retain, externalCopiesToReview, policyVersion } = manifest;
-  return hashCanonical({ subject, delete: del, ...(archive.length > 0 ? { archive } : {}), retain, externalCopiesToReview, policyVersion });
+  const { subject, delete: del, archive, retain, externalCopiesToReview, policyVersion, objects } = manifest;
+  return hashCanonical({
+    subject,
+    delete: del,
+    ...(archive.length > 0 ? { archive } : {}),
+    retain,
+    externalCopiesToReview,
+    policyVersion,
+    ...(objects.length > 0 ? { objects } : {}),
+  });
 }

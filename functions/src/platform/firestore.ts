@@ -45,7 +45,7 @@ export const governedDatabaseId = (): string => scope.getStore()?.databaseId ?? 
 
 /**
  * The governed database (logical name, kernel/policy.ts#PRIMARY_CELL for the primary) the work in hand is for: the
- * cell whose part of the registry `platform/registry.ts#policy()` shows (docs/decisions/0034-several-databases.md).
+ * cell whose part of the registry `platform/registry.ts#policy()` shows (docs/decisions/0036-several-databases.md).
  */
 export const currentCell = (): string => scope.getStore()?.cell ?? PRIMARY_CELL;
 

@@ -1,6 +1,9 @@
-import type { File, FileMetadata } from "@google-cloud/storage";
+import { Storage, type File, type FileMetadata } from "@google-cloud/storage";
 import { getStorage } from "firebase-admin/storage";
+import { resolveBucket, type DEFAULT_BUCKET } from "../kernel/storage-map";
+import type { StorageEntry } from "../kernel/policy-schema";
 import { adminApp } from "./firestore";
+import { setting, settings } from "./settings";
 
 /**
  * Cloud Storage objects, for the engine: list what lies under a prefix, read one object, delete it only while it
@@ -42,6 +45,8 @@ export interface ObjectRef {
 }
 
 export type DeleteOutcome =
+  /** The delete was not sent: `mayStart` said no (a delete window closing). Nothing was deleted. */
+  | { outcome: "not-started" }
   /** This generation was deleted. */
   | { outcome: "deleted"; generation: string }
   /** No object has this name any more. */
@@ -133,17 +138,29 @@ export async function readObject(bucket: string, name: string): Promise<StorageO
   }
 }
 
+/** How a delete inside a delete window is sent (docs/HOLD-FENCE.md, Cloud Storage objects). */
+export interface WindowedDelete {
+  /** Asked right before the delete request goes out (after the read): false sends nothing (`not-started`). */
+  mayStart: () => boolean;
+  /** The delete request's own timeout, with no automatic retry: it ends (answered or abandoned) within this. */
+  timeoutMs: number;
+}
+
 /**
  * Deletes `ref.generation` of the object, and nothing else: not a newer generation that took the name, and not a
- * held one. A Cloud Storage error other than "not found" or "precondition failed" is thrown.
+ * held one. A Cloud Storage error other than "not found" or "precondition failed" is thrown. With `windowed`, the
+ * delete request is sent only when `mayStart` allows it, once, with its timeout (a window's deletes must be over
+ * by its end); without it, with the client's defaults.
  */
-export async function deleteObjectIfUnchanged(ref: ObjectRef): Promise<DeleteOutcome> {
+export async function deleteObjectIfUnchanged(ref: ObjectRef, windowed?: WindowedDelete): Promise<DeleteOutcome> {
   const current = await readObject(ref.bucket, ref.name);
   if (!current) return { outcome: "gone" };
   if (current.generation !== ref.generation) return { outcome: "changed", current };
   if (isObjectHeld(current)) return { outcome: "held", current };
+  if (windowed && !windowed.mayStart()) return { outcome: "not-started" };
   try {
-    await fileOf(ref).delete({ ifGenerationMatch: current.generation, ifMetagenerationMatch: current.metageneration });
+    const file = windowed ? windowClient(windowed.timeoutMs).bucket(ref.bucket).file(ref.name) : fileOf(ref);
+    await file.delete({ ifGenerationMatch: current.generation, ifMetagenerationMatch: current.metageneration });
     return { outcome: "deleted", generation: current.generation };
   } catch (err) {
     if (statusOf(err) === 404) return { outcome: "gone" };
@@ -153,6 +170,136 @@ export async function deleteObjectIfUnchanged(ref: ObjectRef): Promise<DeleteOut
     throw err;
   }
 }
+
+const windowClients = new Map<number, Storage>();
+
+/**
+ * The client a delete window's deletes go through: the same credentials as the Admin SDK's (Application Default
+ * Credentials, or the emulator), but one attempt per request and a timeout, so a delete sent inside the window is
+ * over (answered, or abandoned by the client) before the window ends. The default client retries a conditional
+ * delete for up to ten minutes, which no window could bound.
+ */
+function windowClient(timeoutMs: number): Storage {
+  let c = windowClients.get(timeoutMs);
+  if (!c) {
+    // firebase-admin's Storage turns FIREBASE_STORAGE_EMULATOR_HOST into STORAGE_EMULATOR_HOST, which this client reads.
+    getStorage(adminApp());
+    c = new Storage({ projectId: settings.projectId(), timeout: timeoutMs, retryOptions: { autoRetry: false, maxRetries: 0 } });
+    windowClients.set(timeoutMs, c);
+  }
+  return c;
+}
+
+/**
+ * Up to `limit` objects under `prefix` whose names come after `after` (null: from the start), in name order: how a
+ * resumable walk (a hold's flagging, its release, the audit) takes its next batch from a cursor. `startOffset`
+ * lets production start at the cursor; the names are filtered here too, because the emulator ignores it.
+ */
+export async function listObjectsAfter(bucket: string, prefix: string, after: string | null, limit: number): Promise<StorageObject[]> {
+  if (prefix.length === 0) throw new Error(`listObjectsAfter needs a prefix: listing all of ${bucket} is refused`);
+  const out: StorageObject[] = [];
+  let pageToken: string | undefined;
+  do {
+    const [files, next] = await bucketOf(bucket).getFiles({
+      prefix,
+      maxResults: MAX_PAGE_SIZE,
+      autoPaginate: false,
+      ...(after !== null ? { startOffset: after } : {}),
+      ...(pageToken ? { pageToken } : {}),
+    });
+    for (const f of files) {
+      const o = toObject(bucket, f.metadata);
+      if (after !== null && o.name <= after) continue;
+      out.push(o);
+      if (out.length >= limit) return out;
+    }
+    pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken;
+  } while (pageToken);
+  return out;
+}
+
+/**
+ * The "folders" directly under `prefix` (names up to the next `/`, as Cloud Storage's delimiter listing gives
+ * them), at most `limit`, and how many objects lie directly under it (not in a folder): how `retention discover` and
+ * the erasure replay find the ids a bucket's paths carry. An empty prefix lists the bucket's top level.
+ */
+export async function listFolders(bucket: string, prefix: string, limit: number): Promise<{ folders: string[]; truncated: boolean; objectsHere: number }> {
+  const folders: string[] = [];
+  let objectsHere = 0;
+  let pageToken: string | undefined;
+  do {
+    const [files, next, response] = await bucketOf(bucket).getFiles({ ...(prefix ? { prefix } : {}), delimiter: "/", maxResults: MAX_PAGE_SIZE, autoPaginate: false, ...(pageToken ? { pageToken } : {}) });
+    objectsHere += files.length;
+    for (const p of ((response as { prefixes?: string[] } | undefined)?.prefixes ?? []).sort()) {
+      if (folders.length >= limit) return { folders, truncated: true, objectsHere };
+      folders.push(p);
+    }
+    pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken;
+  } while (pageToken);
+  return { folders, truncated: false, objectsHere };
+}
+
+/**
+ * One object's bytes, with the metadata of the generation they belong to: read, downloaded, read again, so the
+ * bytes are known to be that generation's (a new upload in between is read again, up to 3 times). Null: gone.
+ */
+export async function downloadObject(bucket: string, name: string): Promise<{ object: StorageObject; bytes: Buffer } | null> {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const before = await readObject(bucket, name);
+    if (!before) return null;
+    let bytes: Buffer;
+    try {
+      [bytes] = await fileOf({ bucket, name }).download();
+    } catch (err) {
+      if (statusOf(err) === 404) return null;
+      throw err;
+    }
+    const after = await readObject(bucket, name);
+    if (after && after.generation === before.generation) return { object: after, bytes };
+  }
+  throw new Error(`gs://${bucket}/${name} changed while it was read, three times`);
+}
+
+/**
+ * The project's default bucket, for a storage entry's `(default)`: RETENTION_STORAGE_BUCKET when it names one,
+ * else the Admin SDK's (the app's `storageBucket` option, else FIREBASE_CONFIG's, which Cloud Functions sets),
+ * else `<project>.appspot.com`.
+ */
+export function defaultBucket(): string {
+  const configured = setting("storageBucket");
+  if (configured !== "" && configured !== ("(default)" satisfies typeof DEFAULT_BUCKET)) return configured;
+  const fromApp = adminApp().options.storageBucket;
+  if (typeof fromApp === "string" && fromApp !== "") return fromApp;
+  try {
+    const fromConfig = (JSON.parse(process.env.FIREBASE_CONFIG ?? "{}") as { storageBucket?: unknown }).storageBucket;
+    if (typeof fromConfig === "string" && fromConfig !== "") return fromConfig;
+  } catch {
+    // FIREBASE_CONFIG may also be a file path; the project's conventional bucket stands then.
+  }
+  return `${settings.projectId()}.appspot.com`;
+}
+
+/** The bucket a storage entry names, resolved. */
+export const bucketOfEntry = (entry: Pick<StorageEntry, "bucket">): string => resolveBucket(entry.bucket, { projectId: settings.projectId(), defaultBucket: defaultBucket() });
+
+/** The delete window's settings (docs/HOLD-FENCE.md, Cloud Storage objects), in ms. */
+export const storageSettings = {
+  windowMs: (): number => setting("storageDeleteWindowSeconds") * 1000,
+  deleteTimeoutMs: (): number => setting("storageDeleteTimeoutSeconds") * 1000,
+  /**
+   * How long before the window's end the last delete may start: the delete's timeout and 1 s for the clocks of the
+   * runner and of a hold's placer (both on Google's synchronised clocks in production). Refused when it leaves the
+   * window no time.
+   */
+  marginMs: (): number => {
+    const margin = setting("storageDeleteTimeoutSeconds") * 1000 + 1000;
+    const window = setting("storageDeleteWindowSeconds") * 1000;
+    if (margin * 2 > window) throw new Error(`RETENTION_STORAGE_DELETE_WINDOW_SECONDS must be at least twice RETENTION_STORAGE_DELETE_TIMEOUT_SECONDS + 1 (the margin), got ${window / 1000} s for ${margin / 1000} s`);
+    return margin;
+  },
+  softDeleteDays: (): number => setting("storageSoftDeleteDays"),
+  auditMaxObjects: (): number => setting("auditMaxObjects"),
+};
 
 /**
  * Marks `ref.generation` of the object as held by `holdId` (custom metadata `retention-hold-<holdId>`), and sets

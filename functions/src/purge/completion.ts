@@ -9,6 +9,7 @@ import { policy } from "../platform/registry";
 import { parseRequestState } from "../requests/rules/requests";
 import { cellsOfRecord, requestCells } from "../requests/index";
 import { PRIMARY_CELL } from "../kernel/policy";
+import { storageSettings } from "../platform/storage";
 import { completionDecision, purgedGoneBy, recoveryWindowMs, type CompletionDecision } from "../requests/rules/gone-by";
 import { archiveCopiesOf, archiveCopyLeftInTx } from "./runner/archive";
 import { goneByFields } from "./runner/finalize";
@@ -104,6 +105,7 @@ async function completeOne(requestId: string, opts: CompletionOptions): Promise<
         pitrDays: typeof basis.pitrDays === "number" ? basis.pitrDays : null,
         backupRetentionDays: typeof basis.backupRetentionDays === "number" ? basis.backupRetentionDays : null,
         archivesRetainUntil: iso(toMs(basis.archivesRetainUntil)),
+        ...(typeof basis.storageSoftDeleteDays === "number" ? { storageSoftDeleteDays: basis.storageSoftDeleteDays } : {}),
         // Across databases: each other cell's own date; the request's is the latest of them and its own.
         ...(cells ? { cells: cells.map((c) => `${c.cell}:${iso(c.fullyGoneByMs) ?? "-"}`).join(","), latestFullyGoneBy: iso(Math.max(fullyGoneByMs ?? 0, ...cells.map((c) => c.fullyGoneByMs ?? 0))) } : {}),
         ...(opts.actor.type === "system" ? {} : { startedBy: `${opts.actor.type}:${opts.actor.id}` }),
@@ -125,7 +127,8 @@ async function redateOne(requestId: string, opts: CompletionOptions): Promise<bo
     const snap = await tx.get(ref);
     const purgedAtMs = toMs(snap.get("purgedAt"));
     if (parseRequestState(snap.get("state")) !== "PURGED" || snap.get("fullyGoneByUnknown") !== "ARCHIVE_UNDER_HOLD" || purgedAtMs === null) return false;
-    const goneBy = purgedGoneBy(purgedAtMs, await archiveCopiesOf(requestId, tx), purgeSettings.recoveryWindows());
+    const objects = snap.get("objectsErased") === true ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
+    const goneBy = purgedGoneBy(purgedAtMs, await archiveCopiesOf(requestId, tx), purgeSettings.recoveryWindows(), objects);
     if (goneBy.atMs === null && goneBy.unknown === "ARCHIVE_UNDER_HOLD") return false;
     if (opts.dryRun) return true;
     const detail = goneBy.atMs === null ? `no archive copy is held any more: fully gone by unknown (${goneBy.unknown})` : `no archive copy is held any more: fully gone by ${iso(goneBy.atMs)}`;

@@ -79,7 +79,7 @@ async function dryRun(opts: PurgeRunOptions): Promise<JobSummary> {
     job: "nightlyPurge",
     dryRun: true,
     asOf: opts.asOfMs !== null ? new Date(opts.asOfMs).toISOString() : null,
-    units: plans.map((p) => ({ unitKey: p.unitKey, kind: p.kind, delete: p.counts.delete, mask: p.counts.mask, retain: p.counts.retain, blocked: p.blockedCount })),
+    units: plans.map((p) => ({ unitKey: p.unitKey, kind: p.kind, delete: p.counts.delete, mask: p.counts.mask, retain: p.counts.retain, blocked: p.blockedCount, ...(p.counts.objects > 0 ? { objects: p.counts.objects } : {}) })),
     wouldDelete: verdicts.reduce((n, v) => n + size(v.unitKey), 0),
     brake: {
       tripped: waiting.length > 0 || deferred.length > 0,

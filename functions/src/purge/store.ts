@@ -57,6 +57,8 @@ export interface BatchOutcome {
   deferred: string[];
   blocked: { path: string; reason: string }[];
   masked: string[];
+  /** Objects whose name another generation holds now: the decision was about the old one, which is not deleted. */
+  changed: string[];
 }
 
 export interface BatchDoc {
@@ -76,7 +78,7 @@ export interface BatchDoc {
   complete: boolean;
 }
 
-export const emptyOutcome = (): BatchOutcome => ({ deleted: [], redecided: [], gone: [], held: [], deferred: [], blocked: [], masked: [] });
+export const emptyOutcome = (): BatchOutcome => ({ deleted: [], redecided: [], gone: [], held: [], deferred: [], blocked: [], masked: [], changed: [] });
 
 export const checkpointRef = (unitKey: string): DocumentReference => db().collection(COLLECTIONS.retentionJobs).doc(`purge-${unitKey}`);
 export const batchId = (planId: string, stage: string, seq: number): string => `${planId}-${stage}-${String(seq).padStart(6, "0")}`;
@@ -95,8 +97,10 @@ export function* batchRefsOf(cp: Pick<UnitCheckpoint, "unitKey" | "planId">, sta
   for (const s of stages) for (let i = 0; i < s.batches; i++) yield batchRef(cp.unitKey, cp.planId, s.key, i);
 }
 
+const kindFrom = (v: unknown): PurgeBatchKind => (v === "mask" || v === "objects" ? v : "delete");
+
 const layoutFrom = (v: unknown): StageLayout[] =>
-  Array.isArray(v) ? (v as StageLayout[]).map((s) => ({ key: String(s.key), kind: s.kind === "mask" ? "mask" : "delete", batches: Number(s.batches) })) : [];
+  Array.isArray(v) ? (v as StageLayout[]).map((s) => ({ key: String(s.key), kind: kindFrom(s.kind), batches: Number(s.batches) })) : [];
 
 export function checkpointFrom(data: DocumentData | undefined): UnitCheckpoint | null {
   if (!data || typeof data.unitKey !== "string" || typeof data.round !== "number") return null;
@@ -132,7 +136,7 @@ export function batchFrom(snap: DocumentSnapshot): BatchDoc {
     planId: String(d.planId ?? ""),
     stage: String(d.stage ?? ""),
     seq: Number(d.seq ?? 0),
-    kind: d.kind === "mask" ? "mask" : "delete",
+    kind: kindFrom(d.kind),
     items: (d.items as PurgeItem[]) ?? [],
     hash: String(d.hash ?? ""),
     decision: {
@@ -149,7 +153,7 @@ export function batchFrom(snap: DocumentSnapshot): BatchDoc {
 
 /** Every path a batch has already settled (recorded an outcome for). */
 export function settledPaths(o: BatchOutcome): Set<string> {
-  return new Set([...o.deleted, ...o.redecided, ...o.gone, ...o.held.map((h) => h.path), ...o.deferred, ...o.blocked.map((b) => b.path), ...o.masked]);
+  return new Set([...o.deleted, ...o.redecided, ...o.gone, ...o.held.map((h) => h.path), ...o.deferred, ...o.blocked.map((b) => b.path), ...o.masked, ...o.changed]);
 }
 
 export function claimFrom(data: DocumentData | undefined): PurgeClaim | null {

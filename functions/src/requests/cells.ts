@@ -24,7 +24,7 @@ import {
 import type { Canceller } from "./rules/requests";
 
 /**
- * A deletion request across several governed databases (docs/decisions/0034-several-databases.md). The primary
+ * A deletion request across several governed databases (docs/decisions/0036-several-databases.md). The primary
  * database holds the request of record, which lists its other cells (`cells`, written in the transaction that
  * creates it); each of them holds a cell request under the same id. No transaction spans two databases, so the
  * request of record decides (open, approve, cancel: each decided in one transaction of the primary) and every cell

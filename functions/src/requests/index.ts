@@ -1,5 +1,5 @@
 // Opening, approving and cancelling go through requests/cells.ts: in the primary (the request of record), then in
-// every other governed database the subject's data map reaches (docs/decisions/0034-several-databases.md).
+// every other governed database the subject's data map reaches (docs/decisions/0036-several-databases.md).
 export { approveTenantClosure, cancelDeletionRequest, openDeletionRequest } from "./cells";
 export { accountsReady, cellFacts, cellsOfRecord, followRecordInCells, outstandingRecords, readCellRequest, recordView, requestCells, settleIfDone, spansCells } from "./cells";
 export type { RecordView } from "./cells";

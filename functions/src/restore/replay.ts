@@ -77,6 +77,7 @@ async function residueOf(m: LedgerMatch, nowMs: number): Promise<Omit<ReplaySubj
     erasedAt: new Date(m.entry.erasedAtMs).toISOString(),
     toDelete: plan.counts.delete,
     toMask: unmasked,
+    toDeleteObjects: plan.counts.objects,
     underHold,
     blocked: plan.blockedCount,
   };
@@ -88,9 +89,11 @@ const outcomeOf = (units: readonly UnitReport[], requestId: string): string => {
 };
 
 /**
- * Puts a restored database right with the erasure ledger: every subject found in it whose keyed hash the
- * ledger holds, and that still has data the purge would erase or mask, is erased again through the normal
- * purge, one request at a time, users before tenants. Its request is the ledger's request id, opened again in
+ * Puts a restored database right with the erasure ledger: every subject found in it (or in the buckets its storage
+ * entries name) whose keyed hash the ledger holds, and that still has data the purge would erase or mask, is erased
+ * again through the normal purge. The plan lists each subject's storage entries against the buckets as they are now,
+ * so an object back from a bucket restore or a soft delete is erased again too (`toDeleteObjects` per subject). The
+ * purge runs, one request at a time, users before tenants. Its request is the ledger's request id, opened again in
  * the restored database (requests/service.ts#reopenErasedSubject); the purge then applies the restored
  * database's holds, the brake, archives, masks and external copies, and writes its evidence and (finding the
  * ledger entry there) checks the ledger. A dry run plans and writes nothing. Idempotent: a subject with nothing

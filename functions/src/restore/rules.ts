@@ -15,6 +15,8 @@ export interface ReplaySubject {
   /** What the purge would still delete here, and the kept records whose personal fields are back. */
   toDelete: number;
   toMask: number;
+  /** Cloud Storage objects its storage entries reach in the buckets as they are now (back from a bucket restore or soft delete). */
+  toDeleteObjects: number;
   /** Records a hold in the restored database keeps (the purge leaves them, as everywhere). */
   underHold: number;
   /** Paths the destroy predicate refuses for a reason other than a hold: the purge would block the request. */
@@ -27,11 +29,11 @@ export interface ReplaySubject {
 }
 
 /**
- * A subject with something left to delete or mask is erased again, unless the predicate would refuse part of
+ * A subject with something left to delete or mask (documents, or objects back in a bucket) is erased again, unless the predicate would refuse part of
  * it (then the purge would block it: the operator looks first). Nothing left (only what a hold or the data map
  * keeps): nothing to do, which is what makes a second replay write nothing.
  */
-export function replayVerdict(r: Pick<ReplaySubject, "toDelete" | "toMask" | "blocked">): ReplayAction {
+export function replayVerdict(r: Pick<ReplaySubject, "toDelete" | "toMask" | "blocked"> & Partial<Pick<ReplaySubject, "toDeleteObjects">>): ReplayAction {
   if (r.blocked > 0) return "blocked";
-  return r.toDelete > 0 || r.toMask > 0 ? "erase" : "none";
+  return r.toDelete > 0 || r.toMask > 0 || (r.toDeleteObjects ?? 0) > 0 ? "erase" : "none";
 }

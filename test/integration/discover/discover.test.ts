@@ -8,12 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getAuth } from "firebase-admin/auth";
 import type { DocumentReference, Firestore } from "firebase-admin/firestore";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverDraft, UNREVIEWED_CLASS, type DiscoverDraft } from "../../../functions/src/discover/index";
 import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { retention } from "../../helpers/cli";
 import { repoRoot } from "../../helpers/policy";
+import { clearStorage } from "../../helpers/storage";
 
 const USERS = ["u-ana", "u-bo", "u-cy"];
 
@@ -69,12 +70,15 @@ describe("retention discover on a social app", () => {
   beforeAll(async () => {
     await clearFirestore();
     await clearAuth();
+    // Its app has no objects: the default bucket, which discover samples too, is emptied of other suites' objects.
+    await clearStorage();
     for (const uid of USERS) await getAuth(adminApp()).createUser({ uid, email: `${uid}@example.com` });
     const batch = db().batch();
     for (const [path, fields] of Object.entries(DATA)) batch.set(db().doc(path), fields);
     await batch.commit();
-    draft = await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, maxLookups: 10_000, nowMs: Date.parse("2026-12-01T12:00:00Z"), knownVersions: ["v3"] });
+    draft = await discoverDraft({ perCollection: 50, depth: 4, maxCollections: 100, maxUsers: 10_000, maxLookups: 10_000, nowMs: Date.parse("2026-12-01T12:00:00Z"), knownVersions: ["v4"] });
   });
+  afterAll(clearStorage);
 
   it("proposes the app's user data map", () => {
     const byId = Object.fromEntries(draft.registry.dataMap.user.map((e) => [e.id, e]));
@@ -104,7 +108,7 @@ describe("retention discover on a social app", () => {
       ].map((p) => [p, UNREVIEWED_CLASS]),
     );
     expect(RegistrySchema.safeParse(draft.registry).success).toBe(true);
-    expect(draft.registry.version).toBe("v4");
+    expect(draft.registry.version).toBe("v5");
   });
 
   it("counts what it read: every document once (the sample holds them all), one list call per document below the depth bound", () => {
@@ -144,9 +148,9 @@ describe("retention discover on a social app", () => {
     expect(written.review.unclassified).toEqual(draft.review.unclassified);
     // A second run does not overwrite a draft someone may be reviewing, and no draft goes where the bundler reads.
     expect((await retention(["discover", "--out", out])).code).toBe(2);
-    const refused = await retention(["discover", "--out", join("policies", "versions", "v4.json")]);
+    const refused = await retention(["discover", "--out", join("policies", "versions", "v5.json")]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("policies/versions/ holds published versions only");
-    expect(existsSync(join(repoRoot, "policies", "versions", "v4.json"))).toBe(false);
+    expect(existsSync(join(repoRoot, "policies", "versions", "v5.json"))).toBe(false);
   });
 });

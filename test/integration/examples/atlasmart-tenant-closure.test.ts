@@ -17,8 +17,11 @@ import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/cal
 import { requestTenantDeletionHandler } from "../../../functions/src/entrypoints/callable/request-tenant-deletion";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
 import { exportTenant, verifyExportDir } from "../../../functions/src/export/index";
-import { DEMO_DOCS, DEMO_USERS } from "../../../examples/atlasmart/data";
-import { seedDemo } from "../../../examples/atlasmart/seed";
+import { DEMO_DOCS, DEMO_OBJECTS, DEMO_USERS } from "../../../examples/atlasmart/data";
+import { seedDemo, seedDemoObjects } from "../../../examples/atlasmart/seed";
+import { objectPath } from "../../../functions/src/kernel/storage-map";
+import { defaultBucket, readObject } from "../../../functions/src/platform/storage";
+import { clearStorage } from "../../helpers/storage";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { computeRetainUntil } from "../../../functions/src/kernel/retention";
@@ -50,11 +53,15 @@ describe("closing the demo tenant t-acme, end to end", () => {
   let graceEndsAtMs: number;
   let archivedHash: string;
   let before: Set<string>;
+  /** The demo's objects (t-acme's files, each customer's uploads) and the generations they were seeded at. */
+  let objects: Map<string, string>;
 
   beforeAll(async () => {
     // The purge suites' own database (purge/support.ts), emptied, with the Auth emulator.
     await reset();
+    await clearStorage();
     await seedDemo({ nowMs: startedMs });
+    objects = await seedDemoObjects();
     // Ben also belongs to a second tenant: his profile there keeps his account when t-acme closes.
     const pol = policy();
     for (const [path, data] of [
@@ -72,6 +79,7 @@ describe("closing the demo tenant t-acme, end to end", () => {
 
   afterAll(async () => {
     await rm(exportDir, { recursive: true, force: true });
+    await clearStorage();
   });
 
   it("1. counsel holds an order; a retention-admin asks and a compliance officer approves: the whole tenant is hidden at once, nothing is deleted", async () => {
@@ -120,6 +128,9 @@ describe("closing the demo tenant t-acme, end to end", () => {
     // Business data only: the retention bookkeeping and the closure marks stay with the service.
     expect(orders[0]!.data).toMatchObject({ customerId: "u-1001", customerName: "Ada Lovelace", totalMinor: 4599 });
     expect(orders[0]!.data.lifecycleState).toBeUndefined();
+    // The tenant's files and every customer's uploads, each with the generation exported.
+    expect(manifest.tenantId).toBe("t-acme");
+    expect((manifest.objects ?? []).map((o) => [o.name, o.generation])).toEqual([...objects].sort(([a], [b]) => (a < b ? -1 : 1)));
     expect(await verifyExportDir(exportDir)).toMatchObject({ ok: true, findings: [] });
   });
 
@@ -152,6 +163,12 @@ describe("closing the demo tenant t-acme, end to end", () => {
         "userDirectory/u-1002",
       ].sort(),
     );
+    // The tenant's files and every customer's uploads went too (objects first, each in a delete window), named in
+    // the evidence with the generation deleted: a hold on an order holds no object (none is held with it).
+    for (const name of objects.keys()) expect(await readObject(defaultBucket(), name), name).toBeNull();
+    const objectLines = (await evidence()).filter((e) => e.action === "PURGE_OBJECTS" && e.requestId === requestId).flatMap((e) => String(e.detail?.objects ?? "").split("\n"));
+    expect(objectLines.sort()).toEqual([...objects].map(([name, generation]) => `${objectPath(defaultBucket(), name)}#${generation} deleted`).sort());
+    expect(DEMO_OBJECTS.length).toBe(objects.size);
     // What was archived, with verified hashes: the finance record, its copy hashing to what it held.
     const archives = (await db().collection("archives").get()).docs.map((d) => d.data());
     expect(archives).toHaveLength(1);

@@ -1,6 +1,6 @@
-// The social example across its two governed databases (registry v3): the app's content in the primary, the
+// The social example across its two governed databases (registry v4): the app's content in the primary, the
 // activity log in `analytics`. One request erases a member in both; each database is a cell with its own requests,
-// holds, fence, evidence and erasure-ledger entry (docs/decisions/0034-several-databases.md).
+// holds, fence, evidence and erasure-ledger entry (docs/decisions/0036-several-databases.md).
 import { getAuth } from "firebase-admin/auth";
 import { beforeEach, describe, expect, it } from "vitest";
 import { SOCIAL_ANALYTICS_DOCS } from "../../../examples/social/data";

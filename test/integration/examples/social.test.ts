@@ -2,13 +2,17 @@
 // social registry active, then planned for Ana's erasure by the read-only planner planDeletion answers with. The
 // app has no scope kind, so the subject names no tenant.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SOCIAL_ANALYTICS_DOCS, SOCIAL_DOCS, SOCIAL_USERS } from "../../../examples/social/data";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SOCIAL_ANALYTICS_DOCS, SOCIAL_DOCS, SOCIAL_OBJECTS, SOCIAL_USERS } from "../../../examples/social/data";
 import { SOCIAL_ANALYTICS_DATABASE, SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE } from "../../../examples/social/registry";
 import { SOCIAL_DATABASES_SETTING } from "../../helpers/social";
 import { runNightlyJob } from "../../../functions/src/jobs/nightly-purge";
 import { NO_SCOPE, seedSocial, useSocialRegistry } from "../../../examples/social/seed";
 import { scanRetention } from "../../../functions/src/audit/index";
 import { verifyEvidence } from "../../../functions/src/evidence/index";
+import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { readGoverned } from "../../../functions/src/platform/governed-doc";
@@ -19,11 +23,15 @@ import type { Subject } from "../../../functions/src/plan/rules";
 import { inDatabase } from "../../../functions/src/platform/firestore";
 import { policy } from "../../../functions/src/platform/registry";
 import { replayErasures } from "../../../functions/src/restore/index";
+import { exportSubject, verifyExportDir } from "../../../functions/src/export/index";
+import { objectPath } from "../../../functions/src/kernel/storage-map";
+import { defaultBucket, readObject } from "../../../functions/src/platform/storage";
+import { clearStorage, putObject } from "../../helpers/storage";
 import { settings } from "../../../functions/src/platform/settings";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { getAuth } from "firebase-admin/auth";
 
-// The example's own databases (see SOCIAL_DATABASE; its analytics database, registry v3, under a name of its own),
+// The example's own databases (see SOCIAL_DATABASE; its analytics database, registry v4, under a name of its own),
 // set before anything resolves db(), and put back after.
 const previousDatabase = process.env.RETENTION_DATABASE_ID;
 const previousDatabases = process.env.RETENTION_DATABASES;
@@ -51,12 +59,20 @@ const ANA_DELETED = [
 ];
 /** The chats she leaves: they stay for the others, without her in memberIds. */
 const ANA_LEAVES = ["chats/ch-ana-bo", "chats/ch-trio"];
+/** Her avatar and uploads in the default bucket (the registry's `media` entry: users/{uid}/, held with users/{uid}). */
+const objectsOf = (uid: string) => SOCIAL_OBJECTS.filter((o) => o.name.startsWith(`users/${uid}/`)).map((o) => o.name);
+const ANA_OBJECTS = objectsOf("u-ana");
+/** An object's gs:// path in the default bucket, and its current generation (null: gone). */
+const gs = (name: string) => objectPath(defaultBucket(), name);
+const generationOf = async (name: string) => (await readObject(defaultBucket(), name))?.generation ?? null;
 
 let restoreRegistry: () => void = () => undefined;
 beforeAll(() => {
   restoreRegistry = useSocialRegistry();
 });
-afterAll(() => {
+afterAll(async () => {
+  // The bucket is shared by every suite of the run: leave nothing behind.
+  await clearStorage();
   restoreRegistry();
   if (previousDatabase === undefined) delete process.env.RETENTION_DATABASE_ID;
   else process.env.RETENTION_DATABASE_ID = previousDatabase;
@@ -70,8 +86,9 @@ async function freshSeed(): Promise<void> {
   await clearFirestore(SOCIAL_DATABASE);
   await clearFirestore(SOCIAL_ANALYTICS_DATABASE);
   await clearAuth();
-  const seeded = await seedSocial({ nowMs: T0 });
-  expect(seeded).toEqual({ documents: SOCIAL_DOCS.length, analytics: SOCIAL_ANALYTICS_DOCS.length, users: SOCIAL_USERS.length });
+  await clearStorage();
+  const seeded = await seedSocial({ nowMs: T0, withObjects: true });
+  expect(seeded).toEqual({ documents: SOCIAL_DOCS.length, analytics: SOCIAL_ANALYTICS_DOCS.length, users: SOCIAL_USERS.length, objects: SOCIAL_OBJECTS.length });
 }
 
 describe("the social example: seeded through the governed write path, planned for a user without a scope", () => {
@@ -96,7 +113,7 @@ describe("the social example: seeded through the governed write path, planned fo
         retentionClass: d.path.split("/").length === 2 && d.path.startsWith("chats/") ? "shared-thread" : notification ? "notification-30d" : "user-delete",
         lifecycleState: "ACTIVE",
         tenantId: NO_SCOPE,
-        policyVersion: "v3",
+        policyVersion: "v4",
         createdAtMs: T0,
         // Notifications are kept 30 days by TTL (registry v2); nothing else has a TTL value.
         expireAtMs: notification ? T0 + 30 * DAY_MS : null,
@@ -120,7 +137,9 @@ describe("the social example: seeded through the governed write path, planned fo
     const plan = await planSubject(ANA, T0 + 1000);
     expect(plan.policyVersion).toBe(policy().version);
     expect(plan.subject).toEqual(ANA);
-    expect(plan.delete).toEqual([...ANA_DELETED].sort());
+    // Her documents, then her avatar and uploads, each object with the generation the plan was made on.
+    expect(plan.delete).toEqual([...[...ANA_DELETED].sort(), ...ANA_OBJECTS.map(gs).sort()]);
+    expect(plan.objects).toEqual(await Promise.all([...ANA_OBJECTS].sort().map(async (n) => ({ path: gs(n), generation: (await generationOf(n))! }))));
     expect(plan.archive).toEqual([]);
     expect(plan.externalCopiesToReview).toEqual([]);
     expect(plan.retain).toEqual(
@@ -135,6 +154,8 @@ describe("the social example: seeded through the governed write path, planned fo
     // Nobody else's data is in the plan: the others' profiles, posts, comments on their posts, the chat she is
     // not in, and every message she did not send.
     const named = new Set([...plan.delete, ...plan.retain.map((r) => r.path)]);
+    // Nobody else's objects either.
+    for (const o of SOCIAL_OBJECTS.filter((x) => !ANA_OBJECTS.includes(x.name))) expect(named.has(gs(o.name)), o.name).toBe(false);
     const untouched = SOCIAL_DOCS.map((d) => d.path).filter((p) => !named.has(p));
     expect(untouched.sort()).toEqual(
       [
@@ -157,6 +178,29 @@ describe("the social example: seeded through the governed write path, planned fo
     expect((await db().doc("chats/ch-trio").get()).get("memberIds")).toEqual(["u-ana", "u-bo", "u-cy"]);
     // The same data gives the same manifest.
     expect((await planSubject(ANA, T0 + 2000)).manifestHash).toBe(plan.manifestHash);
+  });
+
+  it("exports Ana's data map with her objects' bytes, and the export verifies (and fails when an object's file is touched)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "social-export-"));
+    try {
+      const manifest = await exportSubject({ subject: ANA, outDir: join(dir, "ana"), nowMs: T0 });
+      expect(manifest.subject).toEqual({ type: "user", uid: "u-ana", tenantId: NO_SCOPE });
+      expect(manifest.tenantId).toBeUndefined();
+      expect(manifest.policyVersion).toBe("v4");
+      expect(manifest.files.map((f) => f.file).sort()).toEqual(["chats.jsonl", "chats.messages.jsonl", "posts.comments.jsonl", "posts.jsonl", "users.following.jsonl", "users.jsonl"]);
+      // Each object with its bucket, name and generation, its bytes under objects/ hashed.
+      expect(manifest.objects?.map((o) => ({ bucket: o.bucket, name: o.name, bytes: o.bytes }))).toEqual(
+        [...ANA_OBJECTS].sort().map((n) => ({ bucket: defaultBucket(), name: n, bytes: Buffer.byteLength(SOCIAL_OBJECTS.find((o) => o.name === n)!.body) })),
+      );
+      for (const o of manifest.objects ?? []) expect(o.generation).toBe(await generationOf(o.name));
+      expect(readdirSync(join(dir, "ana", "objects")).length).toBe(ANA_OBJECTS.length);
+      expect(await verifyExportDir(join(dir, "ana"))).toMatchObject({ ok: true, findings: [] });
+      const first = manifest.objects![0]!;
+      writeFileSync(join(dir, "ana", first.file), "tampered");
+      expect((await verifyExportDir(join(dir, "ana"))).findings.map((f) => [f.problem, f.file])).toEqual([["OBJECT_CHANGED", first.file]]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -212,8 +256,16 @@ describe("the social example: Ana's erasure end to end, one of her chats under a
   });
 
   it("the purge past the grace period erases everything but the held chat, and keeps the request RETAINED_UNDER_HOLD", async () => {
+    const seededGenerations = new Map(await Promise.all(ANA_OBJECTS.map(async (n) => [n, (await generationOf(n))!] as const)));
     // The nightly job, as the schedule runs it: the app has two governed databases, and her erasure runs in both.
     await runNightlyJob(runAsOf(AFTER_GRACE));
+    // Her avatar and uploads are gone; the evidence names each with the generation deleted.
+    for (const n of ANA_OBJECTS) expect(await generationOf(n), n).toBeNull();
+    for (const o of SOCIAL_OBJECTS.filter((x) => !ANA_OBJECTS.includes(x.name))) expect(await generationOf(o.name), o.name).not.toBeNull();
+    const entries: ChainedEvidence[] = [];
+    await verifyEvidence({ onEntry: (e) => entries.push(e) });
+    const objectLines = entries.filter((e) => e.action === "PURGE_OBJECTS").flatMap((e) => String(e.detail?.objects ?? "").split("\n"));
+    expect(objectLines.sort()).toEqual(ANA_OBJECTS.map((n) => `${gs(n)}#${seededGenerations.get(n)} deleted`).sort());
     // Her profile and who she follows; Bo's follow of her.
     for (const p of ["users/u-ana", "users/u-ana/following/u-bo", "users/u-ana/following/u-cy", "users/u-bo/following/u-ana"]) expect(await exists(p), p).toBe(false);
     // Her post, with every comment under it (Bo's and Cy's too); her comment on Bo's post.
@@ -267,12 +319,18 @@ const RESTORED = SOCIAL_RESTORED_DATABASE;
 describe("the social example: a backup restored after Ana's erasure is put right from the erasure ledger", () => {
   const replay = (apply: boolean) => replayErasures({ databaseId: RESTORED, apply, actor: { type: "staff", id: "s-dana" }, nowMs: AFTER_GRACE + 2 * DAY_MS });
 
+  // Her avatar, put back in the bucket (a bucket restore, or an undelete from the bucket's soft delete).
+  const PUT_BACK = ANA_OBJECTS.find((n) => n.endsWith("avatar.jpg"))!;
+
   beforeAll(async () => {
     await clearFirestore(RESTORED);
-    await inDatabase(RESTORED, () => seedSocial({ nowMs: T0, withAuth: false, analytics: false }));
+    // The restored database (a copy of the primary alone); the bucket keeps what the erasure left, but for one object put back.
+    await inDatabase(RESTORED, () => seedSocial({ nowMs: T0, withAuth: false, analytics: false, withObjects: false }));
+    expect(await generationOf(PUT_BACK)).toBeNull();
+    await putObject(defaultBucket(), PUT_BACK, "ana's avatar, back from the bucket's soft delete");
   });
 
-  it("a dry run finds Ana, a user in no scope, with her documents to delete and two chats still listing her, and writes nothing", async () => {
+  it("a dry run finds Ana, a user in no scope, with her documents to delete, two chats still listing her and her object put back, and writes nothing", async () => {
     const report = await replay(false);
     expect(report.subjects.map((s) => ({ kind: s.kind, uid: s.uid, tenantId: s.tenantId, action: s.action }))).toEqual([{ kind: "user", uid: "u-ana", tenantId: NO_SCOPE, action: "erase" }]);
     const ana = report.subjects[0]!;
@@ -281,13 +339,18 @@ describe("the social example: a backup restored after Ana's erasure is put right
     expect(ana.toDelete).toBe(ANA_DELETED.length + 1);
     // Both chats she was in list her again in the backup: removeFromArray is left to do in each.
     expect(ana.toMask).toBe(ANA_LEAVES.length);
+    // The buckets as they are now: the one object put back.
+    expect(ana.toDeleteObjects).toBe(1);
     expect(await inDatabase(RESTORED, () => membersOf(HELD_CHAT))).toEqual(["u-ana", "u-bo", "u-cy"]);
+    expect(await generationOf(PUT_BACK)).not.toBeNull();
   });
 
-  it("applied, it erases her in the restored database as the purge did, and leaves the others' data", async () => {
+  it("applied, it erases her in the restored database as the purge did, her object put back included, and leaves the others' data", async () => {
     const report = await replay(true);
     expect(report.problems).toBe(0);
     expect(report.subjects[0]?.outcome).toMatch(/^DONE\b/);
+    expect(await generationOf(PUT_BACK)).toBeNull();
+    for (const o of SOCIAL_OBJECTS.filter((x) => !ANA_OBJECTS.includes(x.name))) expect(await generationOf(o.name), o.name).not.toBeNull();
     await inDatabase(RESTORED, async () => {
       for (const p of ANA_DELETED) expect(await exists(p), p).toBe(false);
       expect(await membersOf("chats/ch-ana-bo")).toEqual(["u-bo"]);
@@ -296,5 +359,39 @@ describe("the social example: a backup restored after Ana's erasure is put right
     });
     // Nothing is left to erase there.
     expect((await replay(false)).toErase).toBe(0);
+  });
+});
+
+describe("the social example: a hold on a user's profile holds their avatar and uploads through their erasure", () => {
+  const BO: Subject = { type: "user", uid: "u-bo", tenantId: NO_SCOPE };
+  const BO_OBJECTS = objectsOf("u-bo");
+  let requestId: string;
+  let holdId: string;
+
+  beforeAll(async () => {
+    await freshSeed();
+    ({ request: { requestId } } = await openDeletionRequest({ subject: BO, source: "user", actor: { type: "user", id: "u-bo" }, nowMs: T0 }));
+    ({ holdId } = await placeHold({ targetPath: "users/u-bo", reasonCode: "LITIGATION", releaseAfterMs: null, actor: { type: "staff", id: "s-dana" }, nowMs: T0 }));
+  });
+
+  it("the hold's flagging marks his objects, and the plan keeps them under it", async () => {
+    for (const n of BO_OBJECTS) expect((await readObject(defaultBucket(), n))?.holdIds, n).toEqual([holdId]);
+    const plan = await planSubject(BO, AFTER_GRACE);
+    for (const n of BO_OBJECTS) expect(plan.retain.find((r) => r.path === gs(n))).toMatchObject({ action: "retain", holdId, reasonCode: "LITIGATION", deferredByHold: "delete" });
+    // The audit sees every covered object marked: nothing to report.
+    expect((await scanRetention({ nowMs: T0 + 1000 })).findings.filter((f) => f.code.startsWith("OBJECT_"))).toEqual([]);
+  });
+
+  it("the purge keeps them (RETAINED_UNDER_HOLD); after the release their markers go and the next run deletes them", async () => {
+    const generations = new Map(await Promise.all(BO_OBJECTS.map(async (n) => [n, (await generationOf(n))!] as const)));
+    await runNightlyJob(runAsOf(AFTER_GRACE));
+    for (const n of BO_OBJECTS) expect(await generationOf(n), n).toBe(generations.get(n));
+    expect(await requestState(requestId)).toBe("RETAINED_UNDER_HOLD");
+    await releaseHoldById({ holdId, reason: "case closed", actor: { type: "staff", id: "s-eli" }, nowMs: AFTER_GRACE + 1000 });
+    for (const n of BO_OBJECTS) expect((await readObject(defaultBucket(), n))?.holdIds, n).toEqual([]);
+    await runNightlyJob(runAsOf(AFTER_GRACE + DAY_MS));
+    for (const n of BO_OBJECTS) expect(await generationOf(n), n).toBeNull();
+    expect(await requestState(requestId)).toBe("PURGED");
+    await expectEvidenceVerifies();
   });
 });

@@ -1,5 +1,5 @@
 // A hold on a scope's record holds the scope in every governed database with scope data
-// (docs/decisions/0034-several-databases.md): AtlasMart's registry with a second database, `metrics`, holding each
+// (docs/decisions/0036-several-databases.md): AtlasMart's registry with a second database, `metrics`, holding each
 // tenant's per-customer metrics under the tenant's record (tenants/{tenantId}/metrics/{metricId}). AtlasMart itself
 // keeps its one database; this registry is the test's.
 import { readFileSync } from "node:fs";

@@ -17,6 +17,8 @@ import { policy } from "../../../functions/src/platform/registry";
 import { openDeletionRequest } from "../../../functions/src/requests/service";
 import type { PurgeRunOptions } from "../../../functions/src/purge/job";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { parseObjectPath } from "../../../functions/src/kernel/storage-map";
+import { readObject } from "../../../functions/src/platform/storage";
 
 /**
  * The purge suites run on a named database of their own. That proves the engine follows
@@ -276,6 +278,67 @@ export interface PlacedHold {
   generation: number;
   releasedGeneration: number | null;
   targetPath: string;
+  /** Its HOLD_PLACED entry. */
+  placed: ChainedEvidence;
+}
+
+/** One object an object batch deleted, as its PURGE_OBJECTS entry names it. */
+export interface ObjectDeletion {
+  path: string;
+  generation: string;
+  /** The hold fence generation the window's decision read. */
+  decidedGeneration: number;
+  window: string | null;
+  entry: ChainedEvidence;
+}
+
+/** Every object deletion the ledger records (`gs://bucket/name#generation deleted` lines of PURGE_OBJECTS entries). */
+export function objectDeletions(entries: readonly ChainedEvidence[]): ObjectDeletion[] {
+  const out: ObjectDeletion[] = [];
+  for (const e of entries.filter((x) => x.action === "PURGE_OBJECTS")) {
+    for (const line of String(e.detail?.objects ?? "").split("\n")) {
+      const m = /^(gs:\/\/.+)#([0-9]+) deleted$/.exec(line);
+      if (m) out.push({ path: m[1]!, generation: m[2]!, decidedGeneration: fenceGenerationOf(e), window: typeof e.detail?.window === "string" ? e.detail.window : null, entry: e });
+    }
+  }
+  return out;
+}
+
+/**
+ * The delete-window protocol, read from the ledger (docs/HOLD-FENCE.md, "Cloud Storage objects"): for every hold and
+ * every object it covers (`objects`: each object's path and heldWith document, as they were before the purge), the
+ * object was deleted on a decision made before the hold (the fence generation that decision read is older than the
+ * placement's), and the deletion's evidence committed before the hold's HOLD_PLACED, or the placement found its
+ * delete window and waited for it (HOLD_PLACED names the window); or it was not deleted while the hold stood, and it
+ * is still there. Returns how many covered objects were checked.
+ */
+export async function expectObjectsFenced(entries: readonly ChainedEvidence[], objects: ReadonlyMap<string, string>): Promise<number> {
+  if (objects.size === 0) return 0;
+  const deletions = objectDeletions(entries);
+  let checked = 0;
+  for (const h of await placedHolds(entries)) {
+    const waited = new Set(String(h.placed.detail?.windows ?? "").split(",").filter((w) => w !== ""));
+    for (const [path, heldWith] of objects) {
+      if (heldWith !== h.targetPath && !heldWith.startsWith(`${h.targetPath}/`)) continue;
+      checked++;
+      const deleted = deletions.filter((d) => d.path === path);
+      if (deleted.length === 0) {
+        const ref = parseObjectPath(path)!;
+        expect(await readObject(ref.bucket, ref.name), `${path}, held with ${heldWith} under hold ${h.holdId}, survives`).not.toBeNull();
+        continue;
+      }
+      for (const d of deleted) {
+        expect(
+          deletedWhileHeld(d.decidedGeneration, h.generation, h.releasedGeneration),
+          `${path}#${d.generation} deleted on a decision at fence generation ${d.decidedGeneration} while hold ${h.holdId} on ${h.targetPath} stood (generations ${h.generation}..${h.releasedGeneration ?? "now"})`,
+        ).toBe(false);
+        if (d.decidedGeneration >= h.generation) continue;
+        const ordered = (await committedBefore(d.entry, h.placed)) || (d.window !== null && waited.has(d.window));
+        expect(ordered, `${path}#${d.generation} (window ${d.window ?? "-"}) deleted before hold ${h.holdId}'s HOLD_PLACED, or in a window the placement waited for`).toBe(true);
+      }
+    }
+  }
+  return checked;
 }
 
 /** Every HOLD_PLACED entry, with the target path from its hold record and the generation of its HOLD_RELEASED. */
@@ -284,7 +347,7 @@ export async function placedHolds(entries: readonly ChainedEvidence[]): Promise<
   for (const e of entries.filter((x) => x.action === "HOLD_PLACED")) {
     const rec = await db().doc(`retentionHolds/${e.holdId}`).get();
     const released = entries.find((x) => x.action === "HOLD_RELEASED" && x.holdId === e.holdId);
-    out.push({ holdId: String(e.holdId), generation: fenceGenerationOf(e), releasedGeneration: released ? fenceGenerationOf(released) : null, targetPath: String(rec.get("targetPath")) });
+    out.push({ holdId: String(e.holdId), generation: fenceGenerationOf(e), releasedGeneration: released ? fenceGenerationOf(released) : null, targetPath: String(rec.get("targetPath")), placed: e });
   }
   return out;
 }
@@ -300,7 +363,7 @@ export async function placedHolds(entries: readonly ChainedEvidence[]): Promise<
  * before a placement that wrote g exactly when r < g (evidence/rules.ts#deletedWhileHeld). It is the same
  * "before" the single chain's seq gave, without needing one chain. Returns how many covered paths were checked.
  */
-export async function expectHoldsFenced(entries: readonly ChainedEvidence[], before: ReadonlySet<string>): Promise<number> {
+export async function expectHoldsFenced(entries: readonly ChainedEvidence[], before: ReadonlySet<string>, objects: ReadonlyMap<string, string> = new Map()): Promise<number> {
   const deletedAt = new Map<string, { generation: number; id: string }>();
   for (const e of entries) if (e.action === "PURGE_BATCH") for (const p of e.paths ?? []) deletedAt.set(p, { generation: fenceGenerationOf(e), id: entryDocId(e) });
   let checked = 0;
@@ -318,6 +381,7 @@ export async function expectHoldsFenced(entries: readonly ChainedEvidence[], bef
       }
     }
   }
+  checked += await expectObjectsFenced(entries, objects);
   // A path recorded as stopped by a hold is still there, unless a later round deleted it (after a release).
   for (const e of entries.filter((x) => x.action === "PURGE_HOLD_STOPPED")) {
     const stoppedAt = fenceGenerationOf(e);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  auditObject,
   auditArchiveEntry,
   auditArchivedDoc,
   auditDeletionRequest,
@@ -271,5 +272,27 @@ describe("audit statistics helpers", () => {
     expect(isDeletionCandidate(doc("sessions/s", { expireAt: NOW - 1 }), false, NOW)).toBe(true);
     expect(isDeletionCandidate(doc("tenants/t/orders/o", { lifecycleState: "PURGE_ELIGIBLE" }), false, NOW)).toBe(true);
     expect(isDeletionCandidate(doc("sessions/s"), false, NOW)).toBe(false);
+  });
+});
+
+describe("the audit's object rule", () => {
+  const holds = [
+    { holdId: "h-user", targetPath: "users/u-1", reasonCode: "LITIGATION" },
+    { holdId: "h-flagging", targetPath: "users/u-2", reasonCode: "LITIGATION" },
+    { holdId: "h-releasing", targetPath: "users/u-3", reasonCode: "LITIGATION", letGo: { phase: "documents" as const, cursor: null } },
+  ];
+  const applied = new Set(["h-user", "h-releasing"]);
+  const o = (heldWith: string, markers: string[] = []) => ({ path: `gs://b/${heldWith}/a.jpg`, markerHoldIds: markers, heldWith: [heldWith] });
+
+  it("an object an applied hold covers carries its marker; without it, OBJECT_HELD_UNMARKED", () => {
+    expect(auditObject(o("users/u-1", ["h-user"]), holds, applied)).toEqual([]);
+    expect(auditObject(o("users/u-1"), holds, applied).map((f) => f.code)).toEqual(["OBJECT_HELD_UNMARKED"]);
+    // A hold whose walk has not finished, or that is being released, is not expected to have marked it yet.
+    expect(auditObject(o("users/u-2"), holds, applied)).toEqual([]);
+    expect(auditObject(o("users/u-3"), holds, applied)).toEqual([]);
+  });
+
+  it("a marker of a hold that is not active is OBJECT_MARKER_STALE", () => {
+    expect(auditObject(o("users/u-9", ["h-gone"]), holds, applied).map((f) => [f.code, f.detail])).toEqual([["OBJECT_MARKER_STALE", "carries the marker of hold h-gone, which is not active"]]);
   });
 });

@@ -15,6 +15,10 @@ describe("the hold form", () => {
     expect(pathCheck("sessions/s-1001")).toMatchObject({ ok: false, code: "HOLD_NOT_ALLOWED_FOR_CLASS" });
     expect(pathCheck("tenants/t-acme/orders/o-1002")).toEqual({ ok: true, code: null, text: "A document of class finance-7y: it may be held." });
     expect(pathCheck("tenants/t-acme")).toMatchObject({ ok: true, text: "A tenant: the hold covers it and everything under it." });
+    // An object is held through its document: the form says which to enter.
+    const object = pathCheck("gs://demo.appspot.com/tenants/t-acme/users/u-1001/a.jpg");
+    expect(object.ok).toBe(false);
+    expect(object.text).toMatch(/held through the document it is held with/);
   });
 
   it("under another app's registry, checks its paths and calls a subtree root by what it is", () => {

@@ -131,6 +131,7 @@ describe("the callable contract", () => {
       "tenants/t-acme/orders",
       "a/b/c",
       "events/e-1/x/y",
+      "gs://demo-atlasmart-firestore.appspot.com/tenants/t-acme/users/u-1001/receipts/o-1001.pdf",
     ];
     for (const path of paths) {
       const v = holdTargetVerdict(pol, path);

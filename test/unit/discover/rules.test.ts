@@ -14,6 +14,7 @@ import {
   uidCandidates,
   variableFor,
   UNREVIEWED_CLASS,
+  type BucketSample,
   type CollectionSample,
   type DiscoverInput,
   type SampledDoc,
@@ -293,5 +294,45 @@ describe("discover: the draft and the registry check", () => {
     const result = check(reviewed);
     expect(result.errors).toEqual([]);
     expect(result.current?.dataMap.user).toHaveLength(5);
+  });
+});
+
+describe("discover: storage entries from sampled object paths", () => {
+  const bucket = (folders: { prefix: string; names: string[] }[]): BucketSample => ({ bucket: "(default)", folders: folders.map((f) => ({ ...f, limited: false })), foldersLimited: false, rootObjects: 0 });
+
+  it("proposes users/{uid}/ held with the uid-keyed profile the draft found, with its numbers, and flags heldWith for review", () => {
+    const d = draftRegistry(
+      input(socialSamples(), {
+        buckets: [bucket([{ prefix: "users/", names: ["users/u-ana/avatar.jpg", "users/u-ana/uploads/a.jpg", "users/u-bo/avatar.jpg", "users/u-cy/avatar.jpg"] }])],
+      }),
+    );
+    expect(entry(d, "users-objects")).toEqual({ id: "users-objects", kind: "storage", bucket: "(default)", prefix: "users/{uid}/", heldWith: "users/{uid}", action: "delete" });
+    expect(candidate(d, "users-objects")).toMatchObject({ link: "path", matched: 4, sampled: 4, share: 1 });
+    expect(candidate(d, "users-objects")!.evidence).toMatch(/heldWith users\/\{uid\}: the uid-keyed document the draft deletes/);
+    expect(RegistrySchema.safeParse(d.registry).success).toBe(true);
+    expect(d.sample.buckets).toEqual([{ bucket: "(default)", folders: 1, objectsRead: 4, foldersLimited: false, rootObjects: 0 }]);
+    // No uid, no value: the draft names folders and counts only.
+    expect(JSON.stringify(d)).not.toMatch(/u-ana|u-bo|u-cy/);
+  });
+
+  it("lists what it cannot propose: too few objects, other ids before the uid, a folder without a uid", () => {
+    const d = draftRegistry(
+      input(socialSamples(), {
+        buckets: [
+          bucket([
+            { prefix: "media/", names: ["media/u-ana/a.jpg", "media/x/b.jpg", "media/y/c.jpg", "media/z/d.jpg"] },
+            { prefix: "tenants/", names: ["tenants/t-1/users/u-ana/a.jpg", "tenants/t-2/users/u-bo/b.jpg", "tenants/t-2/users/u-cy/c.jpg"] },
+            { prefix: "public/", names: ["public/logo.png", "public/banner.png"] },
+          ]),
+        ],
+      }),
+    );
+    expect(d.registry.dataMap.user.filter((e) => e.kind === "storage")).toEqual([]);
+    const kinds = d.review.unclassified.filter((u) => u.link === "path").map((u) => [u.pattern, u.kind, u.matched, u.sampled]);
+    expect(kinds).toEqual([
+      ["gs://<default bucket>/media/{uid}/", "below-threshold", 1, 4],
+      ["gs://<default bucket>/tenants/{…}/{…}/{uid}/", "storage-ids-before-uid", 3, 3],
+    ]);
+    expect(JSON.stringify(d.review.unclassified)).not.toMatch(/t-1|t-2|u-ana/);
   });
 });

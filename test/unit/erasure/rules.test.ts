@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
+  storageSubjectSegments,
   buildLedgerEntry,
   entryConflicts,
   goneByUpdate,
@@ -164,5 +165,15 @@ describe("where subjects appear, from the data map", () => {
     expect(subjectOfFound("user", profile, "other/x/users/u-1", {}, "tenantId")).toBeNull();
     const [tenantTree] = subjectSources("tenant", pol.dataMap("tenant"), "tenantId");
     expect(subjectOfFound("tenant", tenantTree!, "tenants/t-acme", {}, "tenantId")).toEqual({ type: "tenant", tenantId: "t-acme" });
+  });
+});
+
+describe("where a bucket's paths carry a subject's ids", () => {
+  it("the folders down to the subject's ids, or none when an id is not a whole folder", () => {
+    expect(storageSubjectSegments("tenants/{tenantId}/users/{uid}/", ["uid", "tenantId"])).toEqual(["tenants", "{tenantId}", "users", "{uid}"]);
+    expect(storageSubjectSegments("tenants/{tenantId}/files/", ["tenantId"])).toEqual(["tenants", "{tenantId}"]);
+    expect(storageSubjectSegments("users/{uid}/", ["uid"])).toEqual(["users", "{uid}"]);
+    expect(storageSubjectSegments("avatars/{uid}.jpg", ["uid"])).toBeNull();
+    expect(storageSubjectSegments("public/", ["uid"])).toBeNull();
   });
 });

@@ -15,9 +15,9 @@ import { repoRoot } from "../../helpers/policy";
 const read = (file: string): IndexConfig => JSON.parse(readFileSync(file, "utf8")) as IndexConfig;
 const OPS = { "==": "EQUAL", "array-contains": "ARRAY_CONTAINS" } as const;
 
-/** The query a `query` or `collectionGroup` entry stands for, paged by document name as discovery pages it. */
+/** The query a `query` or `collectionGroup` entry stands for, paged by document name as discovery pages it (a storage entry lists objects: no query). */
 function shapeOf(e: DataMapEntry, database = "social-example"): QueryShape | null {
-  if (e.kind === "doc") return null;
+  if (e.kind === "doc" || e.kind === "storage") return null;
   const filters = e.where.map(([field, op]) => ({ field, op: OPS[op] }));
   return {
     database,

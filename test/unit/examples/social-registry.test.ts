@@ -34,7 +34,7 @@ describe("the social example's registry", () => {
   it("passes the registry checks over its files, its lock and the collections its rules and data use", () => {
     const r = checkRegistry({ files: files(), lock: socialLock(), collectionsInUse: inUse() });
     expect(r.errors).toEqual([]);
-    expect(r.current?.version).toBe("v3");
+    expect(r.current?.version).toBe("v4");
     // The rules name every collection of the app and of the product's control plane.
     expect([...inUse().keys()].sort()).toEqual(
       ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "events", "following", "messages", "notifications", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
@@ -65,7 +65,9 @@ describe("the social example's registry", () => {
     const reg = socialRegistry();
     expect(new PolicyIndex(reg).subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
     const byId = new Map(reg.dataMap.user.map((e) => [e.id, e]));
-    expect([...byId.keys()].sort()).toEqual(["activity", "chats", "comments", "followers", "messages", "notifications", "posts", "profile"]);
+    expect([...byId.keys()].sort()).toEqual(["activity", "chats", "comments", "followers", "media", "messages", "notifications", "posts", "profile"]);
+    // v3: the avatars and uploads in the default bucket, held with the profile.
+    expect(byId.get("media")).toMatchObject({ kind: "storage", bucket: "(default)", prefix: "users/{uid}/", heldWith: "users/{uid}", action: "delete" });
     expect(byId.get("profile")).toMatchObject({ kind: "doc", path: "users/{uid}", action: "delete", recursive: true });
     expect(byId.get("posts")).toMatchObject({ kind: "query", collection: "posts", where: [["authorId", "==", "{uid}"]], action: "delete", recursive: true });
     expect(byId.get("posts")?.description).toMatch(/comments on the user's post go with the post/);
@@ -83,7 +85,7 @@ describe("the social example's registry", () => {
   });
 
   it("v2 adds notifications, kept 30 days by Firestore's TTL, with the TTL override and its trigger; v1 is unchanged", () => {
-    // The primary database's part (v3 adds a second database, analytics, with a TTL collection of its own).
+    // The primary database's part (v4 adds a second database, analytics, with a TTL collection of its own).
     const pol = new PolicyIndex(socialRegistry()).forCell("primary");
     const cls = pol.classForPath("notifications/n-1");
     expect(cls).toMatchObject({ id: "notification-30d", mechanism: "ttl", durationDays: 30, holdBehaviour: "allow" });
@@ -92,10 +94,10 @@ describe("the social example's registry", () => {
     expect(indexes.fieldOverrides).toContainEqual(expect.objectContaining({ collectionGroup: "notifications", fieldPath: "expireAt", ttl: true }));
     const v1 = RegistrySchema.parse(JSON.parse(files().get("v1.json")!));
     expect(new PolicyIndex(v1).classForPath("notifications/n-1")).toBeUndefined();
-    expect(socialLock().map((l) => l.version)).toEqual(["v1", "v2", "v3"]);
+    expect(socialLock().map((l) => l.version)).toEqual(["v1", "v2", "v3", "v4"]);
   });
 
-  it("v3 governs a second database, analytics: the activity log lives there, and a member's erasure reaches it", () => {
+  it("v4 governs a second database, analytics: the activity log lives there, and a member's erasure reaches it", () => {
     const whole = new PolicyIndex(socialRegistry());
     expect(whole.cells()).toEqual(["primary", SOCIAL_ANALYTICS]);
     expect(whole.cellsReaching("user")).toEqual([SOCIAL_ANALYTICS]);
@@ -112,6 +114,18 @@ describe("the social example's registry", () => {
     expect(primary.dataMap("user").map((e) => e.id).sort()).toEqual(["chats", "comments", "followers", "messages", "notifications", "posts", "profile"]);
     expect(primary.subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
     expect(analytics.subtreeHoldRoots()).toEqual([]);
+  });
+
+  it("v4 keeps v3's objects in one database: the primary, where their heldWith document (users/{uid}) is and a hold on it is placed", () => {
+    const whole = new PolicyIndex(socialRegistry());
+    expect(whole.storageMap("user").map((e) => e.id)).toEqual(["media"]);
+    expect(whole.forCell("primary").storageMap("user").map((e) => e.id)).toEqual(["media"]);
+    expect(whole.forCell(SOCIAL_ANALYTICS).storageMap("user")).toEqual([]);
+    expect(whole.forCell(SOCIAL_ANALYTICS).hasStorageEntries).toBe(false);
+    // v3, the storage version, stays as it was published: one database.
+    const v3 = RegistrySchema.parse(JSON.parse(files().get("v3.json")!));
+    expect(v3.databases).toEqual([]);
+    expect(v3.dataMap.user.map((e) => e.id)).toContain("media");
   });
 
   it("has the product's control plane: the same collections as the product's registry, with classes that mean the same", () => {

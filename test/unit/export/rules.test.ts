@@ -41,3 +41,39 @@ describe("a tenant's export", () => {
     expect(verifyExport(edited, observed.map((o) => (o.file === "activity.jsonl" ? { ...o, sha256: sha("f") } : o))).map((p) => p.problem)).toEqual(["SET_HASH_MISMATCH"]);
   });
 });
+
+describe("a user's export, with Cloud Storage objects", () => {
+  const objects = [
+    { file: "objects/000002.jpg", bucket: "b", name: "users/u-1/avatar.jpg", generation: "17", bytes: 12, sha256: sha("c") },
+    { file: "objects/000001", bucket: "b", name: "users/u-1/notes", generation: "9", bytes: 5, sha256: sha("d") },
+  ];
+
+  it("names its subject, lists each object with its bucket, name and generation, and hashes them into the set", () => {
+    const m = buildManifest({ owner: { type: "user", uid: "u-1", tenantId: "" }, exportedAtMs: 0, policyVersion: "v2", files, objects });
+    expect(ExportManifestSchema.parse(m)).toEqual(m);
+    expect(m.subject).toEqual({ type: "user", uid: "u-1", tenantId: "" });
+    expect(m.tenantId).toBeUndefined();
+    expect(m.objects?.map((o) => o.file)).toEqual(["objects/000001", "objects/000002.jpg"]);
+    expect(m.sha256).toBe(exportSetHash(files, [...objects].reverse()));
+    expect(m.sha256).not.toBe(exportSetHash(files));
+    // A tenant's export without objects is the format it always was: the same set hash, no objects field.
+    const tenant = buildManifest({ tenantId: "t-acme", exportedAtMs: 0, policyVersion: "v2", files });
+    expect(tenant.objects).toBeUndefined();
+    expect(tenant.sha256).toBe(exportSetHash(files));
+    // A manifest names exactly one owner.
+    expect(ExportManifestSchema.safeParse({ ...m, tenantId: "t-acme" }).success).toBe(false);
+  });
+
+  it("verifies each object's file: missing, changed, unlisted", () => {
+    const m = buildManifest({ owner: { type: "user", uid: "u-1", tenantId: "" }, exportedAtMs: 0, policyVersion: "v2", files, objects });
+    const observed = files.map((f) => ({ file: f.file, bytes: f.bytes, lines: f.documents, sha256: f.sha256 }));
+    const seen = objects.map((o) => ({ file: o.file, bytes: o.bytes, sha256: o.sha256 }));
+    expect(verifyExport(m, observed, seen)).toEqual([]);
+    const problems = verifyExport(m, observed, [{ ...seen[0]!, sha256: sha("e") }, { file: "objects/000009", bytes: 1, sha256: sha("f") }]);
+    expect(problems.map((p) => [p.problem, p.file])).toEqual([
+      ["OBJECT_MISSING", "objects/000001"],
+      ["OBJECT_CHANGED", "objects/000002.jpg"],
+      ["OBJECT_UNLISTED", "objects/000009"],
+    ]);
+  });
+});

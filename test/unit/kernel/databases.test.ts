@@ -1,4 +1,4 @@
-// Several governed databases in the registry (docs/decisions/0034-several-databases.md): the schema's refusals,
+// Several governed databases in the registry (docs/decisions/0036-several-databases.md): the schema's refusals,
 // and each database's view of the registry (kernel/policy.ts#forCell), which is what the engine runs against there.
 import { describe, expect, it } from "vitest";
 import { PolicyIndex, PRIMARY_CELL } from "../../../functions/src/kernel/policy";

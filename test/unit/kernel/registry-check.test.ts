@@ -10,8 +10,9 @@ import { loadVersion, repoRoot, TRACKING_PATTERN, withOrderTracking } from "../.
 const v1Text = readFileSync(join(repoRoot, "policies", "versions", "v1.json"), "utf8");
 const v2Text = readFileSync(join(repoRoot, "policies", "versions", "v2.json"), "utf8");
 const v3Text = readFileSync(join(repoRoot, "policies", "versions", "v3.json"), "utf8");
+const v4Text = readFileSync(join(repoRoot, "policies", "versions", "v4.json"), "utf8");
 /** Every published version file, as the build reads them. */
-const published = (): Map<string, string> => new Map([["v1.json", v1Text], ["v2.json", v2Text], ["v3.json", v3Text]]);
+const published = (): Map<string, string> => new Map([["v1.json", v1Text], ["v2.json", v2Text], ["v3.json", v3Text], ["v4.json", v4Text]]);
 /** The tenant subtree: the subtree hold root the current version's scope record gives. */
 const SUBTREE_PATTERN = "tenants/{tenantId}";
 const lock = JSON.parse(readFileSync(join(repoRoot, "policies", "published.lock.json"), "utf8")) as LockEntry[];
@@ -29,7 +30,7 @@ describe("policy registry checks", () => {
   it("the repository's registry, lock, rules and demo schema pass", () => {
     const r = checkRegistry({ files: published(), lock, collectionsInUse: inUse() });
     expect(r.errors).toEqual([]);
-    expect(r.current?.version).toBe("v3");
+    expect(r.current?.version).toBe("v4");
     expect(new PolicyIndex(r.current!).subtreeHoldRoots()).toEqual([SUBTREE_PATTERN]);
   });
 
@@ -51,20 +52,20 @@ describe("policy registry checks", () => {
   });
 
   it("an unpublished version file fails until it is published", () => {
-    const v4 = v3Text.replace('"version": "v3"', '"version": "v4"');
-    const r = checkRegistry({ files: new Map([...published(), ["v4.json", v4]]), lock, collectionsInUse: inUse() });
-    expect(r.errors.join("\n")).toMatch(/v4.json: not published/);
-    const withV4 = [...lock, { version: "v4", file: "v4.json", sha256: sha256Hex(v4) }];
-    const ok = checkRegistry({ files: new Map([...published(), ["v4.json", v4]]), lock: withV4, collectionsInUse: inUse() });
+    const v5 = v3Text.replace('"version": "v3"', '"version": "v5"');
+    const r = checkRegistry({ files: new Map([...published(), ["v5.json", v5]]), lock, collectionsInUse: inUse() });
+    expect(r.errors.join("\n")).toMatch(/v5.json: not published/);
+    const withV5 = [...lock, { version: "v5", file: "v5.json", sha256: sha256Hex(v5) }];
+    const ok = checkRegistry({ files: new Map([...published(), ["v5.json", v5]]), lock: withV5, collectionsInUse: inUse() });
     expect(ok.errors).toEqual([]);
-    expect(ok.current?.version).toBe("v4");
+    expect(ok.current?.version).toBe("v5");
   });
 
   it("the version the functions enforce must say who the data belongs to", () => {
-    const v4 = v2Text.replace('"version": "v2"', '"version": "v4"');
-    const withV4 = [...lock, { version: "v4", file: "v4.json", sha256: sha256Hex(v4) }];
-    const r = checkRegistry({ files: new Map([...published(), ["v4.json", v4]]), lock: withV4, collectionsInUse: inUse() });
-    expect(r.errors).toEqual(["v4.json: the version the functions enforce must declare subjects (who the data belongs to)"]);
+    const v5 = v2Text.replace('"version": "v2"', '"version": "v5"');
+    const withV5 = [...lock, { version: "v5", file: "v5.json", sha256: sha256Hex(v5) }];
+    const r = checkRegistry({ files: new Map([...published(), ["v5.json", v5]]), lock: withV5, collectionsInUse: inUse() });
+    expect(r.errors).toEqual(["v5.json: the version the functions enforce must declare subjects (who the data belongs to)"]);
   });
 
   it("a collection used by the rules or the demo schema but in no class fails", () => {
@@ -91,10 +92,10 @@ describe("policy registry checks", () => {
       `${TRACKING_PATTERN}: class order-tracking-30d denies holds, but a hold on tenants/{tenantId} covers its documents and could not flag them (clear their TTL value); give it a class that allows holds, or move it out from under a holdable document`,
     ]);
     // Published as the current version, the build's check refuses it.
-    const text = JSON.stringify({ ...denied, version: "v4" });
+    const text = JSON.stringify({ ...denied, version: "v5" });
     const r = checkRegistry({
-      files: new Map([...published(), ["v4.json", text]]),
-      lock: [...lock, { version: "v4", file: "v4.json", sha256: sha256Hex(text) }],
+      files: new Map([...published(), ["v5.json", text]]),
+      lock: [...lock, { version: "v5", file: "v5.json", sha256: sha256Hex(text) }],
       collectionsInUse: inUse(),
     });
     expect(r.errors.join("\n")).toMatch(/order-tracking-30d denies holds/);

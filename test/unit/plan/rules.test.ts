@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { buildDeletionPlan, type DiscoveredDoc } from "../../../functions/src/plan/rules";
+import { buildDeletionPlan, judgeObject, type DiscoveredDoc, type DiscoveredObject } from "../../../functions/src/plan/rules";
 import { isBusinessVisible, isTenantOpen } from "../../../functions/src/kernel/visibility";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { hashCanonical } from "../../../functions/src/kernel/canonical";
-import { policyV1, policyV2 } from "../../helpers/policy";
+import { policyCurrent, policyV1, policyV2 } from "../../helpers/policy";
 
 const policy = policyV1();
 const NOW = Date.parse("2026-11-30T00:00:00Z");
@@ -118,7 +118,8 @@ describe("a tenant's closure under v2: finance records are archived, the rest de
     expect(p.archive).toEqual([]);
     expect(p.retain.map((r) => [r.path, r.reasonCode])).toContainEqual(["tenants/t-acme/orders/o-1", "POLICY_FINANCE_7Y"]);
     const { manifestHash, ...manifest } = p;
-    const { archive: _none, ...withoutArchive } = manifest;
+    // Neither archives nor objects: hashed exactly as a manifest was before either existed.
+    const { archive: _none, objects: _noObjects, ...withoutArchive } = manifest;
     expect(manifestHash).toBe(hashCanonical(withoutArchive));
   });
 });
@@ -140,5 +141,43 @@ describe("tenant visibility", () => {
     expect(isTenantOpen({ exists: true, closure: null })).toBe(true);
     expect(isTenantOpen({ exists: true, closure: { requestId: "r", reason: "TENANT_CLOSURE" } })).toBe(false);
     expect(isTenantOpen({ exists: false })).toBe(false);
+  });
+});
+
+describe("Cloud Storage objects in a manifest (storage entries of the current registry)", () => {
+  const current = policyCurrent();
+  const subject = { type: "user" as const, uid: "u-1", tenantId: "t-acme" };
+  const obj = (name: string, over: Partial<DiscoveredObject> = {}): DiscoveredObject => ({
+    path: `gs://b/tenants/t-acme/users/u-1/${name}`,
+    generation: "100",
+    entryId: "uploads",
+    heldWith: "tenants/t-acme/users/u-1",
+    markerHoldIds: [],
+    storageHold: false,
+    ...over,
+  });
+
+  it("deletes the subject's objects after its documents, each with its generation in the manifest and the hash", () => {
+    const plan = buildDeletionPlan(subject, [], [], current, NOW, [obj("b.jpg"), obj("a.pdf", { generation: "7" })]);
+    expect(plan.delete).toEqual(["gs://b/tenants/t-acme/users/u-1/a.pdf", "gs://b/tenants/t-acme/users/u-1/b.jpg"]);
+    expect(plan.objects).toEqual([
+      { path: "gs://b/tenants/t-acme/users/u-1/a.pdf", generation: "7" },
+      { path: "gs://b/tenants/t-acme/users/u-1/b.jpg", generation: "100" },
+    ]);
+    // The same name at another generation is another manifest.
+    const again = buildDeletionPlan(subject, [], [], current, NOW, [obj("b.jpg"), obj("a.pdf", { generation: "8" })]);
+    expect(again.delete).toEqual(plan.delete);
+    expect(again.manifestHash).not.toBe(plan.manifestHash);
+  });
+
+  it("keeps an object a hold covers through its heldWith document, or that carries a hold's marker or Cloud Storage's hold", () => {
+    const holds = [{ holdId: "h-t", targetPath: "tenants/t-acme", reasonCode: "LITIGATION" }];
+    const plan = buildDeletionPlan(subject, [], holds, current, NOW, [obj("a.pdf")]);
+    expect(plan.delete).toEqual([]);
+    expect(plan.retain).toEqual([{ path: "gs://b/tenants/t-acme/users/u-1/a.pdf", action: "retain", reasonCode: "LITIGATION", reason: "retention hold h-t", holdId: "h-t", deferredByHold: "delete" }]);
+    expect(judgeObject(obj("a.pdf", { markerHoldIds: ["h-old"] }), current.storageMap("user")[0]!, [])).toMatchObject({ reasonCode: "LEGAL_HOLD", holdId: "h-old", deferredByHold: "delete" });
+    expect(judgeObject(obj("a.pdf", { storageHold: true }), current.storageMap("user")[0]!, [])).toMatchObject({ reasonCode: "LEGAL_HOLD", reason: "the object carries a Cloud Storage hold" });
+    // A hold on another customer of the tenant does not.
+    expect(judgeObject(obj("a.pdf"), current.storageMap("user")[0]!, [{ holdId: "h-x", targetPath: "tenants/t-acme/users/u-10", reasonCode: "LITIGATION" }])).toBeNull();
   });
 });

@@ -66,6 +66,19 @@ describe("a PURGED request's 'fully gone by' date", () => {
   });
 });
 
+describe("an erasure that deleted Cloud Storage objects", () => {
+  it("is fully gone no earlier than the buckets' soft delete after it, and says so in its basis", () => {
+    // A soft delete longer than the recovery windows decides the date; a shorter one does not move it.
+    const long = purgedGoneBy(PURGED_AT, NONE, { pitrDays: 0, backupRetentionDays: 0 }, { softDeleteDays: 7 });
+    expect(long).toEqual({ atMs: PURGED_AT + 7 * DAY_MS, basis: { purgedAtMs: PURGED_AT, pitrDays: 0, backupRetentionDays: 0, archivesRetainUntilMs: null, storageSoftDeleteDays: 7 } });
+    expect(purgedGoneBy(PURGED_AT, NONE, DEFAULTS, { softDeleteDays: 7 }).atMs).toBe(PURGED_AT + 35 * DAY_MS);
+    expect(purgedGoneBy(PURGED_AT, NONE, DEFAULTS, { softDeleteDays: 90 }).atMs).toBe(PURGED_AT + 90 * DAY_MS);
+    // Without objects the basis names no soft delete: the date and basis are what they were before objects existed.
+    expect(purgedGoneBy(PURGED_AT, NONE, DEFAULTS)).toEqual({ atMs: PURGED_AT + 35 * DAY_MS, basis: { purgedAtMs: PURGED_AT, pitrDays: 7, backupRetentionDays: 35, archivesRetainUntilMs: null } });
+    expect(() => purgedGoneBy(PURGED_AT, NONE, DEFAULTS, { softDeleteDays: -1 })).toThrow(/softDeleteDays/);
+  });
+});
+
 describe("what a request that is not PURGED says", () => {
   it("names why there is no date, for every state", () => {
     expect(Object.fromEntries(REQUEST_STATES.map((s) => [s, unknownForState(s)]))).toEqual({

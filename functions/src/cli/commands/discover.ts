@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { DEFAULT_SAMPLE, DEFAULT_THRESHOLDS, discoverDraft, type DiscoverDraft } from "../../discover/index";
+import { DEFAULT_BUCKET_SAMPLE, DEFAULT_SAMPLE, DEFAULT_THRESHOLDS, discoverDraft, type DiscoverDraft } from "../../discover/index";
 import { RegistrySchema } from "../../kernel/policy-schema";
 import { EXIT, positiveIntOpt, stringOpt, type Command, type OptionValues } from "../command";
 import { keyValues, progressLine, table, writeJson, writeOut } from "../output";
@@ -9,11 +9,15 @@ import { UsageError, type Target } from "../target";
 export const discoverCommand: Command = {
   name: "discover",
   summary: "Draft the registry's collections and user data map from a bounded sample of the data (read-only)",
-  usage: "retention discover [--sample <n>] [--depth <n>] [--out <file>] [--force] [--json]",
+  usage: "retention discover [--sample <n>] [--depth <n>] [--bucket <name,...>] [--out <file>] [--force] [--json]",
   details: `Lists the root collections, reads a bounded sample of each (and of their subcollections), lists the
 Auth uids, and proposes how erasing a user reaches each kind of document: a document keyed by the uid (doc,
 recursive when it has subcollections), a collection with a uid field (query ==), a subcollection id whose
-documents carry a uid field (collectionGroup ==), an array of uids (array-contains, removeFromArray). Every
+documents carry a uid field (collectionGroup ==), an array of uids (array-contains, removeFromArray). It also samples
+the project's default bucket and every --bucket (their top-level folders, and a bounded number of object names under
+each: no bytes are read) and proposes a storage entry for a folder of the paths that is an Auth uid (users/{uid}/),
+with a heldWith document to review. Buckets belong to no database: under --database <another governed database>
+they are not sampled (a storage entry goes with the database of its heldWith document). Every
 proposal carries its numbers; what it could not classify is listed. Every collection gets the draft-only class
 "unreviewed", which the registry check refuses to publish. Writes the draft file; never writes to the database.
 Reads at most max-collections x sample documents, and as many listCollections calls plus one (docs/DISCOVER.md).
@@ -26,6 +30,8 @@ Options:
                          uid-shaped values are looked up instead, at most --max-lookups (default ${DEFAULT_SAMPLE.maxLookups})
   --min-share <0..1>     share of sampled documents a link needs for a proposal (default ${DEFAULT_THRESHOLDS.minShare})
   --min-docs <n>         ...and at least this many documents (default ${DEFAULT_THRESHOLDS.minDocs})
+  --bucket <name,...>    Cloud Storage buckets to sample besides the default bucket (at most ${DEFAULT_BUCKET_SAMPLE.maxFolders} top-level
+                         folders each, ${DEFAULT_BUCKET_SAMPLE.perFolder} object names per folder)
   --out <file>           where the draft goes (default policies/drafts/<next version>.draft.json; never
                          policies/versions/, which is what gets bundled)
   --force                overwrite an existing draft file
@@ -41,6 +47,7 @@ registry needs one); 2 usage or connection error.`,
     "max-lookups": { type: "string" },
     "min-share": { type: "string" },
     "min-docs": { type: "string" },
+    bucket: { type: "string" },
     out: { type: "string" },
     force: { type: "boolean" },
   },
@@ -85,7 +92,19 @@ function optionsOf(values: OptionValues) {
     maxUsers: positiveIntOpt(values, "max-users", DEFAULT_SAMPLE.maxUsers),
     maxLookups: positiveIntOpt(values, "max-lookups", DEFAULT_SAMPLE.maxLookups),
     thresholds: { minShare, minDocs: positiveIntOpt(values, "min-docs", DEFAULT_THRESHOLDS.minDocs) },
+    buckets: bucketsOf(stringOpt(values, "bucket")),
   };
+}
+
+const BUCKET = /^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/;
+
+/** `--bucket a,b`: bucket names, each checked. */
+function bucketsOf(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  const names = value.split(",").map((b) => b.trim());
+  const bad = names.find((b) => !BUCKET.test(b));
+  if (bad !== undefined) throw new UsageError(`--bucket ${JSON.stringify(bad)} is not a bucket name (3 to 222 lower-case letters, digits, dots, dashes, underscores).`);
+  return names;
 }
 
 /** A draft is never written where the bundler reads, and an existing one (perhaps half reviewed) only with --force. */
@@ -120,6 +139,7 @@ function summaryJson(d: DiscoverDraft, out: string, target: Target, problems: st
     authLookupsTruncated: d.sample.authLookupsTruncated,
     collectionsSampled: d.sample.collectionsSampled,
     collectionsNotSampled: d.sample.collectionsNotSampled,
+    buckets: d.sample.buckets,
     entries: d.review.entries.map((e) => ({ entryId: e.entryId, matched: e.matched, sampled: e.sampled, evidence: e.evidence })),
     unclassified: d.review.unclassified.map((u) => ({ pattern: u.pattern, kind: u.kind, field: u.field ?? null, matched: u.matched ?? null, sampled: u.sampled })),
     fieldOverrides: d.review.indexes.fieldOverrides.length,
@@ -137,7 +157,8 @@ function summaryText(d: DiscoverDraft, out: string, problems: string[]): string 
         d.review.entries.map((c) => {
           const e = entries.find((x) => x.id === c.entryId)!;
           const where = (e.where ?? []).map(([f, op, v]) => ` ${f} ${op} ${v}`).join("");
-          return [c.entryId, e.kind, `${e.path ?? e.collection ?? e.collectionId}${where}${e.recursive ? " (recursive)" : ""}`, e.action, c.evidence];
+          const target = e.kind === "storage" ? `${e.bucket}: ${e.prefix ?? e.object ?? ""} (held with ${e.heldWith ?? "?"})` : `${e.path ?? e.collection ?? e.collectionId}${where}${e.recursive ? " (recursive)" : ""}`;
+          return [c.entryId, e.kind, target, e.action, c.evidence];
         }),
       ),
       "",
@@ -153,6 +174,7 @@ function summaryText(d: DiscoverDraft, out: string, problems: string[]): string 
       ["documents read", d.sample.documentsRead],
       ["listCollections calls", d.sample.listCalls],
       ["collections sampled", `${d.sample.collectionsSampled}${d.sample.collectionsNotSampled.length > 0 ? ` (${d.sample.collectionsNotSampled.length} more not sampled: --max-collections)` : ""}`],
+      ["buckets sampled", d.sample.buckets.map((b) => `${b.bucket}: ${b.objectsRead} object names in ${b.folders} folders${b.foldersLimited ? " (more folders exist)" : ""}`).join("; ") || "none"],
       ["Auth users listed", `${d.sample.authUsersListed}${d.sample.authTruncated ? ` (more exist: ${d.sample.authLookedUp} sampled values looked up, ${d.sample.authFound} were accounts${d.sample.authLookupsTruncated ? "; more than --max-lookups" : ""})` : ""}`],
       ["proposed entries", entries.length],
       ["unclassified", d.review.unclassified.length],

@@ -10,7 +10,8 @@ export const explainCommand: Command = {
   name: "explain",
   summary: "Why was this deleted, and who allowed it: the evidence for a path (or --request, --subject)",
   usage: "retention explain (<path> | --request <id> | --subject <uid>) [--verify-chain] [--limit <n>] [--cursor <c>] [--json]",
-  details: `Prints the evidence entries that name a document path (or a deletion request, or every request of a
+  details: `Prints the evidence entries that name a document path or a Cloud Storage object (gs://bucket/name: the
+PURGE_OBJECTS entry names its generation and outcome), or a deletion request, or every request of a
 subject), in chain order, as explainDeletion returns them: what was done, by whom (user, staff or the
 system), under which reason and policy version; then the entries that say who allowed it (the subject's
 request, the run an operator started, a brake approval and its approver's decision). Each entry's hash and
@@ -68,7 +69,7 @@ function inputOf({ values, positionals }: CommandContext): { query: ExplainQuery
   const request = stringOpt(values, "request");
   const subject = stringOpt(values, "subject");
   const given = [path, request, subject].filter((v) => v !== undefined).length;
-  if (given !== 1) throw new UsageError("explain needs exactly one of: a document path, --request <id>, --subject <uid>.");
+  if (given !== 1) throw new UsageError("explain needs exactly one of: a document path (or gs://bucket/name), --request <id>, --subject <uid>.");
   const pageSize = positiveIntOpt(values, "limit", 25);
   const cursor = stringOpt(values, "cursor");
   const verify = values["verify-chain"] === true ? ("chain" as const) : ("entries" as const);

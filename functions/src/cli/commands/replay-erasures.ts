@@ -13,7 +13,9 @@ export const replayErasuresCommand: Command = {
   usage: "retention replay-erasures --database <restored-db-id> [--of <database>] [--apply] [--as <uid>] [--json]",
   details: `Reads the erasure ledger (its own database, RETENTION_LEDGER_DATABASE_ID), finds every user and tenant in
 the restored database --database whose keyed hash the ledger holds, and plans what the purge would still
-delete or mask for each. A dry run by default: it prints that and writes nothing. With --apply each subject
+delete or mask for each, its Cloud Storage objects included (listed in the buckets as they are now: an object back
+from a bucket restore or soft delete is erased again). Subjects are found by the ids the database's documents and the
+buckets' paths carry. A dry run by default: it prints that and writes nothing. With --apply each subject
 with something left is erased again through the normal purge, under its original request id: deletes,
 masks, external copies, the restored database's holds, the brake, and evidence in that database's chain.
 A subject with nothing left is reported and left alone, so running it again changes nothing.
@@ -28,8 +30,8 @@ Options:
   --of <database>   which governed database it is a copy of (logical name; default the primary)
   --apply           carry the erasures out (default: dry run)
   --as <uid>        the operator to record (emulators only)
-  --json            machine-readable output: the report (databaseId, applied, ledgerEntries, subjects[],
-                    tenantsBack[], toErase, problems)
+  --json            machine-readable output: the report (databaseId, applied, ledgerEntries, subjects[] (with
+                    toDelete, toMask, toDeleteObjects), tenantsBack[], toErase, problems)
 
 Exit: 0 nothing left to erase (dry run) or every erasure done (--apply); 1 a dry run found subjects to
 erase, or a subject could not be erased (blocked plan, closed request, brake, unfinished purge);
@@ -57,12 +59,13 @@ erase, or a subject could not be erased (blocked plan, closed request, brake, un
       if (report.subjects.length > 0) {
         parts.push(
           table(
-            ["SUBJECT", "REQUEST", "DELETE", "MASK", "HELD", "ACTION", "OUTCOME"],
+            ["SUBJECT", "REQUEST", "DELETE", "MASK", "OBJECTS", "HELD", "ACTION", "OUTCOME"],
             report.subjects.map((s) => [
               s.kind === "user" ? `user ${s.uid ?? "?"} (${s.tenantId})` : `tenant ${s.tenantId}`,
               s.requestId,
               s.toDelete,
               s.toMask,
+              s.toDeleteObjects,
               s.underHold,
               apply ? s.action : s.action === "erase" ? "would erase" : s.action,
               s.outcome ?? "-",

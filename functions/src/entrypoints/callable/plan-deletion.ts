@@ -25,7 +25,7 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     policyVersion: plan.policyVersion,
     atMs: nowMs,
     manifestHash: plan.manifestHash,
-    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length },
+    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length, ...(plan.objects.length > 0 ? { objects: plan.objects.length } : {}) },
   });
   return {
     delete: plan.delete,
@@ -34,8 +34,9 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     externalCopiesToReview: plan.externalCopiesToReview,
     policyVersion: plan.policyVersion,
     manifestHash: plan.manifestHash,
+    objects: plan.objects,
     ...(Object.keys(others).length > 0
-      ? { databases: Object.fromEntries(Object.entries(others).map(([cell, p]) => [cell, { delete: p.delete, retain: p.retain, externalCopiesToReview: p.externalCopiesToReview, manifestHash: p.manifestHash }])) }
+      ? { databases: Object.fromEntries(Object.entries(others).map(([cell, p]) => [cell, { delete: p.delete, retain: p.retain, externalCopiesToReview: p.externalCopiesToReview, manifestHash: p.manifestHash, objects: p.objects }])) }
       : {}),
   };
 }

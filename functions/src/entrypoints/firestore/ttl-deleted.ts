@@ -60,7 +60,7 @@ type DeleteTrigger = CloudFunction<FirestoreEvent<unknown>>;
 /**
  * The delete triggers of every governed database: one per (database, TTL-managed collection) of the registry in
  * force, named by the collection in the primary (`logins`) and by the database and the collection in another
- * (`audit__logins`). Each carries its cell, so its handler runs there (docs/decisions/0034-several-databases.md).
+ * (`audit__logins`). Each carries its cell, so its handler runs there (docs/decisions/0036-several-databases.md).
  */
 export function ttlTriggerTargetsByCell(): (TtlTriggerTarget & { cell: string })[] {
   const whole = registryPolicy();

@@ -12,10 +12,14 @@ import { documentDepth } from "../../kernel/paths";
  * - the batches of one stage are independent: they run several at a time, in any order.
  */
 
-export type PurgeBatchKind = "delete" | "mask";
+/** `objects`: Cloud Storage objects, deleted in a delete window (runner/objects.ts, docs/HOLD-FENCE.md). */
+export type PurgeBatchKind = "delete" | "mask" | "objects";
 
-/** Where an item belongs: the subject's own data, an external copy, a late find (the final sweep), or a mask. */
-export type BatchGroup = "own" | "external" | "late" | "mask";
+/**
+ * Where an item belongs: the subject's own data, an external copy, a late find (the final sweep), a mask, Cloud
+ * Storage objects, or objects the final sweep found.
+ */
+export type BatchGroup = "own" | "external" | "late" | "mask" | "objects" | "late-objects";
 
 /** One document of a batch: the decision the plan recorded about it. */
 export interface PurgeItem {
@@ -40,6 +44,11 @@ export interface PurgeItem {
   fields?: string[];
   /** Array fields to take the subject's uid out of, for mask items of a `removeFromArray` entry. */
   pull?: string[];
+  /**
+   * For an object item (`gs://bucket/name`, `version` its generation): the document it is held with. A hold whose
+   * record covers it (on it or an ancestor) holds the object.
+   */
+  heldWith?: string;
 }
 
 /**
@@ -72,15 +81,28 @@ export interface StageLayout {
   batches: number;
 }
 
-const GROUP_ORDER: Record<BatchGroup, number> = { own: 0, external: 1, late: 2, mask: 3 };
+/**
+ * Objects first: their `heldWith` document is still there while they are deleted, so a hold can still be placed on
+ * it, and held documents are not needed to keep an object (nothing nests under an object).
+ */
+const GROUP_ORDER: Record<BatchGroup, number> = { objects: -1, own: 0, external: 1, late: 2, "late-objects": 2, mask: 3 };
 
-/** A stage's key: its group and depth (`own-d03`), or `mask`. Batch ids sort with it. */
+/** The groups whose stage has no depth: one stage each. */
+const FLAT_GROUPS: ReadonlySet<BatchGroup> = new Set(["mask", "objects", "late-objects"]);
+
+/** A stage's key: its group and depth (`own-d03`), or `mask`, `objects`, `late-objects`. Batch ids sort with it. */
 export function stageKey(group: BatchGroup, depth: number): string {
-  return group === "mask" ? "mask" : `${group}-d${String(depth).padStart(2, "0")}`;
+  return FLAT_GROUPS.has(group) ? group : `${group}-d${String(depth).padStart(2, "0")}`;
+}
+
+/** The kind of batch a stage holds. */
+export function stageKind(key: string): PurgeBatchKind {
+  if (key === "mask") return "mask";
+  return key === "objects" || key === "late-objects" ? "objects" : "delete";
 }
 
 function parseStage(key: string): { group: BatchGroup; depth: number } {
-  if (key === "mask") return { group: "mask", depth: 0 };
+  if (FLAT_GROUPS.has(key as BatchGroup)) return { group: key as BatchGroup, depth: 0 };
   const m = /^(own|external|late)-d(\d+)$/.exec(key);
   if (!m) throw new Error(`unknown purge stage ${key}`);
   return { group: m[1] as BatchGroup, depth: Number(m[2]) };
@@ -115,15 +137,15 @@ export class BatchCutter {
   }
 
   add(group: BatchGroup, item: PurgeItem): void {
-    const key = stageKey(group, documentDepth(item.path));
+    const key = stageKey(group, FLAT_GROUPS.has(group) ? 0 : documentDepth(item.path));
     const items = this.open.get(key) ?? [];
     items.push(item);
     this.open.set(key, items);
-    if (items.length >= this.batchSize) this.flush(key, group === "mask" ? "mask" : "delete");
+    if (items.length >= this.batchSize) this.flush(key, stageKind(key));
   }
 
   end(): StageLayout[] {
-    for (const key of [...this.open.keys()]) this.flush(key, key === "mask" ? "mask" : "delete");
+    for (const key of [...this.open.keys()]) this.flush(key, stageKind(key));
     return orderStages(this.counts.values());
   }
 

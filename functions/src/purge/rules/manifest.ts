@@ -33,8 +33,9 @@ export interface RetainedRecord {
 export interface ManifestSummary {
   manifestHash: string;
   layout: StageLayout[];
-  counts: { delete: number; external: number; mask: number; retain: number };
-  /** Delete and mask paths: the measure of work. */
+  /** `delete` counts documents; `objects` the Cloud Storage objects to delete (never in `deleteByClass`: objects have no class). */
+  counts: { delete: number; external: number; mask: number; retain: number; objects: number };
+  /** Delete, mask and object paths: the measure of work. */
   pathCount: number;
   retainedChunks: number;
   /** Refused paths, the first MAX_BLOCKED_LISTED of them. */
@@ -75,7 +76,7 @@ export interface ManifestOptions {
 export class ManifestBuilder {
   private readonly digest = canonicalDigest();
   private readonly cutter: BatchCutter;
-  private readonly counts = { delete: 0, external: 0, mask: 0, retain: 0 };
+  private readonly counts = { delete: 0, external: 0, mask: 0, retain: 0, objects: 0 };
   private readonly deleteByClass: Record<string, number> = {};
   private readonly blocked: { path: string; reason: string }[] = [];
   private blockedCount = 0;
@@ -99,6 +100,16 @@ export class ManifestBuilder {
     if (external) this.counts.external++;
     this.deleteByClass[retentionClass] = (this.deleteByClass[retentionClass] ?? 0) + 1;
     this.cutter.add(external ? "external" : "own", item);
+  }
+
+  /**
+   * A Cloud Storage object to delete (`gs://bucket/name`, `version` the generation decided on, `heldWith` the
+   * document a hold must cover to keep it). Its batches run first, each in a delete window (runner/objects.ts).
+   */
+  object(item: PurgeItem & { version: string; heldWith: string }): void {
+    this.digest.add({ op: "object", path: item.path, generation: item.version, heldWith: item.heldWith });
+    this.counts.objects++;
+    this.cutter.add("objects", item);
   }
 
   /** A retained record whose personal fields are removed (it is also retained). */
@@ -130,7 +141,7 @@ export class ManifestBuilder {
       manifestHash: this.digest.hex(),
       layout,
       counts: { ...this.counts },
-      pathCount: this.counts.delete + this.counts.mask,
+      pathCount: this.counts.delete + this.counts.mask + this.counts.objects,
       retainedChunks: this.retainedChunks,
       blocked: [...this.blocked],
       blockedCount: this.blockedCount,

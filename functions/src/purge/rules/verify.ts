@@ -57,12 +57,14 @@ export interface VerifyTally {
    */
   keepers: string[];
   keptWithoutHoldId: number;
+  /** Cloud Storage objects the round deleted (its "fully gone by" date then counts the buckets' soft delete). */
+  objectsDeleted: number;
 }
 
 /** Held paths a request lists on itself and in its evidence (the count stays exact beyond it). */
 export const MAX_HELD_LISTED = 100;
 
-export const emptyTally = (): VerifyTally => ({ gone: 0, archived: 0, retained: 0, masked: 0, findings: [], underHoldCount: 0, underHold: [], keepers: [], keptWithoutHoldId: 0 });
+export const emptyTally = (): VerifyTally => ({ gone: 0, archived: 0, retained: 0, masked: 0, findings: [], underHoldCount: 0, underHold: [], keepers: [], keptWithoutHoldId: 0, objectsDeleted: 0 });
 
 /** Records a path that remains because of a hold (and the hold that keeps it, listed or not). */
 export function noteUnderHold(tally: VerifyTally, held: HeldPath): void {
@@ -168,4 +170,35 @@ export function verifyMaskedPath(path: string, observed: ObservedDoc, heldStoppe
 function hasRetainedDescendant(path: string, retained: ReadonlySet<string>): boolean {
   for (const r of retained) if (r !== path && isSameOrUnder(r, path)) return true;
   return false;
+}
+
+/** What an object batch recorded for an object (undefined: never reached). */
+export type RecordedObjectOutcome = "deleted" | "gone" | "changed" | "held";
+
+/** A Cloud Storage object as read back at verification: whether its name is there, and at which generation. */
+export interface ObservedObject {
+  exists: boolean;
+  generation: string | null;
+}
+
+/**
+ * Checks one object of an object batch. Its decided generation must be gone: deleted by the round, already gone, or
+ * replaced by a newer upload (`changed`; the final sweep decides the new generation in a late batch of its own). A
+ * held object that is still there is kept under its hold. The decided generation still there, and not held, is a
+ * finding.
+ */
+export function verifyObjectPath(path: string, decidedGeneration: string, observed: ObservedObject, outcome: RecordedObjectOutcome | undefined, tally: VerifyTally, hold?: HeldPath): void {
+  if (outcome === "held") {
+    if (observed.exists) {
+      tally.retained++;
+      noteUnderHold(tally, hold ?? { path, holdId: null, reasonCode: "LEGAL_HOLD" });
+    } else tally.gone++;
+    return;
+  }
+  if (observed.exists && observed.generation === decidedGeneration) {
+    tally.findings.push({ path, problem: "STILL_PRESENT" });
+    return;
+  }
+  tally.gone++;
+  if (outcome === "deleted") tally.objectsDeleted++;
 }

@@ -14,6 +14,7 @@ import { fire, type PurgeHook, type StepEnv } from "./env";
 import { deleteBatch } from "./execute";
 import { finalizeStep } from "./finalize";
 import { maskBatch } from "./mask";
+import { objectBatch } from "./objects";
 import { newPlanId, planRequestUnit, planSweepUnit, type UnitPlan } from "./plan";
 import { RampLimiter } from "./rate-limiter";
 import { recordSink } from "./records";
@@ -80,8 +81,8 @@ export interface RunConfig {
 /** An invocation's budget: a function times out at 540 s, and steps stop starting 60 s before. */
 export const DEFAULT_BUDGET_MS = 480_000;
 
-/** The purge's steps: delete and mask batches run through the batch helper; finalize ends the round. */
-export const STEPS: Steps = { delete: deleteBatch, mask: maskBatch, finalize: (cp, step, env) => finalizeStep(cp, step, env, deleteBatch) };
+/** The purge's steps: delete, mask and object batches run through the batch helper; finalize ends the round. */
+export const STEPS: Steps = { delete: deleteBatch, mask: maskBatch, objects: objectBatch, finalize: (cp, step, env) => finalizeStep(cp, step, env, STEPS) };
 
 export function configFor(opts: UnitRunOptions): RunConfig {
   return {

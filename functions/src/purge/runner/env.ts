@@ -35,7 +35,16 @@ export type PurgeHookPoint =
    */
   | "inFinalize"
   /** In the final sweep, before the late batches of one stage run (`batch`: the first one's ordinal). */
-  | "beforeLate";
+  | "beforeLate"
+  /**
+   * An object batch's delete window has opened (its decision committed), before any delete; `paths` are the objects
+   * it may delete. A hold placed here covers an open window (docs/HOLD-FENCE.md).
+   */
+  | "inObjectWindow"
+  /** Before one object's delete in a window (`paths`: that object); a stall here outlives the window. */
+  | "beforeObjectDelete"
+  /** The window's deletes are over (`paths`: the objects deleted), before the transaction that records them and closes it. */
+  | "afterObjectDeletes";
 
 export interface PurgeHookContext {
   point: PurgeHookPoint;

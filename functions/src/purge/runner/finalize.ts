@@ -14,11 +14,13 @@ import { requestRef, type UnitCheckpoint } from "../store";
 import { lateSweep } from "./late";
 import { verifyUnit } from "./verify";
 import { deleteTenantAccounts } from "./tenant-accounts";
-import type { BatchRun } from "./step";
+import type { Steps } from "./step";
 import { recordLedgerEntry } from "./ledger";
 import { archiveCopiesOf } from "./archive";
 import { purgedGoneBy, type GoneBy } from "../../requests/rules/gone-by";
 import { purgeSettings } from "../settings";
+import { policy } from "../../platform/registry";
+import { storageSettings } from "../../platform/storage";
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
 const MAX_FINDING_PATHS = 100;
@@ -89,7 +91,7 @@ async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv)
 /**
  * A request across several governed databases leaves the Auth accounts to its request of record, which deletes them
  * once, when every cell is done (cells/accounts.ts; decision 0003 across cells): neither a cell request nor the
- * record's own finalize may (docs/decisions/0034-several-databases.md). `cells` and `cellOf` are written when the
+ * record's own finalize may (docs/decisions/0036-several-databases.md). `cells` and `cellOf` are written when the
  * request is created and never change, so this read outside the finalize's transactions is as good as one inside.
  */
 async function accountsAcrossCells(requestId: string): Promise<boolean> {
@@ -113,9 +115,20 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
       pitrDays: b.pitrDays,
       backupRetentionDays: b.backupRetentionDays,
       archivesRetainUntil: b.archivesRetainUntilMs === null ? null : toTimestamp(b.archivesRetainUntilMs),
+      ...(b.storageSoftDeleteDays !== undefined ? { storageSoftDeleteDays: b.storageSoftDeleteDays } : {}),
     },
     fullyGoneByUnknown: FieldValue.delete(),
   };
+}
+
+/**
+ * Whether an earlier round of this request deleted Cloud Storage objects (the request keeps `objectsErased`): its
+ * date still waits out their soft delete when this round deletes none.
+ */
+async function objectsDeletedEarlier(cp: UnitCheckpoint): Promise<boolean> {
+  // An app without storage entries never deleted an object: no read.
+  if (!cp.requestId || !policy().hasStorageEntries) return false;
+  return (await requestRef(cp.requestId).get()).get("objectsErased") === true;
 }
 
 /**
@@ -127,9 +140,9 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
  * A verification with findings makes the unit BLOCKED with PURGE_VERIFY_FAILED, and the next run plans it afresh. The request's move is checked against the
  * state read in the same transaction. Returns the phase reached, or null when another attempt got there first.
  */
-export async function finalizeStep(planned: UnitCheckpoint, step: number, env: StepEnv, run: BatchRun): Promise<"DONE" | "BLOCKED" | null> {
+export async function finalizeStep(planned: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<"DONE" | "BLOCKED" | null> {
   await fire(env, { point: "beforeFinalize", unitKey: planned.unitKey, round: planned.round, step, batch: null, paths: [] });
-  const cp = await lateSweep(planned, step, env, run);
+  const cp = await lateSweep(planned, step, env, steps);
   if (!cp) return null;
   const tally = await verifyUnit(cp);
   const end = requestOutcome(tally);
@@ -139,7 +152,9 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
     } else await deleteAuthAccount(cp, step, env);
   }
   // A PURGED request's "fully gone by" date: this moment, the recovery windows, and the archive copies it made.
-  const goneBy = end === "PURGED" && cp.requestId ? purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows()) : null;
+  // Deleted objects wait out the buckets' soft delete (docs/STORAGE.md); a round that deleted none does not count it.
+  const objects = tally.objectsDeleted > 0 || (await objectsDeletedEarlier(cp)) ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
+  const goneBy = end === "PURGED" && cp.requestId ? purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows(), objects) : null;
   // The erasure ledger hears of it before the request says PURGED: a restore cannot lose what it records.
   if (end !== "BLOCKED") await recordLedgerEntry(cp, env, goneBy?.atMs ?? null);
   const counts = { gone: tally.gone, archived: tally.archived, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
@@ -163,6 +178,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
             state: end,
             manifestHash: cp.manifestHash,
             purgeCounts: counts,
+            ...(tally.objectsDeleted > 0 ? { objectsErased: true } : {}),
             blockedReason: FieldValue.delete(),
             ...(end === "PURGED"
               ? { purgedAt: at, retainedUnderHold: FieldValue.delete(), heldAtGeneration: FieldValue.delete(), heldFenceGeneration: FieldValue.delete(), ...goneByFields(goneBy) }

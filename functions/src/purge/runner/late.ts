@@ -1,13 +1,13 @@
 import { FieldPath } from "firebase-admin/firestore";
 import pLimit from "p-limit";
 import { compareNames, isSameOrUnder } from "../../kernel/paths";
-import { BatchCutter, orderStages, type PurgeItem, type StageLayout } from "../rules/batches";
+import { BatchCutter, orderStages, stageKind, type PurgeItem, type StageLayout } from "../rules/batches";
 import { evaluateForPurge } from "../rules/decide";
 import { batchHash } from "../rules/manifest";
 import { hasDeleteTrigger } from "../../ttl/rules";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { activeHolds, readFence } from "../../holds/index";
-import { KeptBelow } from "../../plan/index";
+import { discoverEntryObjects, judgeObject, KeptBelow } from "../../plan/index";
 import { db } from "../../platform/firestore";
 import { streamGovernedDescendants } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
@@ -16,7 +16,7 @@ import { purgeSettings } from "../settings";
 import { batchRef, checkpointRef, factsOfData, readAll, type BatchDoc, type UnitCheckpoint } from "../store";
 import { fire, purgeEvidence, type StepEnv } from "./env";
 import { fencedRecordSink, versionOf } from "./records";
-import { fenceStep, writeCheckpoint, type BatchRun } from "./step";
+import { fenceStep, writeCheckpoint, type Steps } from "./step";
 import { roundBatches, roundRetained } from "./verify";
 
 /**
@@ -27,11 +27,17 @@ import { roundBatches, roundRetained } from "./verify";
  * like every step of the round), and deleted children first with the same
  * batch transaction as the rest, so the purge never leaves a child orphaned under a parent it deleted. The
  * deferred parents are decided again with them. What the predicate refuses now stays, with its ancestors.
+ *
+ * A deletion request's Cloud Storage objects are listed again the same way (everything under a storage entry is
+ * the erasure's): an object the round has not decided about (a new name, or a new generation of a name, uploaded
+ * while the purge ran, which the window's generation-checked delete reported `changed`) is decided now, held or
+ * kept as the plan would, else written into a late object batch and deleted in its own delete window.
  */
-export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, run: BatchRun): Promise<UnitCheckpoint | null> {
+export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<UnitCheckpoint | null> {
   await fire(env, { point: "beforeLate", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: [] });
-  const { roots, expected } = await survivorsAndRoots(cp);
-  if (roots.length === 0) return cp;
+  const { roots, expected, decidedObjects } = await survivorsAndRoots(cp);
+  const storage = cp.kind === "request" && cp.subject ? policy().storageMap(cp.subject.type) : [];
+  if (roots.length === 0 && storage.length === 0) return cp;
   const fenceGeneration = await readFence();
   const holds = await activeHolds();
   const pol = policy();
@@ -79,6 +85,19 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
     }
   }
   keeper.end();
+  // The subject's objects, listed again: what the round has not decided about is decided now.
+  for (const entry of storage) {
+    for await (const { object, found: o } of discoverEntryObjects(cp.subject!, entry)) {
+      if (expected.has(o.path) || decidedObjects.get(o.path)?.has(object.generation)) continue;
+      if (judgeObject(o, entry, holds) !== null) {
+        refused++;
+        continue;
+      }
+      found++;
+      cutter.add("late-objects", { path: o.path, version: o.generation, heldWith: o.heldWith });
+      await sink.ready();
+    }
+  }
   const layout = cutter.end();
   await sink.close();
   if (sink.stale) return null;
@@ -101,7 +120,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
     return true;
   }, EVIDENCE_TX);
   if (!ok) return null;
-  await runLate(next, cp.late, step, env, run);
+  await runLate(next, cp.late, step, env, steps);
   return next;
 }
 
@@ -124,11 +143,11 @@ async function lateRecordsSoFar(cp: UnitCheckpoint): Promise<StageLayout[]> {
     const stage = d.get("stage") as string;
     counts.set(stage, Math.max(counts.get(stage) ?? 0, (d.get("seq") as number) + 1));
   }
-  return orderStages([...counts].map(([key, batches]) => ({ key, kind: "delete" as const, batches })));
+  return orderStages([...counts].map(([key, batches]) => ({ key, kind: stageKind(key), batches })));
 }
 
 /** Runs the late batches added since `before`, stage by stage (children first), several at a time. */
-async function runLate(cp: UnitCheckpoint, before: readonly StageLayout[], step: number, env: StepEnv, run: BatchRun): Promise<void> {
+async function runLate(cp: UnitCheckpoint, before: readonly StageLayout[], step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<void> {
   const had = new Map(before.map((s) => [s.key, s.batches]));
   let ordinal = [...cp.layout, ...before].reduce((n, s) => n + s.batches, 0);
   const limit = pLimit(env.parallelBatches);
@@ -137,6 +156,7 @@ async function runLate(cp: UnitCheckpoint, before: readonly StageLayout[], step:
     const seqs = Array.from({ length: s.batches - from }, (_, k) => from + k);
     const base = ordinal;
     ordinal += seqs.length;
+    const run = stageKind(s.key) === "objects" ? steps.objects : steps.delete;
     const results = await Promise.allSettled(seqs.map((seq, k) => limit(() => run(cp, { step, ref: batchRef(cp.unitKey, cp.planId, s.key, seq), ordinal: base + k }, env))));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
@@ -148,11 +168,18 @@ async function runLate(cp: UnitCheckpoint, before: readonly StageLayout[], step:
  * where to look again: every recursive root the round deleted or deferred, outermost only (a scan covers
  * everything under its root).
  */
-async function survivorsAndRoots(cp: UnitCheckpoint): Promise<{ roots: string[]; expected: Set<string> }> {
+async function survivorsAndRoots(cp: UnitCheckpoint): Promise<{ roots: string[]; expected: Set<string>; decidedObjects: Map<string, Set<string>> }> {
   const expected = new Set<string>();
   for await (const r of roundRetained(cp)) expected.add(r.path);
   const candidates: string[] = [];
+  const decidedObjects = new Map<string, Set<string>>();
   for await (const b of roundBatches(cp)) {
+    if (b.kind === "objects") {
+      for (const h of b.outcome.held) expected.add(h.path);
+      // Each object with the generation a decision of this round was about: listed again, it is not a late find.
+      for (const i of b.items) decidedObjects.set(i.path, (decidedObjects.get(i.path) ?? new Set<string>()).add(i.version ?? ""));
+      continue;
+    }
     noteBatch(b, expected, candidates);
   }
   const roots: string[] = [];
@@ -160,7 +187,7 @@ async function survivorsAndRoots(cp: UnitCheckpoint): Promise<{ roots: string[];
     const last = roots[roots.length - 1];
     if (last === undefined || !isSameOrUnder(p, last)) roots.push(p);
   }
-  return { roots, expected };
+  return { roots, expected, decidedObjects };
 }
 
 function noteBatch(b: BatchDoc, expected: Set<string>, roots: string[]): void {

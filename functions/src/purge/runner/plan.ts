@@ -14,7 +14,7 @@ import { hasDeleteTrigger } from "../../ttl/rules";
 import { streamGovernedDescendants, toTimestamp } from "../../platform/governed-doc";
 import { db } from "../../platform/firestore";
 import { activeHolds, readFence } from "../../holds/index";
-import { archivedOnErasure, discoverEntry, discoveredFrom, judgeDiscovered, KeptBelow, retainedDescendant, type DiscoveredSnapshot, type Subject } from "../../plan/index";
+import { archivedOnErasure, discoverEntry, discoverEntryObjects, discoveredFrom, judgeDiscovered, judgeObject, KeptBelow, retainedDescendant, type DiscoveredSnapshot, type Subject } from "../../plan/index";
 import { factsOfData, readAll, requestRef } from "../store";
 import { policy } from "../../platform/registry";
 import { versionOf, type PlanSink } from "./records";
@@ -191,7 +191,33 @@ export async function planRequestUnit(requestId: string, subject: Subject, input
     }
     keeper.end();
   }
+  await planObjects(subject, ctx);
   return finish(unit, input, begun);
+}
+
+/**
+ * The subject's Cloud Storage objects (docs/STORAGE.md), after its documents: each object a storage entry lists,
+ * judged by the plan rules (plan/rules.ts#judgeObject: a hold covering its heldWith document, a hold marker on it,
+ * the entry's retain); the rest go into object batches with the generation decided on and their heldWith document.
+ * An object two entries reach is decided once: the first entry that keeps it, else the first that deletes it.
+ */
+async function planObjects(subject: Subject, ctx: PlanContext): Promise<void> {
+  const entries = ctx.policy.storageMap(subject.type);
+  if (entries.length === 0) return;
+  const decided = new Set<string>();
+  for (const entry of [...entries.filter((e) => e.action === "retain"), ...entries.filter((e) => e.action === "delete")]) {
+    for await (const { found } of discoverEntryObjects(subject, entry)) {
+      if (decided.has(found.path)) continue;
+      decided.add(found.path);
+      const kept = judgeObject(found, entry, ctx.holds);
+      if (kept) {
+        ctx.builder.retain({ path: found.path, action: "retain", reasonCode: kept.reasonCode, ...(kept.holdId ? { holdId: kept.holdId } : {}), ...(kept.deferredByHold ? { deferredByHold: true } : {}) });
+      } else {
+        ctx.builder.object({ path: found.path, version: found.generation, heldWith: found.heldWith });
+      }
+      await ctx.sink.ready();
+    }
+  }
 }
 
 /** Judges one document of a delete entry. */

@@ -124,16 +124,17 @@ export type StepsResult = "DONE" | "BLOCKED" | "RUNNING" | "STALE";
 /** A batch executor: the batch's outcome once done (now or before), or null when the step is not this runner's. */
 export type BatchRun = (cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv) => Promise<BatchOutcome | null>;
 
-/** The steps, by kind: delete and mask batches, and the finalize step. */
+/** The steps, by kind: delete, mask and object batches, and the finalize step. */
 export interface Steps {
   delete: BatchRun;
   mask: BatchRun;
+  objects: BatchRun;
   finalize: (cp: UnitCheckpoint, step: number, env: StepEnv) => Promise<"DONE" | "BLOCKED" | null>;
 }
 
 /** The outcome counters a step adds to the checkpoint (`counts.<name>`). */
 export function outcomeCounts(outcomes: readonly BatchOutcome[]): Record<string, number> {
-  const c: Record<string, number> = { deleted: 0, redecided: 0, gone: 0, held: 0, deferred: 0, blocked: 0, masked: 0 };
+  const c: Record<string, number> = { deleted: 0, redecided: 0, gone: 0, held: 0, deferred: 0, blocked: 0, masked: 0, changed: 0 };
   for (const o of outcomes) {
     c.deleted! += o.deleted.length;
     c.redecided! += o.redecided.length;
@@ -142,6 +143,7 @@ export function outcomeCounts(outcomes: readonly BatchOutcome[]): Record<string,
     c.deferred! += o.deferred.length;
     c.blocked! += o.blocked.length;
     c.masked! += o.masked.length;
+    c.changed! += o.changed.length;
   }
   return c;
 }
@@ -163,7 +165,7 @@ function firstOrdinal(cp: UnitCheckpoint, stage: string): number {
  * this runner's any more.
  */
 async function runGroup(cp: UnitCheckpoint, step: number, s: Extract<PurgeStep, { kind: "group" }>, env: StepEnv, steps: Steps): Promise<boolean> {
-  const run = s.batchKind === "mask" ? steps.mask : steps.delete;
+  const run = steps[s.batchKind];
   const first = firstOrdinal(cp, s.stage);
   const limit = pLimit(env.parallelBatches);
   const settled = await Promise.allSettled(

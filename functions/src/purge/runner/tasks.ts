@@ -20,7 +20,7 @@ export interface PurgeChunkTask {
 /**
  * A task's payload with the cell it was enqueued from (`database`, absent for the primary): every task runs in the
  * cell whose unit it carries on (the entry points bind it with `inCell`), and its id includes it, since two cells'
- * requests share their request id (docs/decisions/0034-several-databases.md).
+ * requests share their request id (docs/decisions/0036-several-databases.md).
  */
 export function inCellOf<T extends object>(task: T): T & { database?: string } {
   const cell = currentCell();

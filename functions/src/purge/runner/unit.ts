@@ -170,7 +170,7 @@ export async function startRound(unit: LeasedUnit, plan: UnitPlan, archives: Rea
       purgeEvidence(env, cp, {
         action: "PURGE_DECIDED",
         decision: { reason: "AUTHORIZED_BY_POLICY", unitKind: unit.kind },
-        counts: { delete: plan.counts.delete, mask: plan.counts.mask, retain: plan.counts.retain, batches, archived: archives.size },
+        counts: { delete: plan.counts.delete, mask: plan.counts.mask, retain: plan.counts.retain, batches, archived: archives.size, ...(plan.counts.objects > 0 ? { objects: plan.counts.objects } : {}) },
         detail: { planId: plan.planId, decidedGeneration: plan.fenceGeneration },
       }),
     );

@@ -3,8 +3,10 @@ import {
   verifyArchivedPath,
   verifyDeletePath,
   verifyMaskedPath,
+  verifyObjectPath,
   verifyRetainedPath,
   type HeldPath,
+  type RecordedObjectOutcome,
   type ObservedDoc,
   type RecordedOutcome,
   type VerifyTally,
@@ -15,6 +17,37 @@ import { db } from "../../platform/firestore";
 import { documentsInRange, existingAmong } from "./probe";
 import { archivedDataHash, archiveRef } from "./archive";
 import { batchFrom, batchRefsOf, readAll, retainedRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "../store";
+import pLimit from "p-limit";
+import { isObjectPath, parseObjectPath } from "../../kernel/storage-map";
+import { readObject } from "../../platform/storage";
+
+/** Object reads in flight at once while verifying. */
+const OBJECT_READS_IN_FLIGHT = 16;
+
+/** Each object's current generation (null: no object has the name), read a few at a time. */
+async function observeObjects(paths: readonly string[]): Promise<Map<string, string | null>> {
+  const limit = pLimit(OBJECT_READS_IN_FLIGHT);
+  const out = new Map<string, string | null>();
+  await Promise.all(
+    paths.map((p) =>
+      limit(async () => {
+        const ref = parseObjectPath(p);
+        if (!ref) throw new Error(`${p} is not an object path`);
+        out.set(p, (await readObject(ref.bucket, ref.name))?.generation ?? null);
+      }),
+    ),
+  );
+  return out;
+}
+
+function objectOutcomeOf(b: BatchDoc): Map<string, RecordedObjectOutcome> {
+  const m = new Map<string, RecordedObjectOutcome>();
+  for (const p of b.outcome.deleted) m.set(p, "deleted");
+  for (const p of b.outcome.gone) m.set(p, "gone");
+  for (const p of b.outcome.changed) m.set(p, "changed");
+  for (const h of b.outcome.held) m.set(h.path, "held");
+  return m;
+}
 
 /** Batch records read per call: each is up to about 100 KB. */
 const BATCH_READ_SLICE = 10;
@@ -77,6 +110,15 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
   // batch scans its own range, or reads its paths by name.
   const survivors = first !== null && last !== null ? await documentsInRange(first, last, Math.max(1_000, deletePaths)) : null;
   for await (const b of roundBatches(cp)) {
+    if (b.kind === "objects") {
+      const outcomes = objectOutcomeOf(b);
+      const now = await observeObjects([...new Set(b.items.map((i) => i.path))]);
+      for (const item of b.items) {
+        const generation = now.get(item.path) ?? null;
+        verifyObjectPath(item.path, item.version ?? "", { exists: generation !== null, generation }, outcomes.get(item.path), tally, heldBy.get(item.path));
+      }
+      continue;
+    }
     const outcomes = outcomeOf(b);
     if (b.kind === "delete") {
       const existing = survivors ?? (await existingAmong(b.items.map((i) => i.path)));
@@ -111,10 +153,15 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
       verifyMaskedPath(item.path, observed, outcomes.get(item.path) === "held" ? (heldBy.get(item.path) ?? null) : null, tally);
     });
   }
-  const plainRetained = retained.filter((r) => r.action === "retain");
+  const plainRetained = retained.filter((r) => r.action === "retain" && !isObjectPath(r.path));
   const snaps = await readAll(plainRetained.map((r) => r.path));
   plainRetained.forEach((r, k) =>
     verifyRetainedPath(r.path, { exists: snaps[k]!.exists, presentFields: [], masked: false }, tally, r.deferredByHold ? { path: r.path, holdId: r.holdId ?? null, reasonCode: r.reasonCode } : undefined),
   );
+  const retainedObjects = retained.filter((r) => isObjectPath(r.path));
+  const objectsNow = await observeObjects(retainedObjects.map((r) => r.path));
+  for (const r of retainedObjects) {
+    verifyRetainedPath(r.path, { exists: objectsNow.get(r.path) != null, presentFields: [], masked: false }, tally, r.deferredByHold ? { path: r.path, holdId: r.holdId ?? null, reasonCode: r.reasonCode } : undefined);
+  }
   return tally;
 }

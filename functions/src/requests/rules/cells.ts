@@ -2,7 +2,7 @@ import type { GoneByUnknown, RequestState } from "../../kernel/request-states";
 import { PRIMARY_CELL } from "../../kernel/policy";
 
 /**
- * A request across several governed databases (docs/decisions/0034-several-databases.md). The primary holds the
+ * A request across several governed databases (docs/decisions/0036-several-databases.md). The primary holds the
  * request of record; every other cell whose part of the data map reaches the subject holds a cell request under the
  * same id. Each cell's purge ends its own cell request; what the request of record reports is derived here, from
  * every cell's state, its own included. Pure: the reads are in requests/cells.ts.

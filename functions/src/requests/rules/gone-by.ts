@@ -37,6 +37,8 @@ export interface GoneByBasis {
   backupRetentionDays: number;
   /** The latest end of retention of the erasure's archive copies; null: it made none. */
   archivesRetainUntilMs: number | null;
+  /** The buckets' soft-delete retention in days, when the erasure deleted Cloud Storage objects (absent: it deleted none). */
+  storageSoftDeleteDays?: number;
 }
 
 export type GoneBy = { atMs: number; basis: GoneByBasis } | { atMs: null; unknown: GoneByUnknown };
@@ -66,18 +68,30 @@ export function unknownForState(state: RequestState): GoneByUnknown | null {
 /**
  * A PURGED request's date: when the erasure finished plus the longer of the PITR and backup windows, and no earlier
  * than the end of any archive copy it made plus the same window (a copy leaves the database at its end of
- * retention, and its backups live on as long as any other deleted document's). No date while a copy is held (it
- * has no end) or when a copy's class keeps it without end.
+ * retention, and its backups live on as long as any other deleted document's). When the erasure deleted Cloud
+ * Storage objects (`objects`), no earlier than the erasure plus the buckets' soft-delete retention, during which a
+ * deleted object can still be restored (docs/STORAGE.md). No date while a copy is held (it has no end) or when a
+ * copy's class keeps it without end.
  */
-export function purgedGoneBy(purgedAtMs: number, archives: ArchiveCopies, windows: RecoveryWindows): GoneBy {
+export function purgedGoneBy(purgedAtMs: number, archives: ArchiveCopies, windows: RecoveryWindows, objects: { softDeleteDays: number } | null = null): GoneBy {
   const windowMs = recoveryWindowMs(windows);
+  if (objects !== null && (!Number.isInteger(objects.softDeleteDays) || objects.softDeleteDays < 0)) {
+    throw new Error(`softDeleteDays must be a whole number of days of at least 0, got ${objects.softDeleteDays}`);
+  }
   if (archives.held) return { atMs: null, unknown: "ARCHIVE_UNDER_HOLD" };
   if (archives.any && archives.latestRetainUntilMs === null) return { atMs: null, unknown: "ARCHIVE_KEPT_WITHOUT_END" };
   const archivesRetainUntilMs = archives.any ? archives.latestRetainUntilMs : null;
   const lastCopyLeavesMs = Math.max(purgedAtMs, archivesRetainUntilMs ?? purgedAtMs);
+  const objectsGoneMs = objects === null ? Number.NEGATIVE_INFINITY : purgedAtMs + objects.softDeleteDays * DAY_MS;
   return {
-    atMs: lastCopyLeavesMs + windowMs,
-    basis: { purgedAtMs, pitrDays: windows.pitrDays, backupRetentionDays: windows.backupRetentionDays, archivesRetainUntilMs },
+    atMs: Math.max(lastCopyLeavesMs + windowMs, objectsGoneMs),
+    basis: {
+      purgedAtMs,
+      pitrDays: windows.pitrDays,
+      backupRetentionDays: windows.backupRetentionDays,
+      archivesRetainUntilMs,
+      ...(objects !== null ? { storageSoftDeleteDays: objects.softDeleteDays } : {}),
+    },
   };
 }
 

@@ -76,7 +76,7 @@ describe("the lab scenario on the seeded demo", () => {
     expect(JSON.stringify(second)).toBe(JSON.stringify(first));
     const { manifestHash, ...manifest } = first;
     expect(manifestHash).toMatch(/^[0-9a-f]{64}$/);
-    expect(hashManifest({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, archive: [], ...manifest })).toBe(manifestHash);
+    expect(hashManifest({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, archive: [], objects: [], ...manifest })).toBe(manifestHash);
     const previews = (await readChain()).entries.filter((e) => e.entry.action === "PLAN_PREVIEWED").slice(-2);
     expect(previews.map((p) => p.entry.manifestHash)).toEqual([manifestHash, manifestHash]);
   });

@@ -146,6 +146,25 @@ describe("the streaming batch cutter", () => {
   });
 });
 
+describe("object batches", () => {
+  it("are one flat stage each (planned and late), of kind objects, and run first: objects before the documents they are held with", () => {
+    const batches: PurgeBatch[] = [];
+    const cutter = new BatchCutter(2, (b) => batches.push(b));
+    cutter.add("own", { path: "tenants/t/users/u" });
+    cutter.add("objects", { path: "gs://b/tenants/t/users/u/a", version: "1", heldWith: "tenants/t/users/u" });
+    cutter.add("objects", { path: "gs://b/tenants/t/users/u/b/c/d", version: "1", heldWith: "tenants/t/users/u" });
+    cutter.add("late-objects", { path: "gs://b/tenants/t/users/u/e", version: "2", heldWith: "tenants/t/users/u" });
+    const layout = cutter.end();
+    expect(layout.map((s) => [s.key, s.kind, s.batches])).toEqual([
+      ["objects", "objects", 1],
+      ["own-d02", "delete", 1],
+      ["late-objects", "objects", 1],
+    ]);
+    expect(stageKey("objects", 7)).toBe("objects");
+    expect(stepsOf(layout, 16)[0]).toMatchObject({ kind: "group", stage: "objects", batchKind: "objects" });
+  });
+});
+
 describe("steps and chunks", () => {
   it("cuts each stage into groups of batches, one step each, and ends with finalize", () => {
     const layout = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { emptyTally, MAX_HELD_LISTED, noteUnderHold, requestOutcome, verifyArchivedPath, verifyDeletePath, verifyMaskedPath, verifyRetainedPath } from "../../../../functions/src/purge/rules/verify";
+import { emptyTally, MAX_HELD_LISTED, noteUnderHold, requestOutcome, verifyArchivedPath, verifyDeletePath, verifyMaskedPath, verifyObjectPath, verifyRetainedPath } from "../../../../functions/src/purge/rules/verify";
 
 const gone = { exists: false, presentFields: [], masked: false };
 const there = { exists: true, presentFields: [], masked: false };
@@ -28,6 +28,7 @@ describe("manifest verification", () => {
       ],
       keepers: ["h-1", "h-2"],
       keptWithoutHoldId: 0,
+      objectsDeleted: 0,
     });
     expect(requestOutcome(t)).toBe("RETAINED_UNDER_HOLD");
   });
@@ -88,5 +89,30 @@ describe("manifest verification", () => {
     expect(t.archived).toBe(1);
     expect(t.findings).toEqual(["o/3", "o/4", "o/5", "o/6"].map((path) => ({ path, problem: "ARCHIVE_NOT_VERIFIED" })));
     expect(requestOutcome(t)).toBe("BLOCKED");
+  });
+});
+
+describe("an object batch's verification", () => {
+  const P = "gs://b/users/u-1/a.jpg";
+
+  it("the decided generation gone (deleted, already gone, or replaced by a newer upload) is done; still there is a finding", () => {
+    const t = emptyTally();
+    verifyObjectPath(P, "7", { exists: false, generation: null }, "deleted", t);
+    verifyObjectPath(P, "7", { exists: true, generation: "9" }, "changed", t);
+    verifyObjectPath(P, "7", { exists: false, generation: null }, "gone", t);
+    expect(t).toMatchObject({ gone: 3, objectsDeleted: 1, findings: [] });
+    verifyObjectPath(P, "7", { exists: true, generation: "7" }, "deleted", t);
+    verifyObjectPath(P, "7", { exists: true, generation: "7" }, undefined, t);
+    expect(t.findings).toEqual([
+      { path: P, problem: "STILL_PRESENT" },
+      { path: P, problem: "STILL_PRESENT" },
+    ]);
+  });
+
+  it("a held object still there is kept under its hold", () => {
+    const t = emptyTally();
+    verifyObjectPath(P, "7", { exists: true, generation: "7" }, "held", t, { path: P, holdId: "h1", reasonCode: "LITIGATION" });
+    expect(t).toMatchObject({ retained: 1, underHoldCount: 1, keepers: ["h1"], findings: [] });
+    expect(requestOutcome(t)).toBe("RETAINED_UNDER_HOLD");
   });
 });

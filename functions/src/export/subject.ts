@@ -5,12 +5,27 @@ import { join } from "node:path";
 import { DocumentReference, GeoPoint, Timestamp, type DocumentData } from "firebase-admin/firestore";
 import { canonicalJson } from "../kernel/canonical";
 import { DomainError } from "../kernel/errors";
-import { discoverSubject } from "../plan/index";
+import { discoverObjects, discoverSubject, type Subject } from "../plan/index";
+import { objectPath, parseObjectPath } from "../kernel/storage-map";
+import { downloadObject } from "../platform/storage";
 import { businessData } from "../purge/rules/archive";
 import { db, inCell } from "../platform/firestore";
 import { policy, registryPolicy } from "../platform/registry";
 import { PRIMARY_CELL } from "../kernel/policy";
-import { buildManifest, exportFileFor, ExportManifestSchema, MANIFEST_FILE, verifyExport, type ExportFile, type ExportFinding, type ExportManifest, type ObservedFile } from "./rules";
+import {
+  buildManifest,
+  exportFileFor,
+  ExportManifestSchema,
+  MANIFEST_FILE,
+  objectFileFor,
+  OBJECTS_DIR,
+  verifyExport,
+  type ExportFile,
+  type ExportFinding,
+  type ExportManifest,
+  type ExportObject,
+  type ObservedFile,
+} from "./rules";
 
 /** Documents read per getAll while exporting. */
 const READ_SLICE = 300;
@@ -63,31 +78,42 @@ async function assertEmptyDir(dir: string): Promise<void> {
 }
 
 /**
- * Exports a tenant's data (its data map, walked as planning walks it: the tenant's tree, its external copies,
- * its sessions, events and audit records) into `outDir`: one JSON Lines file per collection and
- * `manifest.json` with each file's SHA-256, size and document count and the SHA-256 of the whole set.
- * Read-only on Firestore; streams, so memory holds one slice of documents and the set of paths seen.
+ * Exports a subject's data into `outDir`: its data map, walked as planning walks it (a tenant: its tree, its
+ * external copies, its sessions, events and audit records; a user: their records, what they share, what is kept of
+ * them), one JSON Lines file per collection; every Cloud Storage object its storage entries reach, its bytes as a
+ * file under `objects/`; and `manifest.json` with each file's SHA-256, size and document count, each object's bucket,
+ * name, generation, size and SHA-256, and the SHA-256 of the whole set. A tenant's manifest keeps the format's
+ * `tenantId`, a user's names its `subject`. Read-only on Firestore and Cloud Storage; streams, so memory holds one
+ * slice of documents (or one object) and the set of paths seen.
  */
-export async function exportTenant(args: { tenantId: string; outDir: string; nowMs: number }): Promise<ExportManifest> {
+export async function exportSubject(args: { subject: Subject; outDir: string; nowMs: number }): Promise<ExportManifest> {
   await assertEmptyDir(args.outDir);
   await mkdir(args.outDir, { recursive: true });
   const pol = policy();
   const files = new Map<string, OpenFile>();
-  // Every governed database's part of the tenant's data map (docs/decisions/0034-several-databases.md): another
+  // Every governed database's part of the subject's data map (docs/decisions/0036-several-databases.md): another
   // database's documents go to files named by it (`analytics--events.jsonl`, collection `analytics:events/{eventId}`).
-  for (const cell of registryPolicy().cells()) await inCell(cell, () => exportCell(args.tenantId, args.outDir, files, cell));
+  // The objects come with the one database whose view holds the storage entries (kernel/policy.ts#cellOfEntry).
+  const objects: ExportObject[] = [];
+  for (const cell of registryPolicy().cells()) {
+    await inCell(cell, async () => {
+      await exportCell(args.subject, args.outDir, files, cell);
+      await exportObjects(args.subject, args.outDir, objects);
+    });
+  }
   const written: ExportFile[] = [];
   for (const [file, f] of files) {
     await new Promise<void>((resolve, reject) => f.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
     written.push({ file, collection: f.collection, documents: f.documents, bytes: f.bytes, sha256: f.hash.digest("hex") });
   }
-  const manifest = buildManifest({ tenantId: args.tenantId, exportedAtMs: args.nowMs, policyVersion: pol.version, files: written });
+  const owner = args.subject.type === "tenant" ? { type: "tenant" as const, tenantId: args.subject.tenantId } : { type: "user" as const, uid: args.subject.uid, tenantId: args.subject.tenantId };
+  const manifest = buildManifest({ owner, exportedAtMs: args.nowMs, policyVersion: pol.version, files: written, objects });
   await writeFile(join(args.outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }
 
-/** One governed database's part of a tenant's export, written into `files` (the database `db()` names is `cell`). */
-async function exportCell(tenantId: string, outDir: string, files: Map<string, OpenFile>, cell: string): Promise<void> {
+/** One governed database's part of a subject's export, written into `files` (the database `db()` names is `cell`). */
+async function exportCell(subject: Subject, outDir: string, files: Map<string, OpenFile>, cell: string): Promise<void> {
   const pol = policy();
   const seen = new Set<string>();
   let pending: string[] = [];
@@ -105,7 +131,7 @@ async function exportCell(tenantId: string, outDir: string, files: Map<string, O
       await write(f, exportLine(s.ref.path, s.data() ?? {}));
     }
   };
-  for await (const d of discoverSubject({ type: "tenant", tenantId })) {
+  for await (const d of discoverSubject(subject)) {
     if (seen.has(d.path)) continue;
     seen.add(d.path);
     pending.push(d.path);
@@ -117,6 +143,31 @@ async function exportCell(tenantId: string, outDir: string, files: Map<string, O
 /** The file of a document of another governed database than the primary: named by the database too. */
 const cellFile = (f: { file: string; collection: string }, cell: string): { file: string; collection: string } =>
   cell === PRIMARY_CELL ? f : { file: `${cell}--${f.file}`, collection: `${cell}:${f.collection}` };
+
+/** A tenant's export (the format's first shape, `tenantId` in its manifest). */
+export const exportTenant = (args: { tenantId: string; outDir: string; nowMs: number }): Promise<ExportManifest> =>
+  exportSubject({ subject: { type: "tenant", tenantId: args.tenantId }, outDir: args.outDir, nowMs: args.nowMs });
+
+/**
+ * Every object the subject's storage entries reach, in the order discovery lists them: each one's bytes as
+ * `objects/NNNNNN[.ext]`, hashed as they are written, with the generation they belong to. An object that went
+ * between the listing and the download is left out.
+ */
+async function exportObjects(subject: Subject, outDir: string, out: ExportObject[]): Promise<void> {
+  const seen = new Set(out.map((o) => objectPath(o.bucket, o.name)));
+  for await (const o of discoverObjects(subject)) {
+    if (seen.has(o.path)) continue;
+    seen.add(o.path);
+    const ref = parseObjectPath(o.path);
+    if (!ref) continue;
+    const got = await downloadObject(ref.bucket, ref.name);
+    if (!got) continue;
+    if (out.length === 0) await mkdir(join(outDir, OBJECTS_DIR), { recursive: true });
+    const file = objectFileFor(out.length + 1, ref.name);
+    await writeFile(join(outDir, file), got.bytes);
+    out.push({ file, bucket: ref.bucket, name: ref.name, generation: got.object.generation, bytes: got.bytes.length, sha256: createHash("sha256").update(got.bytes).digest("hex") });
+  }
+}
 
 /** A file's SHA-256, size and line count, streamed. */
 async function observe(dir: string, file: string): Promise<ObservedFile> {
@@ -140,8 +191,8 @@ export interface ExportVerification {
 
 /**
  * Verifies an export directory: its manifest parses, every file it lists hashes to its recorded SHA-256 (with
- * its size and document count), no unlisted export file lies beside them, and the set hash matches. No
- * Firestore access. A directory that does not exist is a usage error (EXPORT_DIR_NOT_FOUND).
+ * its size and document count), no unlisted export file lies beside them, every object's file in `objects/` hashes to
+ * its SHA-256 with nothing unlisted there, and the set hash matches. No Firestore or Cloud Storage access. A directory that does not exist is a usage error (EXPORT_DIR_NOT_FOUND).
  */
 export async function verifyExportDir(dir: string): Promise<ExportVerification> {
   const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
@@ -155,6 +206,15 @@ export async function verifyExportDir(dir: string): Promise<ExportVerification> 
   }
   const observed: ObservedFile[] = [];
   for (const n of (await readdir(dir)).filter((name) => name.endsWith(".jsonl")).sort()) observed.push(await observe(dir, n));
-  const findings = verifyExport(manifest, observed);
+  const objectFiles = await readdir(join(dir, OBJECTS_DIR)).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return [] as string[];
+    throw err;
+  });
+  const observedObjects: Omit<ObservedFile, "lines">[] = [];
+  for (const n of objectFiles.sort()) {
+    const { bytes, sha256 } = await observe(dir, `${OBJECTS_DIR}/${n}`);
+    observedObjects.push({ file: `${OBJECTS_DIR}/${n}`, bytes, sha256 });
+  }
+  const findings = verifyExport(manifest, observed, observedObjects);
   return { ok: findings.length === 0, dir, manifest, findings };
 }
