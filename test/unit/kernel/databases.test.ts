@@ -81,4 +81,36 @@ describe("the registry's governed databases", () => {
     expect(prints["metrics:events/{eventId}"]).toBeDefined();
     expect(prints["metrics:events/{eventId}"]).not.toBe(prints["events/{eventId}"]);
   });
+
+  it("puts a storage entry's objects in one database: the one of its heldWith document, whose holds can cover them", () => {
+    // AtlasMart v4's uploads, held with each customer's profile and the tenant's record (primary collections).
+    const v4 = loadVersion("v4");
+    const withBoth = (over: (r: Record<string, unknown>) => Record<string, unknown> = (r) => r): unknown =>
+      over({ ...v4, databases: [{ id: "metrics", description: "Per-customer metrics." }], collections: [...v4.collections, { pattern: "events/{eventId}", database: "metrics", retentionClass: "event-90d" }] });
+    const whole = new PolicyIndex(RegistrySchema.parse(withBoth()));
+    const ids = (p: PolicyIndex, kind: "user" | "tenant") => p.storageMap(kind).map((e) => e.id);
+    expect(ids(whole.forCell(PRIMARY_CELL), "user")).toEqual(["uploads"]);
+    expect(ids(whole.forCell(PRIMARY_CELL), "tenant")).toEqual(["tenant-files", "customer-uploads"]);
+    expect(whole.forCell("metrics").hasStorageEntries).toBe(false);
+    // Objects alone do not make a cell request in another database.
+    expect(whole.cellsReaching("user")).toEqual([]);
+
+    // Held with a document of the metrics database: the objects go with metrics (its fence, its holds, its requests).
+    const inMetrics = withBoth((r) => ({
+      ...r,
+      collections: [...(r.collections as object[]), { pattern: "profiles/{uid}", database: "metrics", retentionClass: "user-delete" }],
+      dataMap: { ...v4.dataMap, user: [...v4.dataMap.user, { id: "charts", kind: "storage", bucket: "(default)", prefix: "charts/{uid}/", heldWith: "profiles/{uid}", action: "delete" }] },
+    }));
+    expect(issues(inMetrics)).toEqual([]);
+    const split = new PolicyIndex(RegistrySchema.parse(inMetrics));
+    expect(ids(split.forCell("metrics"), "user")).toEqual(["charts"]);
+    expect(ids(split.forCell(PRIMARY_CELL), "user")).toEqual(["uploads"]);
+    expect(split.cellsReaching("user")).toEqual(["metrics"]);
+
+    // A bucket belongs to no database: a storage entry naming one is refused, and so is a heldWith two databases govern.
+    const named = withBoth((r) => ({ ...r, dataMap: { ...v4.dataMap, user: v4.dataMap.user.map((e) => (e.kind === "storage" ? { ...e, database: "metrics" } : e)) } }));
+    expect(issues(named).join("\n")).toMatch(/dataMap\.user\.uploads: a bucket belongs to no database; a storage entry's objects go with the database of their heldWith document/);
+    const twice = withBoth((r) => ({ ...r, collections: [...(r.collections as object[]), { pattern: "tenants/{tenantId}/users/{uid}", database: "metrics", retentionClass: "user-delete" }] }));
+    expect(issues(twice)).toContain("dataMap.user.uploads: heldWith tenants/{tenantId}/users/{uid} matches a collection in several databases (primary, metrics); the objects must go with one database's holds");
+  });
 });
