@@ -2,10 +2,10 @@
 // activity log in `analytics`. One request erases a member in both; each database is a cell with its own requests,
 // holds, fence, evidence and erasure-ledger entry (docs/decisions/0036-several-databases.md).
 import { getAuth } from "firebase-admin/auth";
-import { beforeEach, describe, expect, it } from "vitest";
-import { SOCIAL_ANALYTICS_DOCS } from "../../../examples/social/data";
-import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_DATABASE, SOCIAL_ANALYTICS_RESTORED_DATABASE, SOCIAL_DATABASE } from "../../../examples/social/registry";
-import { NO_SCOPE, seedSocial, seedSocialAnalytics } from "../../../examples/social/seed";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { SOCIAL_ANALYTICS_DOCS, SOCIAL_OBJECTS } from "../../../examples/social/data";
+import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_DATABASE, SOCIAL_ANALYTICS_RESTORED_DATABASE, SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE } from "../../../examples/social/registry";
+import { NO_SCOPE, seedSocial, seedSocialAnalytics, seedSocialObjects } from "../../../examples/social/seed";
 import { scanRetention } from "../../../functions/src/audit/index";
 import { explainAcrossCells, inEveryCell, inEveryCellJob, reconcileCells, runPurgeRequestTask } from "../../../functions/src/cells/index";
 import { runEvidenceAnchor } from "../../../functions/src/evidence/index";
@@ -25,7 +25,14 @@ import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
 import { recordErasureCompletions, runNightlyPurge, type PurgeRequestTask, type PurgeRunOptions, type UnitReport } from "../../../functions/src/purge/index";
 import { cancelDeletionRequest, openDeletionRequest } from "../../../functions/src/requests/index";
 import { replayErasures } from "../../../functions/src/restore/index";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
+import { exportSubject } from "../../../functions/src/export/index";
+import { objectPath } from "../../../functions/src/kernel/storage-map";
+import { planSubject } from "../../../functions/src/plan/index";
+import { inDatabase } from "../../../functions/src/platform/firestore";
+import { defaultBucket, readObject } from "../../../functions/src/platform/storage";
+import { deleteWindowsCol } from "../../../functions/src/holds/fence";
+import { clearStorage, putObject } from "../../helpers/storage";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -514,5 +521,113 @@ describe("the operator CLI across the two databases", () => {
     expect(JSON.parse(replay.stdout)).toMatchObject({ databaseId: SOCIAL_ANALYTICS_RESTORED_DATABASE, cell: SOCIAL_ANALYTICS, toErase: 1, subjects: [{ uid: "u-ana", action: "erase" }] });
     const refused = await cli(["replay-erasures", "--database", SOCIAL_ANALYTICS, "--json"]);
     expect(refused.code).toBe(2);
+  });
+});
+
+describe("her objects across the two databases: one bucket, planned, deleted, held, exported and replayed once, with the primary", () => {
+  // The avatars and uploads are held with users/{uid}, a document of the primary: the primary's part of her request
+  // takes them, in delete windows ordered by the primary's fence (kernel/policy.ts#cellOfEntry); analytics' never lists them.
+  const ANA_OBJECTS = SOCIAL_OBJECTS.filter((o) => o.name.startsWith("users/u-ana/")).map((o) => o.name);
+  const OTHERS_OBJECTS = SOCIAL_OBJECTS.filter((o) => !o.name.startsWith("users/u-ana/")).map((o) => o.name);
+  const gs = (name: string) => objectPath(defaultBucket(), name);
+  const generationOf = async (name: string) => (await readObject(defaultBucket(), name))?.generation ?? null;
+  /** Every PURGE_OBJECTS line of every database's evidence, with the database it is in. */
+  const objectLines = async (): Promise<string[]> => {
+    const lines: string[] = [];
+    for (const cell of [PRIMARY_CELL, SOCIAL_ANALYTICS]) {
+      for (const e of await evidenceIn(cell)) if (e.action === "PURGE_OBJECTS") lines.push(...String(e.detail?.objects ?? "").split("\n").map((l) => `${cell} ${l}`));
+    }
+    return lines.sort();
+  };
+  let requestId: string;
+
+  beforeEach(async () => {
+    await clearStorage();
+    await freshSeed();
+    await seedSocialObjects();
+    requestId = await openAnasRequest();
+  });
+  // The bucket is shared by every suite of the run: leave nothing behind.
+  afterAll(clearStorage);
+
+  it("are planned and exported in the primary's part only, and each is deleted once, with one evidence line, whatever the runs", async () => {
+    const generations = new Map(await Promise.all(ANA_OBJECTS.map(async (n) => [n, (await generationOf(n))!] as const)));
+    const plans = await inEveryCell(() => planSubject(ANA, AFTER_GRACE));
+    expect(plans[PRIMARY_CELL]?.objects.map((o) => o.path).sort()).toEqual(ANA_OBJECTS.map(gs).sort());
+    expect(plans[SOCIAL_ANALYTICS]?.objects).toEqual([]);
+    expect(plans[SOCIAL_ANALYTICS]?.delete.some((p) => p.startsWith("gs://"))).toBe(false);
+    // Her export holds both databases' documents and each object once.
+    const out = await mkdtemp(join(tmpdir(), "social-databases-export-"));
+    rmSync(out, { recursive: true, force: true });
+    const manifest = await exportSubject({ subject: ANA, outDir: out, nowMs: T0 + 1000 });
+    expect((manifest.objects ?? []).map((o) => o.name).sort()).toEqual([...ANA_OBJECTS].sort());
+    expect(manifest.files.map((f) => f.file)).toContain("analytics--events.jsonl");
+    rmSync(out, { recursive: true, force: true });
+
+    await runNightlyJob(runAsOf(AFTER_GRACE));
+    for (const n of ANA_OBJECTS) expect(await generationOf(n), n).toBeNull();
+    for (const n of OTHERS_OBJECTS) expect(await generationOf(n), n).not.toBeNull();
+    for (const p of ANA_EVENTS) expect(await existsIn(SOCIAL_ANALYTICS, p), p).toBe(false);
+    expect((await requestIn(PRIMARY_CELL, requestId))?.state).toBe("PURGED");
+    expect((await requestIn(SOCIAL_ANALYTICS, requestId))?.state).toBe("PURGED");
+    const once = ANA_OBJECTS.map((n) => `${PRIMARY_CELL} ${gs(n)}#${generations.get(n)} deleted`).sort();
+    expect(await objectLines()).toEqual(once);
+    // The deletes ran in delete windows of the primary, decided on the primary's fence (the one a hold on her profile
+    // advances); every window is closed, and analytics opened none.
+    const windowed = (await evidenceIn(PRIMARY_CELL)).filter((e) => e.action === "PURGE_OBJECTS");
+    expect(windowed.length).toBeGreaterThan(0);
+    for (const e of windowed) expect(e.detail).toMatchObject({ window: expect.any(String), decidedGeneration: expect.any(Number) });
+    for (const cell of [PRIMARY_CELL, SOCIAL_ANALYTICS]) expect((await inCell(cell, () => deleteWindowsCol().get())).size, cell).toBe(0);
+    // The only request that counts the buckets' soft delete in its 'fully gone by' is the primary's part.
+    expect((await requestIn(PRIMARY_CELL, requestId))?.objectsErased).toBe(true);
+    expect((await requestIn(SOCIAL_ANALYTICS, requestId))?.objectsErased).toBeUndefined();
+
+    // Another night, and the per-request tasks run again: nothing more is deleted or recorded.
+    await runNightlyJob(runAsOf(AFTER_GRACE + DAY_MS));
+    // A redelivered task of each part (the primary's and analytics'), taken again: nothing is left to take.
+    const again = AFTER_GRACE + DAY_MS;
+    const task: PurgeRequestTask = { requestId, runKey: "fedcba9876543210fedcba9876543210", nowMs: again, asOfMs: again, correlationId: "objects-again" };
+    for (const t of [task, { ...task, database: SOCIAL_ANALYTICS }]) expect((await runPurgeRequestTask(t, { enqueueRequest: () => Promise.resolve(), leaseMs: 60_000 })).outcome).toBe("NOT_TAKEN");
+    expect(await objectLines()).toEqual(once);
+    await expectEveryLedgerVerifies();
+
+    // Her avatar comes back (a bucket restore): a restored copy of analytics puts back no object; one of the primary does.
+    const back = ANA_OBJECTS.find((n) => n.endsWith("avatar.jpg"))!;
+    await putObject(defaultBucket(), back, "ana's avatar, back");
+    await clearFirestore(SOCIAL_ANALYTICS_RESTORED_DATABASE);
+    await seedSocialAnalytics(T0, SOCIAL_ANALYTICS_RESTORED_DATABASE);
+    const ofAnalytics = await replayErasures({ databaseId: SOCIAL_ANALYTICS_RESTORED_DATABASE, cell: SOCIAL_ANALYTICS, apply: true, actor: DANA, nowMs: AFTER_GRACE + 2 * DAY_MS });
+    expect(ofAnalytics.subjects.map((x) => [x.uid, x.toDeleteObjects])).toEqual([["u-ana", 0]]);
+    expect(await generationOf(back)).not.toBeNull();
+    await clearFirestore(SOCIAL_RESTORED_DATABASE);
+    await inDatabase(SOCIAL_RESTORED_DATABASE, () => seedSocial({ nowMs: T0, withAuth: false, analytics: false }));
+    const ofPrimary = await replayErasures({ databaseId: SOCIAL_RESTORED_DATABASE, apply: true, actor: DANA, nowMs: AFTER_GRACE + 2 * DAY_MS });
+    expect(ofPrimary.subjects.map((x) => [x.uid, x.toDeleteObjects])).toEqual([["u-ana", 1]]);
+    expect(ofPrimary.problems).toBe(0);
+    expect(await generationOf(back)).toBeNull();
+  });
+
+  it("a hold on her profile keeps them (marked, RETAINED_UNDER_HOLD) while analytics' part is erased; a gs:// target is refused in either database", async () => {
+    for (const database of [PRIMARY_CELL, SOCIAL_ANALYTICS]) {
+      await expect(placeHold({ targetPath: gs(ANA_OBJECTS[0]!), database, reasonCode: "LITIGATION", releaseAfterMs: null, actor: DANA, nowMs: T0 + 500 })).rejects.toMatchObject({ reason: "INVALID_TARGET_PATH" });
+    }
+    const { holdId } = await placeHold({ targetPath: "users/u-ana", reasonCode: "LITIGATION", releaseAfterMs: null, actor: DANA, nowMs: T0 + 1000 });
+    for (const n of ANA_OBJECTS) expect((await readObject(defaultBucket(), n))?.holdIds, n).toEqual([holdId]);
+    const generations = new Map(await Promise.all(ANA_OBJECTS.map(async (n) => [n, (await generationOf(n))!] as const)));
+    await runNightlyJob(runAsOf(AFTER_GRACE));
+    for (const n of ANA_OBJECTS) expect(await generationOf(n), n).toBe(generations.get(n));
+    expect(await objectLines()).toEqual([]);
+    // The hold is the primary's: analytics' part has nothing it covers, and is erased.
+    for (const p of ANA_EVENTS) expect(await existsIn(SOCIAL_ANALYTICS, p), p).toBe(false);
+    expect((await requestIn(SOCIAL_ANALYTICS, requestId))?.state).toBe("PURGED");
+    expect((await status(requestId, AFTER_GRACE + 1000)).state).toBe("RETAINED_UNDER_HOLD");
+    // Released, the next run deletes them, each once.
+    await releaseHoldById({ holdId, reason: "case closed", actor: ELI, nowMs: AFTER_GRACE + 2000 });
+    for (const n of ANA_OBJECTS) expect((await readObject(defaultBucket(), n))?.holdIds, n).toEqual([]);
+    await runNightlyJob(runAsOf(AFTER_GRACE + DAY_MS));
+    for (const n of ANA_OBJECTS) expect(await generationOf(n), n).toBeNull();
+    expect(await objectLines()).toEqual(ANA_OBJECTS.map((n) => `${PRIMARY_CELL} ${gs(n)}#${generations.get(n)} deleted`).sort());
+    expect((await status(requestId, AFTER_GRACE + DAY_MS + 1000)).state).toBe("PURGED");
+    await expectEveryLedgerVerifies();
   });
 });
