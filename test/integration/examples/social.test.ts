@@ -187,7 +187,8 @@ describe("the social example: seeded through the governed write path, planned fo
       expect(manifest.subject).toEqual({ type: "user", uid: "u-ana", tenantId: NO_SCOPE });
       expect(manifest.tenantId).toBeUndefined();
       expect(manifest.policyVersion).toBe("v4");
-      expect(manifest.files.map((f) => f.file).sort()).toEqual(["chats.jsonl", "chats.messages.jsonl", "posts.comments.jsonl", "posts.jsonl", "users.following.jsonl", "users.jsonl"]);
+      // Her notifications (v2) and, from the analytics database (v4), her activity log, in a file named by it.
+      expect(manifest.files.map((f) => f.file).sort()).toEqual(["analytics--events.jsonl", "chats.jsonl", "chats.messages.jsonl", "notifications.jsonl", "posts.comments.jsonl", "posts.jsonl", "users.following.jsonl", "users.jsonl"]);
       // Each object with its bucket, name and generation, its bytes under objects/ hashed.
       expect(manifest.objects?.map((o) => ({ bucket: o.bucket, name: o.name, bytes: o.bytes }))).toEqual(
         [...ANA_OBJECTS].sort().map((n) => ({ bucket: defaultBucket(), name: n, bytes: Buffer.byteLength(SOCIAL_OBJECTS.find((o) => o.name === n)!.body) })),
