@@ -576,7 +576,7 @@ describe("her objects across the two databases: one bucket, planned, deleted, he
     // advances); every window is closed, and analytics opened none.
     const windowed = (await evidenceIn(PRIMARY_CELL)).filter((e) => e.action === "PURGE_OBJECTS");
     expect(windowed.length).toBeGreaterThan(0);
-    for (const e of windowed) expect(e.detail).toMatchObject({ window: expect.any(String), decidedGeneration: expect.any(Number) });
+    expect(windowed.map((e) => [typeof e.detail?.window, typeof e.detail?.decidedGeneration])).toEqual(windowed.map(() => ["string", "number"]));
     for (const cell of [PRIMARY_CELL, SOCIAL_ANALYTICS]) expect((await inCell(cell, () => deleteWindowsCol().get())).size, cell).toBe(0);
     // The only request that counts the buckets' soft delete in its 'fully gone by' is the primary's part.
     expect((await requestIn(PRIMARY_CELL, requestId))?.objectsErased).toBe(true);

@@ -22,6 +22,9 @@ import { useRegistryForTests } from "../../../functions/src/platform/registry";
 import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import { approveTenantClosure, openDeletionRequest } from "../../../functions/src/requests/index";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { clearStorage, putObject } from "../../helpers/storage";
+import { objectPath } from "../../../functions/src/kernel/storage-map";
+import { defaultBucket, readObject } from "../../../functions/src/platform/storage";
 import { repoRoot } from "../../helpers/policy";
 import { AFTER_GRACE, expectHoldsFenced, putCustomer, runOptions, T0, useDatabase } from "../purge/support";
 
@@ -172,3 +175,58 @@ describe("a tenant's closure across governed databases", () => {
 });
 
 const readGovernedState = (snap: DocumentSnapshot): unknown => snap.get("lifecycleState");
+
+describe("objects held with a document of the metrics database", () => {
+  // A bucket belongs to no database: these charts are held with each customer's metric, a document of metrics, so
+  // metrics' holds are the ones that can cover them, and its part of a request takes them (kernel/policy.ts#cellOfEntry).
+  const HELD_WITH = `tenants/${TENANT}/metrics/u-7`;
+  const CHART = `tenants/${TENANT}/charts/u-7/views.png`;
+  const OTHER_CHART = "tenants/t-beta/charts/u-8/views.png";
+  const withCharts = (): Registry => {
+    const r = registryWithMetrics();
+    const charts = { id: "charts", kind: "storage", bucket: "(default)", prefix: "tenants/{tenantId}/charts/{uid}/", heldWith: "tenants/{tenantId}/metrics/{uid}", action: "delete", description: "A customer's charts, held with their metric." };
+    return RegistrySchema.parse({ ...r, dataMap: { ...r.dataMap, user: [...r.dataMap.user, charts] } });
+  };
+  const objectLinesIn = async (cell: string): Promise<string[]> =>
+    (await evidenceIn(cell)).filter((e) => e.action === "PURGE_OBJECTS").flatMap((e) => String(e.detail?.objects ?? "").split("\n"));
+
+  beforeAll(() => useRegistryForTests(withCharts()));
+  afterAll(async () => {
+    useRegistryForTests(registryWithMetrics());
+    await clearStorage();
+  });
+  beforeEach(async () => {
+    await seed();
+    await clearStorage();
+    await inCell(METRICS, () => writeGoverned(HELD_WITH, { uid: "u-7", views: 1 }, TENANT, T0));
+    await putObject(defaultBucket(), CHART, "u-7's chart");
+    await putObject(defaultBucket(), OTHER_CHART, "u-8's chart");
+  });
+
+  it("a hold in metrics keeps and marks them; metrics' windows and evidence delete them once after its release; the primary never lists them", async () => {
+    const { request } = await openDeletionRequest({ subject: { type: "user", uid: "u-7", tenantId: TENANT }, source: "user", actor: { type: "user", id: "u-7" }, nowMs: T0 });
+    const { holdId } = await placeHold({ targetPath: HELD_WITH, database: METRICS, reasonCode: "LITIGATION", releaseAfterMs: null, actor: CLARA, nowMs: T0 + 1000 });
+    expect((await readObject(defaultBucket(), CHART))?.holdIds).toEqual([holdId]);
+    const generation = (await readObject(defaultBucket(), CHART))!.generation;
+
+    await runNightlyJob(runOptions({ nowMs: AFTER_GRACE, asOfMs: AFTER_GRACE }));
+    expect((await readObject(defaultBucket(), CHART))?.generation).toBe(generation);
+    expect((await inCell(METRICS, () => db().doc(`deletionRequests/${request.requestId}`).get())).get("state")).toBe("RETAINED_UNDER_HOLD");
+    expect(await objectLinesIn(PRIMARY_CELL)).toEqual([]);
+    expect((await objectLinesIn(METRICS)).every((l) => l.endsWith(`held ${holdId}`))).toBe(true);
+
+    await releaseHoldById({ holdId, reason: "settled", actor: DEV, nowMs: AFTER_GRACE + 1000 });
+    expect((await readObject(defaultBucket(), CHART))?.holdIds).toEqual([]);
+    await runNightlyJob(runOptions({ nowMs: AFTER_GRACE + DAY_MS, asOfMs: AFTER_GRACE + DAY_MS }));
+    expect(await readObject(defaultBucket(), CHART)).toBeNull();
+    expect(await readObject(defaultBucket(), OTHER_CHART)).not.toBeNull();
+    // Deleted once, in a delete window metrics opened on its own fence; the primary's chain names no object.
+    const deleted = (await objectLinesIn(METRICS)).filter((l) => l.endsWith(" deleted"));
+    expect(deleted).toEqual([`${objectPath(defaultBucket(), CHART)}#${generation} deleted`]);
+    const windowed = (await evidenceIn(METRICS)).filter((e) => e.action === "PURGE_OBJECTS" && String(e.detail?.objects).endsWith(" deleted"));
+    expect(windowed.map((e) => typeof e.detail?.window)).toEqual(["string"]);
+    expect(await objectLinesIn(PRIMARY_CELL)).toEqual([]);
+    const status = await getDeletionStatusHandler({ requestId: request.requestId }, { uid: "c-2002", tenantId: null, roles: ["compliance"] }, { nowMs: AFTER_GRACE + DAY_MS, refreshMs: DAY_MS });
+    expect(status.state).toBe("PURGED");
+  });
+});
