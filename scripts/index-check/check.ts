@@ -22,6 +22,7 @@ import {
   SOCIAL_INDEXES_FILE,
   SOCIAL_RESTORED_DATABASE,
 } from "../../examples/social/registry";
+import { WORKSPACES_DATABASE, WORKSPACES_INDEXES_FILE, WORKSPACES_RESTORED_DATABASE } from "../../test/fixtures/workspaces/registry";
 import { analyse, appSources, formatReport, splitByDatabase, type AppDatabase, type LabelledLog, type LogRecord } from "./report";
 import type { IndexConfig } from "./rules";
 
@@ -35,6 +36,9 @@ const root = resolve(import.meta.dirname, "..", "..");
 const APPS: readonly AppDatabase[] = [
   ...[SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_INDEXES_FILE, suite: "test/integration/examples/social.test.ts" })),
   ...[SOCIAL_ANALYTICS_DATABASE, SOCIAL_ANALYTICS_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_ANALYTICS_INDEXES_FILE, suite: "test/integration/examples/social-databases.test.ts" })),
+  // The request-group suites' test app (users in several workspaces): its queries are held to its own index file.
+  { database: WORKSPACES_DATABASE, indexFile: WORKSPACES_INDEXES_FILE, suite: "test/integration/requests/group.test.ts" },
+  { database: WORKSPACES_RESTORED_DATABASE, indexFile: WORKSPACES_INDEXES_FILE, suite: "test/integration/requests/group-storage.test.ts" },
   ...namedDatabasesIn(join(root, "firebase.json")),
 ];
 

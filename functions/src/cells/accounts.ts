@@ -7,7 +7,7 @@ import { adminApp, db, inCell } from "../platform/firestore";
 import { toTimestamp } from "../platform/governed-doc";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
-import { closureAccountsOf, requestRef } from "../purge/index";
+import { clearScopeUsers, closureAccountsOf, requestRef } from "../purge/index";
 import { accountsReady, cellsOfRecord, readRequest, settleIfDone } from "../requests/index";
 
 /** Auth's getUsers takes at most 100 identifiers. */
@@ -81,6 +81,8 @@ export async function finishRecordAccounts(requestId: string, actor: Actor, nowM
     }
     const counts: Record<string, number> = tenant ? { deleted, alreadyAbsent: uids.length - deleted, keptOtherTenant: closure!.keep.length } : { accounts: 1, [deleted > 0 ? "deleted" : "alreadyAbsent"]: 1 };
     await record("DONE", counts, tenant ? closure!.keep.flatMap((k) => k.paths) : []);
+    // The closure's roster of its scope's users served this judgement; the request keeps no list of people.
+    if (tenant) await clearScopeUsers(requestId);
     log.info("deletion.cells.accounts", { requestId, deleted, cells: cellStates });
     await settleIfDone(requestId);
     return "DONE";

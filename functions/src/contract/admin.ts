@@ -2,11 +2,17 @@ import { z } from "zod";
 import { JOB_NAMES } from "../kernel/job";
 import { LIFECYCLE_STATES } from "../kernel/lifecycle";
 import { inputs, isoString, StaffNames } from "./inputs";
+import { SubjectInput, SubjectView } from "./subjects";
 
 /** The jobs an operator can run on demand (runRetentionJob, `retention run`) as well as on a schedule. */
 export { JOB_NAMES };
 
-export const PlanDeletionInput = z.union([z.object({ subjectUid: inputs.id }).strict(), z.object({ tenantId: inputs.id }).strict()]);
+export const PlanDeletionInput = z.union([
+  z.object({ subjectUid: inputs.id }).strict(),
+  z.object({ tenantId: inputs.id }).strict(),
+  /** The general form: a user (in one scope, or every scope the registry finds them in) or a scope. */
+  z.object({ subject: SubjectInput }).strict(),
+]);
 export const PlanRetainItem = z.object({
   path: z.string(),
   action: z.enum(["retain", "mask", "removeFromArray"]),
@@ -42,9 +48,17 @@ export const PlanDeletionOutput = z.object({
   retain: z.array(PlanRetainItem),
   externalCopiesToReview: z.array(z.string()),
   policyVersion: z.string(),
+  /** The manifest's hash; for a user in several scopes, the hash of every scope's manifest hash in order. */
   manifestHash: z.string(),
   /** Every Cloud Storage object the manifest deletes or keeps, with the generation it was decided on (empty without storage entries). */
   objects: z.array(PlanObject),
+  /** Whose plan it is, in the general form (a user in several scopes, planned in all: the user with scope null). */
+  subjectRef: SubjectView,
+  /**
+   * A user in several scopes, planned in all of them (the request group their erasure opens): each scope's own
+   * manifest, the lead's first (it alone erases the data that names the uid alone); the lists above are their union.
+   */
+  scopes: z.array(z.object({ scope: z.string(), lead: z.boolean(), manifestHash: z.string(), delete: z.number(), retain: z.number() })).optional(),
   databases: z.record(z.string(), PlanPart).optional(),
 });
 

@@ -32,15 +32,16 @@ export const CALLABLES = {
     output: requests.RequestAccountDeletionOutput,
     caller: "app user",
     appCheck: true,
-    summary: "The signed-in user asks for their own account to be erased. Returns the open request if there is one.",
-    refusals: ["unauthenticated/APP_CHECK_REQUIRED", "permission-denied/NO_TENANT_CLAIM", "resource-exhausted/REQUEST_COOLDOWN"],
+    summary:
+      "The signed-in user asks for their own account to be erased. Returns the open request if there is one. A user the registry finds in several scopes gets one request per scope, opened together as a request group named by its lead's id.",
+    refusals: ["unauthenticated/APP_CHECK_REQUIRED", "permission-denied/NO_TENANT_CLAIM", "resource-exhausted/REQUEST_COOLDOWN", "failed-precondition/TOO_MANY_SCOPES"],
   }),
   cancelAccountDeletion: spec({
     input: requests.CancelAccountDeletionInput,
     output: requests.CancelAccountDeletionOutput,
     caller: "app user",
     appCheck: true,
-    summary: "The request's owner cancels inside the grace period; everything the request soft-deleted comes back.",
+    summary: "The request's owner cancels inside the grace period; everything the request soft-deleted comes back. A request group's members are cancelled together, or none is.",
     refusals: ["unauthenticated/APP_CHECK_REQUIRED", "not-found/REQUEST_NOT_FOUND", "permission-denied/NOT_OWNER", "failed-precondition/GRACE_EXPIRED", "failed-precondition/ALREADY_PROCESSING"],
   }),
   getDeletionStatus: spec({
@@ -48,7 +49,7 @@ export const CALLABLES = {
     output: requests.GetDeletionStatusOutput,
     caller: "owner or compliance",
     appCheck: true,
-    summary: "A request's state, timeline and what is retained and why. Without requestId: the caller's latest request.",
+    summary: "A request's state, timeline and what is retained and why. Without requestId: the caller's latest request. A request group's member answers for the whole group.",
     refusals: ["unauthenticated/APP_CHECK_REQUIRED", "not-found/REQUEST_NOT_FOUND", "permission-denied/NOT_OWNER"],
   }),
   listDeletionRequests: spec({
@@ -56,8 +57,8 @@ export const CALLABLES = {
     output: requests.ListDeletionRequestsOutput,
     caller: "compliance",
     appCheck: false,
-    summary: "Deletion requests, most urgent due date first, by state or only the overdue ones; names the staff who opened them; paged.",
-    refusals: ["permission-denied/NOT_COMPLIANCE", "invalid-argument/INVALID_CURSOR"],
+    summary: "Deletion requests, most urgent due date first, by state or only the overdue ones, or one subject's newest first; each names its request group; names the staff who opened them; paged.",
+    refusals: ["permission-denied/NOT_COMPLIANCE", "invalid-argument/INVALID_CURSOR", "failed-precondition/NO_SCOPE_KIND"],
   }),
   requestTenantDeletion: spec({
     input: requests.RequestTenantDeletionInput,
@@ -127,8 +128,8 @@ export const CALLABLES = {
     output: admin.PlanDeletionOutput,
     caller: "compliance",
     appCheck: false,
-    summary: "The deletion manifest for a user or a tenant: what would be deleted, masked and kept, and why. Read-only.",
-    refusals: ["permission-denied/NOT_COMPLIANCE", "not-found/SUBJECT_NOT_FOUND", "failed-precondition/NO_SCOPE_KIND"],
+    summary: "The deletion manifest for a user or a tenant (a scope): what would be deleted, masked and kept, and why; a user in several scopes, in each. Read-only.",
+    refusals: ["permission-denied/NOT_COMPLIANCE", "not-found/SUBJECT_NOT_FOUND", "failed-precondition/NO_SCOPE_KIND", "failed-precondition/TOO_MANY_SCOPES"],
   }),
   explainDeletion: spec({
     input: evidence.ExplainDeletionInput,
@@ -136,7 +137,7 @@ export const CALLABLES = {
     caller: "compliance",
     appCheck: false,
     summary: "Why was this deleted, and who allowed it: the evidence for a path, a request or a subject, and whether the chain verifies; a hold release's typed reason, checked against its hash; the staff named; paged.",
-    refusals: ["permission-denied/NOT_COMPLIANCE", "invalid-argument/INVALID_CURSOR"],
+    refusals: ["permission-denied/NOT_COMPLIANCE", "invalid-argument/INVALID_CURSOR", "failed-precondition/NO_SCOPE_KIND"],
   }),
   getRetentionReport: spec({
     input: report.GetRetentionReportInput,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { inputs, isoString, StaffNames } from "./inputs";
+import { SubjectInput } from "./subjects";
 
 const verify = z.enum(["entries", "chain"]).optional();
 /** `database`: only this governed database's evidence (logical name); default every one's, database by database. */
@@ -15,6 +16,8 @@ export const ExplainDeletionInput = z.union([
   z.object({ path: inputs.evidencePath, ...paging }).strict(),
   z.object({ requestId: inputs.id, ...paging }).strict(),
   z.object({ subjectUid: inputs.id, ...paging }).strict(),
+  /** The general form: a user (every request of theirs, in every scope) or a scope (its closures). */
+  z.object({ subject: SubjectInput, ...paging }).strict(),
 ]);
 
 export const EvidenceEntryView = z.object({
@@ -52,7 +55,7 @@ export const EvidenceEntryView = z.object({
 });
 
 export const ExplainDeletionOutput = z.object({
-  query: z.object({ kind: z.enum(["path", "request", "subject"]), value: z.string() }),
+  query: z.object({ kind: z.enum(["path", "request", "subject", "scope"]), value: z.string() }),
   entries: z.array(EvidenceEntryView),
   nextCursor: z.string().nullable(),
   /** One sentence per entry: what was done, by whom, under which reason; then ("allowed by: ...") who allowed it. */

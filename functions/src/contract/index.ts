@@ -5,6 +5,7 @@
  * generated from it.
  */
 export * from "./inputs";
+export * from "./subjects";
 export * from "./requests";
 export * from "./holds";
 export * from "./admin";

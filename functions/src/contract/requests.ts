@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { GONE_BY_UNKNOWN, REQUEST_STATES } from "../kernel/request-states";
 import { inputs, isoString, StaffNames } from "./inputs";
+import { ScopeInput, SubjectInput, SubjectView } from "./subjects";
 
 export { REQUEST_STATES };
 
@@ -12,8 +13,20 @@ export const RequestSubject = z.discriminatedUnion("type", [
   z.object({ type: z.literal("tenant"), tenantId: z.string() }),
 ]);
 
+/**
+ * A request group: a user the registry finds in several scopes is erased in each by one request per scope, opened
+ * together. The group's id is its lead's request id (the one a caller is given); each member names its scope and
+ * its own state (the group's state is derived from theirs). `lead`: the member that also erases the data that names
+ * the uid alone.
+ */
+export const RequestGroup = z.object({
+  groupId: z.string(),
+  requests: z.array(z.object({ requestId: z.string(), scope: z.string(), state: RequestState, lead: z.boolean() })),
+});
+
 export const RequestAccountDeletionInput = z.object({ reason: inputs.text.optional() }).strict();
-export const RequestAccountDeletionOutput = z.object({ requestId: z.string(), state: RequestState, graceEndsAt: isoString });
+/** `requestId`: the request, or for a user in several scopes the group's id (its lead's request), which status and cancel take. */
+export const RequestAccountDeletionOutput = z.object({ requestId: z.string(), state: RequestState, graceEndsAt: isoString, group: RequestGroup.optional() });
 
 /**
  * A request's grace end and due date: null only for a tenant's closure awaiting its second approval (its grace
@@ -49,8 +62,8 @@ export const GetDeletionStatusOutput = z.object({
   state: RequestState,
   graceEndsAt: requestDate,
   dueAt: requestDate,
-  /** Events in time order; across several databases, each other database's own, named by `database`. */
-  timeline: z.array(z.object({ at: isoString, event: z.string(), detail: z.string().optional(), database: z.string().optional() })),
+  /** Events in time order; across several databases, each other database's own, named by `database`; for a request group, every member's, each naming its scope. */
+  timeline: z.array(z.object({ at: isoString, event: z.string(), detail: z.string().optional(), database: z.string().optional(), scope: z.string().optional() })),
   retained: z.array(RetainedStatusItem),
   retainedOmitted: z.number().optional(),
   /**
@@ -67,10 +80,14 @@ export const GetDeletionStatusOutput = z.object({
    * from them (PURGED only when every database is; RETAINED_UNDER_HOLD when any is; the latest date).
    */
   cells: z.array(RequestCell).optional(),
+  /** A request group's members (the state and dates above are the group's, derived from theirs); absent for a request on its own. */
+  group: RequestGroup.optional(),
   /** Staff only: whose request it is (its subject, and who opened it), and why it is blocked or what a hold retains. */
   staff: z
     .object({
       subject: RequestSubject,
+      /** The subject in the general form. */
+      subjectRef: SubjectView,
       requestedBy: z.string(),
       source: z.string(),
       blockedReason: z.string().nullable(),
@@ -86,10 +103,16 @@ export const ListDeletionRequestsInput = z
     state: RequestState.optional(),
     /** Only requests whose erasure is owed (PENDING, PROCESSING, BLOCKED) and past their due date. */
     overdueOnly: z.boolean().optional(),
+    /**
+     * Only one subject's requests, newest first: a user's (every scope, or `scope`), or a scope's (its closures and
+     * its users' requests in it). Not combined with `state` or `overdueOnly`.
+     */
+    subject: SubjectInput.optional(),
     pageSize: inputs.pageSize.optional(),
     cursor: inputs.cursor.optional(),
   })
-  .strict();
+  .strict()
+  .refine((i) => i.subject === undefined || (i.state === undefined && i.overdueOnly === undefined), { message: "subject is not combined with state or overdueOnly", path: ["subject"] });
 export const DeletionRequestListItem = z.object({
   requestId: z.string(),
   state: RequestState,
@@ -107,11 +130,19 @@ export const DeletionRequestListItem = z.object({
   retainedUnderHold: z.number().nullable(),
   /** A request across several governed databases: each database's state (the item's `state` is derived from them). */
   cells: z.array(z.object({ database: z.string(), state: RequestState.nullable() })).optional(),
+  /** The subject in the general form. */
+  subjectRef: SubjectView,
+  /** The request group it is a member of (its id, the lead's request id) and whether it is the lead, or null. */
+  group: z.object({ groupId: z.string(), lead: z.boolean() }).nullable(),
 });
 export const ListDeletionRequestsOutput = z.object({ items: z.array(DeletionRequestListItem), nextCursor: z.string().nullable(), people: StaffNames });
 
 /** A retention-admin opens a tenant's closure; a second staff member must approve it before anything happens. */
-export const RequestTenantDeletionInput = z.object({ tenantId: inputs.id, reason: inputs.text.min(1) }).strict();
+export const RequestTenantDeletionInput = z.union([
+  z.object({ tenantId: inputs.id, reason: inputs.text.min(1) }).strict(),
+  /** The same in the general form: the scope, whatever the registry calls it. */
+  z.object({ subject: ScopeInput, reason: inputs.text.min(1) }).strict(),
+]);
 export const RequestTenantDeletionOutput = z.object({
   requestId: z.string(),
   state: RequestState,

@@ -75,6 +75,7 @@ function entryFrom(d: QueryDocumentSnapshot): LedgerEntry {
     erasedAtMs: x.erasedAt instanceof Timestamp ? x.erasedAt.toMillis() : 0,
     masked: Array.isArray(x.masked) ? (x.masked as MaskedCollection[]) : [],
     fullyGoneByMs: msOf(x.fullyGoneBy),
+    ...(x.scopedOnly === true ? { scopedOnly: true as const } : {}),
   };
 }
 

@@ -43,6 +43,11 @@ export interface LedgerEntry {
    * one (RETAINED_UNDER_HOLD has none). A date, never personal data.
    */
   fullyGoneByMs: number | null;
+  /**
+   * The erasure was of a request group's member that left the uid-only data-map entries to the group's lead
+   * (plan/rules.ts#Subject): a replay erases the same part again. Stored only when true.
+   */
+  scopedOnly?: true;
 }
 
 /** A keyed hash of a subject id (in production: evidence/index.ts#keyedSubjectHash). */
@@ -116,6 +121,7 @@ export function buildLedgerEntry(facts: ErasureFacts, hash: KeyedHash, patternOf
     erasedAtMs: facts.erasedAtMs,
     masked: maskedByCollection(facts.masked, patternOf),
     fullyGoneByMs: facts.fullyGoneByMs ?? null,
+    ...(s.type === "user" && s.scopedOnly === true ? { scopedOnly: true as const } : {}),
   };
 }
 
@@ -175,7 +181,8 @@ export function matchLedger(entries: readonly LedgerEntry[], candidates: Iterabl
       .flatMap((h) => byHash.get(`${subject.type}\u0000${h}`) ?? [])
       .filter((e) => (tenantHashes ? e.tenantHash !== null && tenantHashes.has(e.tenantHash) : true));
     const latest = [...found].sort((a, b) => b.erasedAtMs - a.erasedAtMs || (a.requestId < b.requestId ? -1 : 1))[0];
-    if (latest) out.push({ subject, entry: latest });
+    // A group member's erasure is replayed as it was made: its scope's part only.
+    if (latest) out.push({ subject: subject.type === "user" && latest.scopedOnly === true ? { ...subject, scopedOnly: true } : subject, entry: latest });
   }
   const order = (m: LedgerMatch): string => `${m.subject.type === "user" ? 0 : 1}\u0000${m.subject.type === "user" ? m.subject.uid : ""}\u0000${m.subject.tenantId}`;
   return out.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));

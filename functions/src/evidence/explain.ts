@@ -1,5 +1,7 @@
 import { FieldPath, type DocumentSnapshot, type Query } from "firebase-admin/firestore";
+import { DomainError } from "../kernel/errors";
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
+import { policy } from "../platform/registry";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { entryDocId, LEGACY_SEGMENT, shardOf, type ChainedEvidence } from "./rules";
 import { verifyEntries } from "./read";
@@ -12,7 +14,26 @@ import { verifyEvidence } from "./verify";
  * console) goes through `explainEvidence`. Entries are named by their ledger id (chain and seq): the ledger has
  * many chains, so a seq alone names nothing.
  */
-export type ExplainQuery = { kind: "path" | "request" | "subject"; value: string };
+export type ExplainQuery = { kind: "path" | "request" | "subject" | "scope"; value: string; scope?: string };
+
+/** What a question names, in the callable's and the CLI's input forms (contract/evidence.ts#ExplainDeletionInput). */
+export type ExplainInput =
+  | { path: string }
+  | { requestId: string }
+  | { subjectUid: string }
+  | { subject: { type: "user"; uid: string; scope?: string } | { type: "scope"; id: string } };
+
+/**
+ * The question an input asks: a path, a request, a user's requests (every scope, or one: `scope`), or a scope's
+ * closures. The documented `subjectUid` is the user form without a scope.
+ */
+export function explainQueryOf(input: ExplainInput): ExplainQuery {
+  if ("path" in input) return { kind: "path", value: input.path };
+  if ("requestId" in input) return { kind: "request", value: input.requestId };
+  if ("subjectUid" in input) return { kind: "subject", value: input.subjectUid };
+  const s = input.subject;
+  return s.type === "scope" ? { kind: "scope", value: s.id } : { kind: "subject", value: s.uid, ...(s.scope !== undefined ? { scope: s.scope } : {}) };
+}
 
 export interface ExplainOptions {
   pageSize?: number;
@@ -90,7 +111,10 @@ async function matchPage(q: ExplainQuery, size: number, afterDocId: string | nul
   if (q.kind === "path") query = audits().where("paths", "array-contains", q.value);
   else if (q.kind === "request") query = audits().where("requestId", "==", q.value);
   else {
-    const requests = await db().collection(COLLECTIONS.deletionRequests).where("uid", "==", q.value).select().limit(SUBJECT_REQUESTS).get();
+    const col = db().collection(COLLECTIONS.deletionRequests);
+    // A user's requests (in one scope, when named), or a scope's closures: equality filters only.
+    const mine = q.kind === "scope" ? col.where("subjectType", "==", "tenant").where("tenantId", "==", q.value) : q.scope !== undefined ? col.where("uid", "==", q.value).where("tenantId", "==", q.scope) : col.where("uid", "==", q.value);
+    const requests = await mine.select().limit(SUBJECT_REQUESTS).get();
     const ids = requests.docs.map((d) => d.id);
     if (ids.length === 0) return { docs: [], more: false };
     query = audits().where("requestId", "in", ids);
@@ -174,8 +198,11 @@ function view(e: ChainedEvidence, role: EntryView["role"], q: ExplainQuery, veri
  * (and, with verify "chain", the whole chain).
  */
 export async function explainEvidence(q: ExplainQuery, opts: ExplainOptions = {}): Promise<ExplainResult> {
+  if ((q.kind === "scope" || q.scope !== undefined) && !policy().scope) {
+    throw new DomainError("failed-precondition", "NO_SCOPE_KIND", "This app's registry declares no scope kind: its users belong to none.");
+  }
   const size = opts.pageSize ?? DEFAULT_PAGE_SIZE;
-  const list = `explain:${q.kind}:${q.value}`;
+  const list = `explain:${q.kind}:${q.value}${q.scope !== undefined ? `:${q.scope}` : ""}`;
   const after = opts.cursor === undefined ? null : String(decodeCursor(list, opts.cursor, 1)[0]);
   const page = await matchPage(q, size, after);
   const matches = page.docs.map(entryOf);

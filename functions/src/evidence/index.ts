@@ -5,5 +5,5 @@ export { type AnchorSource } from "./anchor-source";
 export { bundleLedger, exportEvidence, readBundle, type BundleManifest } from "./bundle";
 export { keyedSubjectHash, keyedSubjectHashes, verifierKeys, EvidenceKeyMissingError } from "./keys";
 export { readEntry, verifyEntries } from "./read";
-export { describeEntry, explainEvidence } from "./explain";
-export type { EntryView, ExplainOptions, ExplainQuery, ExplainResult } from "./explain";
+export { describeEntry, explainEvidence, explainQueryOf } from "./explain";
+export type { EntryView, ExplainInput, ExplainOptions, ExplainQuery, ExplainResult } from "./explain";

@@ -59,8 +59,15 @@ export const ExportObjectSchema = z
   })
   .strict();
 
-/** A user's export names its subject; a tenant's keeps the `tenantId` field it always had. */
-export const ExportSubjectSchema = z.object({ type: z.literal("user"), uid: z.string().min(1), tenantId: z.string() }).strict();
+/**
+ * A user's export names its subject; a tenant's keeps the `tenantId` field it always had. A user in several scopes,
+ * exported in all of them (as the request group their erasure opens), names every scope in `scopes`, lead first, and
+ * no one `tenantId` ("").
+ */
+export const ExportSubjectSchema = z
+  .object({ type: z.literal("user"), uid: z.string().min(1), tenantId: z.string(), scopes: z.array(z.string().min(1)).min(2).optional() })
+  .strict()
+  .refine((s) => s.scopes === undefined || s.tenantId === "", { message: "a user exported in several scopes names them in scopes, with tenantId empty" });
 
 export const ExportManifestSchema = z
   .object({

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { DocumentReference, GeoPoint, Timestamp, type DocumentData } from "firebase-admin/firestore";
 import { canonicalJson } from "../kernel/canonical";
 import { DomainError } from "../kernel/errors";
-import { discoverObjects, discoverSubject, type Subject } from "../plan/index";
+import { discoverObjects, discoverSubject, type DiscoveredObject, type Subject } from "../plan/index";
 import { objectPath, parseObjectPath } from "../kernel/storage-map";
 import { downloadObject } from "../platform/storage";
 import { businessData } from "../purge/rules/archive";
@@ -24,6 +24,7 @@ import {
   type ExportFinding,
   type ExportManifest,
   type ExportObject,
+  type ExportOwner,
   type ObservedFile,
 } from "./rules";
 
@@ -86,7 +87,14 @@ async function assertEmptyDir(dir: string): Promise<void> {
  * `tenantId`, a user's names its `subject`. Read-only on Firestore and Cloud Storage; streams, so memory holds one
  * slice of documents (or one object) and the set of paths seen.
  */
-export async function exportSubject(args: { subject: Subject; outDir: string; nowMs: number }): Promise<ExportManifest> {
+export async function exportSubject(args: { subject: Subject | readonly Subject[]; outDir: string; nowMs: number }): Promise<ExportManifest> {
+  // A user in several scopes is exported in all of them at once, as the members of the request group their erasure
+  // opens (requests/rules/group.ts): the lead's data map with the uid-only entries, the others' scoped parts.
+  const subjects: readonly Subject[] = Array.isArray(args.subject) ? args.subject : [args.subject as Subject];
+  const first = subjects[0];
+  if (!first || (subjects.length > 1 && subjects.some((s) => s.type !== "user" || s.uid !== (first.type === "user" ? first.uid : null)))) {
+    throw new Error("exportSubject: one subject, or the members of one user's request group");
+  }
   await assertEmptyDir(args.outDir);
   await mkdir(args.outDir, { recursive: true });
   const pol = policy();
@@ -97,8 +105,8 @@ export async function exportSubject(args: { subject: Subject; outDir: string; no
   const objects: ExportObject[] = [];
   for (const cell of registryPolicy().cells()) {
     await inCell(cell, async () => {
-      await exportCell(args.subject, args.outDir, files, cell);
-      await exportObjects(args.subject, args.outDir, objects);
+      await exportCell(subjects, args.outDir, files, cell);
+      await exportObjects(subjects, args.outDir, objects);
     });
   }
   const written: ExportFile[] = [];
@@ -106,14 +114,19 @@ export async function exportSubject(args: { subject: Subject; outDir: string; no
     await new Promise<void>((resolve, reject) => f.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
     written.push({ file, collection: f.collection, documents: f.documents, bytes: f.bytes, sha256: f.hash.digest("hex") });
   }
-  const owner = args.subject.type === "tenant" ? { type: "tenant" as const, tenantId: args.subject.tenantId } : { type: "user" as const, uid: args.subject.uid, tenantId: args.subject.tenantId };
+  const owner: ExportOwner =
+    first.type === "tenant"
+      ? { type: "tenant", tenantId: first.tenantId }
+      : subjects.length > 1
+        ? { type: "user", uid: first.uid, tenantId: "", scopes: subjects.map((s) => s.tenantId) }
+        : { type: "user", uid: first.uid, tenantId: first.tenantId };
   const manifest = buildManifest({ owner, exportedAtMs: args.nowMs, policyVersion: pol.version, files: written, objects });
   await writeFile(join(args.outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }
 
 /** One governed database's part of a subject's export, written into `files` (the database `db()` names is `cell`). */
-async function exportCell(subject: Subject, outDir: string, files: Map<string, OpenFile>, cell: string): Promise<void> {
+async function exportCell(subjects: readonly Subject[], outDir: string, files: Map<string, OpenFile>, cell: string): Promise<void> {
   const pol = policy();
   const seen = new Set<string>();
   let pending: string[] = [];
@@ -131,11 +144,13 @@ async function exportCell(subject: Subject, outDir: string, files: Map<string, O
       await write(f, exportLine(s.ref.path, s.data() ?? {}));
     }
   };
-  for await (const d of discoverSubject(subject)) {
-    if (seen.has(d.path)) continue;
-    seen.add(d.path);
-    pending.push(d.path);
-    if (pending.length >= READ_SLICE) await flush();
+  for (const subject of subjects) {
+    for await (const d of discoverSubject(subject)) {
+      if (seen.has(d.path)) continue;
+      seen.add(d.path);
+      pending.push(d.path);
+      if (pending.length >= READ_SLICE) await flush();
+    }
   }
   await flush();
 }
@@ -153,9 +168,9 @@ export const exportTenant = (args: { tenantId: string; outDir: string; nowMs: nu
  * `objects/NNNNNN[.ext]`, hashed as they are written, with the generation they belong to. An object that went
  * between the listing and the download is left out.
  */
-async function exportObjects(subject: Subject, outDir: string, out: ExportObject[]): Promise<void> {
+async function exportObjects(subjects: readonly Subject[], outDir: string, out: ExportObject[]): Promise<void> {
   const seen = new Set(out.map((o) => objectPath(o.bucket, o.name)));
-  for await (const o of discoverObjects(subject)) {
+  for await (const o of eachObject(subjects)) {
     if (seen.has(o.path)) continue;
     seen.add(o.path);
     const ref = parseObjectPath(o.path);
@@ -167,6 +182,10 @@ async function exportObjects(subject: Subject, outDir: string, out: ExportObject
     await writeFile(join(outDir, file), got.bytes);
     out.push({ file, bucket: ref.bucket, name: ref.name, generation: got.object.generation, bytes: got.bytes.length, sha256: createHash("sha256").update(got.bytes).digest("hex") });
   }
+}
+
+async function* eachObject(subjects: readonly Subject[]): AsyncGenerator<DiscoveredObject> {
+  for (const s of subjects) yield* discoverObjects(s);
 }
 
 /** A file's SHA-256, size and line count, streamed. */

@@ -228,14 +228,20 @@ export const ControlPlaneCollectionSchema = z
  * - `claim`: a custom claim on the user's Auth account;
  * - `document`: a field of a document keyed by the uid (a user directory that outlives the account);
  * - `membership`: the `scopeField` of the documents of a collection whose `userField` is the uid;
- * - `array`: the ids of the documents of a collection whose array `field` contains the uid.
- * After them, the subject's latest deletion request (which outlives all of these).
+ * - `array`: the ids of the documents of a collection whose array `field` contains the uid;
+ * - `path`: membership documents whose path carries the scope (`workspaces/{workspaceId}/members/{memberId}`),
+ *   found by a collection-group query on `userField` (the field that holds the uid), the scope's id read from
+ *   the path. The pattern's parent collection has the scope's key as its only variable, so a scope's members
+ *   are one collection (its closure lists them there).
+ * The first lookup that finds any scope decides, with every scope it finds (a user in several scopes is erased
+ * in each by one request group). After them, the subject's latest deletion request (which outlives all of these).
  */
 export const ScopeLookupSchema = z.discriminatedUnion("via", [
   z.object({ via: z.literal("claim"), claim: fieldName }).strict(),
   z.object({ via: z.literal("document"), path: docPattern, field: fieldName }).strict(),
   z.object({ via: z.literal("membership"), collection: collectionPath, userField: fieldName, scopeField: fieldName }).strict(),
   z.object({ via: z.literal("array"), collection: collectionPath, field: fieldName }).strict(),
+  z.object({ via: z.literal("path"), pattern: docPattern, userField: fieldName }).strict(),
 ]);
 
 /**
@@ -278,6 +284,14 @@ export const SubjectsSchema = z
       ctx.addIssue({ code: "custom", message: `subjects.scope.record must end with its key {${s.scope.key}}` });
     }
     if (s.scope?.key === "uid") ctx.addIssue({ code: "custom", message: "subjects.scope.key cannot be uid, the user's key" });
+    for (const lookup of s.user.scopeLookups) {
+      if (lookup.via !== "path" || !s.scope) continue;
+      const vars = [...lookup.pattern.matchAll(/\{([A-Za-z]+)\}/g)].map((m) => m[1]!);
+      const parentVars = vars.slice(0, -1);
+      if (parentVars.length !== 1 || parentVars[0] !== s.scope.key) {
+        ctx.addIssue({ code: "custom", message: `subjects.user.scopeLookups: a path lookup's collection must carry the scope's key {${s.scope.key}} and no other variable (${lookup.pattern})` });
+      }
+    }
   });
 
 export const RegistrySchema = z

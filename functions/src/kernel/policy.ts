@@ -169,6 +169,37 @@ export class PolicyIndex {
     return this.allStorageEntries().length > 0;
   }
 
+  /**
+   * The entries an erasure of `subject` walks. A user erased in one scope of several (a member of a request
+   * group that is not its lead: `scopedOnly`) walks only the entries that name the scope's key: the entries that
+   * name the uid alone (a profile `people/{uid}`, a directory entry) reach the same documents from every scope,
+   * and the group's lead erases them, once, with one evidence trail (requests/rules/group.ts).
+   */
+  dataMapOf(subject: { type: "user"; scopedOnly?: boolean } | { type: "tenant" }): readonly DataMapEntry[] {
+    const all = this.dataMap(subject.type);
+    return subject.type === "user" && subject.scopedOnly === true ? all.filter((e) => this.entryNamesScope(e)) : all;
+  }
+
+  /**
+   * The Cloud Storage entries an erasure of `subject` walks: as for documents ({@link dataMapOf}), a member of a
+   * request group that is not its lead walks only the entries whose prefix or object names the scope's key; the
+   * objects named by the uid alone (`avatars/{uid}/`) are the lead's, deleted once, in one delete window.
+   */
+  storageMapOf(subject: { type: "user"; scopedOnly?: boolean } | { type: "tenant" }): readonly StorageEntry[] {
+    const all = this.storageMap(subject.type);
+    if (!(subject.type === "user" && subject.scopedOnly === true)) return all;
+    const key = this.scope?.key;
+    return key ? all.filter((e) => [e.prefix, e.object].some((t) => t?.includes(`{${key}}`) === true)) : [];
+  }
+
+  /** Whether a data-map entry names the scope's key (its path, collection or a filter's value): false without a scope kind. */
+  entryNamesScope(entry: DataMapEntry): boolean {
+    const key = this.scope?.key;
+    if (!key) return false;
+    const v = `{${key}}`;
+    return [entry.path, entry.collection, ...entry.where.map((w) => w[2])].some((t) => t?.includes(v) === true);
+  }
+
   /** Who the data belongs to. The registry check requires it of the version the functions enforce. */
   get subjects(): Subjects {
     if (!this.registry.subjects) throw new Error(`registry ${this.version} declares no subjects`);

@@ -54,7 +54,7 @@ export interface DiscoveredSnapshot {
  * planner keeps the stricter entry.
  */
 export async function* discoverSnapshots(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredSnapshot> {
-  for (const entry of policy().dataMap(subject.type)) yield* discoverEntry(subject, entry, pageSize);
+  for (const entry of policy().dataMapOf(subject)) yield* discoverEntry(subject, entry, pageSize);
 }
 
 /**
@@ -132,5 +132,5 @@ export async function* discoverEntryObjects(subject: Subject, entry: StorageEntr
 
 /** Every object a subject's storage entries reach (an app without storage entries reads nothing). */
 export async function* discoverObjects(subject: Subject): AsyncGenerator<DiscoveredObject> {
-  for (const entry of policy().storageMap(subject.type)) for await (const d of discoverEntryObjects(subject, entry)) yield d.found;
+  for (const entry of policy().storageMapOf(subject)) for await (const d of discoverEntryObjects(subject, entry)) yield d.found;
 }

@@ -6,7 +6,13 @@ import type { DataMapEntry, StorageEntry } from "../kernel/policy-schema";
 import type { PolicyIndex } from "../kernel/policy";
 import { isExpired } from "../kernel/retention";
 
-export type Subject = { type: "user"; uid: string; tenantId: string } | { type: "tenant"; tenantId: string };
+/**
+ * Whose data an erasure reaches: a user in one scope (`tenantId`, "" in an app without scopes), or a scope (its
+ * closure). `scopedOnly`: the user is erased in this scope as one member of a request group (a user found in
+ * several scopes) that is not the group's lead, so the erasure walks only the data-map entries that name the
+ * scope (kernel/policy.ts#dataMapOf). Absent, never false, so a subject outside a group hashes as it always has.
+ */
+export type Subject = { type: "user"; uid: string; tenantId: string; scopedOnly?: true } | { type: "tenant"; tenantId: string };
 
 /** A document found while walking the data map, with the retention fields the planner needs. */
 export interface DiscoveredDoc {
@@ -240,7 +246,7 @@ export function buildDeletionPlan(
   nowMs: number,
   objects: readonly DiscoveredObject[] = [],
 ): DeletionPlan {
-  const entries = new Map(policy.dataMap(subject.type).map((e) => [e.id, e]));
+  const entries = new Map(policy.dataMapOf(subject).map((e) => [e.id, e]));
   const retained: RetainedItem[] = [];
   const toDelete: string[] = [];
   const archived: ArchivedItem[] = [];
@@ -271,7 +277,7 @@ export function buildDeletionPlan(
   keeper.end();
 
   // Objects after documents: `gs://` sorts after every collection name, and no object has an ancestor to keep.
-  const storageEntries = new Map(policy.storageMap(subject.type).map((e) => [e.id, e]));
+  const storageEntries = new Map(policy.storageMapOf(subject).map((e) => [e.id, e]));
   const objectsByPath = new Map<string, DiscoveredObject>();
   for (const o of objects) {
     const prev = objectsByPath.get(o.path);

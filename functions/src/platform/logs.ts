@@ -11,6 +11,7 @@ export type LogEvent =
   | "deletion.closure.approved"
   | "deletion.cancelled"
   | "deletion.cancel.resumed"
+  | "deletion.group.cancel"
   | "deletion.backstop.opened"
   | "deletion.backstop.no_tenant"
   | "deletion.cell.opened"

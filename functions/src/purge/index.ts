@@ -15,5 +15,5 @@ export { checkpointFrom, checkpointRef, requestRef } from "./store";
 export { planRequestUnit, type UnitPlan } from "./runner/plan";
 export { maskResidue, type PurgeItem } from "./rules/batches";
 export type { PlanSink } from "./runner/records";
-export { closureAccountsOf } from "./runner/tenant-accounts";
+export { clearScopeUsers, closureAccountsOf } from "./runner/tenant-accounts";
 export type { UnitRunOptions } from "./runner/drive";

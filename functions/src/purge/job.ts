@@ -16,6 +16,7 @@ import type { RunBudget } from "./runner/run-budget";
 import { candidateRequestIds, chainOwner, handBackChunk, leaseChunk, leaseRequest, leaseSweep, RequestMovedOnError, subjectOf, type LeasedUnit } from "./runner/unit";
 import { HoldView, readFence, applyHoldFlags, resumeHoldApplications, type ApplyHold } from "../holds/index";
 import { resumeCancellations } from "../requests/index";
+import { resumeGroupAccountDeletions } from "./runner/group-account";
 import { policy } from "../platform/registry";
 import { settings } from "../platform/settings";
 import type { JobOptions, JobSummary } from "../kernel/job";
@@ -124,6 +125,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
   // 0. Unfinished business that must never wait for a person: cancels interrupted in their restore, and
   //    subtree holds whose flagging stalled.
   const resumedCancels = await resumeCancellations(PURGE_ACTOR, opts.nowMs);
+  await resumeGroupAccountDeletions(PURGE_ACTOR, opts.nowMs);
   const resumedHolds = await resumeHoldApplications(opts.applyHold ?? ((id: string) => applyHoldFlags(id, { budgetMs: 60_000 }).then(() => undefined)));
 
   // 1. Lease. Requests retained under a hold are taken again only when the holds changed since.

@@ -15,11 +15,13 @@ import {
   cancelDeletionRequest as cancelRecord,
   openCellRequest,
   openDeletionRequest as openRecord,
+  openUserErasure as openErasureRecords,
   releaseCellRequest,
   requestFromFirestore,
   softDeleteCellRequest,
   type CancelOptions,
   type OpenRequestInput,
+  type OpenUserErasureInput,
 } from "./service";
 import type { Canceller } from "./rules/requests";
 
@@ -213,6 +215,16 @@ export async function openDeletionRequest(input: OpenRequestInput): ReturnType<t
   return opened;
 }
 
+/**
+ * Opens a user's erasure in every scope the registry found them in (requests/service.ts#openUserErasure: one request,
+ * or a request group, in the primary), then each member's cell requests in every other cell its data map reaches.
+ */
+export async function openUserErasure(input: OpenUserErasureInput): ReturnType<typeof openErasureRecords> {
+  const opened = await inCell(PRIMARY_CELL, () => openErasureRecords(input));
+  if (reachesOtherCells("user")) for (const m of opened.members) await followRecordInCells(m.requestId, input.actor, input.nowMs);
+  return opened;
+}
+
 /** Approves a scope's closure (requests/service.ts#approveTenantClosure), then every cell request follows. */
 export async function approveTenantClosure(requestId: string, approver: Actor, nowMs: number): ReturnType<typeof approveRecord> {
   const approved = await inCell(PRIMARY_CELL, () => approveRecord(requestId, approver, nowMs));
@@ -227,12 +239,22 @@ export async function approveTenantClosure(requestId: string, approver: Actor, n
  */
 export async function cancelDeletionRequest(requestId: string, caller: Canceller, actor: Actor, nowMs: number, opts: CancelOptions = {}): Promise<{ restored: number }> {
   const primary = await inCell(PRIMARY_CELL, () => cancelRecord(requestId, caller, actor, nowMs, opts));
+  // A member of a request group is cancelled with its whole group (requests/service.ts): every member follows.
   const snap = await readCellRequest(requestId, PRIMARY_CELL);
-  if (cellsOfRecord(snap.data()).length === 0) return primary;
-  const followed = await followRecordInCells(requestId, actor, nowMs);
-  const after = await requestCells(requestId, (await readCellRequest(requestId, PRIMARY_CELL)).data()!);
-  const undone = after.filter((c) => c.cell !== PRIMARY_CELL && c.state !== null && c.state !== "CANCELLED");
-  if (undone.length > 0) throw new Error(`CELL_CANCEL_UNFINISHED: request ${requestId} is not yet cancelled in ${undone.map((c) => c.cell).join(", ")}; cancel again to finish`);
-  await settleIfDone(requestId);
-  return { restored: primary.restored + followed.restored };
+  const groupId = snap.get("groupId") as unknown;
+  const members =
+    typeof groupId === "string"
+      ? (await inCell(PRIMARY_CELL, () => db().collection(COLLECTIONS.deletionRequests).where("groupId", "==", groupId).select("cells").get())).docs.map((d) => d.id)
+      : [requestId];
+  let restored = primary.restored;
+  for (const id of members) {
+    const record = id === requestId ? snap : await readCellRequest(id, PRIMARY_CELL);
+    if (cellsOfRecord(record.data()).length === 0) continue;
+    restored += (await followRecordInCells(id, actor, nowMs)).restored;
+    const after = await requestCells(id, (await readCellRequest(id, PRIMARY_CELL)).data()!);
+    const undone = after.filter((c) => c.cell !== PRIMARY_CELL && c.state !== null && c.state !== "CANCELLED");
+    if (undone.length > 0) throw new Error(`CELL_CANCEL_UNFINISHED: request ${id} is not yet cancelled in ${undone.map((c) => c.cell).join(", ")}; cancel again to finish`);
+    await settleIfDone(id);
+  }
+  return { restored };
 }

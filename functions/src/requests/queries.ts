@@ -1,5 +1,9 @@
 import { FieldPath, Timestamp, type DocumentSnapshot, type Query } from "firebase-admin/firestore";
-import { notFound } from "../kernel/errors";
+import { DomainError, notFound } from "../kernel/errors";
+import { policy } from "../platform/registry";
+import type { Subject } from "../plan/rules";
+import type { SubjectRef } from "./plan-view";
+import { subjectView } from "./rules/subject-view";
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { toMs } from "../platform/governed-doc";
@@ -36,7 +40,9 @@ export async function findRequest(by: { requestId: string } | { latestOf: string
 export function staffFacts(snap: DocumentSnapshot) {
   const held = snap.get("retainedUnderHold") as { count?: unknown; holds?: unknown } | undefined;
   const holds = Array.isArray(held?.holds) ? (held.holds as { holdId?: unknown; reasonCode?: unknown }[]) : [];
-  const subject = subjectOfRequest(snap.data() ?? {});
+  const stored = subjectOfRequest(snap.data() ?? {});
+  // The documented shape: a group member's `scopedOnly` is the engine's, not the contract's.
+  const subject: Subject = stored.type === "user" ? { type: "user", uid: stored.uid, tenantId: stored.tenantId } : stored;
   const requestedBy = snap.get("requestedBy") as unknown;
   return {
     subject,
@@ -70,13 +76,28 @@ export function goneByFacts(snap: DocumentSnapshot): { fullyGoneBy: string | nul
 export interface ListRequestsQuery {
   state?: RequestState;
   overdueOnly?: boolean;
+  /** One subject's requests, newest first (not combined with `state` or `overdueOnly`). */
+  subject?: SubjectRef;
   pageSize?: number;
   cursor?: string;
   nowMs: number;
 }
 
 /** The fields a list item needs: never the subject's own words (`reason`) or the timeline. */
-const LIST_FIELDS = ["subjectType", "uid", "tenantId", "requestedBy", "state", "source", "requestedAt", "graceEndsAt", "dueAt", "softDeleted", "blockedReason", "retainedUnderHold.count", "cells"];
+const LIST_FIELDS = ["subjectType", "uid", "tenantId", "scopedOnly", "groupId", "requestedBy", "state", "source", "requestedAt", "graceEndsAt", "dueAt", "softDeleted", "blockedReason", "retainedUnderHold.count", "cells"];
+
+/**
+ * One subject's requests, newest first: a user's (by uid, in one scope when named: indexes (uid, requestedAt desc)
+ * and (uid, tenantId, requestedAt desc)), or a scope's, its closures and its users' requests in it (index
+ * (tenantId, requestedAt desc)). NO_SCOPE_KIND for a scope in an app without a scope kind.
+ */
+function subjectQuery(ref: SubjectRef): Query {
+  const named = ref.type === "scope" ? ref.id : ref.scope;
+  if (named !== undefined && !policy().scope) throw new DomainError("failed-precondition", "NO_SCOPE_KIND", "This app's registry declares no scope kind: its users belong to none.");
+  const col = requestsCol();
+  if (ref.type === "scope") return col.where("tenantId", "==", ref.id);
+  return ref.scope !== undefined ? col.where("uid", "==", ref.uid).where("tenantId", "==", ref.scope) : col.where("uid", "==", ref.uid);
+}
 
 /**
  * Deletion requests, most urgent first (due date, then id), a page at a time. Filters: one state, or only the
@@ -87,17 +108,23 @@ const LIST_FIELDS = ["subjectType", "uid", "tenantId", "requestedBy", "state", "
  */
 export async function listRequests(q: ListRequestsQuery) {
   const size = q.pageSize ?? DEFAULT_PAGE_SIZE;
-  const list = `requests:${q.state ?? "*"}:${q.overdueOnly === true ? "overdue" : "all"}`;
+  const subject = q.subject === undefined ? null : q.subject.type === "scope" ? `scope:${q.subject.id}` : `user:${q.subject.uid}:${q.subject.scope ?? "*"}`;
+  const list = subject !== null ? `requests:subject:${subject}` : `requests:${q.state ?? "*"}:${q.overdueOnly === true ? "overdue" : "all"}`;
   let query: Query = requestsCol();
-  if (q.overdueOnly === true) {
+  if (q.subject !== undefined) {
+    if (q.state !== undefined || q.overdueOnly !== undefined) throw new DomainError("invalid-argument", "INVALID_ARGUMENT", "A subject's requests are listed without a state or overdue filter.");
+    query = subjectQuery(q.subject);
+  } else if (q.overdueOnly === true) {
     const owed = q.state ? ERASURE_OWED_STATES.filter((s) => s === q.state) : ERASURE_OWED_STATES;
     if (owed.length === 0) return { items: [], nextCursor: null };
     query = (owed.length === 1 ? query.where("state", "==", owed[0]) : query.where("state", "in", owed)).where("dueAt", "<", Timestamp.fromMillis(q.nowMs));
   } else if (q.state) {
     query = query.where("state", "==", q.state);
   }
-  const orderField = q.state === "AWAITING_APPROVAL" && q.overdueOnly !== true ? "requestedAt" : "dueAt";
-  query = query.orderBy(orderField).orderBy(FieldPath.documentId());
+  const orderField = (q.state === "AWAITING_APPROVAL" && q.overdueOnly !== true) || q.subject !== undefined ? "requestedAt" : "dueAt";
+  // A subject's requests newest first; the lists by state most urgent (or oldest) first.
+  const direction = q.subject !== undefined ? "desc" : "asc";
+  query = query.orderBy(orderField, direction).orderBy(FieldPath.documentId(), direction);
   if (q.cursor !== undefined) {
     const [atMs, id] = decodeCursor(list, q.cursor, 2);
     query = query.startAfter(Timestamp.fromMillis(Number(atMs)), String(id));
@@ -126,6 +153,8 @@ export async function listRequests(q: ListRequestsQuery) {
       blockedReason: facts.blockedReason,
       retainedUnderHold: facts.retainedUnderHold?.count ?? null,
       ...(view ? { cells: view.cells.map((c) => ({ database: c.cell, state: c.state })) } : {}),
+      subjectRef: subjectView(facts.subject),
+      group: typeof d.get("groupId") === "string" ? { groupId: d.get("groupId") as string, lead: d.get("groupId") === d.id } : null,
     };
   });
   const last = docs[docs.length - 1];

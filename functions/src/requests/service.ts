@@ -16,6 +16,8 @@ import {
   REPLAY_APPROVER,
   restoreOutcome,
   softDeleteOutcome,
+  subjectFromRecord,
+  subjectRecord,
   type Canceller,
   type DeletionRequest,
   type RequestSource,
@@ -23,6 +25,7 @@ import {
   type SoftDeleteMarks,
   type TimelineEntry,
 } from "./rules/requests";
+import { groupSubjects } from "./rules/group";
 import { isHeld } from "../kernel/held";
 import { notFound } from "../kernel/errors";
 import { TENANT_CLOSURE_FIELD, TENANT_CLOSURE_REASON } from "../kernel/visibility";
@@ -52,7 +55,8 @@ const requestsOf = (subject: Subject) =>
 export function requestToFirestore(r: DeletionRequest): Record<string, unknown> {
   return {
     requestId: r.requestId,
-    ...subjectFields(r.subject),
+    // `subjectType`, `tenantId`, a user's `uid` (queried by the backstop and the audit) and a group member's `scopedOnly`.
+    ...subjectRecord(r.subject),
     requestedBy: r.requestedBy,
     state: r.state,
     source: r.source,
@@ -66,21 +70,14 @@ export function requestToFirestore(r: DeletionRequest): Record<string, unknown> 
     ...(r.manifestHash !== undefined ? { manifestHash: r.manifestHash } : {}),
     ...(r.approvedBy !== undefined ? { approvedBy: r.approvedBy } : {}),
     ...(r.approvedAtMs !== undefined ? { approvedAt: toTimestamp(r.approvedAtMs) } : {}),
+    ...(r.groupId !== undefined ? { groupId: r.groupId } : {}),
   };
 }
 
 const timelineToFirestore = (t: TimelineEntry) => ({ at: toTimestamp(t.atMs), event: t.event, ...(t.detail !== undefined ? { detail: t.detail } : {}) });
 
-/** How a request stores its subject: `subjectType`, `tenantId`, and the `uid` of a user (queried by the backstop and the audit). */
-function subjectFields(subject: Subject): Record<string, string> {
-  return subject.type === "user" ? { subjectType: "user", uid: subject.uid, tenantId: subject.tenantId } : { subjectType: "tenant", tenantId: subject.tenantId };
-}
-
 /** The subject of a stored deletion request: a user (an account erasure), or a tenant (its closure). */
-export function subjectOfRequest(data: DocumentData): Subject {
-  const tenantId = String(data.tenantId ?? "");
-  return data.subjectType === "tenant" ? { type: "tenant", tenantId } : { type: "user", uid: String(data.uid ?? ""), tenantId };
-}
+export const subjectOfRequest = (data: DocumentData): Subject => subjectFromRecord(data);
 
 export function requestFromFirestore(snap: DocumentSnapshot): DeletionRequest {
   const d = snap.data() ?? {};
@@ -107,6 +104,7 @@ export function requestFromFirestore(snap: DocumentSnapshot): DeletionRequest {
     ...(toMs(d.cancelledAt) !== null ? { cancelledAtMs: toMs(d.cancelledAt) ?? 0 } : {}),
     ...(typeof d.approvedBy === "string" ? { approvedBy: d.approvedBy } : {}),
     ...(toMs(d.approvedAt) !== null ? { approvedAtMs: toMs(d.approvedAt) ?? 0 } : {}),
+    ...(typeof d.groupId === "string" ? { groupId: d.groupId } : {}),
   };
 }
 
@@ -149,13 +147,40 @@ export interface OpenRequestInput {
   eventId?: string;
 }
 
+/** A user's erasure in the scopes the registry found them in (requests/subjects.ts): one request, or a group. */
+export interface OpenUserErasureInput extends Omit<OpenRequestInput, "subject"> {
+  uid: string;
+  /** Every scope the user is erased in ([""] in an app without scopes). */
+  scopes: readonly string[];
+}
+
+/** What opening returns: the request the caller names (a group's lead), every member (one for a request on its own). */
+export interface OpenedRequest {
+  request: DeletionRequest;
+  members: DeletionRequest[];
+  created: boolean;
+}
+
+/** The members of the group a request belongs to, lead first, among a subject's requests (itself when it has none). */
+function membersAmong(request: DeletionRequest, mine: readonly DeletionRequest[]): DeletionRequest[] {
+  if (request.groupId === undefined) return [request];
+  const group = mine.filter((r) => r.groupId === request.groupId);
+  return sortMembers(group);
+}
+
+/** A group's members in their order: the lead (whose id is the group's), then by scope. */
+export function sortMembers(members: readonly DeletionRequest[]): DeletionRequest[] {
+  const lead = (r: DeletionRequest) => (r.requestId === r.groupId ? 0 : 1);
+  return [...members].sort((a, b) => lead(a) - lead(b) || (a.subject.tenantId < b.subject.tenantId ? -1 : a.subject.tenantId > b.subject.tenantId ? 1 : 0));
+}
+
 /**
  * Opens a deletion request for a subject (a user or a tenant), or returns the one that already covers it, then
  * soft-deletes the subject's data. A tenant's closure opens AWAITING_APPROVAL and hides nothing until a second
  * staff member approves it (`approveTenantClosure`). The look-up of the subject's requests is a query inside the transaction
  * that creates the new one; Firestore transactions are serializable, so two concurrent calls cannot both create.
- * - a user's own call gets any open request back (OPEN_REQUEST_STATES); after a cancel, a new request waits
- *   out the request/cancel cooldown (REQUEST_COOLDOWN);
+ * - a user's own call gets any open request back (OPEN_REQUEST_STATES), a whole group when it is one; after a
+ *   cancel, a new request waits out the request/cancel cooldown (REQUEST_COOLDOWN);
  * - the Auth backstop also treats a PURGED request as handled (the purge deletes the Auth account itself), and
  *   so is a closure of the user's tenant that the purge has taken (it deletes its users' accounts); it
  *   is never held back by the cooldown, and first finishes a cancel still restoring the data (CANCELLING),
@@ -163,65 +188,105 @@ export interface OpenRequestInput {
  * Running it again is how an interrupted soft delete is completed.
  */
 export async function openDeletionRequest(input: OpenRequestInput): Promise<{ request: DeletionRequest; created: boolean }> {
+  const { request, created } = await openRequests([input.subject], input);
+  return { request, created };
+}
+
+/**
+ * Opens a user's erasure in every scope the registry found them in: one request for one scope (or none, in an app
+ * without scopes), else a request group (requests/rules/group.ts): one request per scope, created together in one
+ * transaction with the group's id (its lead's request id) on each and DELETION_REQUESTED evidence per member, in
+ * the lead's chain. Two concurrent calls open one group: the transaction that creates it reads the user's
+ * requests, and the second finds the first's. Everything else is `openDeletionRequest`'s. TOO_MANY_SCOPES past
+ * GROUP_MAX_SCOPES, before anything is read or written.
+ */
+export async function openUserErasure(input: OpenUserErasureInput): Promise<OpenedRequest> {
+  return openRequests(groupSubjects(input.uid, input.scopes), input);
+}
+
+async function openRequests(subjects: readonly Subject[], input: Omit<OpenRequestInput, "subject">): Promise<OpenedRequest> {
   const backstop = input.source === "auth-backstop";
   const states: readonly RequestState[] = backstop ? HANDLED_REQUEST_STATES : OPEN_REQUEST_STATES;
-  const ref = requestsCol().doc();
+  const first = subjects[0];
+  if (!first) throw new Error("a deletion request needs a subject");
   for (;;) {
     const outcome = await db().runTransaction(async (tx) => {
-      const mine = (await tx.get(requestsOf(input.subject))).docs.map(requestFromFirestore);
+      const mine = (await tx.get(requestsOf(first))).docs.map(requestFromFirestore);
       const existing = mine.filter((r) => states.includes(r.state)).sort((a, b) => a.requestedAtMs - b.requestedAtMs);
-      if (existing.length > 0) return { kind: "existing", request: existing[0]!, created: false } as const;
-      if (backstop && input.subject.type === "user") {
-        const closures = (await tx.get(requestsOf({ type: "tenant", tenantId: input.subject.tenantId }))).docs.map(requestFromFirestore);
-        const closure = closures.find((r) => CLOSURE_HANDLES_USERS_STATES.includes(r.state));
-        if (closure) return { kind: "existing", request: closure, created: false } as const;
+      if (existing.length > 0) return { kind: "existing", members: membersAmong(existing[0]!, mine) } as const;
+      let open: readonly Subject[] = subjects;
+      if (backstop && first.type === "user") {
+        // A closure the purge has taken erases its users' data and deletes their accounts: that scope is handled.
+        const free: string[] = [];
+        let handledBy: DeletionRequest | undefined;
+        for (const s of subjects) {
+          const closures = (await tx.get(requestsOf({ type: "tenant", tenantId: s.tenantId }))).docs.map(requestFromFirestore);
+          const closure = closures.find((r) => CLOSURE_HANDLES_USERS_STATES.includes(r.state));
+          if (closure) handledBy ??= closure;
+          else free.push(s.tenantId);
+        }
+        if (free.length === 0 && handledBy) return { kind: "existing", members: [handledBy] } as const;
+        if (handledBy) open = groupSubjects(first.uid, free);
       }
-      const cancelling = mine.find((r) => r.state === "CANCELLING");
-      if (cancelling && backstop) return { kind: "finish-cancel", requestId: cancelling.requestId } as const;
+      const cancelling = mine.filter((r) => r.state === "CANCELLING");
+      if (cancelling.length > 0 && backstop) return { kind: "finish-cancel", requestIds: cancelling.map((r) => r.requestId) } as const;
       if (!backstop && input.source === "user") {
-        const cancellations = mine.filter((r) => r.state === "CANCELLED" || r.state === "CANCELLING").map((r) => ({ cancelledAtMs: r.cancelledAtMs ?? r.requestedAtMs }));
-        assertNoCooldown(cancellations, settings.requestCooldownMs(), input.nowMs);
+        // A group's cancel is one cancel: its members count once.
+        const cancelled = new Map<string, number>();
+        for (const r of mine.filter((x) => x.state === "CANCELLED" || x.state === "CANCELLING")) cancelled.set(r.groupId ?? r.requestId, r.cancelledAtMs ?? r.requestedAtMs);
+        assertNoCooldown([...cancelled.values()].map((cancelledAtMs) => ({ cancelledAtMs })), settings.requestCooldownMs(), input.nowMs);
       }
-      const evidence = await openEvidence(tx, ref.id);
-      const request = newDeletionRequest(
-        { requestId: ref.id, subject: input.subject, requestedBy: input.actor.id, source: input.source, reason: input.reason, nowMs: input.nowMs },
-        policy(),
-      );
-      const cells = cellsOfNewRecord(input.subject);
-      // A request of record lists its cells in the transaction that creates it, so nothing derived from it (its state,
-      // its "fully gone by", the Auth account) can ever read it as one database's alone (requests/cells.ts).
-      tx.create(ref, { ...requestToFirestore(request), ...(input.eventId ? { sourceEventId: input.eventId } : {}), ...(cells.length > 0 ? { cells, cellsOutstanding: true } : {}) });
-      evidence.append({
-        action: backstop ? "BACKSTOP_REQUEST_OPENED" : "DELETION_REQUESTED",
-        actor: input.actor,
-        decision: { reason: backstop ? "AUTH_ACCOUNT_DELETED" : request.subject.type === "tenant" ? TENANT_CLOSURE_REASON : "SUBJECT_REQUEST", source: input.source },
-        policyVersion: request.policyVersion,
-        atMs: input.nowMs,
-        requestId: request.requestId,
-        eventId: input.eventId ?? null,
-        ...(request.graceEndsAtMs !== null ? { counts: { graceDays: Math.round((request.graceEndsAtMs - request.requestedAtMs) / 86_400_000) } } : {}),
-        // The user's own words are personal data: evidence keeps only a hash of them.
-        detail: {
-          tenantId: request.subject.tenantId,
-          subjectType: request.subject.type,
-          state: request.state,
-          graceEndsAt: isoOrNull(request.graceEndsAtMs),
-          dueAt: isoOrNull(request.dueAtMs),
-          ...(input.reason ? { reasonHash: hashCanonical({ reason: input.reason }) } : {}),
-        },
+      const refs = open.map(() => requestsCol().doc());
+      const lead = refs[0]!;
+      const groupId = open.length > 1 ? lead.id : undefined;
+      const evidence = await openEvidence(tx, lead.id);
+      const members = open.map((subject, i) => ({
+        ...newDeletionRequest({ requestId: refs[i]!.id, subject, requestedBy: input.actor.id, source: input.source, reason: input.reason, nowMs: input.nowMs }, policy()),
+        ...(groupId !== undefined ? { groupId } : {}),
+      }));
+      members.forEach((request, i) => {
+        // A request of record lists its cells in the transaction that creates it, so nothing derived from it (its
+        // state, its "fully gone by", the Auth account) can ever read it as one database's alone (requests/cells.ts).
+        const cells = cellsOfNewRecord(request.subject);
+        tx.create(refs[i]!, { ...requestToFirestore(request), ...(input.eventId ? { sourceEventId: input.eventId } : {}), ...(cells.length > 0 ? { cells, cellsOutstanding: true } : {}) });
+        evidence.append({
+          action: backstop ? "BACKSTOP_REQUEST_OPENED" : "DELETION_REQUESTED",
+          actor: input.actor,
+          decision: { reason: backstop ? "AUTH_ACCOUNT_DELETED" : request.subject.type === "tenant" ? TENANT_CLOSURE_REASON : "SUBJECT_REQUEST", source: input.source },
+          policyVersion: request.policyVersion,
+          atMs: input.nowMs,
+          requestId: request.requestId,
+          eventId: input.eventId ?? null,
+          ...(request.graceEndsAtMs !== null ? { counts: { graceDays: Math.round((request.graceEndsAtMs - request.requestedAtMs) / 86_400_000) } } : {}),
+          // The user's own words are personal data: evidence keeps only a hash of them.
+          detail: {
+            tenantId: request.subject.tenantId,
+            subjectType: request.subject.type,
+            state: request.state,
+            graceEndsAt: isoOrNull(request.graceEndsAtMs),
+            dueAt: isoOrNull(request.dueAtMs),
+            ...(input.reason ? { reasonHash: hashCanonical({ reason: input.reason }) } : {}),
+            // A member of a request group: the group (its lead's id), its size, and whether it leaves the uid-only entries to the lead.
+            ...(groupId !== undefined ? { groupId, groupSize: members.length, scopedOnly: request.subject.type === "user" && request.subject.scopedOnly === true } : {}),
+          },
+        });
       });
-      return { kind: "created", request, created: true } as const;
+      return { kind: "created", members } as const;
     }, EVIDENCE_TX);
     if (outcome.kind === "finish-cancel") {
-      await finishCancel(outcome.requestId, input.actor, input.nowMs);
+      for (const requestId of outcome.requestIds) await finishCancel(requestId, input.actor, input.nowMs);
       continue;
     }
-    if (outcome.created) log.info(backstop ? "deletion.backstop.opened" : "deletion.requested", { requestId: outcome.request.requestId });
-    if (outcome.request.state === "PENDING") {
-      const moved = await softDeleteSubjectData(outcome.request.requestId, input.actor, input.nowMs);
-      return { request: { ...outcome.request, softDeleted: outcome.request.softDeleted + moved }, created: outcome.created };
+    const created = outcome.kind === "created";
+    if (created) {
+      for (const m of outcome.members) log.info(backstop ? "deletion.backstop.opened" : "deletion.requested", { requestId: m.requestId, ...(m.groupId !== undefined ? { groupId: m.groupId } : {}) });
     }
-    return { request: outcome.request, created: outcome.created };
+    const members: DeletionRequest[] = [];
+    for (const m of outcome.members) {
+      const moved = m.state === "PENDING" ? await softDeleteSubjectData(m.requestId, input.actor, input.nowMs) : 0;
+      members.push({ ...m, softDeleted: m.softDeleted + moved });
+    }
+    return { request: members[0]!, members, created };
   }
 }
 
@@ -360,7 +425,7 @@ function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
 export async function softDeleteSubjectData(requestId: string, actor: Actor, nowMs: number): Promise<number> {
   const requestRef = requestsCol().doc(requestId);
   const request = requestFromFirestore(await requestRef.get());
-  const entries = new Map(policy().dataMap(request.subject.type).map((e) => [e.id, e]));
+  const entries = new Map(policy().dataMapOf(request.subject).map((e) => [e.id, e]));
   const candidates: string[] = [];
   for await (const d of discoverSubject(request.subject)) {
     const action = entries.get(d.entryId)?.action;
@@ -448,6 +513,8 @@ export interface CancelOptions {
  */
 export async function cancelDeletionRequest(requestId: string, caller: Canceller, actor: Actor, nowMs: number, opts: CancelOptions = {}): Promise<{ restored: number }> {
   const requestRef = requestsCol().doc(requestId);
+  const groupId: unknown = (await requestRef.get()).get("groupId");
+  if (typeof groupId === "string") return cancelGroup(groupId, caller, actor, nowMs, opts);
   const cancelNote = opts.reason ? { cancelReason: opts.reason } : {};
   const started = await db().runTransaction(async (tx) => {
     const snap = await tx.get(requestRef);
@@ -478,6 +545,49 @@ export async function cancelDeletionRequest(requestId: string, caller: Canceller
   }
   if (started === "resume") log.info("deletion.cancel.resumed", { requestId });
   return finishCancel(requestId, actor, nowMs, opts);
+}
+
+/**
+ * Cancels a request group, whichever member's id the caller names: one transaction reads every member with its
+ * purge lease and decides for each (`cancelDecision`): a refusal of any member (someone else's, grace over, one
+ * already taken by the purge) refuses the whole group and changes nothing; otherwise every PENDING member becomes
+ * CANCELLING together, with DELETION_CANCEL_REQUESTED evidence per member (in the group's chain), so a cancel and
+ * the purge can never split a group. Then each member restores what it soft-deleted and becomes CANCELLED on its
+ * own (`finishCancel`), as a request on its own does; a member left CANCELLING by a crash is finished by calling
+ * again or by the nightly run.
+ */
+async function cancelGroup(groupId: string, caller: Canceller, actor: Actor, nowMs: number, opts: CancelOptions): Promise<{ restored: number }> {
+  const cancelNote = opts.reason ? { cancelReason: opts.reason } : {};
+  const toFinish = await db().runTransaction(async (tx) => {
+    const snaps = (await tx.get(requestsCol().where("groupId", "==", groupId))).docs;
+    if (snaps.length === 0) throw notFound("REQUEST_NOT_FOUND", "No such deletion request.");
+    const decided = snaps.map((snap) => {
+      const req = requestFromFirestore(snap);
+      // Leases run on the wall clock, like the purge's own (platform/lease.ts).
+      const leaseLive = leaseState(snap.data(), "", Date.now()) === "taken";
+      return { snap, req, decision: cancelDecision(req, caller, nowMs, leaseLive) };
+    });
+    const moving = decided.filter((d) => d.decision === "cancel");
+    const finishing = decided.filter((d) => d.decision === "cancel" || d.decision === "resume").map((d) => d.req.requestId);
+    if (moving.length === 0) return finishing;
+    const evidence = await openEvidence(tx, groupId);
+    for (const { snap, req } of moving) {
+      assertRequestMove(req.state, "CANCELLING");
+      tx.update(snap.ref, {
+        state: "CANCELLING",
+        cancelledAt: toTimestamp(nowMs),
+        ...cancelNote,
+        timeline: [...req.timeline, { atMs: nowMs, event: "CANCEL_REQUESTED" }].map(timelineToFirestore),
+      });
+      const body = requestEvidence("DELETION_CANCEL_REQUESTED", { ...req, state: "CANCELLING" }, actor, nowMs, undefined, { softDeleted: req.softDeleted });
+      evidence.append({ ...body, detail: { groupId, groupSize: snaps.length } });
+    }
+    return finishing;
+  }, EVIDENCE_TX);
+  if (toFinish.length > 0) log.info("deletion.group.cancel", { groupId, members: toFinish.length });
+  let restored = 0;
+  for (const requestId of toFinish) restored += (await finishCancel(requestId, actor, nowMs, opts)).restored;
+  return { restored };
 }
 
 /**

@@ -73,6 +73,7 @@ async function residueOf(m: LedgerMatch, nowMs: number): Promise<Omit<ReplaySubj
     kind: m.subject.type,
     ...(m.subject.type === "user" ? { uid: m.subject.uid } : {}),
     tenantId: m.subject.tenantId,
+    ...(m.subject.type === "user" && m.subject.scopedOnly === true ? { scopedOnly: true as const } : {}),
     requestId: m.entry.requestId,
     erasedAt: new Date(m.entry.erasedAtMs).toISOString(),
     toDelete: plan.counts.delete,
@@ -125,7 +126,7 @@ export async function replayErasures(opts: ReplayOptions): Promise<ReplayReport>
         counts: { ledgerEntries: entries.length, matched: subjects.length, toErase: due.length },
       });
       for (const s of due) {
-        const subject = s.kind === "user" ? { type: "user" as const, uid: s.uid!, tenantId: s.tenantId } : { type: "tenant" as const, tenantId: s.tenantId };
+        const subject = s.kind === "user" ? { type: "user" as const, uid: s.uid!, tenantId: s.tenantId, ...(s.scopedOnly === true ? { scopedOnly: true as const } : {}) } : { type: "tenant" as const, tenantId: s.tenantId };
         const opened = await reopenErasedSubject({ requestId: s.requestId, subject, actor: opts.actor, nowMs: opts.nowMs });
         s.request = opened.action;
         if (opened.action === "closed") {

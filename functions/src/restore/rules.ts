@@ -9,6 +9,8 @@ export interface ReplaySubject {
   kind: "user" | "tenant";
   uid?: string;
   tenantId: string;
+  /** A request group's member, erased in its scope only (the group's lead erased the uid-only entries). */
+  scopedOnly?: true;
   /** The erased request, as the ledger names it (the replay reopens it under this id). */
   requestId: string;
   erasedAt: string;

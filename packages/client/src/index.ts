@@ -2,8 +2,11 @@
  * @atlasmart/retention-client: a typed function for every callable of the retention control plane.
  *
  *   const retention = createRetentionClient(getFunctions(app));
- *   const { requestId } = await retention.requestAccountDeletion({});
+ *   const { requestId, group } = await retention.requestAccountDeletion({});
  *   const status = await retention.getDeletionStatus({});   // the caller's latest request
+ *   // A user in several scopes (workspaces): `requestId` names the request group, `group.requests` each scope's part;
+ *   // status and cancel take that id and answer for the whole group.
+ *   const plan = await retention.planDeletion({ subject: { type: "user", uid, scope: "w-1" } }); // the general form
  *
  * Inputs are checked with the same zod schemas the functions use (functions/src/contract, bundled here),
  * before anything is sent; answers are checked against the contract's output schemas, so a client and a

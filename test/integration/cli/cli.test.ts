@@ -19,6 +19,11 @@ import { planSubject } from "../../../functions/src/plan/planning";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { seedExample } from "../../helpers/cli";
 import { repoRoot } from "../../helpers/policy";
+import { clearStorage, putObject } from "../../helpers/storage";
+import { computeRetainUntil } from "../../../functions/src/kernel/retention";
+import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
+import { policy } from "../../../functions/src/platform/registry";
+import { defaultBucket } from "../../../functions/src/platform/storage";
 
 interface Run {
   code: number;
@@ -227,6 +232,14 @@ describe("npx retention", () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toContain("manifestHash");
     expect(table.stdout).toContain("tenant t-acme");
+    // --scope is the general name; --tenant its alias: the same plan.
+    const scoped = await retention(["plan", "--subject", "u-1001", "--scope", "t-acme", "--json"]);
+    expect(json<{ manifestHash: string; subjectRef: unknown }>(scoped)).toMatchObject({ manifestHash: pa.manifestHash, subjectRef: { type: "user", uid: "u-1001", scope: "t-acme" } });
+    const tenantPlan = json<{ manifestHash: string }>(await retention(["plan", "--tenant", "t-acme", "--json"]));
+    expect(json<{ manifestHash: string }>(await retention(["plan", "--scope", "t-acme", "--json"])).manifestHash).toBe(tenantPlan.manifestHash);
+    const unknown = await retention(["plan", "--scope", "t-nowhere", "--json"]);
+    expect(unknown.code).toBe(2);
+    expect(json(unknown)).toMatchObject({ ok: false, error: { kind: "SUBJECT_NOT_FOUND" } });
   });
 
   it("run retentionAudit: records the run in evidence, honours --dry-run and --as-of, and exits by its findings", async () => {
@@ -322,6 +335,51 @@ describe("npx retention", () => {
       expect(help.stdout).toContain("--verify <dir>");
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("export --subject of a customer in two tenants exports both, objects included, into one verified export; --scope names one", async () => {
+    await clearFirestore();
+    expect((await seedExample(["atlasmart"])).code).toBe(0);
+    // Cy has a profile in t-acme and in t-globex (the registry's path lookup finds both), no claim and no directory
+    // entry, and an upload in each tenant's folder.
+    const cy = "u-cy-two";
+    const pol = policy();
+    const put = async (path: string, tenantId: string, data: Record<string, unknown>) => {
+      const cls = pol.classForPath(path)!;
+      const now = Date.now();
+      const governed = { retentionClass: cls.id, lifecycleState: "ACTIVE" as const, tenantId, policyVersion: pol.version, createdAtMs: now, expireAtMs: null, retainUntilMs: computeRetainUntil(cls, now), legalHold: false, holdIds: [], preHold: null };
+      await db().doc(path).set({ ...data, ...governedToFirestore(governed, "set") });
+    };
+    await put("tenants/t-globex", "t-globex", { name: "Globex" });
+    for (const t of ["t-acme", "t-globex"]) await put(`tenants/${t}/users/${cy}`, t, { uid: cy, displayName: "Cy" });
+    const uploads = [`tenants/t-acme/users/${cy}/receipts/r-1.pdf`, `tenants/t-globex/users/${cy}/returns/photo-1.jpg`];
+    for (const name of uploads) await putObject(defaultBucket(), name, `bytes of ${name}`);
+    const dir = await mkdtemp(join(tmpdir(), "retention-export-"));
+    try {
+      const out = join(dir, "cy");
+      const written = await retention(["export", "--subject", cy, "--out", out, "--json"]);
+      expect(written.code, written.stderr).toBe(0);
+      const m = json<{ subject: unknown; tenantId?: string; documents: number; objects?: { name: string }[] }>(written);
+      expect(m.subject).toEqual({ type: "user", uid: cy, tenantId: "", scopes: ["t-acme", "t-globex"] });
+      expect(m.tenantId).toBeUndefined();
+      expect(m.documents).toBe(2);
+      expect((m.objects ?? []).map((o) => o.name).sort()).toEqual([...uploads].sort());
+      const verified = await retention(["export", "--verify", out]);
+      expect(verified.code, verified.stderr).toBe(0);
+      expect(verified.stdout).toContain(`${cy} in 2 tenants (t-acme, t-globex)`);
+      const inGlobex = await retention(["export", "--subject", cy, "--scope", "t-globex", "--out", join(dir, "cy-globex"), "--json"]);
+      expect(inGlobex.code, inGlobex.stderr).toBe(0);
+      const g = json<{ subject: unknown; objects?: { name: string }[] }>(inGlobex);
+      expect(g.subject).toEqual({ type: "user", uid: cy, tenantId: "t-globex" });
+      expect((g.objects ?? []).map((o) => o.name)).toEqual([uploads[1]]);
+      const badUid = await retention(["export", "--subject", "u/cy", "--out", join(dir, "bad")]);
+      expect(badUid.code).toBe(2);
+      expect(badUid.stderr).toContain("is not a valid uid");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      // The bucket is shared by every suite of the run: leave it empty.
+      await clearStorage();
     }
   });
 });

@@ -6,7 +6,7 @@
 import { Timestamp } from "firebase-admin/firestore";
 import { beforeAll, describe, expect, it } from "vitest";
 import { evidenceDocId } from "../../../functions/src/evidence/rules";
-import { openDeletionRequest } from "../../../functions/src/requests/index";
+import { openDeletionRequest, openUserErasure } from "../../../functions/src/requests/index";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { retention, seedExample, type Run } from "../../helpers/cli";
 
@@ -114,6 +114,48 @@ describe("operator commands: holds, requests, explain, approve", () => {
 
     const byRequest = json<{ entries: { action: string }[] }>(await retention(["explain", "--request", request.requestId, "--json"]));
     expect(byRequest.entries.map((e) => e.action)).toEqual(expect.arrayContaining(["DELETION_REQUESTED", "SUBJECT_SOFT_DELETED"]));
+  });
+
+  it("requests list by subject (--subject, --scope, --tenant its alias) and show of a request group, in the registry's words", async () => {
+    // Ben in two tenants, erased by one request group (as the Auth backstop opens it for a user the path lookup finds in both).
+    const opened = await openUserErasure({ uid: "u-1002", scopes: ["t-acme", "t-globex"], source: "auth-backstop", actor: { type: "system", id: "authBackstop" }, nowMs: Date.now() });
+    const groupId = opened.request.requestId;
+    const other = opened.members[1]!.requestId;
+    type Item = { requestId: string; subjectRef: unknown; group: { groupId: string; lead: boolean } | null };
+    const mine = json<{ items: Item[] }>(await retention(["requests", "list", "--subject", "u-1002", "--json"]));
+    expect(mine.items.map((i) => [i.requestId, i.group]).sort()).toEqual(
+      [
+        [groupId, { groupId, lead: true }],
+        [other, { groupId, lead: false }],
+      ].sort(),
+    );
+    const inGlobex = json<{ items: Item[] }>(await retention(["requests", "list", "--scope", "t-globex", "--json"]));
+    expect(inGlobex.items.map((i) => [i.requestId, i.subjectRef])).toEqual([[other, { type: "user", uid: "u-1002", scope: "t-globex" }]]);
+    expect(json<{ items: Item[] }>(await retention(["requests", "list", "--tenant", "t-globex", "--json"])).items.map((i) => i.requestId)).toEqual([other]);
+    const both = await retention(["requests", "list", "--scope", "t-acme", "--tenant", "t-globex", "--json"]);
+    expect(both.code).toBe(2);
+    expect(json(both)).toMatchObject({ ok: false, error: { kind: "USAGE" } });
+    const withState = await retention(["requests", "list", "--scope", "t-acme", "--state", "PENDING", "--json"]);
+    expect(withState.code).toBe(2);
+
+    const shown = json<{ requestId: string; state: string; group: { requests: { scope: string; lead: boolean }[] }; timeline: { scope?: string }[] }>(await retention(["requests", "show", other, "--json"]));
+    expect(shown.requestId).toBe(groupId);
+    expect(shown.group.requests.map((r) => [r.scope, r.lead])).toEqual([
+      ["t-acme", true],
+      ["t-globex", false],
+    ]);
+    expect(new Set(shown.timeline.map((t) => t.scope))).toEqual(new Set(["t-acme", "t-globex"]));
+    const text = (await retention(["requests", "show", groupId])).stdout;
+    expect(text).toMatch(/group +\S+: 2 tenants/);
+    expect(text).toContain("t-globex");
+    const table = (await retention(["requests", "list", "--subject", "u-1002"])).stdout;
+    expect(table).toContain("GROUP");
+    expect(table).toContain(`${groupId} (lead)`);
+
+    const explained = json<{ query: { kind: string }; entries: { requestId: string | null }[] }>(await retention(["explain", "--subject", "u-1002", "--scope", "t-globex", "--json"]));
+    expect(explained.entries.length).toBeGreaterThan(0);
+    expect(new Set(explained.entries.filter((e) => e.requestId !== null).map((e) => e.requestId))).toEqual(new Set([other]));
+    expect((await retention(["explain", "--scope", "t-acme"])).stdout).toContain("tenant t-acme");
   });
 
   it("approve: a retention-admin decides on a waiting deletion set; others and unknown sets are refused", async () => {

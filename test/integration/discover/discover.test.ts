@@ -13,8 +13,11 @@ import { discoverDraft, UNREVIEWED_CLASS, type DiscoverDraft } from "../../../fu
 import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { retention } from "../../helpers/cli";
-import { repoRoot } from "../../helpers/policy";
+import { loadCurrent, repoRoot } from "../../helpers/policy";
 import { clearStorage } from "../../helpers/storage";
+
+/** The name a draft gets: the version after the one the functions enforce (the lock's last). */
+const NEXT_VERSION = `v${Number(loadCurrent().version.slice(1)) + 1}`;
 
 const USERS = ["u-ana", "u-bo", "u-cy"];
 
@@ -108,7 +111,8 @@ describe("retention discover on a social app", () => {
       ].map((p) => [p, UNREVIEWED_CLASS]),
     );
     expect(RegistrySchema.safeParse(draft.registry).success).toBe(true);
-    expect(draft.registry.version).toBe("v5");
+    // The version after the one the functions enforce.
+    expect(draft.registry.version).toBe(NEXT_VERSION);
   });
 
   it("counts what it read: every document once (the sample holds them all), one list call per document below the depth bound", () => {
@@ -148,9 +152,9 @@ describe("retention discover on a social app", () => {
     expect(written.review.unclassified).toEqual(draft.review.unclassified);
     // A second run does not overwrite a draft someone may be reviewing, and no draft goes where the bundler reads.
     expect((await retention(["discover", "--out", out])).code).toBe(2);
-    const refused = await retention(["discover", "--out", join("policies", "versions", "v5.json")]);
+    const refused = await retention(["discover", "--out", join("policies", "versions", `${NEXT_VERSION}.json`)]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("policies/versions/ holds published versions only");
-    expect(existsSync(join(repoRoot, "policies", "versions", "v5.json"))).toBe(false);
+    expect(existsSync(join(repoRoot, "policies", "versions", `${NEXT_VERSION}.json`))).toBe(false);
   });
 });

@@ -18,7 +18,7 @@ import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { readGoverned } from "../../../functions/src/platform/governed-doc";
 import { planSubject } from "../../../functions/src/plan/index";
 import type { PurgeRunOptions } from "../../../functions/src/purge/index";
-import { openDeletionRequest, resolveTenantSubject, resolveUserSubject, scopeOfRequester, tenantOfDeletedUser } from "../../../functions/src/requests/index";
+import { openDeletionRequest, resolveTenantSubject, resolveUserSubject, scopesOfDeletedUser, scopesOfRequester } from "../../../functions/src/requests/index";
 import type { Subject } from "../../../functions/src/plan/rules";
 import { inDatabase } from "../../../functions/src/platform/firestore";
 import { policy } from "../../../functions/src/platform/registry";
@@ -128,8 +128,8 @@ describe("the social example: seeded through the governed write path, planned fo
   it("resolves Ana as the callables and the Auth backstop do: a user in no scope, and no scope to close", async () => {
     // planDeletion by uid, requestAccountDeletion (no scope claim on her token), the Auth-delete backstop.
     expect(await resolveUserSubject("u-ana")).toEqual(ANA);
-    expect(await scopeOfRequester("u-ana", null)).toBe(NO_SCOPE);
-    expect(await tenantOfDeletedUser("u-ana", {})).toBe(NO_SCOPE);
+    expect(await scopesOfRequester("u-ana", null)).toEqual([NO_SCOPE]);
+    expect(await scopesOfDeletedUser("u-ana", {})).toEqual([NO_SCOPE]);
     await expect(resolveTenantSubject("anything")).rejects.toMatchObject({ reason: "NO_SCOPE_KIND" });
   });
 
@@ -187,8 +187,10 @@ describe("the social example: seeded through the governed write path, planned fo
       expect(manifest.subject).toEqual({ type: "user", uid: "u-ana", tenantId: NO_SCOPE });
       expect(manifest.tenantId).toBeUndefined();
       expect(manifest.policyVersion).toBe("v4");
-      // Her notifications (v2) and, from the analytics database (v4), her activity log, in a file named by it.
+      // Her notifications are in her data map since the registry's v2 (n-ana-1, n-ana-2; Bo's stays his), and from
+      // the analytics database (v4) her activity log, in a file named by it.
       expect(manifest.files.map((f) => f.file).sort()).toEqual(["analytics--events.jsonl", "chats.jsonl", "chats.messages.jsonl", "notifications.jsonl", "posts.comments.jsonl", "posts.jsonl", "users.following.jsonl", "users.jsonl"]);
+      expect(manifest.files.find((f) => f.file === "notifications.jsonl")?.documents).toBe(2);
       // Each object with its bucket, name and generation, its bytes under objects/ hashed.
       expect(manifest.objects?.map((o) => ({ bucket: o.bucket, name: o.name, bytes: o.bytes }))).toEqual(
         [...ANA_OBJECTS].sort().map((n) => ({ bucket: defaultBucket(), name: n, bytes: Buffer.byteLength(SOCIAL_OBJECTS.find((o) => o.name === n)!.body) })),
@@ -235,7 +237,7 @@ describe("the social example: Ana's erasure end to end, one of her chats under a
   beforeAll(async () => {
     await freshSeed();
     // The subject as requestAccountDeletion builds it for a signed-in user of an app without scopes.
-    const subject: Subject = { type: "user", uid: "u-ana", tenantId: (await scopeOfRequester("u-ana", null))! };
+    const subject: Subject = { type: "user", uid: "u-ana", tenantId: (await scopesOfRequester("u-ana", null))[0]! };
     const opened = await openDeletionRequest({ subject, source: "user", actor: { type: "user", id: "u-ana" }, nowMs: T0 });
     requestId = opened.request.requestId;
     expect(opened.request.subject).toEqual(ANA);

@@ -9,6 +9,7 @@ import type { z } from "zod";
 import { CALLABLE_NAMES, CALLABLES, holdTargetVerdict, type CallableOutput } from "../../../functions/src/contract";
 import { DEMO_DOCS } from "../../../examples/atlasmart/data";
 import { DomainError } from "../../../functions/src/kernel/errors";
+import { explainQueryOf } from "../../../functions/src/evidence/explain";
 import { assertHoldableClass, classifyHoldTarget, holdClassForPath } from "../../../functions/src/holds/rules";
 import type { approvePurgeRunHandler } from "../../../functions/src/entrypoints/callable/approve-purge-run";
 import type { approveTenantDeletionHandler } from "../../../functions/src/entrypoints/callable/approve-tenant-deletion";
@@ -137,5 +138,52 @@ describe("the callable contract", () => {
       const v = holdTargetVerdict(pol, path);
       expect(v.ok ? `ok:${v.targetType}` : v.reason, path).toBe(server(path));
     }
+  });
+});
+
+describe("a subject in the general form", () => {
+  const ok = (schema: z.ZodType, v: unknown) => schema.safeParse(v).success;
+
+  it("takes a user (in one scope, or all) or a scope wherever a subject is named, beside the documented AtlasMart inputs", () => {
+    const plan = CALLABLES.planDeletion.input;
+    for (const v of [{ subjectUid: "u-1" }, { tenantId: "t-1" }, { subject: { type: "user", uid: "u-1" } }, { subject: { type: "user", uid: "u-1", scope: "w-1" } }, { subject: { type: "scope", id: "w-1" } }]) {
+      expect(ok(plan, v), JSON.stringify(v)).toBe(true);
+    }
+    for (const v of [{ subject: { type: "tenant", tenantId: "t-1" } }, { subject: { type: "scope" } }, { subject: { type: "user", uid: "u/1" } }, { subject: { type: "user", uid: "u-1", extra: 1 } }, { subjectUid: "u-1", subject: { type: "scope", id: "w" } }]) {
+      expect(ok(plan, v), JSON.stringify(v)).toBe(false);
+    }
+    const tenant = CALLABLES.requestTenantDeletion.input;
+    expect(ok(tenant, { tenantId: "t-1", reason: "r" })).toBe(true);
+    expect(ok(tenant, { subject: { type: "scope", id: "w-1" }, reason: "r" })).toBe(true);
+    // A scope's closure takes only a scope.
+    expect(ok(tenant, { subject: { type: "user", uid: "u-1" }, reason: "r" })).toBe(false);
+    const explain = CALLABLES.explainDeletion.input;
+    expect(ok(explain, { subject: { type: "scope", id: "w-1" }, verify: "chain" })).toBe(true);
+    expect(ok(explain, { subjectUid: "u-1" })).toBe(true);
+  });
+
+  it("a list filtered by subject takes no state or overdue filter with it", () => {
+    const list = CALLABLES.listDeletionRequests.input;
+    expect(ok(list, { subject: { type: "user", uid: "u-1" }, pageSize: 10 })).toBe(true);
+    expect(ok(list, { subject: { type: "scope", id: "w-1" } })).toBe(true);
+    expect(ok(list, { state: "PENDING", overdueOnly: true })).toBe(true);
+    expect(ok(list, { subject: { type: "scope", id: "w-1" }, state: "PENDING" })).toBe(false);
+    expect(ok(list, { subject: { type: "scope", id: "w-1" }, overdueOnly: false })).toBe(false);
+  });
+
+  it("the question explain asks, from each input form", () => {
+    expect(explainQueryOf({ subjectUid: "u-1" })).toEqual({ kind: "subject", value: "u-1" });
+    expect(explainQueryOf({ subject: { type: "user", uid: "u-1" } })).toEqual({ kind: "subject", value: "u-1" });
+    expect(explainQueryOf({ subject: { type: "user", uid: "u-1", scope: "w-1" } })).toEqual({ kind: "subject", value: "u-1", scope: "w-1" });
+    expect(explainQueryOf({ subject: { type: "scope", id: "w-1" } })).toEqual({ kind: "scope", value: "w-1" });
+    expect(explainQueryOf({ requestId: "r-1" })).toEqual({ kind: "request", value: "r-1" });
+    expect(explainQueryOf({ path: "a/b" })).toEqual({ kind: "path", value: "a/b" });
+  });
+
+  it("outputs keep their documented fields: a request group is optional beside them", () => {
+    const out = CALLABLES.requestAccountDeletion.output;
+    expect(ok(out, { requestId: "r-1", state: "PENDING", graceEndsAt: "2027-01-01T00:00:00.000Z" })).toBe(true);
+    const group = { groupId: "r-1", requests: [{ requestId: "r-1", scope: "w-a", state: "PENDING", lead: true }, { requestId: "r-2", scope: "w-b", state: "PENDING", lead: false }] };
+    expect(ok(out, { requestId: "r-1", state: "PENDING", graceEndsAt: "2027-01-01T00:00:00.000Z", group })).toBe(true);
   });
 });

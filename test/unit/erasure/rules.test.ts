@@ -122,6 +122,19 @@ describe("matching a restored database's subjects against the ledger", () => {
     expect(matchLedger([old], [ada], (id) => [K1(id), K2(id)])).toEqual([{ subject: ada, entry: old }]);
   });
 
+  it("a request group's member is recorded as one, and replayed as its scope's part only (the lead erased the rest)", () => {
+    const inB: Subject = { type: "user", uid: "u-1001", tenantId: "t-b", scopedOnly: true };
+    const lead = entry(ada, "r-lead");
+    const member = entry(inB, "r-member");
+    expect(lead.scopedOnly).toBeUndefined();
+    expect(member).toMatchObject({ scopedOnly: true, tenantHash: K1("t-b") });
+    // Found in the restored copy as a plain (uid, scope) candidate; matched, it carries the member's restriction.
+    const found = matchLedger([lead, member], [ada, { type: "user", uid: "u-1001", tenantId: "t-b" }], ring);
+    expect(found.map((m) => m.subject)).toEqual([ada, inB]);
+    // Its entry agrees with a retried write of itself: the restriction is not one of the facts that must match.
+    expect(entryConflicts(member, entry(inB, "r-member"))).toEqual([]);
+  });
+
   it("several erasures of one subject: the latest names the request to replay", () => {
     const a = entry(ada, "r-a", 1_000);
     const b = entry(ada, "r-b", 5_000);

@@ -64,6 +64,15 @@ describe("a user's export, with Cloud Storage objects", () => {
     expect(ExportManifestSchema.safeParse({ ...m, tenantId: "t-acme" }).success).toBe(false);
   });
 
+  it("a user exported in several scopes (a request group's members) names them all, and no one tenantId", () => {
+    const m = buildManifest({ owner: { type: "user", uid: "u-1", tenantId: "", scopes: ["w-a", "w-b"] }, exportedAtMs: 0, policyVersion: "v2", files, objects });
+    expect(ExportManifestSchema.parse(m).subject).toEqual({ type: "user", uid: "u-1", tenantId: "", scopes: ["w-a", "w-b"] });
+    // The set hash is over the files and objects, as for one scope.
+    expect(m.sha256).toBe(exportSetHash(files, objects));
+    expect(ExportManifestSchema.safeParse({ ...m, subject: { ...m.subject, tenantId: "w-a" } }).success).toBe(false);
+    expect(ExportManifestSchema.safeParse({ ...m, subject: { ...m.subject, scopes: ["w-a"] } }).success).toBe(false);
+  });
+
   it("verifies each object's file: missing, changed, unlisted", () => {
     const m = buildManifest({ owner: { type: "user", uid: "u-1", tenantId: "" }, exportedAtMs: 0, policyVersion: "v2", files, objects });
     const observed = files.map((f) => ({ file: f.file, bytes: f.bytes, lines: f.documents, sha256: f.sha256 }));

@@ -7,15 +7,18 @@ import { PolicyIndex } from "../../../functions/src/kernel/policy";
 import { demoCollectionIds } from "../../../examples/atlasmart/data";
 import { loadVersion, repoRoot, TRACKING_PATTERN, withOrderTracking } from "../../helpers/policy";
 
-const v1Text = readFileSync(join(repoRoot, "policies", "versions", "v1.json"), "utf8");
-const v2Text = readFileSync(join(repoRoot, "policies", "versions", "v2.json"), "utf8");
-const v3Text = readFileSync(join(repoRoot, "policies", "versions", "v3.json"), "utf8");
-const v4Text = readFileSync(join(repoRoot, "policies", "versions", "v4.json"), "utf8");
+const lock = JSON.parse(readFileSync(join(repoRoot, "policies", "published.lock.json"), "utf8")) as LockEntry[];
+const versionText = (file: string) => readFileSync(join(repoRoot, "policies", "versions", file), "utf8");
+const v1Text = versionText("v1.json");
+const v2Text = versionText("v2.json");
+/** The version the functions enforce, and the name of the one after it (not published yet). */
+const current = lock[lock.length - 1]!;
+const currentText = versionText(current.file);
+const next = `v${lock.length + 1}`;
 /** Every published version file, as the build reads them. */
-const published = (): Map<string, string> => new Map([["v1.json", v1Text], ["v2.json", v2Text], ["v3.json", v3Text], ["v4.json", v4Text]]);
+const published = (): Map<string, string> => new Map(lock.map((e) => [e.file, versionText(e.file)]));
 /** The tenant subtree: the subtree hold root the current version's scope record gives. */
 const SUBTREE_PATTERN = "tenants/{tenantId}";
-const lock = JSON.parse(readFileSync(join(repoRoot, "policies", "published.lock.json"), "utf8")) as LockEntry[];
 const rulesText = readFileSync(join(repoRoot, "firestore.rules"), "utf8");
 
 function inUse(extra: string[] = []): Map<string, string> {
@@ -30,7 +33,7 @@ describe("policy registry checks", () => {
   it("the repository's registry, lock, rules and demo schema pass", () => {
     const r = checkRegistry({ files: published(), lock, collectionsInUse: inUse() });
     expect(r.errors).toEqual([]);
-    expect(r.current?.version).toBe("v4");
+    expect(r.current?.version).toBe(current.version);
     expect(new PolicyIndex(r.current!).subtreeHoldRoots()).toEqual([SUBTREE_PATTERN]);
   });
 
@@ -52,20 +55,22 @@ describe("policy registry checks", () => {
   });
 
   it("an unpublished version file fails until it is published", () => {
-    const v5 = v3Text.replace('"version": "v3"', '"version": "v5"');
-    const r = checkRegistry({ files: new Map([...published(), ["v5.json", v5]]), lock, collectionsInUse: inUse() });
-    expect(r.errors.join("\n")).toMatch(/v5.json: not published/);
-    const withV5 = [...lock, { version: "v5", file: "v5.json", sha256: sha256Hex(v5) }];
-    const ok = checkRegistry({ files: new Map([...published(), ["v5.json", v5]]), lock: withV5, collectionsInUse: inUse() });
+    const unpublished = currentText.replace(`"version": "${current.version}"`, `"version": "${next}"`);
+    const file = `${next}.json`;
+    const r = checkRegistry({ files: new Map([...published(), [file, unpublished]]), lock, collectionsInUse: inUse() });
+    expect(r.errors.join("\n")).toMatch(new RegExp(`${next}.json: not published`));
+    const withNext = [...lock, { version: next, file, sha256: sha256Hex(unpublished) }];
+    const ok = checkRegistry({ files: new Map([...published(), [file, unpublished]]), lock: withNext, collectionsInUse: inUse() });
     expect(ok.errors).toEqual([]);
-    expect(ok.current?.version).toBe("v5");
+    expect(ok.current?.version).toBe(next);
   });
 
   it("the version the functions enforce must say who the data belongs to", () => {
-    const v5 = v2Text.replace('"version": "v2"', '"version": "v5"');
-    const withV5 = [...lock, { version: "v5", file: "v5.json", sha256: sha256Hex(v5) }];
-    const r = checkRegistry({ files: new Map([...published(), ["v5.json", v5]]), lock: withV5, collectionsInUse: inUse() });
-    expect(r.errors).toEqual(["v5.json: the version the functions enforce must declare subjects (who the data belongs to)"]);
+    const noSubjects = v2Text.replace('"version": "v2"', `"version": "${next}"`);
+    const file = `${next}.json`;
+    const withNext = [...lock, { version: next, file, sha256: sha256Hex(noSubjects) }];
+    const r = checkRegistry({ files: new Map([...published(), [file, noSubjects]]), lock: withNext, collectionsInUse: inUse() });
+    expect(r.errors).toEqual([`${file}: the version the functions enforce must declare subjects (who the data belongs to)`]);
   });
 
   it("a collection used by the rules or the demo schema but in no class fails", () => {
@@ -92,10 +97,10 @@ describe("policy registry checks", () => {
       `${TRACKING_PATTERN}: class order-tracking-30d denies holds, but a hold on tenants/{tenantId} covers its documents and could not flag them (clear their TTL value); give it a class that allows holds, or move it out from under a holdable document`,
     ]);
     // Published as the current version, the build's check refuses it.
-    const text = JSON.stringify({ ...denied, version: "v5" });
+    const text = JSON.stringify({ ...denied, version: next });
     const r = checkRegistry({
-      files: new Map([...published(), ["v5.json", text]]),
-      lock: [...lock, { version: "v5", file: "v5.json", sha256: sha256Hex(text) }],
+      files: new Map([...published(), [`${next}.json`, text]]),
+      lock: [...lock, { version: next, file: `${next}.json`, sha256: sha256Hex(text) }],
       collectionsInUse: inUse(),
     });
     expect(r.errors.join("\n")).toMatch(/order-tracking-30d denies holds/);

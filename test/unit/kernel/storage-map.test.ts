@@ -20,6 +20,7 @@ import {
 } from "../../../functions/src/kernel/storage-map";
 import { PolicyIndex } from "../../../functions/src/kernel/policy";
 import { loadCurrent, loadVersion } from "../../helpers/policy";
+import { PATH_LOOKUP, workspacesRegistry } from "../../fixtures/workspaces/registry";
 
 const entry = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
   id: "uploads",
@@ -167,6 +168,20 @@ describe("which objects a hold covers (heldWith)", () => {
 
   it("a window's covers are the heldWith documents and their ancestors: the targets whose hold covers it", () => {
     expect(coverTargets(["tenants/t-1/users/u-1", "tenants/t-1/users/u-2", "tenants/t-1/users/u-1"])).toEqual(["tenants/t-1", "tenants/t-1/users/u-1", "tenants/t-1/users/u-2"]);
+  });
+});
+
+describe("a request group's members and the storage entries (PolicyIndex.storageMapOf)", () => {
+  const index = new PolicyIndex(workspacesRegistry([PATH_LOOKUP], { storage: true }));
+
+  it("the lead, a user on their own and a scope walk every entry of their map", () => {
+    expect(index.storageMapOf({ type: "user" }).map((e) => e.id)).toEqual(["files", "avatar"]);
+    expect(index.storageMapOf({ type: "user", scopedOnly: false }).map((e) => e.id)).toEqual(["files", "avatar"]);
+    expect(index.storageMapOf({ type: "tenant" })).toEqual(index.storageMap("tenant"));
+  });
+
+  it("a member that is not the lead walks only the entries whose prefix or object names the scope's key", () => {
+    expect(index.storageMapOf({ type: "user", scopedOnly: true }).map((e) => e.id)).toEqual(["files"]);
   });
 });
 

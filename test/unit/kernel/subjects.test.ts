@@ -5,6 +5,7 @@ import { RegistrySchema, type Registry } from "../../../functions/src/kernel/pol
 import { buildDeletionPlan } from "../../../functions/src/plan/rules";
 import { maskedFieldNames, maskResidue } from "../../../functions/src/purge/rules/batches";
 import { loadCurrent } from "../../helpers/policy";
+import { PATH_LOOKUP, workspacesRegistry } from "../../fixtures/workspaces/registry";
 
 /** A single-tenant app: no scope kind, chats held as subtrees, a member leaving a chat. */
 function singleTenant(over: Record<string, unknown> = {}): unknown {
@@ -98,5 +99,38 @@ describe("subjects in the registry", () => {
     expect(maskResidue(item, doc({ memberIds: ["u-2"] }), "u-1")).toEqual([]);
     expect(maskResidue(item, doc({ memberIds: "u-1" }), "u-1")).toEqual([]);
     expect(maskedFieldNames(item)).toEqual(["customerName", "memberIds[]"]);
+  });
+});
+
+describe("a user in several scopes", () => {
+  it("a path lookup names its membership documents; its collection carries the scope's key and nothing else", () => {
+    const base = workspacesRegistry();
+    expect(base.subjects?.user.scopeLookups).toEqual([PATH_LOOKUP]);
+    const issues = (lookup: unknown) => (RegistrySchema.safeParse({ ...base, subjects: { ...base.subjects, user: { scopeLookups: [lookup] } } }).error?.issues ?? []).map((i) => i.message);
+    expect(issues({ via: "path", pattern: "workspaces/{workspaceId}/members/{uid}", userField: "uid" })).toEqual([]);
+    expect(issues({ via: "path", pattern: "members/{memberId}", userField: "uid" })[0]).toMatch(/a path lookup's collection must carry the scope's key \{workspaceId\}/);
+    expect(issues({ via: "path", pattern: "orgs/{orgId}/workspaces/{workspaceId}/members/{memberId}", userField: "uid" })[0]).toMatch(/and no other variable/);
+    expect(issues({ via: "path", pattern: "workspaces/{workspaceId}/members", userField: "uid" }).length).toBeGreaterThan(0);
+    expect(issues({ via: "path", pattern: "workspaces/{workspaceId}/members/{memberId}", userField: "a.b" }).length).toBeGreaterThan(0);
+  });
+
+  it("a group member that is not the lead walks only the data-map entries that name the scope", () => {
+    const pol = new PolicyIndex(workspacesRegistry());
+    const ids = (s: Parameters<PolicyIndex["dataMapOf"]>[0]) => pol.dataMapOf(s).map((e) => e.id);
+    expect(ids({ type: "user" })).toEqual(["profile", "member", "docs", "memberships"]);
+    expect(ids({ type: "user", scopedOnly: true })).toEqual(["member", "docs", "memberships"]);
+    expect(ids({ type: "tenant" })).toEqual(["workspace-tree", "memberships"]);
+    // An app without a scope kind names no scope: every entry is the uid's alone.
+    const single = new PolicyIndex(RegistrySchema.parse(singleTenant()));
+    expect(single.dataMap("user").map((e) => single.entryNamesScope(e))).toEqual([false, false]);
+  });
+
+  it("a plan of a group member names it, so its manifest hash differs from the lead's even on the same data", () => {
+    const pol = new PolicyIndex(workspacesRegistry());
+    const lead = buildDeletionPlan({ type: "user", uid: "u-1", tenantId: "w-a" }, [], [], pol, NOW);
+    const member = buildDeletionPlan({ type: "user", uid: "u-1", tenantId: "w-a", scopedOnly: true }, [], [], pol, NOW);
+    expect(member.manifestHash).not.toBe(lead.manifestHash);
+    // Outside a group the subject hashes as it always has.
+    expect(buildDeletionPlan({ type: "user", uid: "u-1", tenantId: "w-a" }, [], [], pol, NOW).manifestHash).toBe(lead.manifestHash);
   });
 });

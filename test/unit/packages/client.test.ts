@@ -28,6 +28,17 @@ describe("@atlasmart/retention-client", () => {
     await expect(client.getDeletionStatus({ requestId: "x", extra: 1 } as never)).rejects.toBeInstanceOf(RetentionInputError);
   });
 
+  it("takes a subject in the general form, and refuses a malformed one before sending", async () => {
+    const client = createRetentionClient(getFunctions(app), { baseUrl: "http://127.0.0.1:9/api" });
+    const err = await client.planDeletion({ subject: { type: "scope" } } as never).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RetentionInputError);
+    await expect(client.listDeletionRequests({ subject: { type: "user", uid: "u-1" }, state: "PENDING" })).rejects.toBeInstanceOf(RetentionInputError);
+    await expect(client.requestTenantDeletion({ subject: { type: "user", uid: "u-1" }, reason: "r" } as never)).rejects.toBeInstanceOf(RetentionInputError);
+    // A well-formed one is sent (and fails only on the network: nothing listens there).
+    const sent = await client.planDeletion({ subject: { type: "user", uid: "u-1", scope: "w-1" } }).catch((e: unknown) => e);
+    expect(sent).not.toBeInstanceOf(RetentionInputError);
+  });
+
   it("reads a refusal's machine code from details.reason", () => {
     expect(refusalReason({ code: "functions/permission-denied", details: { reason: "TWO_PERSON_RULE" } })).toBe("TWO_PERSON_RULE");
     expect(refusalReason(new Error("boom"))).toBeNull();

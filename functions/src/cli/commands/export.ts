@@ -1,50 +1,46 @@
 import { resolve } from "node:path";
 import { exportSubject, verifyExportDir } from "../../export/index";
-import type { Subject } from "../../plan/rules";
-import { resolveTenantSubject, resolveUserSubject } from "../../requests/index";
+import type { ExportManifest } from "../../export/index";
+import { subjectsOf, type SubjectRef } from "../../requests/index";
 import { EXIT, stringOpt, type Command, type OptionValues } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
+import { SCOPE_OPTIONS, scopeOpt, scopeWord } from "../scope";
 import { UsageError } from "../target";
+import { userFrom } from "./plan";
 
-const ID = /^[A-Za-z0-9_-]{1,128}$/;
-
-/** Whose data: a tenant (`--tenant` alone), a user (`--subject`, in the scope the registry finds, or in `--tenant`). */
-type Whose = { kind: "tenant"; tenantId: string } | { kind: "user"; uid: string; tenantId: string | undefined };
-type Mode = { kind: "export"; whose: Whose; outDir: string } | { kind: "verify"; dir: string };
+/** Whose data: a scope (`--scope` alone), or a user (`--subject`, in `--scope`, else in every scope the registry finds). */
+type Mode = { kind: "export"; ref: SubjectRef; outDir: string } | { kind: "verify"; dir: string };
 
 function modeOf(values: OptionValues): Mode {
-  const tenantId = stringOpt(values, "tenant");
+  const scope = scopeOpt(values);
   const uid = stringOpt(values, "subject");
   const out = stringOpt(values, "out");
   const verify = stringOpt(values, "verify");
   if (verify !== undefined) {
-    if (tenantId !== undefined || uid !== undefined || out !== undefined) throw new UsageError("--verify <dir> takes no --subject, --tenant or --out.");
+    if (scope !== undefined || uid !== undefined || out !== undefined) throw new UsageError("--verify <dir> takes no --subject, --scope or --out.");
     if (verify === "") throw new UsageError("--verify needs a directory.");
     return { kind: "verify", dir: resolve(verify) };
   }
-  if ((tenantId === undefined && uid === undefined) || out === undefined) throw new UsageError("export needs --subject <uid> or --tenant <id>, and --out <dir> (or --verify <dir>).");
-  if (tenantId !== undefined && !ID.test(tenantId)) throw new UsageError(`--tenant ${JSON.stringify(tenantId)} is not a valid id.`);
-  if (uid !== undefined && !ID.test(uid)) throw new UsageError(`--subject ${JSON.stringify(uid)} is not a valid uid.`);
+  if ((scope === undefined && uid === undefined) || out === undefined) throw new UsageError(`export needs --subject <uid> or --scope <id> (a ${scopeWord()}), and --out <dir> (or --verify <dir>).`);
   if (out === "") throw new UsageError("--out needs a directory.");
-  const whose: Whose = uid !== undefined ? { kind: "user", uid, tenantId } : { kind: "tenant", tenantId: tenantId! };
-  return { kind: "export", whose, outDir: resolve(out) };
+  const ref: SubjectRef = uid !== undefined ? { type: "user", uid: userFrom(uid), ...(scope !== undefined ? { scope } : {}) } : { type: "scope", id: scope! };
+  return { kind: "export", ref, outDir: resolve(out) };
 }
 
-/** The subject as the registry knows it: a tenant must exist, a user's scope is found by the registry's lookups unless named. */
-async function subjectOf(w: Whose): Promise<Subject> {
-  if (w.kind === "tenant") {
-    await resolveTenantSubject(w.tenantId);
-    return { type: "tenant", tenantId: w.tenantId };
-  }
-  return w.tenantId !== undefined ? { type: "user", uid: w.uid, tenantId: w.tenantId } : resolveUserSubject(w.uid);
+/** A user's export, in words: the user, in their scope or in each of their scopes. */
+function ownerText(s: NonNullable<ExportManifest["subject"]>): string {
+  const word = scopeWord();
+  if (s.scopes) return `${s.uid} in ${s.scopes.length} ${word}s (${s.scopes.join(", ")})`;
+  return `${s.uid}${s.tenantId ? ` in ${word} ${s.tenantId}` : ""}`;
 }
 
 export const exportCommand: Command = {
   name: "export",
-  summary: "Export a subject's data (--subject or --tenant, --out), or verify an export (--verify)",
-  usage: "retention export (--subject <uid> [--tenant <id>] | --tenant <id>) --out <dir> | --verify <dir> [--json]",
-  details: `--tenant <id> --out <dir> writes the tenant's data (every document of its data map: the tenant's tree,
-its directory entries, activity, sessions, events and audit records), whatever their lifecycle state, as JSON
+  summary: "Export a subject's data (--subject or --scope, --out), or verify an export (--verify)",
+  usage: "retention export (--subject <uid> [--scope <id>] | --scope <id>) --out <dir> | --verify <dir> [--json]",
+  details: `--scope <id> --out <dir> writes the data of a scope (the registry's scope kind: a tenant, a workspace):
+every document of its closure's data map (for AtlasMart's tenants: the tenant's tree, its directory entries,
+activity, sessions, events and audit records), whatever their lifecycle state, as JSON
 Lines, one file per collection (named after the collection pattern: workspaces.docs.jsonl, ...): each line is one document's
 path and business data in canonical JSON, Timestamps as {"$timestamp": ISO-8601}. --subject <uid> writes a user's
 data the same way (every document of the user's data map). Every Cloud Storage object the data map's storage entries
@@ -60,16 +56,18 @@ Problems: MANIFEST_INVALID, FILE_MISSING, FILE_CHANGED, FILE_UNLISTED, OBJECT_MI
 OBJECT_UNLISTED, SET_HASH_MISMATCH.
 
 Options:
-  --subject <uid>  the user to export; with --tenant, in that tenant, else in the scope the registry's lookups find
-  --tenant <id>    the tenant to export (alone), or the user's tenant
+  --subject <uid>  the user to export; with --scope, in that scope, else in every scope the registry's lookups
+                   find (a user in several: one export of them all, as the request group their erasure opens)
+  --scope <id>     the scope to export (alone), or the user's scope (--tenant is its alias)
   --out <dir>      where to write (created; must be empty)
   --verify <dir>   verify an export directory instead
   --json           machine-readable output (the manifest, or the verification)
 
-Exit: 0 exported, or the export verifies; 1 it does not verify; 2 usage error (unknown tenant or user
-SUBJECT_NOT_FOUND, a directory that is not empty EXPORT_DIR_NOT_EMPTY or not there EXPORT_DIR_NOT_FOUND), or a
+Exit: 0 exported, or the export verifies; 1 it does not verify; 2 usage error (unknown scope or user
+SUBJECT_NOT_FOUND, an app without a scope kind NO_SCOPE_KIND, a user in more scopes than a group may have
+TOO_MANY_SCOPES, a directory that is not empty EXPORT_DIR_NOT_EMPTY or not there EXPORT_DIR_NOT_FOUND), or a
 connection error.`,
-  options: { subject: { type: "string" }, tenant: { type: "string" }, out: { type: "string" }, verify: { type: "string" } },
+  options: { subject: { type: "string" }, ...SCOPE_OPTIONS, out: { type: "string" }, verify: { type: "string" } },
   positionals: [],
   needsFirestore: (values) => modeOf(values).kind === "export",
   validate({ values }) {
@@ -86,7 +84,7 @@ connection error.`,
         parts.push(
           keyValues([
             ["result", r.ok ? "OK: the export verifies" : `FAILED: ${r.findings.length} problem(s)`],
-            [r.manifest?.subject ? "user" : "tenant", r.manifest?.subject?.uid ?? r.manifest?.tenantId ?? null],
+            [r.manifest?.subject ? "user" : scopeWord(), r.manifest?.subject ? ownerText(r.manifest.subject) : (r.manifest?.tenantId ?? null)],
             ["files", r.manifest?.files.length ?? null],
             ["documents", r.manifest?.documents ?? null],
             ["objects", r.manifest?.objects?.length ?? 0],
@@ -97,8 +95,9 @@ connection error.`,
       }
       return r.ok ? EXIT.ok : EXIT.findings;
     }
-    const subject = await subjectOf(mode.whose);
-    const manifest = await exportSubject({ subject, outDir: mode.outDir, nowMs: Date.now() });
+    // A scope must exist; a user's scopes are found by the registry's lookups unless named (several: one export of all).
+    const subjects = await subjectsOf(mode.ref);
+    const manifest = await exportSubject({ subject: subjects, outDir: mode.outDir, nowMs: Date.now() });
     if (json) writeJson({ dir: mode.outDir, ...manifest });
     else {
       writeOut(
@@ -107,7 +106,7 @@ connection error.`,
           "",
           ...((manifest.objects ?? []).length > 0 ? [table(["OBJECT FILE", "OBJECT", "BYTES", "SHA-256"], (manifest.objects ?? []).map((o) => [o.file, `gs://${o.bucket}/${o.name}#${o.generation}`, o.bytes, o.sha256])), ""] : []),
           keyValues([
-            subject.type === "tenant" ? ["tenant", subject.tenantId] : ["user", `${subject.uid}${subject.tenantId ? ` in ${subject.tenantId}` : ""}`],
+            manifest.subject ? ["user", ownerText(manifest.subject)] : [scopeWord(), manifest.tenantId ?? null],
             ["directory", mode.outDir],
             ["documents", manifest.documents],
             ["objects", manifest.objects?.length ?? 0],

@@ -5,6 +5,7 @@ import { EXIT, stringOpt, type Command } from "../command";
 import { registryPolicy } from "../../platform/registry";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { operatorOf } from "../operator";
+import { scopeWord } from "../scope";
 import { UsageError } from "../target";
 
 export const replayErasuresCommand: Command = {
@@ -56,12 +57,13 @@ erase, or a subject could not be erased (blocked plan, closed request, brake, un
       writeJson(report);
     } else {
       const parts: string[] = [];
+      const word = scopeWord();
       if (report.subjects.length > 0) {
         parts.push(
           table(
             ["SUBJECT", "REQUEST", "DELETE", "MASK", "OBJECTS", "HELD", "ACTION", "OUTCOME"],
             report.subjects.map((s) => [
-              s.kind === "user" ? `user ${s.uid ?? "?"} (${s.tenantId})` : `tenant ${s.tenantId}`,
+              s.kind === "user" ? `user ${s.uid ?? "?"}${s.tenantId ? ` (${word} ${s.tenantId}${s.scopedOnly ? ", its part only" : ""})` : ""}` : `${word} ${s.tenantId}`,
               s.requestId,
               s.toDelete,
               s.toMask,
@@ -82,7 +84,7 @@ erase, or a subject could not be erased (blocked plan, closed request, brake, un
           ["ledger entries", report.ledgerEntries],
           ["erased subjects found", report.subjects.length],
           [apply ? "erased again" : "to erase", report.toErase],
-          ["tenants back", report.tenantsBack.length > 0 ? report.tenantsBack.join(", ") : "none"],
+          [`${word}s back`, report.tenantsBack.length > 0 ? report.tenantsBack.join(", ") : "none"],
           ["problems", report.problems],
         ]),
       );

@@ -4,6 +4,7 @@ import type { Subject } from "../../plan/rules";
 import { settings } from "../../platform/settings";
 import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
+import { SCOPE_OPTIONS, scopeOpt, scopeWord } from "../scope";
 import { parseInput } from "../staff";
 import { UsageError } from "../target";
 
@@ -11,22 +12,27 @@ export const requestsCommand: Command = {
   name: "requests",
   summary: "List deletion requests or show one (list | show <requestId>)",
   usage: `retention requests list [--state <STATE>] [--overdue] [--limit <n>] [--cursor <c>]
+       retention requests list (--subject <uid> [--scope <id>] | --scope <id>) [--limit <n>] [--cursor <c>]
        retention requests show <requestId>`,
   details: `list   deletion requests, most urgent due date first, as listDeletionRequests returns them: OVERDUE
        marks an erasure owed past its due date; --state narrows to one state (PENDING, CANCELLING,
        CANCELLED, PROCESSING, BLOCKED, RETAINED_UNDER_HOLD, PURGED), --overdue to the overdue ones;
-       --limit (default 25, at most 100) and the printed cursor page through them.
+       --subject <uid> to one user's requests (--scope: in that scope), --scope <id> alone to a scope's
+       (its closures and its users' requests there), newest first; --tenant is the alias of --scope.
+       A request of a request group (a user erased in several scopes) names its group (LEAD: the member
+       whose id names the group). --limit (default 25, at most 100) and the printed cursor page through them.
 show   one request as compliance sees it (getDeletionStatus): state, dates, timeline, why it is blocked,
        what is retained and under which reason, the date by which the last copy is gone ("fully gone by",
-       or why there is none yet) and when ERASURE_COMPLETE was recorded. A request across several governed
-       databases shows each database's part (its state, date and ERASURE_COMPLETE); the state and the date
-       above are derived from them.
+       or why there is none yet) and when ERASURE_COMPLETE was recorded; for a member of a request group,
+       the whole group (its state derived from its members', each member with its scope and state). A request
+       across several governed databases shows each database's part (its state, date and ERASURE_COMPLETE);
+       the state and the date above are derived from them.
 
 Options:
   --json   machine-readable output (list: {items, nextCursor}; show: getDeletionStatus's staff answer)
 
 Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
-  options: { state: { type: "string" }, overdue: { type: "boolean" }, limit: { type: "string" }, cursor: { type: "string" } },
+  options: { state: { type: "string" }, overdue: { type: "boolean" }, subject: { type: "string" }, ...SCOPE_OPTIONS, limit: { type: "string" }, cursor: { type: "string" } },
   positionals: ["action", "requestId"],
   needsFirestore: true,
   validate(ctx) {
@@ -35,6 +41,7 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
   async run(ctx) {
     const input = inputOf(ctx);
     const nowMs = Date.now();
+    const word = scopeWord();
     if (input.action === "list") {
       const page = await listRequests({ ...input.list, nowMs });
       if (ctx.json) writeJson(page);
@@ -42,13 +49,14 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
         writeOut(
           [
             table(
-              ["REQUEST", "STATE", "SUBJECT", "TENANT", "REQUESTED", "DUE", "FLAGS"],
+              ["REQUEST", "STATE", "SUBJECT", word.toUpperCase(), "GROUP", "REQUESTED", "DUE", "FLAGS"],
               page.items.map((r) => [
                 r.requestId,
                 // Across several governed databases: the derived state, and each database's.
                 r.cells ? `${r.state} (${r.cells.map((c) => `${c.database} ${c.state ?? "-"}`).join(", ")})` : r.state,
-                r.subject.type === "user" ? r.subject.uid : "(tenant)",
-                r.subject.tenantId,
+                r.subject.type === "user" ? r.subject.uid : `(${word})`,
+                r.subject.tenantId || "-",
+                r.group ? `${r.group.groupId}${r.group.lead ? " (lead)" : ""}` : "-",
                 r.requestedAt,
                 r.dueAt ?? "-",
                 [r.overdue ? "OVERDUE" : "", r.blockedReason ?? "", r.retainedUnderHold !== null ? `${r.retainedUnderHold} under hold` : ""].filter(Boolean).join(", ") || "-",
@@ -61,9 +69,8 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
       return EXIT.ok;
     }
     const { request, snap } = await findRequest({ requestId: input.requestId });
-    // The same view getDeletionStatus gives staff: across several governed databases, derived from every one.
-    const { staff, ...rest } = await statusView(request, snap, "staff", { nowMs, refreshMs: settings.statusRefreshMs() });
-    const shown = { ...rest, staff: staff! };
+    const shown = await statusView(request, snap, "staff", { nowMs, refreshMs: settings.statusRefreshMs() });
+    const staff = shown.staff!;
     if (ctx.json) {
       writeJson(shown);
       return EXIT.ok;
@@ -73,14 +80,16 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
         keyValues([
           ["request", shown.requestId],
           ["state", shown.state],
-          ["subject", `${subjectText(shown.staff.subject)}, opened by ${shown.staff.requestedBy} (source ${shown.staff.source})`],
+          ["subject", `${subjectText(staff.subject, word)}, opened by ${staff.requestedBy} (source ${staff.source})`],
+          ["group", shown.group ? `${shown.group.groupId}: ${shown.group.requests.length} ${word}s` : null],
           ["grace ends", shown.graceEndsAt],
           ["due", shown.dueAt],
           ["fully gone by", shown.fullyGoneBy ?? `unknown (${shown.fullyGoneByUnknown ?? "-"})`],
           ["erasure complete", shown.erasureCompleteAt],
-          ["blocked", shown.staff.blockedReason],
-          ["under hold", shown.staff.retainedUnderHold ? `${shown.staff.retainedUnderHold.count} (${shown.staff.retainedUnderHold.holds.map((h) => h.reasonCode).join(", ")})` : null],
+          ["blocked", staff.blockedReason],
+          ["under hold", staff.retainedUnderHold ? `${staff.retainedUnderHold.count} (${staff.retainedUnderHold.holds.map((h) => h.reasonCode).join(", ")})` : null],
         ]),
+        ...(shown.group ? ["", table(["MEMBER", word.toUpperCase(), "STATE", "LEAD"], shown.group.requests.map((m) => [m.requestId, m.scope, m.state, m.lead ? "yes" : "-"]))] : []),
         ...(shown.cells
           ? [
               "",
@@ -91,9 +100,11 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
             ]
           : []),
         "",
-        shown.cells
-          ? table(["AT", "DATABASE", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.database ?? "primary", t.event, t.detail ?? ""]))
-          : table(["AT", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.event, t.detail ?? ""])),
+        shown.group
+          ? table(["AT", word.toUpperCase(), "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.scope ?? "-", t.event, t.detail ?? ""]))
+          : shown.cells
+            ? table(["AT", "DATABASE", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.database ?? "primary", t.event, t.detail ?? ""]))
+            : table(["AT", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.event, t.detail ?? ""])),
         ...(shown.retained.length > 0
           ? ["", table(["RETAINED", ...(shown.cells ? ["DATABASE"] : []), "REASON CODE", "UNTIL", "WHY"], shown.retained.map((r) => [r.path, ...(shown.cells ? [r.database ?? "primary"] : []), r.reasonCode, r.until ?? "-", r.reason]))]
           : []),
@@ -103,7 +114,7 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
   },
 };
 
-const subjectText = (s: Subject): string => (s.type === "user" ? `user ${s.uid} (tenant ${s.tenantId})` : `tenant ${s.tenantId}`);
+const subjectText = (s: Subject, word: string): string => (s.type === "user" ? `user ${s.uid}${s.tenantId ? ` (${word} ${s.tenantId})` : ""}` : `${word} ${s.tenantId}`);
 
 type RequestsInput = { action: "list"; list: ReturnType<typeof ListDeletionRequestsInput.parse> } | { action: "show"; requestId: string };
 
@@ -111,16 +122,20 @@ function inputOf({ values, positionals }: CommandContext): RequestsInput {
   const action = positionals[0];
   if (action === "list") {
     if (positionals[1] !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[1])}.`);
+    const uid = stringOpt(values, "subject");
+    const scope = scopeOpt(values);
+    const subject = uid !== undefined ? { type: "user", uid, ...(scope !== undefined ? { scope } : {}) } : scope !== undefined ? { type: "scope", id: scope } : undefined;
     const list = parseInput(ListDeletionRequestsInput, {
       state: stringOpt(values, "state"),
       overdueOnly: values.overdue === true ? true : undefined,
+      subject,
       pageSize: positiveIntOpt(values, "limit", 25),
       cursor: stringOpt(values, "cursor"),
     });
     return { action, list };
   }
   if (action === "show") {
-    const extra = ["state", "overdue", "limit", "cursor"].filter((o) => values[o] !== undefined);
+    const extra = ["state", "overdue", "subject", "scope", "tenant", "limit", "cursor"].filter((o) => values[o] !== undefined);
     if (extra.length > 0) throw new UsageError(`requests show does not take --${extra.join(", --")}.`);
     if (positionals[1] === undefined) throw new UsageError("requests show needs a request id.");
     const { requestId } = parseInput(GetDeletionStatusInput, { requestId: positionals[1] });

@@ -2,7 +2,7 @@ import * as functionsV1 from "firebase-functions/v1";
 import { FUNCTION_SECRETS } from "../../config/params";
 import { log } from "../../platform/logs";
 import { emitMetric } from "../../platform/metrics";
-import { openDeletionRequest, tenantOfDeletedUser } from "../../requests/index";
+import { openUserErasure, scopesOfDeletedUser } from "../../requests/index";
 
 /**
  * The backstop for an Auth account deleted outside the workflow (console, Admin SDK): a deletion request
@@ -16,21 +16,16 @@ export async function handleAuthUserDeleted(
   eventId: string,
   nowMs: number,
 ): Promise<{ requestId: string | null; created: boolean }> {
-  const tenantId = await tenantOfDeletedUser(user.uid, user.customClaims);
+  const scopes = await scopesOfDeletedUser(user.uid, user.customClaims);
   const staff = Array.isArray(user.customClaims?.roles) && user.customClaims.roles.length > 0;
   // An app without scopes has "" for every user; staff accounts there have no data of their own to erase.
-  if (tenantId === null || (tenantId === "" && staff)) {
+  if (scopes.length === 0 || (scopes.length === 1 && scopes[0] === "" && staff)) {
     // Staff accounts have no tenant data to erase; the audit's ORPHANED_SUBJECT check covers any leftovers.
     log.info("deletion.backstop.no_tenant", { eventId });
     return { requestId: null, created: false };
   }
-  const { request, created } = await openDeletionRequest({
-    subject: { type: "user", uid: user.uid, tenantId },
-    source: "auth-backstop",
-    actor: { type: "system", id: "authBackstop" },
-    nowMs,
-    eventId,
-  });
+  // A user in several scopes: one request group (its lead's id names it).
+  const { request, created } = await openUserErasure({ uid: user.uid, scopes, source: "auth-backstop", actor: { type: "system", id: "authBackstop" }, nowMs, eventId });
   return { requestId: request.requestId, created };
 }
 

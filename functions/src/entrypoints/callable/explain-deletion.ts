@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ExplainDeletionInput } from "../../contract/evidence";
-import type { ExplainQuery } from "../../evidence/index";
+import { explainQueryOf } from "../../evidence/index";
 import { explainAcrossCells } from "../../cells/index";
 import { releaseReasonsOf } from "../../holds/index";
 import { hashCanonical } from "../../kernel/canonical";
@@ -18,8 +18,7 @@ export { ExplainDeletionInput };
  */
 export async function explainDeletionHandler(input: z.infer<typeof ExplainDeletionInput>, caller: Caller) {
   requireRole(caller, "compliance");
-  const query: ExplainQuery =
-    "path" in input ? { kind: "path", value: input.path } : "requestId" in input ? { kind: "request", value: input.requestId } : { kind: "subject", value: input.subjectUid };
+  const query = explainQueryOf(input);
   // Every governed database's ledger, database by database (or the one `database` names).
   const result = await explainAcrossCells(query, { pageSize: input.pageSize, cursor: input.cursor, verify: input.verify, ...(input.database !== undefined ? { database: input.database } : {}) });
   const released = result.entries.filter((e) => e.action === "HOLD_RELEASED" && e.holdId !== null);

@@ -1,25 +1,23 @@
 import type { z } from "zod";
 import { GetDeletionStatusInput, GetDeletionStatusOutput } from "../../contract/requests";
 import { permissionDenied } from "../../kernel/errors";
-import { findRequest, statusView } from "../../requests/index";
+import { findRequest, statusView, type StatusEnv } from "../../requests/index";
 import { requestOwner } from "../../requests/rules/requests";
 import { staffNames } from "../../platform/people";
 import { settings } from "../../platform/settings";
 import { callable, type Caller } from "./shared";
 
 export { GetDeletionStatusInput };
-
-export interface StatusEnv {
-  nowMs: number;
-  refreshMs: number;
-}
+export type { StatusEnv };
 
 /**
- * The owner (or compliance) sees the request's timeline and what will be kept, and why. What is kept comes
- * from the request's status summary (planned at most every RETENTION_STATUS_REFRESH_MINUTES, or when holds
- * change), never from a plan per call. The subject is told "retained for a legal obligation" for anything a
- * hold keeps; compliance sees the hold's reason and the staff who acted by name. Both see the date by which the last copy is gone (or why there is
- * none yet) and when ERASURE_COMPLETE was recorded. Without a requestId it answers for the caller's latest request.
+ * The owner (or compliance) sees the request's timeline and what will be kept, and why
+ * (requests/status-view.ts): what is kept comes from the request's status summary (planned at most every
+ * RETENTION_STATUS_REFRESH_MINUTES, or when holds change), never from a plan per call. The subject is told
+ * "retained for a legal obligation" for anything a hold keeps; compliance sees the hold's reason and the staff who
+ * acted by name. Both see the date by which the last copy is gone (or why there is none yet) and when
+ * ERASURE_COMPLETE was recorded. Without a requestId it answers for the caller's latest request. A member of a
+ * request group (a user erased in several scopes) answers for the whole group, under the group's id.
  */
 export async function getDeletionStatusHandler(
   input: z.infer<typeof GetDeletionStatusInput>,
@@ -31,11 +29,10 @@ export async function getDeletionStatusHandler(
   if (requestOwner(request) !== caller.uid && !staff) {
     throw permissionDenied("NOT_OWNER", "Only the subject or compliance staff may read this request.");
   }
-  const view = await statusView(request, snap, staff ? "staff" : "subject", env);
+  const { staff: facts, ...status } = await statusView(request, snap, staff ? "staff" : "subject", env);
   // Staff also see whose request it is and why it is blocked or what holds retain, and the staff who opened or
   // approved it by name; a subject never does.
-  const { staff: facts, ...shown } = view;
-  return { ...shown, ...(facts ? { staff: { ...facts, people: await staffNames([facts.requestedBy, request.approvedBy]) } } : {}) };
+  return { ...status, ...(facts ? { staff: { ...facts, people: await staffNames([facts.requestedBy, request.approvedBy]) } } : {}) };
 }
 
 /** User-facing: App Check is required where enforcement is on. */

@@ -1,31 +1,41 @@
 import type { z } from "zod";
 import { PlanDeletionInput } from "../../contract/admin";
 import { recordEvidence } from "../../evidence/index";
-import { planSubject } from "../../plan/index";
-import { resolveTenantSubject, resolveUserSubject } from "../../requests/index";
+import { planSubjectRef, subjectsOf, type SubjectRef } from "../../requests/index";
 import { actorOf, callable, requireRole, type Caller } from "./shared";
 import { inEveryCell } from "../../cells/index";
 import { PRIMARY_CELL } from "../../kernel/policy";
 
 export { PlanDeletionInput };
 
-/** A dry run: the deterministic manifest of what erasing a user or a tenant would delete and retain. */
+/** The subject an input names: the documented `subjectUid` and `tenantId`, or the general form. */
+const refOf = (input: z.infer<typeof PlanDeletionInput>): SubjectRef =>
+  "subjectUid" in input ? { type: "user", uid: input.subjectUid } : "tenantId" in input ? { type: "scope", id: input.tenantId } : input.subject;
+
+/**
+ * A dry run: the deterministic manifest of what erasing a user or a tenant (a scope) would delete and retain. A
+ * user the registry finds in several scopes, named without one, is planned in each (`scopes`), as the request
+ * group their erasure opens.
+ */
 export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInput>, caller: Caller) {
   requireRole(caller, "compliance");
-  const subject = "subjectUid" in input ? await resolveUserSubject(input.subjectUid) : await resolveTenantSubject(input.tenantId);
   const nowMs = Date.now();
-  // Each governed database's part, planned there (cells/jobs.ts): the primary's at the top, the others beside it.
-  const plans = await inEveryCell(() => planSubject(subject, nowMs));
-  const { [PRIMARY_CELL]: plan, ...others } = plans;
-  if (!plan) throw new Error("the primary database was not planned");
+  // The subjects are found in the primary (the registry's lookups read there); each governed database plans its part
+  // of them (cells/jobs.ts): the primary's at the top, the others beside it.
+  const ref = refOf(input);
+  const found = await subjectsOf(ref);
+  const parts = await inEveryCell(() => planSubjectRef(ref, nowMs, found));
+  const { [PRIMARY_CELL]: primary, ...others } = parts;
+  if (!primary) throw new Error("the primary database was not planned");
+  const { subject, subjects, plan, scopes } = primary;
   await recordEvidence(plan.manifestHash, {
     action: "PLAN_PREVIEWED",
     actor: actorOf(caller),
-    decision: { reason: "DRY_RUN", subjectType: subject.type },
+    decision: { reason: "DRY_RUN", subjectType: subjects[0]!.type },
     policyVersion: plan.policyVersion,
     atMs: nowMs,
     manifestHash: plan.manifestHash,
-    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length, ...(plan.objects.length > 0 ? { objects: plan.objects.length } : {}) },
+    counts: { delete: plan.delete.length, retain: plan.retain.length, externalCopiesToReview: plan.externalCopiesToReview.length, ...(plan.objects.length > 0 ? { objects: plan.objects.length } : {}), ...(scopes ? { scopes: scopes.length } : {}) },
   });
   return {
     delete: plan.delete,
@@ -35,8 +45,10 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     policyVersion: plan.policyVersion,
     manifestHash: plan.manifestHash,
     objects: plan.objects,
+    subjectRef: subject,
+    ...(scopes ? { scopes } : {}),
     ...(Object.keys(others).length > 0
-      ? { databases: Object.fromEntries(Object.entries(others).map(([cell, p]) => [cell, { delete: p.delete, retain: p.retain, externalCopiesToReview: p.externalCopiesToReview, manifestHash: p.manifestHash, objects: p.objects }])) }
+      ? { databases: Object.fromEntries(Object.entries(others).map(([cell, p]) => [cell, { delete: p.plan.delete, retain: p.plan.retain, externalCopiesToReview: p.plan.externalCopiesToReview, manifestHash: p.plan.manifestHash, objects: p.plan.objects }])) }
       : {}),
   };
 }

@@ -4,25 +4,23 @@ import type { PolicyIndex } from "../../kernel/policy";
 /**
  * Which Auth accounts a scope's closure (a tenant's) deletes, pure.
  *
- * A scope's users are the uids of its uid-keyed documents: the user data map's `doc` entries ending in
- * `{uid}` (a profile under the scope's record, a user directory entry), among the paths the closure's manifest
- * names (deleted or kept). Membership of a scope is a profile there: the user data map's `doc` entries under
- * the scope's record (the registry's `subjects.scope.record`) ending in `{uid}`. A user with a profile in
- * another scope keeps the account; the last of a user's scopes to be closed takes it.
+ * A scope's users are found through the registry (purge/runner/tenant-accounts.ts): the users its scope lookups
+ * place there (requests/subjects.ts#usersOfScope: membership, array, path and uid-keyed document lookups can list
+ * them; a claim cannot), recorded when each round of the closure is planned, before it deletes the memberships;
+ * and the uids of the uid-keyed documents the closure's manifest names (deleted or kept), read from their paths:
+ * the user data map's `doc` entries ending in `{uid}` and path lookups whose membership document is keyed by the
+ * uid. A user whom only a claim places in the scope is found by neither: their account stays. A user any lookup
+ * places in another scope keeps the account; the last of a user's scopes to be closed takes it.
  */
 
-/** The user data map's uid-keyed document patterns (a profile, a directory entry). */
+/** The document patterns whose paths name a scope's user: uid-keyed data-map documents, uid-keyed path-lookup memberships. */
 export function uidKeyedPatterns(policy: PolicyIndex): string[] {
-  return policy
+  const fromMap = policy
     .dataMap("user")
     .filter((e) => e.kind === "doc" && e.path?.endsWith("/{uid}"))
     .map((e) => e.path!);
-}
-
-/** The patterns that make a uid a member of a scope: uid-keyed documents inside the scope's tree (none without a scope kind). */
-export function membershipPatterns(policy: PolicyIndex): string[] {
-  const record = policy.scope?.record;
-  return record ? uidKeyedPatterns(policy).filter((p) => p.startsWith(`${record}/`)) : [];
+  const fromLookups = (policy.registry.subjects?.user.scopeLookups ?? []).flatMap((l) => (l.via === "path" && l.pattern.endsWith("/{uid}") ? [l.pattern] : []));
+  return [...new Set([...fromMap, ...fromLookups])];
 }
 
 /** The uid a path names for scope `tenantId`, if it is one of `patterns` (a pattern naming another scope does not count). */
@@ -36,40 +34,33 @@ export function uidOfPath(path: string, patterns: readonly string[], tenantId: s
   return null;
 }
 
-/** A membership found for a uid: the tenant and the path that proves it. */
+/** A user's place in a scope, as a lookup shows it: the document that proves it, or null (a claim). */
 export interface Membership {
   uid: string;
   tenantId: string;
-  path: string;
-}
-
-/** The membership a path proves (a profile in some scope), if it matches one of `patterns`. */
-export function membershipOf(path: string, patterns: readonly string[], scopeKey: string): Membership | null {
-  for (const p of patterns) {
-    const vars = matchPattern(p, path);
-    const scope = vars?.[scopeKey];
-    if (vars?.uid && scope) return { uid: vars.uid, tenantId: scope, path };
-  }
-  return null;
+  path: string | null;
 }
 
 /**
- * Splits a closing tenant's users into the accounts to delete and the accounts kept because the user belongs
- * to another tenant (with the memberships that say so). Sorted, so the evidence is deterministic.
+ * Splits a closing tenant's users into the accounts to delete and the accounts kept because a lookup places the
+ * user in another scope (with the documents that say so; a claim names none). Sorted, so the evidence is
+ * deterministic.
  */
 export function accountsToDelete(
   uids: Iterable<string>,
   memberships: readonly Membership[],
   closingTenantId: string,
 ): { delete: string[]; keep: { uid: string; paths: string[] }[] } {
-  const elsewhere = new Map<string, string[]>();
+  const elsewhere = new Map<string, Set<string>>();
   for (const m of memberships) {
     if (m.tenantId === closingTenantId) continue;
-    elsewhere.set(m.uid, [...(elsewhere.get(m.uid) ?? []), m.path].sort());
+    const paths = elsewhere.get(m.uid) ?? new Set<string>();
+    if (m.path !== null) paths.add(m.path);
+    elsewhere.set(m.uid, paths);
   }
   const all = [...new Set(uids)].sort();
   return {
     delete: all.filter((u) => !elsewhere.has(u)),
-    keep: all.filter((u) => elsewhere.has(u)).map((uid) => ({ uid, paths: elsewhere.get(uid)! })),
+    keep: all.filter((u) => elsewhere.has(u)).map((uid) => ({ uid, paths: [...elsewhere.get(uid)!].sort() })),
   };
 }

@@ -16,6 +16,7 @@ import { finalizeStep } from "./finalize";
 import { maskBatch } from "./mask";
 import { objectBatch } from "./objects";
 import { newPlanId, planRequestUnit, planSweepUnit, type UnitPlan } from "./plan";
+import { recordScopeUsers } from "./tenant-accounts";
 import { RampLimiter } from "./rate-limiter";
 import { recordSink } from "./records";
 import { runSteps, type Steps } from "./step";
@@ -183,6 +184,8 @@ export async function planUnit(unit: LeasedUnit, opts: Pick<JobOptions, "nowMs">
   const input = { planId, round, nowMs: opts.nowMs, batchSize: cfg.batchSize, sink: recordSink(unit.unitKey, planId, round) };
   if (unit.kind === "request") {
     if (!unit.requestId || !unit.subject) throw new Error(`request unit ${unit.unitKey} has no subject`);
+    // A scope's closure deletes the memberships that name its users: it records them first, for its finalize.
+    if (unit.subject.type === "tenant") await recordScopeUsers(unit.requestId, unit.subject.tenantId);
     return planRequestUnit(unit.requestId, unit.subject, input);
   }
   const target = sweepTargets(policy()).find((t) => t.collection === unit.collection);

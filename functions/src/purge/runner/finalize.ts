@@ -19,8 +19,11 @@ import { recordLedgerEntry } from "./ledger";
 import { archiveCopiesOf } from "./archive";
 import { purgedGoneBy, type GoneBy } from "../../requests/rules/gone-by";
 import { purgeSettings } from "../settings";
+import { finishGroupAccountDeletion, groupAccountIntent, groupAccountIntentEvidence, groupTakesAccountInTx } from "./group-account";
 import { policy } from "../../platform/registry";
 import { storageSettings } from "../../platform/storage";
+
+const groupIdOf = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 
 /** Findings named in evidence: enough to act on, bounded so one entry stays small. */
 const MAX_FINDING_PATHS = 100;
@@ -42,7 +45,8 @@ async function judgeHeldInTx(tx: Transaction, cp: UnitCheckpoint, tally: VerifyT
 
 /**
  * The subject's Auth account goes once everything that may be erased is erased: when the request is PURGED,
- * and also when it is RETAINED_UNDER_HOLD (docs/decisions/0003-auth-account-under-hold.md). It stayed during
+ * and also when it is RETAINED_UNDER_HOLD (docs/decisions/0003-auth-account-under-hold.md). A member of a request
+ * group does not come here: the group's account goes once, when its last member ends PURGED (group-account.ts). It stayed during
  * the grace period so the user could cancel. Recorded in three steps, each fenced by the lease: the intent
  * (AUTH_ACCOUNT_DELETE_INTENT, on the request first, so the Auth-delete backstop sees the request handled),
  * the delete itself, then its outcome (AUTH_ACCOUNT_DELETED, `deleted` or `already-absent`). A crash between
@@ -122,13 +126,17 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
 }
 
 /**
- * Whether an earlier round of this request deleted Cloud Storage objects (the request keeps `objectsErased`): its
- * date still waits out their soft delete when this round deletes none.
+ * The request's stored fields finalize needs before its transaction, read once and only when needed: a user's
+ * `groupId` (a member of a request group leaves the account to the group), and whether an earlier round deleted
+ * Cloud Storage objects (`objectsErased`: the date still waits out their soft delete when this round deletes none).
+ * A tenant's closure in an app without storage entries reads nothing.
  */
-async function objectsDeletedEarlier(cp: UnitCheckpoint): Promise<boolean> {
-  // An app without storage entries never deleted an object: no read.
-  if (!cp.requestId || !policy().hasStorageEntries) return false;
-  return (await requestRef(cp.requestId).get()).get("objectsErased") === true;
+async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | null; objectsDeletedEarlier: boolean }> {
+  const user = cp.subject?.type === "user";
+  const storage = policy().hasStorageEntries;
+  if (!cp.requestId || (!user && !storage)) return { groupId: null, objectsDeletedEarlier: false };
+  const snap = await requestRef(cp.requestId).get();
+  return { groupId: user ? groupIdOf(snap.get("groupId")) : null, objectsDeletedEarlier: storage && snap.get("objectsErased") === true };
 }
 
 /**
@@ -146,26 +154,33 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
   if (!cp) return null;
   const tally = await verifyUnit(cp);
   const end = requestOutcome(tally);
-  if (end !== "BLOCKED") {
+  // A member of a request group: the group's account goes once, from the finalize transaction below (group-account.ts).
+  // A closure across several databases: the request of record's account step takes the accounts (cells/accounts.ts).
+  const { groupId, objectsDeletedEarlier } = await requestFacts(cp);
+  if (end !== "BLOCKED" && groupId === null) {
     if (cp.subject?.type === "tenant") {
       if (!cp.requestId || !(await accountsAcrossCells(cp.requestId))) await deleteTenantAccounts(cp, step, env);
     } else await deleteAuthAccount(cp, step, env);
   }
   // A PURGED request's "fully gone by" date: this moment, the recovery windows, and the archive copies it made.
   // Deleted objects wait out the buckets' soft delete (docs/STORAGE.md); a round that deleted none does not count it.
-  const objects = tally.objectsDeleted > 0 || (await objectsDeletedEarlier(cp)) ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
+  const objects = tally.objectsDeleted > 0 || objectsDeletedEarlier ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
   const goneBy = end === "PURGED" && cp.requestId ? purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows(), objects) : null;
   // The erasure ledger hears of it before the request says PURGED: a restore cannot lose what it records.
   if (end !== "BLOCKED") await recordLedgerEntry(cp, env, goneBy?.atMs ?? null);
   const counts = { gone: tally.gone, archived: tally.archived, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
+  let takesAccount = false;
   const phase = await db().runTransaction(async (tx) => {
     const now = await fenceStep(tx, cp, env, step);
     if (!now) return null;
     const req = cp.requestId ? await tx.get(requestRef(cp.requestId)) : null;
     if (req) assertRequestMove(parseRequestState(req.get("state")), end);
     const judged = end === "RETAINED_UNDER_HOLD" ? await judgeHeldInTx(tx, now, tally) : null;
+    const account = groupId !== null && end === "PURGED" ? await groupTakesAccountInTx(tx, groupId, cp.requestId!, end) : { take: false, members: 0 };
     const evidence = await openEvidence(tx, cp.unitKey);
     const at = toTimestamp(env.nowMs);
+    const intent = account.take && groupId !== null ? groupAccountIntent(env.actor, groupId, at) : null;
+    takesAccount = intent !== null;
     if (end !== "BLOCKED") {
       const held = {
         count: tally.underHoldCount,
@@ -184,15 +199,20 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
               ? { purgedAt: at, retainedUnderHold: FieldValue.delete(), heldAtGeneration: FieldValue.delete(), heldFenceGeneration: FieldValue.delete(), ...goneByFields(goneBy) }
               : // `heldFenceGeneration` is what rounds before `heldAtGeneration` stored (read at finalize: it could postdate a release).
                 { retainedUnderHold: held, heldAtGeneration: judged!.heldAt, heldFenceGeneration: FieldValue.delete() }),
-            timeline: FieldValue.arrayUnion({
-              at,
-              event: end,
-              detail: `${tally.gone} gone, ${tally.retained} retained, ${tally.masked} masked${end === "PURGED" ? "" : `, ${tally.underHoldCount} under hold`}`,
-            }),
+            timeline: FieldValue.arrayUnion(
+              {
+                at,
+                event: end,
+                detail: `${tally.gone} gone, ${tally.retained} retained, ${tally.masked} masked${end === "PURGED" ? "" : `, ${tally.underHoldCount} under hold`}`,
+              },
+              ...(intent ? [intent.timeline] : []),
+            ),
+            ...(intent?.fields ?? {}),
           }
         : {};
       writeCheckpoint(tx, cp, env, { phase: "DONE", nextStep: step + 1, finishedAt: at, verify: counts }, { lease: FieldValue.delete(), ...request });
       evidence.append(purgeEvidence(env, cp, { action: "PURGE_VERIFIED", decision: { reason: "MANIFEST_VERIFIED" }, counts }));
+      if (intent && groupId !== null) evidence.append(groupAccountIntentEvidence(cp, env.actor, env.nowMs, groupId, account.members));
       if (end === "RETAINED_UNDER_HOLD") {
         evidence.append(
           purgeEvidence(env, cp, {
@@ -229,6 +249,8 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
     );
     return "BLOCKED" as const;
   }, EVIDENCE_TX);
+  // The last member of a request group to end PURGED deletes the group's account, after its commit.
+  if (phase === "DONE" && takesAccount && cp.subject?.type === "user") await finishGroupAccountDeletion(cp, cp.subject.uid, env.actor, env.nowMs);
   if (phase === "DONE" && end === "RETAINED_UNDER_HOLD") log.warn("purge.request.retained", { unitKey: cp.unitKey, requestId: cp.requestId, ...counts });
   else if (phase === "DONE") log.info("purge.request.done", { unitKey: cp.unitKey, requestId: cp.requestId, ...counts });
   if (phase === "BLOCKED") log.error("purge.verify.failed", { unitKey: cp.unitKey, requestId: cp.requestId, ...counts });

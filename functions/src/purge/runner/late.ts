@@ -36,7 +36,7 @@ import { roundBatches, roundRetained } from "./verify";
 export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<UnitCheckpoint | null> {
   await fire(env, { point: "beforeLate", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: [] });
   const { roots, expected, decidedObjects } = await survivorsAndRoots(cp);
-  const storage = cp.kind === "request" && cp.subject ? policy().storageMap(cp.subject.type) : [];
+  const storage = cp.kind === "request" && cp.subject ? policy().storageMapOf(cp.subject) : [];
   if (roots.length === 0 && storage.length === 0) return cp;
   const fenceGeneration = await readFence();
   const holds = await activeHolds();

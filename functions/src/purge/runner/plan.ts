@@ -144,7 +144,7 @@ export async function planRequestUnit(requestId: string, subject: Subject, input
   const unit = requestUnit(requestId, subject);
   const begun = await begin(unit, input);
   const { ctx } = begun;
-  const entries = ctx.policy.dataMap(subject.type);
+  const entries = ctx.policy.dataMapOf(subject);
   const keptByEntry = new Set<string>();
   const aboveKept = new Set<string>();
   for (const entry of entries.filter(keeps)) {
@@ -202,7 +202,7 @@ export async function planRequestUnit(requestId: string, subject: Subject, input
  * An object two entries reach is decided once: the first entry that keeps it, else the first that deletes it.
  */
 async function planObjects(subject: Subject, ctx: PlanContext): Promise<void> {
-  const entries = ctx.policy.storageMap(subject.type);
+  const entries = ctx.policy.storageMapOf(subject);
   if (entries.length === 0) return;
   const decided = new Set<string>();
   for (const entry of [...entries.filter((e) => e.action === "retain"), ...entries.filter((e) => e.action === "delete")]) {

@@ -1,24 +1,75 @@
 import { getAuth } from "firebase-admin/auth";
-import { FieldValue } from "firebase-admin/firestore";
+import { FieldPath, FieldValue } from "firebase-admin/firestore";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
-import { segments } from "../../kernel/paths";
-import { adminApp, db } from "../../platform/firestore";
+import { CLOSURE_HANDLES_USERS_STATES, type RequestState } from "../../requests/rules/requests";
+import { adminApp, COLLECTIONS, db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
-import { accountsToDelete, membershipOf, membershipPatterns, uidKeyedPatterns, uidOfPath, type Membership } from "../rules/accounts";
+import { accountsToDelete, uidKeyedPatterns, uidOfPath } from "../rules/accounts";
+import { scopesOfUsers, usersOfScope } from "../../requests/index";
 import { checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "../store";
 import { fenceStep } from "./step";
 import { roundBatches, roundRetained } from "./verify";
 import { purgeEvidence, type StepEnv } from "./env";
 
-/** Firestore's `in` takes at most 30 values; Auth's getUsers at most 100 identifiers, deleteUsers 1,000 uids. */
-const IN_LIMIT = 30;
+/** Auth's getUsers takes at most 100 identifiers, deleteUsers 1,000 uids. */
 const GET_USERS_LIMIT = 100;
 /** Paths named in one evidence entry. */
 const MAX_EVIDENCE_PATHS = 100;
 
-/** The uids of the tenant's uid-keyed documents among the round's manifest paths (deleted and kept). */
+/** Users recorded per write batch, and read per page. */
+const USERS_BATCH = 400;
+
+/** Where a closure records its scope's users before it deletes anything: `deletionRequests/{id}/scopeUsers/{uid}`. */
+const scopeUsersOf = (requestId: string) => requestRef(requestId).collection("scopeUsers");
+
+/**
+ * Records the users the registry's lookups place in a closing scope (requests/subjects.ts#usersOfScope), before
+ * its round deletes anything: the closure deletes the memberships that name them (a member document, a
+ * membership record), and its finalize must still know whose accounts to judge. Run when a round is planned
+ * (drive.ts#planUnit); each round adds to what earlier rounds recorded (a user who was a member at any time of the
+ * closure is judged). One document per user, written in batches; idempotent.
+ */
+export async function recordScopeUsers(requestId: string, tenantId: string): Promise<number> {
+  let batch: string[] = [];
+  let recorded = 0;
+  const flush = async () => {
+    const w = db().batch();
+    for (const uid of batch) w.set(scopeUsersOf(requestId).doc(uid), { uid });
+    await w.commit();
+    recorded += batch.length;
+    batch = [];
+  };
+  const seen = new Set<string>();
+  for await (const m of usersOfScope(tenantId)) {
+    if (seen.has(m.uid) || !/^[^/]{1,128}$/.test(m.uid) || m.uid === "." || m.uid === "..") continue;
+    seen.add(m.uid);
+    batch.push(m.uid);
+    if (batch.length >= USERS_BATCH) await flush();
+  }
+  if (batch.length > 0) await flush();
+  return recorded;
+}
+
+/** The users a closure recorded (`recordScopeUsers`), a page at a time. */
+async function* recordedScopeUsers(requestId: string): AsyncGenerator<string> {
+  let last: string | undefined;
+  for (;;) {
+    let q = scopeUsersOf(requestId).orderBy(FieldPath.documentId()).select().limit(USERS_BATCH);
+    if (last !== undefined) q = q.startAfter(last);
+    const snap = await q.get();
+    for (const d of snap.docs) yield d.id;
+    if (snap.size < USERS_BATCH) return;
+    last = snap.docs[snap.docs.length - 1]!.id;
+  }
+}
+
+/**
+ * The closing scope's users (purge/rules/accounts.ts): those the registry's lookups placed in it when its rounds
+ * were planned (`recordScopeUsers`), and the uids of the uid-keyed documents among the round's manifest paths
+ * (deleted and kept).
+ */
 async function tenantUids(cp: UnitCheckpoint, tenantId: string): Promise<Set<string>> {
   const pol = policy();
   const patterns = uidKeyedPatterns(pol);
@@ -30,32 +81,45 @@ async function tenantUids(cp: UnitCheckpoint, tenantId: string): Promise<Set<str
   };
   for await (const b of roundBatches(cp)) for (const item of b.items) offer(item.path);
   for await (const r of roundRetained(cp)) offer(r.path);
+  if (cp.requestId) for await (const uid of recordedScopeUsers(cp.requestId)) uids.add(uid);
   return uids;
 }
 
-/** Profiles of these uids in any tenant (one collection-group query per membership collection and 30 uids). */
-async function membershipsOf(uids: readonly string[]): Promise<Membership[]> {
-  const pol = policy();
-  const patterns = membershipPatterns(pol);
-  const key = pol.scope?.key ?? "";
-  const found: Membership[] = [];
-  for (const collectionId of new Set(patterns.map((p) => segments(p).slice(-2)[0]!))) {
-    for (let i = 0; i < uids.length; i += IN_LIMIT) {
-      const snap = await db().collectionGroup(collectionId).where("uid", "in", uids.slice(i, i + IN_LIMIT)).select().get();
-      for (const d of snap.docs) {
-        const m = membershipOf(d.ref.path, patterns, key);
-        if (m) found.push(m);
-      }
-    }
+/** Firestore's `in` takes at most 30 values. */
+const IN_LIMIT = 30;
+
+/**
+ * The scopes among `scopeIds` whose closure the purge has taken (CLOSURE_HANDLES_USERS_STATES): a user's place in
+ * one of them is no reason to keep the account (a claim naming a closed tenant stays on the account for ever).
+ */
+async function closedScopes(scopeIds: readonly string[]): Promise<Set<string>> {
+  const ids = [...new Set(scopeIds)];
+  const closed = new Set<string>();
+  for (let i = 0; i < ids.length; i += IN_LIMIT) {
+    const snap = await db()
+      .collection(COLLECTIONS.deletionRequests)
+      .where("subjectType", "==", "tenant")
+      .where("tenantId", "in", ids.slice(i, i + IN_LIMIT))
+      .select("tenantId", "state")
+      .get();
+    for (const d of snap.docs) if (CLOSURE_HANDLES_USERS_STATES.includes(d.get("state") as RequestState)) closed.add(String(d.get("tenantId")));
   }
-  return found;
+  return closed;
 }
 
 /** Which accounts a tenant's closure deletes and which it keeps, from its round's manifest (purge/rules/accounts.ts). */
 async function closureAccounts(cp: UnitCheckpoint & { subject: { type: "tenant"; tenantId: string } }) {
   const tenantId = cp.subject.tenantId;
   const uids = [...(await tenantUids(cp, tenantId))].sort();
-  return accountsToDelete(uids, await membershipsOf(uids), tenantId);
+  // Every scope the registry's lookups place each user in (a claim, a directory, memberships): any other keeps the
+  // account, unless that scope's own closure has been taken by the purge (it takes its users' accounts itself).
+  const memberships = await scopesOfUsers(uids);
+  const closed = await closedScopes(memberships.map((m) => m.tenantId).filter((t) => t !== tenantId));
+  return accountsToDelete(
+    uids,
+    memberships.filter((m) => !closed.has(m.tenantId)),
+    tenantId,
+  );
 }
 
 /**
@@ -72,10 +136,10 @@ export async function closureAccountsOf(requestId: string): Promise<{ delete: st
 /**
  * A tenant's closure deletes its users' Auth accounts once everything that may be erased is erased (PURGED, or
  * RETAINED_UNDER_HOLD, as for a user: decision 0003), except the accounts of users who belong to another tenant
- * (purge/rules/accounts.ts). Recorded like a user's account deletion, each record fenced by the lease: the
+ * through the registry's lookups (purge/rules/accounts.ts). Recorded like a user's account deletion, each record fenced by the lease: the
  * intent (AUTH_ACCOUNTS_DELETE_INTENT, on the request first, so the Auth-delete backstop sees the closure
  * handling its users), the deletes, then the outcome (AUTH_ACCOUNTS_DELETED: counts, and the profiles in other
- * tenants that kept accounts). Membership is judged after this tenant's own profiles are gone, so of two
+ * scopes that kept accounts). Membership is judged after this tenant's own profiles are gone, so of two
  * tenants closing together the later one finds the other's profile gone too and takes the account. A crash
  * between intent and outcome is resumed by the next attempt: deleting an absent account is a no-op.
  */
@@ -120,5 +184,19 @@ export async function deleteTenantAccounts(cp: UnitCheckpoint, step: number, env
   }
   const counts = { deleted, alreadyAbsent: decision.delete.length - deleted, keptOtherTenant: decision.keep.length };
   await record("DONE", counts, decision.keep.flatMap((k) => k.paths));
+  // The list of the scope's users served this judgement; the request keeps no roster of people once it is made (a
+  // later round, after a hold's release, records the users it finds again).
+  await clearScopeUsers(requestId);
   log.info("purge.auth.tenant_accounts", { requestId, ...counts });
+}
+
+/** Deletes what `recordScopeUsers` recorded, a page at a time. */
+export async function clearScopeUsers(requestId: string): Promise<void> {
+  for (;;) {
+    const snap = await scopeUsersOf(requestId).select().limit(USERS_BATCH).get();
+    if (snap.empty) return;
+    const w = db().batch();
+    for (const d of snap.docs) w.delete(d.ref);
+    await w.commit();
+  }
 }

@@ -1,7 +1,7 @@
 import { requestUnit, sweepUnit, type PurgeUnit } from "../rules/unit";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { FieldPath, FieldValue, type DocumentData, type DocumentReference, type QueryDocumentSnapshot, type Transaction } from "firebase-admin/firestore";
-import { assertRequestMove, parseRequestState, purgeMayTake, type RequestState, type TakeFacts } from "../../requests/rules/requests";
+import { assertRequestMove, parseRequestState, purgeMayTake, subjectFromRecord, type RequestState, type TakeFacts } from "../../requests/rules/requests";
 import { DomainError } from "../../kernel/errors";
 import type { Subject } from "../../plan/rules";
 import { COLLECTIONS, db } from "../../platform/firestore";
@@ -24,11 +24,8 @@ export interface LeasedUnit extends PurgeUnit {
   resume: boolean;
 }
 
-/** The subject of a deletion request document (a user, or a whole tenant). */
-export function subjectOf(data: DocumentData): Subject {
-  const tenantId = String(data.tenantId ?? "");
-  return data.subjectType === "tenant" ? { type: "tenant", tenantId } : { type: "user", uid: String(data.uid ?? ""), tenantId };
-}
+/** The subject of a deletion request document (a user, or a whole tenant; a request group's member in its scope). */
+export const subjectOf = (data: DocumentData): Subject => subjectFromRecord(data);
 
 /**
  * The request a purge unit works for has moved on without it (the owner cancelled it in the meantime): the

@@ -184,6 +184,28 @@ export interface DeletionRequest {
   /** A tenant's closure: the second staff member who approved it, and when. */
   approvedBy?: string;
   approvedAtMs?: number;
+  /**
+   * The request group this request is a member of (a user erased in several scopes by one request): the group's
+   * id, which is its lead's request id (requests/rules/group.ts). Absent for a request on its own.
+   */
+  groupId?: string;
+}
+
+/**
+ * The subject a stored request (or a purge checkpoint) names: `subjectType`, `tenantId`, and for a user `uid` and,
+ * for a member of a request group that is not its lead, `scopedOnly`.
+ */
+export function subjectFromRecord(data: Readonly<Record<string, unknown>>): Subject {
+  const text = (v: unknown): string => (typeof v === "string" ? v : "");
+  const tenantId = text(data.tenantId);
+  if (data.subjectType === "tenant") return { type: "tenant", tenantId };
+  return { type: "user", uid: text(data.uid), tenantId, ...(data.scopedOnly === true ? { scopedOnly: true as const } : {}) };
+}
+
+/** How a request stores its subject (the inverse of `subjectFromRecord`). */
+export function subjectRecord(subject: Subject): Record<string, string | boolean> {
+  if (subject.type === "tenant") return { subjectType: "tenant", tenantId: subject.tenantId };
+  return { subjectType: "user", uid: subject.uid, tenantId: subject.tenantId, ...(subject.scopedOnly === true ? { scopedOnly: true } : {}) };
 }
 
 /** A tenant's closure needs a second staff member's approval before anything is hidden; a user's erasure does not. */

@@ -42,7 +42,15 @@ describe("console callables", () => {
     expect(await ok("getDeletionStatus", { requestId: opened.requestId }, t.ada)).toEqual(mine);
     const staff = await ok("getDeletionStatus", { requestId: opened.requestId }, t.clara);
     // A customer is never named: the people map names staff only.
-    expect(staff.staff).toEqual({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, requestedBy: "u-1001", source: "user", blockedReason: null, retainedUnderHold: null, people: {} });
+    expect(staff.staff).toEqual({
+      subject: { type: "user", uid: "u-1001", tenantId: "t-acme" },
+      subjectRef: { type: "user", uid: "u-1001", scope: "t-acme" },
+      requestedBy: "u-1001",
+      source: "user",
+      blockedReason: null,
+      retainedUnderHold: null,
+      people: {},
+    });
     // Ben has none; staff have none of their own.
     expectRefused(await call("getDeletionStatus", {}, t.ben), "NOT_FOUND", "REQUEST_NOT_FOUND");
     expectRefused(await call("getDeletionStatus", {}, t.clara), "NOT_FOUND", "REQUEST_NOT_FOUND");
@@ -113,6 +121,7 @@ describe("console callables", () => {
     const shown = await ok("getDeletionStatus", { requestId: closure.requestId }, t.clara);
     expect(shown.staff).toEqual({
       subject: { type: "tenant", tenantId: "t-zeta" },
+      subjectRef: { type: "scope", id: "t-zeta" },
       requestedBy: "r-3001",
       source: "staff",
       blockedReason: null,

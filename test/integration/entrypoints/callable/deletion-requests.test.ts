@@ -155,7 +155,16 @@ describe("account deletion requests", () => {
     // staff only, so the customer who asked is not named.
     const { staff, ...asStaff } = await callExpect<Status & { staff?: unknown }>("getDeletionStatus", { requestId: opened.requestId }, t.clara);
     expect(asStaff).toEqual(status);
-    expect(staff).toEqual({ subject: { type: "user", uid: "u-1001", tenantId: "t-acme" }, requestedBy: "u-1001", source: "user", blockedReason: null, retainedUnderHold: null, people: {} });
+    expect(staff).toEqual({
+      subject: { type: "user", uid: "u-1001", tenantId: "t-acme" },
+      // The same subject in the general form, beside the documented one.
+      subjectRef: { type: "user", uid: "u-1001", scope: "t-acme" },
+      requestedBy: "u-1001",
+      source: "user",
+      blockedReason: null,
+      retainedUnderHold: null,
+      people: {},
+    });
   });
 
   it("getDeletionStatus: refuses another user, a non-compliance staff member, unknown ids, bad payloads and the unauthenticated", async () => {

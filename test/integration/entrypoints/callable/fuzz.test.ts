@@ -47,6 +47,8 @@ interface Spec {
   schema: { safeParse: (value: unknown) => { success: boolean } };
   /** A valid payload to mutate. */
   base: () => Record<string, unknown>;
+  /** Other valid payloads to mutate too: the same callable's other input forms (a subject in the general form). */
+  alternates?: () => Record<string, unknown>[];
   /** The token for payloads the schema rejects: it would succeed on a valid payload. */
   privileged: TokenRole;
   /** The token for valid payloads produced by mutation: its refusal is documented. */
@@ -72,22 +74,45 @@ const wrongValue = fc.oneof(
   fc.string({ maxLength: 20 }).map((s) => `${s}/../${s}`),
 );
 
-/** Payloads mostly outside the schema: arbitrary JSON, or the base with one member broken or one member added. */
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Payloads mostly outside the schema: arbitrary JSON, or a valid payload (the base or an alternate form) with one
+ * member broken, added or left out, or one member of a nested object (a subject) broken, added or left out.
+ */
 function mutations(spec: Spec): fc.Arbitrary<Case> {
-  const base = spec.base();
-  const keys = Object.keys(base);
-  const anything = fc.anything({ maxDepth: 2, maxKeys: 4 }).map((payload): Case => ({ payload }));
-  const extraKey = fc.tuple(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !keys.includes(k) && k !== "__proto__"), fc.anything({ maxDepth: 1 })).map(([k, v]): Case => ({
-    payload: { ...base, [k]: v },
-  }));
-  // An input with no fields (getRetentionRegistry's `{}`) has no field to give a wrong value or to leave out.
-  if (keys.length === 0) return fc.oneof(anything, extraKey);
-  return fc.oneof(
-    anything,
-    fc.tuple(fc.constantFrom(...keys), wrongValue).map(([k, v]): Case => ({ payload: { ...base, [k]: v } })),
-    extraKey,
-    fc.constantFrom(...keys).map((k): Case => ({ payload: Object.fromEntries(Object.entries(base).filter(([key]) => key !== k)) })),
-  );
+  const one = (base: Record<string, unknown>): fc.Arbitrary<Case>[] => {
+    const keys = Object.keys(base);
+    const nested = keys.filter((k) => isObject(base[k]));
+    const inner = (k: string) => base[k] as Record<string, unknown>;
+    const extraKey = fc.tuple(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !keys.includes(k) && k !== "__proto__"), fc.anything({ maxDepth: 1 })).map(([k, v]): Case => ({
+      payload: { ...base, [k]: v },
+    }));
+    // An input with no fields (getRetentionRegistry's `{}`) has no field to give a wrong value or to leave out.
+    if (keys.length === 0) return [extraKey];
+    return [
+      fc.tuple(fc.constantFrom(...keys), wrongValue).map(([k, v]): Case => ({ payload: { ...base, [k]: v } })),
+      extraKey,
+      fc.constantFrom(...keys).map((k): Case => ({ payload: Object.fromEntries(Object.entries(base).filter(([key]) => key !== k)) })),
+      ...(nested.length === 0
+        ? []
+        : [
+            fc
+              .constantFrom(...nested)
+              .chain((k) => fc.tuple(fc.constant(k), fc.constantFrom(...Object.keys(inner(k))), wrongValue))
+              .map(([k, nk, v]): Case => ({ payload: { ...base, [k]: { ...inner(k), [nk]: v } } })),
+            fc
+              .tuple(fc.constantFrom(...nested), fc.string({ minLength: 1, maxLength: 8 }).filter((x) => x !== "__proto__"), fc.anything({ maxDepth: 1 }))
+              .filter(([k, nk]) => !(nk in inner(k)))
+              .map(([k, nk, v]): Case => ({ payload: { ...base, [k]: { ...inner(k), [nk]: v } } })),
+            fc
+              .constantFrom(...nested)
+              .chain((k) => fc.tuple(fc.constant(k), fc.constantFrom(...Object.keys(inner(k)))))
+              .map(([k, nk]): Case => ({ payload: { ...base, [k]: Object.fromEntries(Object.entries(inner(k)).filter(([x]) => x !== nk)) } })),
+          ]),
+    ];
+  };
+  return fc.oneof(fc.anything({ maxDepth: 2, maxKeys: 4 }).map((payload): Case => ({ payload })), ...[spec.base(), ...(spec.alternates?.() ?? [])].flatMap(one));
 }
 
 const docPaths = DEMO_DOCS.map((d) => d.path);
@@ -178,13 +203,17 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       name: "planDeletion",
       schema: PlanDeletionInput,
       base: () => ({ subjectUid: "u-1001" }),
+      alternates: () => [{ subject: { type: "user", uid: "u-1001", scope: "t-acme" } }, { subject: { type: "scope", id: "t-acme" } }],
       privileged: "clara",
       unprivileged: "ada",
       refusals: () =>
         fc.oneof(
           fuzzId.map((subjectUid) => ({ payload: { subjectUid }, token: "clara" as const })),
           fuzzId.map((tenantId) => ({ payload: { tenantId }, token: "dev" as const })),
+          fuzzId.map((uid) => ({ payload: { subject: { type: "user", uid } }, token: "clara" as const })),
+          fuzzId.map((id) => ({ payload: { subject: { type: "scope", id } }, token: "dev" as const })),
           fc.constantFrom<TokenRole>("ada", "rita", "stranger").map((token) => ({ payload: { tenantId: "t-acme" }, token })),
+          fc.constantFrom<TokenRole>("ada", "rita", "stranger").map((token) => ({ payload: { subject: { type: "user", uid: "u-1001" } }, token })),
         ),
       documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "NOT_FOUND/SUBJECT_NOT_FOUND"],
     },
@@ -243,11 +272,13 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       name: "requestTenantDeletion",
       schema: RequestTenantDeletionInput,
       base: () => ({ tenantId: "t-acme", reason: "fuzz" }),
+      alternates: () => [{ subject: { type: "scope", id: "t-acme" }, reason: "fuzz" }],
       privileged: "rita",
       unprivileged: "clara",
       refusals: () =>
         fc.oneof(
           fuzzId.map((tenantId) => ({ payload: { tenantId, reason: "r" }, token: "rita" as const })),
+          fuzzId.map((id) => ({ payload: { subject: { type: "scope", id }, reason: "r" }, token: "rita" as const })),
           fc.constantFrom<TokenRole>("ada", "ben", "clara", "dev", "stranger").map((token) => ({ payload: { tenantId: "t-acme", reason: "r" }, token })),
         ),
       documented: ["PERMISSION_DENIED/NOT_RETENTION_ADMIN", "NOT_FOUND/SUBJECT_NOT_FOUND"],
@@ -298,11 +329,13 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       name: "listDeletionRequests",
       schema: ListDeletionRequestsInput,
       base: () => ({ state: "PENDING", overdueOnly: false, pageSize: 10 }),
+      alternates: () => [{ subject: { type: "user", uid: "u-1002", scope: "t-acme" }, pageSize: 10 }, { subject: { type: "scope", id: "t-acme" } }],
       privileged: "clara",
       unprivileged: "ada",
       refusals: () =>
         fc.oneof(
           fuzzId.map((cursor) => ({ payload: { cursor }, token: "clara" as const })),
+          fc.tuple(fc.constantFrom({ type: "user", uid: "u-1002" }, { type: "scope", id: "t-acme" }), fuzzId).map(([subject, cursor]) => ({ payload: { subject, cursor }, token: "clara" as const })),
           fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger").map((token) => ({ payload: { state: "PENDING" }, token })),
         ),
       documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "INVALID_ARGUMENT/INVALID_CURSOR"],
@@ -338,10 +371,12 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       name: "explainDeletion",
       schema: ExplainDeletionInput,
       base: () => ({ path: "tenants/t-acme/orders/o-1002", pageSize: 5, verify: "entries" }),
+      alternates: () => [{ subject: { type: "user", uid: "u-1002", scope: "t-acme" }, pageSize: 5 }, { subject: { type: "scope", id: "t-acme" }, verify: "entries" }],
       privileged: "clara",
       unprivileged: "rita",
       refusals: () =>
         fc.oneof(
+          fc.tuple(fc.constantFrom({ type: "user", uid: "u-1002" }, { type: "scope", id: "t-acme" }), fuzzId).map(([subject, cursor]) => ({ payload: { subject, cursor }, token: "clara" as const })),
           fc.tuple(fc.constantFrom(...docPaths), fuzzId).map(([path, cursor]) => ({ payload: { path, cursor }, token: "clara" as const })),
           fc.tuple(fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger"), fc.constantFrom(...docPaths)).map(([token, path]) => ({ payload: { path }, token })),
           fuzzId.map((requestId) => ({ payload: { requestId }, token: "ada" as const })),
