@@ -185,7 +185,7 @@ describe("the function kit, adopted into a project of its own", () => {
     const indexes = cjson.load(join(project, "firestore.indexes.json")) as { indexes: Record<string, unknown>[]; fieldOverrides: Record<string, unknown>[] };
     expect(indexes.indexes[0]).toEqual(APP_INDEX);
     expect(indexes.fieldOverrides).toContainEqual({ collectionGroup: "notifications", fieldPath: "expireAt", ttl: true, indexes: [{ order: "ASCENDING", queryScope: "COLLECTION" }] });
-    for (const q of registryQueries(new PolicyIndex(socialRegistry()))) expect(checkQuery(indexes as never, q.shape).status, q.why).not.toBe("missing");
+    for (const q of registryQueries(new PolicyIndex(socialRegistry()).forCell("primary"))) expect(checkQuery(indexes as never, q.shape).status, q.why).not.toBe("missing");
     expect(readFileSync(join(project, "firestore.indexes.json"), "utf8")).toContain("// <retention:begin>");
 
     // The package's two exports resolve from the codebase: "./lib" gives the handlers without deploying anything.
@@ -390,7 +390,7 @@ describe("the function kit, adopted into a project of its own", () => {
     expect(Object.keys(instances).sort()).toEqual(["retention", second].sort());
     const envFile = join(project, instances[second]!, `.env.${KIT_PROJECT}`);
     const envText = existsSync(envFile) ? readFileSync(envFile, "utf8") : "";
-    writeFileSync(envFile, setEnvLine(setEnvLine(setEnvLine(envText, "RETENTION_DATABASE_ID", EU_DB), "RETENTION_LEDGER_DATABASE_ID", `${EU_DB}-ledger`), "RETENTION_STORAGE_BUCKET", `${KIT_PROJECT}-eu-uploads`));
+    writeFileSync(envFile, setEnvLine(setEnvLine(setEnvLine(envText, "RETENTION_DATABASE_ID", EU_DB), "RETENTION_LEDGER_DATABASE_ID", `${EU_DB}-ledger`), "RETENTION_STORAGE_BUCKET", `${KIT_PROJECT}-eu-uploads`).replace(/$/, `RETENTION_DATABASES=${new PolicyIndex(socialRegistry()).cells().filter((c) => c !== "primary").map((c) => `${c}=${EU_DB}-${c}`).join(",")}\n`));
 
     // Setup refuses to run for "the" instance now that there are two, then writes the second's files only.
     const rulesBefore = readFileSync(join(project, "firestore.rules"), "utf8");

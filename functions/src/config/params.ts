@@ -23,6 +23,13 @@ export interface SettingSpec {
 
 export const SETTINGS = {
   databaseId: { env: "RETENTION_DATABASE_ID", kind: "string", default: "(default)", description: "Firestore database id the control plane governs (named databases are supported)." },
+  databases: {
+    env: "RETENTION_DATABASES",
+    kind: "string",
+    default: "",
+    description:
+      "Physical Firestore database ids of the registry's additional governed databases, by logical name: `analytics=analytics-prod,billing=billing-eu` (comma-separated). A database it does not name has the id of its logical name. The primary is RETENTION_DATABASE_ID.",
+  },
   ledgerDatabaseId: { env: "RETENTION_LEDGER_DATABASE_ID", kind: "string", default: "erasure-ledger", description: "Firestore database id of the erasure ledger (keyed hashes of erased subjects, no personal data); never the governed database, so that restoring that one does not roll the ledger back." },
   purgeSchedule: { env: "RETENTION_PURGE_SCHEDULE", kind: "string", default: "0 2 * * *", description: "Cron for nightlyPurge." },
   purgeTimezone: { env: "RETENTION_PURGE_TIMEZONE", kind: "string", default: "Etc/UTC", description: "Time zone of the purge schedule." },
@@ -81,6 +88,12 @@ const CRON: Omit<SettingPrompt, "label"> = { pattern: /^\S+( \S+){4}$/, patternE
 
 export const SETTING_PROMPTS = {
   databaseId: { label: "Governed Firestore database", ...DATABASE_ID },
+  databases: {
+    label: "Additional governed databases (logical=physical, comma-separated)",
+    // As platform/settings.ts#parseDatabaseMap reads it.
+    pattern: /^\s*([a-z0-9]+(-[a-z0-9]+)*=[A-Za-z0-9()_-]+)?\s*(,\s*([a-z0-9]+(-[a-z0-9]+)*=[A-Za-z0-9()_-]+)?\s*)*$/,
+    patternError: "Empty, or logical=physical pairs separated by commas, e.g. analytics=analytics-prod,billing=billing-eu.",
+  },
   ledgerDatabaseId: { label: "Erasure ledger database", ...DATABASE_ID },
   purgeSchedule: { label: "Nightly purge schedule", ...CRON },
   purgeTimezone: { label: "Time zone of the purge schedule", pattern: /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/, patternError: "An IANA time zone, e.g. Etc/UTC or Europe/Berlin." },

@@ -6,7 +6,8 @@ import { applyEdits, modify, parse as parseJsonc, type ParseError } from "jsonc-
 import { x as extractTar } from "tar";
 import { SECRETS, SETTINGS, type SettingSpec } from "../config/params";
 import { sha256Hex } from "../kernel/canonical";
-import { PolicyIndex } from "../kernel/policy";
+import { PolicyIndex, PRIMARY_CELL } from "../kernel/policy";
+import { parseDatabaseMap } from "../platform/settings";
 import { DEFAULT_BUCKET, resolveBucket } from "../kernel/storage-map";
 import { makeRegistryBundle, type RegistryBundle } from "../kernel/registry-bundle";
 import { checkRegistry, collectionsInRules, type LockEntry } from "../kernel/registry-check";
@@ -279,14 +280,6 @@ export function planSetup(o: SetupOptions): SetupPlan {
   const env = envOf(cwd, configDir, project);
   const governedDatabase = settingOf(env, "databaseId");
 
-  const collisions = databaseCollisions(
-    all.map((a) => {
-      const e = envOf(cwd, a.stanza.instances[a.instance]!, project);
-      return { instance: a.instance, governed: [settingOf(e, "databaseId")], ledger: settingOf(e, "ledgerDatabaseId") };
-    }),
-  );
-  if (collisions.length > 0) throw new SetupError(`The kit's instances would share data: ${collisions.join("; ")}.`);
-
   const targets = firestoreFilesFor(firebaseJson, governedDatabase);
   if (!targets?.rules || !targets.indexes) {
     throw new SetupError(`firebase.json has no firestore entry with rules and indexes for database ${governedDatabase}, which instance ${instance} governs: add one (e.g. "firestore": { "rules": "firestore.rules", "indexes": "firestore.indexes.json" }).`);
@@ -294,6 +287,16 @@ export function planSetup(o: SetupOptions): SetupPlan {
   const rulesText = read(resolve(cwd, targets.rules));
   const bundle = bundleOf(cwd, o.policies, rulesText);
   const registry = bundle.current;
+  // Each instance governs its primary and the registry's other databases, as its RETENTION_DATABASES maps them.
+  const cells = new PolicyIndex(registry).cells().filter((c) => c !== PRIMARY_CELL);
+  const collisions = databaseCollisions(
+    all.map((a) => {
+      const e = envOf(cwd, a.stanza.instances[a.instance]!, project);
+      const map = parseDatabaseMap(e[SETTINGS.databases.env] ?? "");
+      return { instance: a.instance, governed: [settingOf(e, "databaseId"), ...cells.map((c) => map.get(c) ?? c)], ledger: settingOf(e, "ledgerDatabaseId") };
+    }),
+  );
+  if (collisions.length > 0) throw new SetupError(`The kit's instances would share data: ${collisions.join("; ")}.`);
   const buckets = bucketCollisions(
     all.map((a) => {
       const own = envOf(cwd, a.stanza.instances[a.instance]!, project)[SETTINGS.storageBucket.env] || String(SETTINGS.storageBucket.default);
@@ -321,7 +324,7 @@ export function planSetup(o: SetupOptions): SetupPlan {
   }
   const indexesText = read(resolve(cwd, targets.indexes)) ?? '{\n  "indexes": [],\n  "fieldOverrides": []\n}\n';
   try {
-    changes.push(...changeOf(cwd, targets.indexes, spliceIndexFile(indexesText, new PolicyIndex(registry), targets.indexes, governedDatabase).after));
+    changes.push(...changeOf(cwd, targets.indexes, spliceIndexFile(indexesText, new PolicyIndex(registry).forCell(PRIMARY_CELL), targets.indexes, governedDatabase).after));
   } catch (err) {
     if (err instanceof IndexFileError) throw new SetupError(err.message);
     throw err;

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkQuery, describeQuery, type IndexConfig } from "../../../functions/src/indexes/rules";
-import { PolicyIndex } from "../../../functions/src/kernel/policy";
+import { PolicyIndex, PRIMARY_CELL } from "../../../functions/src/kernel/policy";
 import type { Registry } from "../../../functions/src/kernel/policy-schema";
 import { CONTROL_PLANE_INDEXES, CONTROL_PLANE_OVERRIDES, registryQueries, requiredIndexes } from "../../../functions/src/setup/rules/indexes";
 import { SOCIAL_INDEXES_FILE, socialRegistry } from "../../../examples/social/registry";
@@ -32,7 +32,8 @@ describe("the indexes setup writes", () => {
     ["social", socialRegistry, SOCIAL_INDEXES_FILE],
   ] as const) {
     it(`${name}: its index file serves every query the engine builds from its registry, and so does what setup would write`, () => {
-      const policy = new PolicyIndex(registry());
+      // The index file is the primary database's: its part of the registry (kernel/policy.ts#forCell).
+      const policy = new PolicyIndex(registry()).forCell(PRIMARY_CELL);
       const deployed = read(file);
       const shapes = registryQueries(policy);
       expect(shapes.length).toBeGreaterThan(0);

@@ -91,7 +91,7 @@ describe("retention setup", () => {
     const indexes = indexJson(readFileSync(join(cwd, "firestore.indexes.json"), "utf8"));
     expect(indexes.indexes[0]).toEqual(APP_INDEX);
     expect(indexes.fieldOverrides).toContainEqual(expect.objectContaining({ collectionGroup: "notifications", fieldPath: "expireAt", ttl: true }));
-    for (const q of registryQueries(new PolicyIndex(socialRegistry()))) expect(checkQuery(indexes as never, q.shape).status, q.why).not.toBe("missing");
+    for (const q of registryQueries(new PolicyIndex(socialRegistry()).forCell("primary"))) expect(checkQuery(indexes as never, q.shape).status, q.why).not.toBe("missing");
     // The registry is the project's, in the kit's codebase where the instance's functions read it.
     expect((JSON.parse(readFileSync(join(cwd, "retention", "registries", "retention.json"), "utf8")) as { current: unknown }).current).toEqual(socialRegistry());
     // The other database's files are not this instance's: untouched.
@@ -121,7 +121,7 @@ describe("retention setup", () => {
   });
 
   it("two instances, each on its own database, each get their own database's files; two on one database are refused, nothing written", () => {
-    project({ retention: {}, eu: { RETENTION_DATABASE_ID: "eu-shop", RETENTION_LEDGER_DATABASE_ID: "eu-ledger", RETENTION_STORAGE_BUCKET: "eu-uploads" } });
+    project({ retention: {}, eu: { RETENTION_DATABASE_ID: "eu-shop", RETENTION_LEDGER_DATABASE_ID: "eu-ledger", RETENTION_DATABASES: "analytics=eu-analytics", RETENTION_STORAGE_BUCKET: "eu-uploads" } });
     const eu = planSetup({ cwd, policies: "policies", instance: "eu" });
     expect(eu.governedDatabase).toBe("eu-shop");
     expect(eu.changes.map((c) => c.file)).toEqual(expect.arrayContaining(["eu.rules", "eu.indexes.json", "retention/registries/eu.json"]));
@@ -132,7 +132,7 @@ describe("retention setup", () => {
 
     rmSync(cwd, { recursive: true, force: true });
     mkdirSync(cwd);
-    project({ retention: {}, eu: { RETENTION_LEDGER_DATABASE_ID: "eu-ledger", RETENTION_STORAGE_BUCKET: "eu-uploads" } });
+    project({ retention: {}, eu: { RETENTION_LEDGER_DATABASE_ID: "eu-ledger", RETENTION_DATABASES: "analytics=eu-analytics", RETENTION_STORAGE_BUCKET: "eu-uploads" } });
     const before = snapshot();
     expect(() => planSetup({ cwd, policies: "policies", instance: "eu" })).toThrow(/instances retention and eu both govern database \(default\)/);
     expect(snapshot()).toEqual(before);
@@ -140,9 +140,16 @@ describe("retention setup", () => {
     // A bucket is the project's, not a database's: two instances whose data maps reach one bucket are refused too.
     rmSync(cwd, { recursive: true, force: true });
     mkdirSync(cwd);
-    project({ retention: {}, eu: { RETENTION_DATABASE_ID: "eu-shop", RETENTION_LEDGER_DATABASE_ID: "eu-ledger" } });
+    project({ retention: {}, eu: { RETENTION_DATABASE_ID: "eu-shop", RETENTION_LEDGER_DATABASE_ID: "eu-ledger", RETENTION_DATABASES: "analytics=eu-analytics" } });
     expect(new PolicyIndex(socialRegistry()).allStorageEntries().length).toBeGreaterThan(0);
     expect(() => planSetup({ cwd, policies: "policies", instance: "eu" })).toThrow(/instances retention and eu both reach Cloud Storage bucket demo-setup's default bucket/);
+
+    // The registry's other databases count too: each instance maps them to databases of its own (RETENTION_DATABASES).
+    rmSync(cwd, { recursive: true, force: true });
+    mkdirSync(cwd);
+    project({ retention: {}, eu: { RETENTION_DATABASE_ID: "eu-shop", RETENTION_LEDGER_DATABASE_ID: "eu-ledger", RETENTION_STORAGE_BUCKET: "eu-uploads" } });
+    expect(new PolicyIndex(socialRegistry()).cells()).toContain("analytics");
+    expect(() => planSetup({ cwd, policies: "policies", instance: "eu" })).toThrow(/instances retention and eu both govern database analytics/);
   });
 
   it("refuses a rules file without markers, and a project without the kit, and says what to do", () => {
