@@ -17,7 +17,7 @@ const SOCIAL_SUITES = ["test/integration/examples/social-functions/**/*.test.ts"
 
 // The function kit adopted into a scratch project of its own (test/kit/): the suite starts that project's emulators
 // itself (firebase-tools 15 for Functions, Auth and Tasks; 14.27 for Firestore; Storage in-process as the harness runs
-// it), restarts them for the upgrade and the second instance, and stops them (`npm run test:kit`, 150 to 370 s).
+// it), restarts them for the upgrade and the second instance, and stops them (`npm run test:kit`, 150 to 480 s).
 const KIT_SUITES = ["test/kit/**/*.test.ts"];
 
 const emulatorDefaults = {

@@ -390,7 +390,15 @@ describe("the function kit, adopted into a project of its own", () => {
     expect(Object.keys(instances).sort()).toEqual(["retention", second].sort());
     const envFile = join(project, instances[second]!, `.env.${KIT_PROJECT}`);
     const envText = existsSync(envFile) ? readFileSync(envFile, "utf8") : "";
-    writeFileSync(envFile, setEnvLine(setEnvLine(setEnvLine(envText, "RETENTION_DATABASE_ID", EU_DB), "RETENTION_LEDGER_DATABASE_ID", `${EU_DB}-ledger`), "RETENTION_STORAGE_BUCKET", `${KIT_PROJECT}-eu-uploads`).replace(/$/, `RETENTION_DATABASES=${new PolicyIndex(socialRegistry()).cells().filter((c) => c !== "primary").map((c) => `${c}=${EU_DB}-${c}`).join(",")}\n`));
+    // Its own primary, ledger and bucket, and its own copy of each of the registry's other databases.
+    const otherDatabases = new PolicyIndex(socialRegistry()).cells().filter((c) => c !== "primary").map((c) => `${c}=${EU_DB}-${c}`).join(",");
+    const euEnv: [string, string][] = [
+      ["RETENTION_DATABASE_ID", EU_DB],
+      ["RETENTION_LEDGER_DATABASE_ID", `${EU_DB}-ledger`],
+      ["RETENTION_STORAGE_BUCKET", `${KIT_PROJECT}-eu-uploads`],
+      ["RETENTION_DATABASES", otherDatabases],
+    ];
+    writeFileSync(envFile, euEnv.reduce((text, [k, v]) => setEnvLine(text, k, v), envText));
 
     // Setup refuses to run for "the" instance now that there are two, then writes the second's files only.
     const rulesBefore = readFileSync(join(project, "firestore.rules"), "utf8");
