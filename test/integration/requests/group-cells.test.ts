@@ -138,7 +138,7 @@ async function expectAccountTakenOnce(groupId: string): Promise<void> {
   // One member carries the account's record, and its timeline says it once each.
   const members = await Promise.all([groupId, ...(await otherMembers(groupId))].map((id) => requestIn(PRIMARY_CELL, id)));
   const recorded = members.filter((m) => m?.authDeletion !== undefined);
-  expect(recorded.map((m) => m?.authDeletion?.state)).toEqual(["DONE"]);
+  expect(recorded.map((m) => (m?.authDeletion as { state?: unknown } | undefined)?.state)).toEqual(["DONE"]);
   const events = members.flatMap((m) => (m?.timeline as { event: string }[]).map((t) => t.event)).filter((e) => e.startsWith("AUTH_ACCOUNT"));
   expect(events.sort()).toEqual(["AUTH_ACCOUNT_DELETED", "AUTH_ACCOUNT_DELETE_INTENT"]);
 }
