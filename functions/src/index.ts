@@ -20,6 +20,10 @@ export { getRetentionRegistry } from "./entrypoints/callable/get-retention-regis
 export { requestTenantDeletion } from "./entrypoints/callable/request-tenant-deletion";
 export { approveTenantDeletion } from "./entrypoints/callable/approve-tenant-deletion";
 export { cancelTenantDeletion } from "./entrypoints/callable/cancel-tenant-deletion";
+export { extendRequestDeadlineCallable as extendRequestDeadline } from "./entrypoints/callable/extend-request-deadline";
+export { requestDataExport } from "./entrypoints/callable/request-data-export";
+export { getDataExport } from "./entrypoints/callable/get-data-export";
+export { exportSubjectData } from "./entrypoints/callable/export-subject-data";
 export { onAuthUserDeleted } from "./entrypoints/auth/on-auth-user-deleted";
 // One delete trigger per TTL collection in the registry, as a function group: ttlDeleted-sessions, ttlDeleted-events.
 export { ttlDeleted } from "./entrypoints/firestore/ttl-deleted";
@@ -30,3 +34,4 @@ export { evidenceAnchor } from "./entrypoints/scheduled/evidence-anchor";
 export { purgeChunk } from "./entrypoints/tasks/purge-chunk";
 export { purgeRequest } from "./entrypoints/tasks/purge-request";
 export { applyRetentionHold } from "./entrypoints/tasks/apply-retention-hold";
+export { buildDataExport } from "./entrypoints/tasks/build-data-export";

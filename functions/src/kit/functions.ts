@@ -34,6 +34,11 @@ export const KIT_FUNCTIONS = [
   "purgeChunk",
   "purgeRequest",
   "applyRetentionHold",
+  "extendRequestDeadline",
+  "requestDataExport",
+  "getDataExport",
+  "exportSubjectData",
+  "buildDataExport",
 ] as const;
 
 /** Every function id the kit deploys under a registry: the fixed ones, and one TTL delete trigger per TTL collection. */

@@ -33,3 +33,8 @@ export { evidenceAnchor } from "../entrypoints/scheduled/evidence-anchor";
 export { purgeChunk } from "../entrypoints/tasks/purge-chunk";
 export { purgeRequest } from "../entrypoints/tasks/purge-request";
 export { applyRetentionHold } from "../entrypoints/tasks/apply-retention-hold";
+export { extendRequestDeadlineCallable as extendRequestDeadline } from "../entrypoints/callable/extend-request-deadline";
+export { requestDataExport } from "../entrypoints/callable/request-data-export";
+export { getDataExport } from "../entrypoints/callable/get-data-export";
+export { exportSubjectData } from "../entrypoints/callable/export-subject-data";
+export { buildDataExport } from "../entrypoints/tasks/build-data-export";

@@ -79,6 +79,8 @@ export const COLLECTIONS = {
   archives: "archives",
   retentionJobs: "retentionJobs",
   retentionReports: "retentionReports",
+  /** A subject's access exports (access/), and their parts in the `exportParts` subcollection; both TTL-deleted. */
+  dataExports: "dataExports",
   /** In the ledger database (settings.ledgerDatabaseId), never in the governed one. */
   erasureLedger: "erasureLedger",
 } as const;
