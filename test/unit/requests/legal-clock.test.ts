@@ -4,7 +4,8 @@
  * whether a request was answered in time.
  */
 import { describe, expect, it } from "vitest";
-import { RegistrySchema, LegalClocksSchema, type LegalClocks } from "../../../functions/src/kernel/policy-schema";
+import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
+import { testClocks } from "../../helpers/legal-clocks";
 import { addPeriod, answeredAtMs, clockView, deadlineOutcome, daysLeft, extensionDecision, lawFor, startClock } from "../../../functions/src/requests/rules/legal-clock";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { loadCurrent } from "../../helpers/policy";
@@ -12,18 +13,7 @@ import { loadCurrent } from "../../helpers/policy";
 const at = (iso: string) => Date.parse(iso);
 const DAY = 86_400_000;
 
-export const CLOCKS: LegalClocks = LegalClocksSchema.parse({
-  laws: [
-    { id: "gdpr", name: "GDPR Art. 12(3)", period: { months: 1 }, extension: { months: 2 } },
-    { id: "ccpa", name: "CCPA 1798.130", period: { days: 45 }, extension: { days: 45 } },
-    { id: "strict", name: "No extension", period: { days: 30 } },
-  ],
-  rules: [
-    { law: "ccpa", via: "scope", scopes: ["t-ca"] },
-    { law: "ccpa", via: "field", path: "userDirectory/{uid}", field: "region", values: ["US-CA"] },
-  ],
-  default: "gdpr",
-});
+const CLOCKS = testClocks({ scope: "t-ca" });
 
 const refusal = (fn: () => unknown): string => {
   try {
