@@ -24,6 +24,8 @@ import { assertMayFetch, BUILD_LEASE_MS, exportDecision, PAGE_PARTS, partId, par
  * own chain (its id is the shard key).
  */
 
+const textOf = (v: unknown): string => (typeof v === "string" ? v : "");
+
 /** The subcollection of an export's parts (a TTL policy of its own: indexes/rules.ts lists it with the others). */
 export const EXPORT_PARTS = "exportParts";
 const exportsCol = () => db().collection(COLLECTIONS.dataExports);
@@ -255,7 +257,7 @@ export async function readExportPage(input: { exportId: string; uid: string; fro
       policyVersion: policy().version,
       atMs: input.nowMs,
       correlationId: input.exportId,
-      manifestHash: String((snap.get("manifest") as Record<string, unknown> | undefined)?.sha256 ?? ""),
+      manifestHash: textOf((snap.get("manifest") as Record<string, unknown> | undefined)?.sha256),
       counts: { download: found.downloads + 1 },
       detail: { exportId: input.exportId },
     });
@@ -280,7 +282,7 @@ export async function readExportPage(input: { exportId: string; uid: string; fro
   return {
     exportId: input.exportId,
     expiresAt: new Date(e.found.expireAtMs!).toISOString(),
-    manifest: { sha256: String(m.sha256 ?? ""), documents: Number(m.documents ?? 0), files: Number(m.files ?? 0), objects: Number(m.objects ?? 0) },
+    manifest: { sha256: textOf(m.sha256), documents: Number(m.documents ?? 0), files: Number(m.files ?? 0), objects: Number(m.objects ?? 0) },
     totalParts: e.found.parts,
     parts,
     next,

@@ -10,7 +10,7 @@ import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import type { Subject } from "../plan/rules";
 import { clockDueAtMs, extensionDecision, lawFor, startClock, type LegalClock } from "./rules/legal-clock";
-import { parseRequestState, type RequestState } from "./rules/requests";
+import { parseRequestState } from "./rules/requests";
 
 /**
  * Legal clocks on requests (docs/decisions/0040-legal-clocks-and-access.md): the clock each new user request starts
@@ -80,7 +80,7 @@ export function legalClockFromFirestore(data: DocumentData | undefined): LegalCl
     startedAtMs: toMs(c.startedAt) ?? 0,
     originalDueAtMs: toMs(c.originalDueAt) ?? 0,
     limitMs: toMs(c.limit),
-    extension: ext ? { dueAtMs: toMs(ext.dueAt) ?? 0, atMs: toMs(ext.at) ?? 0, by: String(ext.by ?? ""), reason: String(ext.reason ?? "") } : null,
+    extension: ext ? { dueAtMs: toMs(ext.dueAt) ?? 0, atMs: toMs(ext.at) ?? 0, by: typeof ext.by === "string" ? ext.by : "", reason: typeof ext.reason === "string" ? ext.reason : "" } : null,
   };
 }
 
@@ -120,7 +120,7 @@ export async function extendRequestDeadline(input: ExtendDeadlineInput): Promise
         : [snap];
     const decided = members.map((m) => {
       const clock = legalClockFromFirestore(m.data());
-      const { dueAtMs } = extensionDecision({ state: parseRequestState(m.get("state")) as RequestState, legalClock: clock }, { reason: input.reason, untilMs: input.untilMs });
+      const { dueAtMs } = extensionDecision({ state: parseRequestState(m.get("state")), legalClock: clock }, { reason: input.reason, untilMs: input.untilMs });
       return { snap: m, clock: clock!, dueAtMs };
     });
     const reason = (input.reason ?? "").trim();

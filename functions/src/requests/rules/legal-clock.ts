@@ -36,6 +36,9 @@ export interface LegalClockFacts {
   fieldValues: ReadonlyMap<number, unknown>;
 }
 
+/** A field's value as a rule compares it: a string or a number as text; anything else matches no value. */
+const fieldText = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : "\u0000");
+
 /**
  * The law a user's request runs under: the first rule that matches (a scope rule: the request's scope is listed; a
  * field rule: the document's field holds one of its values, compared as text), else the registry's default.
@@ -43,7 +46,7 @@ export interface LegalClockFacts {
 export function lawFor(clocks: LegalClocks, facts: LegalClockFacts): LegalClockLaw {
   const byId = new Map(clocks.laws.map((l) => [l.id, l]));
   for (const [i, rule] of clocks.rules.entries()) {
-    const matches = rule.via === "scope" ? facts.scope !== "" && rule.scopes.includes(facts.scope) : rule.values.includes(String(facts.fieldValues.get(i) ?? "\u0000"));
+    const matches = rule.via === "scope" ? facts.scope !== "" && rule.scopes.includes(facts.scope) : rule.values.includes(fieldText(facts.fieldValues.get(i)));
     if (matches) return byId.get(rule.law)!;
   }
   return byId.get(clocks.default)!;
@@ -137,7 +140,7 @@ export function answeredAtMs(timeline: readonly { atMs: number; event: string }[
  */
 export type DeadlineOutcome = "open" | "overdue" | "on-time" | "late" | "none";
 
-export function deadlineOutcome(r: { state: RequestState | string | null; dueAtMs: number | null; answeredAtMs: number | null }, nowMs: number): DeadlineOutcome {
+export function deadlineOutcome(r: { state: string | null; dueAtMs: number | null; answeredAtMs: number | null }, nowMs: number): DeadlineOutcome {
   if (r.dueAtMs === null) return "none";
   if (r.answeredAtMs !== null) return r.answeredAtMs <= r.dueAtMs ? "on-time" : "late";
   if (r.state === "CANCELLED" || r.state === "CANCELLING") return "none";
