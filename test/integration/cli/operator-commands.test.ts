@@ -40,9 +40,7 @@ describe("operator commands: holds, requests, explain, approve", () => {
       ["requests", "show"],
       ["requests", "list", "--state", "DONE"],
       ["requests", "extend", "r-1"],
-      ["requests", "extend", "--reason", "The archive systems are slow to search."],
       ["requests", "extend", "r-1", "--reason", "x", "--until", "not-a-time"],
-      ["requests", "show", "r-1", "--reason", "x"],
       ["explain"],
       ["explain", "events/e-001", "--request", "r-1"],
       ["explain", "not/a/document/path/x"],
@@ -117,7 +115,7 @@ describe("operator commands: holds, requests, explain, approve", () => {
     expect(json(missing)).toMatchObject({ ok: false, error: { kind: "REQUEST_NOT_FOUND" } });
 
     // AtlasMart's registry has no legal clocks: its requests run on their class's due date, which cannot be extended.
-    expect(text).not.toContain("legal clock");
+    expect(text).toMatch(/legal clock +-\n/);
     const extend = await retention(["requests", "extend", request.requestId, "--reason", "The archive systems are slow to search.", "--as", "c-2001", "--json"]);
     expect(extend.code).not.toBe(0);
     expect(json(extend)).toMatchObject({ ok: false, error: { kind: "NO_LEGAL_CLOCK" } });
