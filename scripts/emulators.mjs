@@ -29,7 +29,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureLocalEvidenceKey } from "./local-evidence-key.mjs";
+import { ensureLocalEvidenceKey, ensureLocalProcessorKeys } from "./local-evidence-key.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const GCLOUD_JAR = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar";
@@ -219,6 +219,8 @@ async function main() {
   const withCli = cliOnly.length > 0;
   if (withCli) requireJava();
   if (ensureLocalEvidenceKey(root) !== "kept") process.stderr.write("[emulators] wrote a new evidence key to functions/.secret.local (emulators only)\n");
+  const processorKeys = ensureLocalProcessorKeys(root);
+  if (processorKeys.length > 0) process.stderr.write(`[emulators] wrote processor keys to functions/.secret.local (emulators only): ${processorKeys.join(", ")}\n`);
   const jar = withCli ? resolveFirestoreJar() : null;
   if (only.includes("functions") && !existsSync(join(root, "functions", "lib", "index.js"))) {
     fail("functions/lib/index.js is missing. Run `npm run build` first.");

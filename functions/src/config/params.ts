@@ -70,7 +70,7 @@ export const SETTINGS = {
     description: "Webhook processors this deployment sends elsewhere than the registry's url: `search-index=http://127.0.0.1:8790/erase` (comma-separated name=url; https, or http on the loopback). Empty: every webhook gets its registry url.",
   },
   processorTimeoutSeconds: { env: "RETENTION_PROCESSOR_TIMEOUT_SECONDS", kind: "int", default: 10, min: 1, max: 120, description: "How long one delivery to a webhook processor waits for its answer before the attempt counts as failed (the queue retries it with backoff)." },
-  processorSweepSchedule: { env: "RETENTION_PROCESSOR_SWEEP_SCHEDULE", kind: "string", default: "*/15 * * * *", description: "Cron for processorNotices: delivers again the processor notices a hold kept back once it is released, and any whose delivery task was never queued." },
+  processorSweepSchedule: { env: "RETENTION_PROCESSOR_SWEEP_SCHEDULE", kind: "string", default: "*/5 * * * *", description: "Cron for processorNotices: delivers again the processor notices a hold kept back once it is released, and any whose delivery task was never queued." },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof SETTINGS;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { patternMatchesSegments, segments } from "./paths";
+import { PROCESSOR_KINDS } from "./processor-states";
 
 /**
  * The zod schema of a policy registry version (`policies/versions/*.json`). The registry is data: an
@@ -334,13 +335,13 @@ export const SubjectsSchema = z
  * - `manual`: a vendor with no API; staff carry the deletion out and confirm it in the console.
  * It names the data-map entries whose data it receives (by subject kind), the days it has agreed to erase within,
  * and how it acknowledges: `response` (the webhook's 2xx answer carries a signed receipt), `callback` (it later
- * POSTs a signed receipt to the acknowledgeProcessorNotice endpoint) or `staff` (a person confirms it).
+ * POSTs a signed receipt to the ackProcessorNotice endpoint) or `staff` (a person confirms it).
  */
 export const ProcessorSchema = z
   .object({
     name: kebab,
     description: z.string().min(1),
-    kind: z.enum(["webhook", "pubsub", "manual"]),
+    kind: z.enum(PROCESSOR_KINDS),
     /** webhook: where the notice is POSTed: https, or http on the loopback (127.0.0.1, localhost) for local runs. */
     url: z.string().optional(),
     /** pubsub: the topic id in the functions' project (`erasures-search`). */

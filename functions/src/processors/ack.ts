@@ -54,7 +54,7 @@ export interface CallbackAnswer {
 }
 
 /**
- * A processor's signed callback (the acknowledgeProcessorNotice endpoint): the body is an acknowledgement, signed
+ * A processor's signed callback (the ackProcessorNotice endpoint): the body is an acknowledgement, signed
  * with the processor's key in the signature header. Everything is checked before anything is written: a body that
  * is not an acknowledgement is 400; an unknown notice, a manual processor's (it has no key), a bad, stale or
  * missing signature, or the wrong idempotency key is 401 and changes nothing; a valid one is recorded once (200,

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { hashCanonical } from "../kernel/canonical";
 import { DAY_MS } from "../kernel/policy";
 import type { Processor } from "../kernel/policy-schema";
+import { NOTICE_STATES, type NoticeState, type ProcessorStatus } from "../kernel/processor-states";
 
 /**
  * The processors' rules, pure (docs/decisions/0039-processors.md): which processors an erasure notifies, the notice
@@ -11,21 +12,9 @@ import type { Processor } from "../kernel/policy-schema";
 
 export type { Processor };
 
-/**
- * An outbox entry's state:
- * - PENDING: written with the erasure's end, not delivered yet (a webhook or topic; a delivery task is on its way);
- * - SENT: delivered (a manual processor's is SENT from the start: it is on staff's list), not yet acknowledged;
- * - ACKNOWLEDGED: the processor's receipt (or a staff confirmation) is recorded, with its evidence;
- * - FAILED: every delivery attempt the queue allows failed (evidence PROCESSOR_DELIVERY_FAILED);
- * - HELD: a hold covers what the processor receives; delivery waits for its release.
- */
-export const NOTICE_STATES = ["PENDING", "SENT", "ACKNOWLEDGED", "FAILED", "HELD"] as const;
-export type NoticeState = (typeof NOTICE_STATES)[number];
+export { NOTICE_STATES, type NoticeState, type ProcessorStatus };
 /** Not closed: the processor has not confirmed the deletion. */
 export const OPEN_NOTICE_STATES: readonly NoticeState[] = ["PENDING", "SENT", "FAILED", "HELD"];
-
-/** What a status, `requests show`, `explain` and the console say of a processor. */
-export type ProcessorStatus = "pending" | "held" | "sent" | "acknowledged" | "overdue" | "failed";
 
 /** The subject kinds a data map has, as a processor's `receives` names them. */
 export type SubjectKind = "user" | "tenant";

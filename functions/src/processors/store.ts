@@ -47,7 +47,7 @@ export function noticeOf(snap: DocumentSnapshot): Notice | null {
     processor: String(g("processor")),
     kind: g("kind") as Notice["kind"],
     acknowledges: g("acknowledges") as Notice["acknowledges"],
-    subject: { type: subject?.type === "tenant" ? "tenant" : "user", id: String(subject?.id ?? "") },
+    subject: { type: subject?.type === "tenant" ? "tenant" : "user", id: typeof subject?.id === "string" ? subject.id : "" },
     entries: Array.isArray(g("entries")) ? (g("entries") as unknown[]).map(String) : [],
     idempotencyKey: String(g("idempotencyKey")),
     state: (NOTICE_STATES as readonly unknown[]).includes(state) ? (state as NoticeState) : "PENDING",
