@@ -20,7 +20,7 @@ const SYSTEM: Actor = { type: "system", id: "deliverProcessorNotice" };
  * notice exist for an erasure that did not happen. `existing` are the notice ids read in the same transaction
  * (a retried finalize writes nothing twice). Returns the processors written.
  */
-export function writeNoticesInTx(tx: Transaction, request: { requestId: string; subject: { type: SubjectKind; id: string } }, existing: ReadonlySet<string>, nowMs: number, evidence: EvidenceAppender, actor: Actor): string[] {
+export function writeNoticesInTx(tx: Transaction, request: { requestId: string; subject: Notice["subject"] }, existing: ReadonlySet<string>, nowMs: number, evidence: EvidenceAppender, actor: Actor): string[] {
   const written: string[] = [];
   for (const p of processorsFor(policy().registry.processors, request.subject.type)) {
     const n = newNotice(p, request, nowMs);
@@ -58,7 +58,8 @@ export async function existingNoticesInTx(tx: Transaction, requestId: string, ki
 export function heldPathsOf(n: Pick<Notice, "subject" | "entries">): string[] {
   const registry = policy().registry;
   const scope = registry.subjects?.scope;
-  const vars: Record<string, string> = n.subject.type === "user" ? { uid: n.subject.id } : scope ? { [scope.key]: n.subject.id } : {};
+  const vars: Record<string, string> =
+    n.subject.type === "user" ? { uid: n.subject.id, ...(scope && n.subject.scopeId ? { [scope.key]: n.subject.scopeId } : {}) } : scope ? { [scope.key]: n.subject.id } : {};
   const paths = new Set<string>();
   if (n.subject.type === "tenant" && scope) paths.add(fillTemplate(scope.record, vars));
   for (const id of n.entries) {

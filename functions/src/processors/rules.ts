@@ -37,7 +37,8 @@ export interface Notice {
   processor: string;
   kind: Processor["kind"];
   acknowledges: Processor["acknowledges"];
-  subject: { type: SubjectKind; id: string };
+  /** `scopeId`: a scoped user's scope, to find the documents a hold on them holds (never sent to the processor). */
+  subject: { type: SubjectKind; id: string; scopeId?: string };
   entries: string[];
   idempotencyKey: string;
   state: NoticeState;
@@ -54,7 +55,7 @@ export interface Notice {
  * The notice a request's erasure writes for a processor at `nowMs` (the moment the request ends PURGED), with the
  * processor's agreed deadline counted from then. A manual processor's is SENT at once: staff's list is its delivery.
  */
-export function newNotice(p: Processor, request: { requestId: string; subject: { type: SubjectKind; id: string } }, nowMs: number): Notice {
+export function newNotice(p: Processor, request: { requestId: string; subject: Notice["subject"] }, nowMs: number): Notice {
   return {
     noticeId: noticeId(request.requestId, p.name),
     requestId: request.requestId,
@@ -117,7 +118,7 @@ export function payloadOf(n: Notice): NoticePayload {
     noticeId: n.noticeId,
     idempotencyKey: n.idempotencyKey,
     processor: n.processor,
-    subject: n.subject,
+    subject: { type: n.subject.type, id: n.subject.id },
     entries: n.entries,
     erasedAt: new Date(n.createdAtMs).toISOString(),
     deadline: new Date(n.deadlineAtMs).toISOString(),

@@ -40,14 +40,14 @@ export function noticeOf(snap: DocumentSnapshot): Notice | null {
   if (!snap.exists) return null;
   const g = (k: string): unknown => snap.get(k);
   const state = g("state");
-  const subject = g("subject") as { type?: unknown; id?: unknown } | undefined;
+  const subject = g("subject") as { type?: unknown; id?: unknown; scopeId?: unknown } | undefined;
   return {
     noticeId: snap.id,
     requestId: String(g("requestId")),
     processor: String(g("processor")),
     kind: g("kind") as Notice["kind"],
     acknowledges: g("acknowledges") as Notice["acknowledges"],
-    subject: { type: subject?.type === "tenant" ? "tenant" : "user", id: typeof subject?.id === "string" ? subject.id : "" },
+    subject: { type: subject?.type === "tenant" ? "tenant" : "user", id: typeof subject?.id === "string" ? subject.id : "", ...(typeof subject?.scopeId === "string" ? { scopeId: subject.scopeId } : {}) },
     entries: Array.isArray(g("entries")) ? (g("entries") as unknown[]).map(String) : [],
     idempotencyKey: String(g("idempotencyKey")),
     state: (NOTICE_STATES as readonly unknown[]).includes(state) ? (state as NoticeState) : "PENDING",

@@ -26,7 +26,8 @@ import { policy } from "../../platform/registry";
 import { storageSettings } from "../../platform/storage";
 
 /** The id a processor knows a subject by: a user's uid, a scope's id. */
-const noticeSubject = (s: Subject): { type: "user" | "tenant"; id: string } => (s.type === "user" ? { type: "user", id: s.uid } : { type: "tenant", id: s.tenantId });
+const noticeSubject = (s: Subject): { type: "user" | "tenant"; id: string; scopeId?: string } =>
+  s.type === "user" ? { type: "user", id: s.uid, ...(s.tenantId ? { scopeId: s.tenantId } : {}) } : { type: "tenant", id: s.tenantId };
 
 const groupIdOf = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 
