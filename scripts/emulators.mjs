@@ -315,10 +315,19 @@ async function seedWhenReady(em, env, example) {
     if (Date.now() > deadline) throw new Error("emulators did not come up within 120 s");
     await new Promise((r) => setTimeout(r, 500));
   }
+  // An example that names a demo webhook (example.json `demoWebhook`): a local stand-in for that processor's vendor,
+  // which the seed's erasure reaches (scripts/demo-webhook.mjs); it runs until the harness stops.
+  let webhook = null;
+  if (example.demoWebhook) {
+    const { startDemoWebhook } = await import("./demo-webhook.mjs");
+    const port = 8790 + Number(process.env.EMULATOR_PORT_OFFSET ?? 0);
+    webhook = await startDemoWebhook({ root, processor: example.demoWebhook.processor, secret: example.demoWebhook.secret, port });
+  }
   const seedEnv = {
     ...env,
     FIRESTORE_EMULATOR_HOST: `127.0.0.1:${em.firestore.port}`,
     FIREBASE_AUTH_EMULATOR_HOST: `127.0.0.1:${em.auth.port}`,
+    ...(webhook ? { RETENTION_PROCESSOR_ENDPOINTS: `${example.demoWebhook.processor}=${webhook.url}` } : {}),
   };
   // The example's own seed (scripts/seed.ts), as `npm run seed -- <name> --scenario` runs it.
   await new Promise((resolvePromise, reject) => {
@@ -340,7 +349,9 @@ async function seedWhenReady(em, env, example) {
      env.STORAGE_EMULATOR_HOST ? `\n   Storage    ${env.STORAGE_EMULATOR_HOST} (Admin SDK only: no security rules)` : ""
    }
 
- Compliance console:  ${consoleUrl}
+ Compliance console:  ${consoleUrl}${
+   webhook ? `\n Processor ${example.demoWebhook.processor}: a local webhook at ${webhook.url} received the demo's erasure (its lines above, [demo-webhook])` : ""
+ }
  Sign in with the demo password "${example.password}":
 ${example.signIns.map(([who, what]) => `   ${who.padEnd(40)} ${what}`).join("\n")}
 

@@ -172,7 +172,7 @@ describe("a webhook processor", () => {
     await expectChainVerifies();
   });
 
-  it("times out: each attempt fails at RETRY_PROCESSOR_TIMEOUT_SECONDS, and the last one records it FAILED", async () => {
+  it("times out: each attempt fails at RETENTION_PROCESSOR_TIMEOUT_SECONDS, and the last one records it FAILED", async () => {
     process.env.RETENTION_PROCESSOR_TIMEOUT_SECONDS = "1";
     const requestId = await erased("u-7102");
     webhook.answer = () => ({ status: 200, body: receipt(requestId, SEARCH, "too-late"), signWith: SEARCH_KEY(), delayMs: 2_500 });
