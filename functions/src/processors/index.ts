@@ -5,3 +5,4 @@ export { acknowledgeNotice, confirmManualProcessor, handleAckCallback, type Call
 export { sweepProcessorNotices, enqueueNoticeTask, type EnqueueNotice, type NoticeTask } from "./sweep";
 export { noticesOfRequest, noticeRef } from "./store";
 export { openProcessors, processorStatus, processorsDeadlineMs, type Notice, type ProcessorStatus } from "./rules";
+export { processorViews, type ProcessorView } from "./views";
