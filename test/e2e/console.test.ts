@@ -381,7 +381,7 @@ describe("the compliance console in a browser", () => {
     expect(await desk.textContent()).toContain("confirmed");
     await officer.getByTestId("timeline").getByText(/payment-provider: receipt PSP-CASE-4411 \(staff\)/).waitFor();
     // Recorded once, as evidence naming the officer.
-    const acks = (await db().collection("deletionAudits").where("action", "==", "PROCESSOR_ACKNOWLEDGED").get()).docs.map((d) => d.data());
+    const acks = (await db().collection("deletionAudits").where("action", "==", "PROCESSOR_ACKNOWLEDGED").get()).docs.map((d) => d.data() as { detail: Record<string, unknown>; actor: { type: string } });
     expect(acks.map((e) => [e.detail.processor, e.detail.receiptId, e.actor.type])).toEqual([["payment-provider", "PSP-CASE-4411", "staff"]]);
     await shot(officer, "12-processor-confirmed");
     expect(pageErrors).toEqual([]);
