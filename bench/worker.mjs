@@ -99,7 +99,7 @@ function phaseHook(startedAt) {
     const end = startedAt + totalMs;
     const at = (p, fallback) => first.get(p) ?? fallback;
     const plan = at("afterPlan", startedAt);
-    const firstBatch = Math.min(at("afterMark", end), at("beforeExecute", end), at("inObjectWindow", end));
+    const firstBatch = Math.min(at("afterMark", end), at("beforeExecute", end), at("inExecute", end), at("inObjectWindow", end));
     const fin = at("beforeFinalize", end);
     const r = (x) => Math.round(Math.max(0, x));
     return { total: r(totalMs), plan: r(plan - startedAt), start: r(firstBatch - plan), steps: r(fin - firstBatch), finalize: r(end - fin) };
@@ -229,6 +229,9 @@ const contenders = {
       phases(ctx);
       if (profile) profile(ctx);
     };
+    // Without the profile, the hook names the points it needs: a hook that wants the points before a delete
+    // batch's transaction makes the purge read each record ahead of it (runner/env.ts#PurgeHook).
+    if (!profile) hook.points = ["afterPlan", "inExecute", "inObjectWindow", "beforeFinalize"];
     const queue = [];
     const enqueue = async (task) => {
       queue.push(task);

@@ -1,4 +1,4 @@
-export { HoldView, activeAmongInTx, activeHoldsInTx, deleteWindowRef, readFence, readFenceInTx, windowFrom } from "./fence";
+export { HoldView, activeAmongInTx, activeHoldsInTx, deleteWindowRef, fenceGenerationOf, holdFenceRef, readFence, readFenceInTx, windowFrom } from "./fence";
 export { activeHolds, activeHoldsCoveringInTx, applyHoldFlags, applyHoldNow, completePlacement, holdFlaggingCursor, placeHold, releaseHoldById, resumeHoldApplications } from "./service";
 export type { ApplyHold } from "./service";
 export { enqueueHoldApply, enqueueHoldTask } from "./tasks";
