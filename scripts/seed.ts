@@ -42,8 +42,8 @@ async function main(): Promise<number> {
   } else {
     const { isSocialRegistry, SOCIAL_DATABASE } = await import("../examples/social/registry");
     const { seedSocial, seedSocialScenario, useSocialRegistry } = await import("../examples/social/seed");
-    const { policy } = await import("../functions/src/platform/registry");
-    if (!isSocialRegistry(policy().registry)) {
+    const { registryPolicy } = await import("../functions/src/platform/registry");
+    if (!isSocialRegistry(registryPolicy().registry)) {
       process.env.RETENTION_DATABASE_ID ??= SOCIAL_DATABASE;
       useSocialRegistry();
     }

@@ -2,8 +2,12 @@ import { holdTargetVerdict } from "../../functions/src/contract/hold-target";
 import { when } from "./format";
 import type { PolicyIndex } from "../../functions/src/kernel/policy";
 
-/** What the path check says, in words, with the server's code for the refusal it foresees, by the registry the functions enforce. */
-export function pathCheck(policy: PolicyIndex, path: string): { ok: boolean; text: string; code: string | null } {
+/**
+ * What the path check says, in words, with the server's code for the refusal it foresees, by the registry the functions
+ * enforce: the part of it of the governed database the hold goes to (the primary's by default).
+ */
+export function pathCheck(whole: PolicyIndex, path: string, database?: string): { ok: boolean; text: string; code: string | null } {
+  const policy = whole.forCell(database && whole.hasCell(database) ? database : "primary");
   const verdict = holdTargetVerdict(policy, path);
   if (verdict.ok) {
     if (verdict.targetType === "document") return { ok: true, code: null, text: `A document of class ${verdict.retentionClass ?? "?"}: it may be held.` };

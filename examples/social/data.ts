@@ -47,6 +47,19 @@ export const SOCIAL_DOCS: readonly SocialDoc[] = [
   { path: "notifications/n-bo-1", data: { recipientId: "u-bo", kind: "COMMENT", text: "Ana commented on your post." } },
 ];
 
+/**
+ * The activity log, in the example's second governed database (`analytics`, registry v4): one event per thing a
+ * member did, by uid. Ana's three go with her erasure; Bo's and Cy's stay.
+ */
+export const SOCIAL_ANALYTICS_DOCS: readonly SocialDoc[] = [
+  { path: "events/ev-ana-1", data: { uid: "u-ana", kind: "signed-in" } },
+  { path: "events/ev-ana-2", data: { uid: "u-ana", kind: "posted", postId: "p-ana-1" } },
+  { path: "events/ev-ana-3", data: { uid: "u-ana", kind: "commented", postId: "p-bo-1" } },
+  { path: "events/ev-bo-1", data: { uid: "u-bo", kind: "signed-in" } },
+  { path: "events/ev-bo-2", data: { uid: "u-bo", kind: "commented", postId: "p-ana-1" } },
+  { path: "events/ev-cy-1", data: { uid: "u-cy", kind: "posted", postId: "p-cy-1" } },
+];
+
 /** A Cloud Storage object of the demo, in the project's default bucket: a user's avatar or one of their uploads. */
 export interface SocialObject {
   name: string;
@@ -87,10 +100,10 @@ export const SOCIAL_USERS: readonly SocialUser[] = [
 
 export const SOCIAL_PASSWORD = "social-demo";
 
-/** Collection ids the demo data uses (the registry check's "every collection is classified"). */
+/** Collection ids the demo data uses, in either database (the registry check's "every collection is classified"). */
 export function socialCollectionIds(): Set<string> {
   const ids = new Set<string>();
-  for (const d of SOCIAL_DOCS) {
+  for (const d of [...SOCIAL_DOCS, ...SOCIAL_ANALYTICS_DOCS]) {
     const parts = d.path.split("/");
     for (let i = 0; i < parts.length; i += 2) ids.add(parts[i]!);
   }

@@ -21,6 +21,22 @@ export const SOCIAL_DATABASE = "social-example";
 /** The restored copy the example's restore drill replays the erasure ledger into: the example's too. */
 export const SOCIAL_RESTORED_DATABASE = "social-restored";
 
+/** The example's second governed database, by its logical name in the registry (v4): the activity log. */
+export const SOCIAL_ANALYTICS = "analytics";
+
+/**
+ * The physical database the suites give it (RETENTION_DATABASES maps the logical name to it): a name of the example's
+ * own, so the index coverage check holds its queries to the example's analytics index file.
+ */
+export const SOCIAL_ANALYTICS_DATABASE = "social-analytics";
+
+/** A restored copy of the analytics database, for the replay drill of that database. */
+export const SOCIAL_ANALYTICS_RESTORED_DATABASE = "social-analytics-restored";
+
+/** The analytics database's rules and index files (firebase.json lists them with `database`). */
+export const SOCIAL_ANALYTICS_RULES_FILE = join(SOCIAL_DIR, "firestore.analytics.rules");
+export const SOCIAL_ANALYTICS_INDEXES_FILE = join(SOCIAL_DIR, "firestore.analytics.indexes.json");
+
 /** The published versions, in the order the lock lists them; the last is the one the app enforces. */
 export function socialLock(): LockEntry[] {
   return JSON.parse(readFileSync(SOCIAL_LOCK_FILE, "utf8")) as LockEntry[];

@@ -1,12 +1,12 @@
 import { getAuth } from "firebase-admin/auth";
 import { getStorage } from "firebase-admin/storage";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
-import { adminApp } from "../../functions/src/platform/firestore";
-import { policy, useRegistryForTests } from "../../functions/src/platform/registry";
+import { adminApp, inCell } from "../../functions/src/platform/firestore";
+import { policy, registryPolicy, useRegistryForTests } from "../../functions/src/platform/registry";
 import { defaultBucket } from "../../functions/src/platform/storage";
 import { findRequest, openDeletionRequest } from "../../functions/src/requests/index";
-import { SOCIAL_DOCS, SOCIAL_OBJECTS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
-import { isSocialRegistry, socialPublished, socialRegistry } from "./registry";
+import { SOCIAL_ANALYTICS_DOCS, SOCIAL_DOCS, SOCIAL_OBJECTS, SOCIAL_PASSWORD, SOCIAL_USERS } from "./data";
+import { isSocialRegistry, SOCIAL_ANALYTICS, socialPublished, socialRegistry } from "./registry";
 
 /** The app has no scope kind: its users belong to no tenant, so every governed write names none. */
 export const NO_SCOPE = "";
@@ -21,7 +21,10 @@ export function useSocialRegistry(): () => void {
 }
 
 export interface SocialSeedResult {
+  /** Documents of the primary database. */
   documents: number;
+  /** Documents of the analytics database (the activity log). */
+  analytics: number;
   users: number;
   /** Objects uploaded to the default bucket (0 without `withObjects`). */
   objects: number;
@@ -36,14 +39,39 @@ export interface SocialSeedResult {
  * state, its holds), as the write path does for any rewrite. The avatars and uploads go to the project's default
  * bucket with `withObjects` (the Storage emulator: `--only ...,storage`); each upload is a new generation.
  */
-export async function seedSocial(opts: { nowMs: number; withAuth?: boolean; withObjects?: boolean }): Promise<SocialSeedResult> {
-  if (!isSocialRegistry(policy().registry)) {
+export async function seedSocial(opts: { nowMs: number; withAuth?: boolean; analytics?: boolean; withObjects?: boolean }): Promise<SocialSeedResult> {
+  if (!isSocialRegistry(registryPolicy().registry)) {
     throw new Error(`seedSocial: the active registry is ${policy().version} of another app; call useSocialRegistry() first`);
   }
   for (const d of SOCIAL_DOCS) await writeGoverned(d.path, d.data, NO_SCOPE, opts.nowMs);
+  // The activity log lives in the app's second governed database: written there, under that database's part of the
+  // registry (its retention class comes from the analytics collection rule). `analytics: false` seeds the primary
+  // alone (a restored copy of it).
+  const analytics = opts.analytics !== false;
+  if (analytics) await seedSocialAnalytics(opts.nowMs);
   if (opts.withAuth !== false) await seedSocialUsers();
   if (opts.withObjects === true) await seedSocialObjects();
-  return { documents: SOCIAL_DOCS.length, users: opts.withAuth === false ? 0 : SOCIAL_USERS.length, objects: opts.withObjects === true ? SOCIAL_OBJECTS.length : 0 };
+  return {
+    documents: SOCIAL_DOCS.length,
+    analytics: analytics ? SOCIAL_ANALYTICS_DOCS.length : 0,
+    users: opts.withAuth === false ? 0 : SOCIAL_USERS.length,
+    objects: opts.withObjects === true ? SOCIAL_OBJECTS.length : 0,
+  };
+}
+
+/**
+ * Seeds the activity log into the analytics database, or into `databaseId` (a copy of it), through the governed
+ * write path under that database's part of the registry.
+ */
+export async function seedSocialAnalytics(nowMs: number, databaseId?: string): Promise<number> {
+  await inCell(
+    SOCIAL_ANALYTICS,
+    async () => {
+      for (const d of SOCIAL_ANALYTICS_DOCS) await writeGoverned(d.path, d.data, NO_SCOPE, nowMs);
+    },
+    databaseId,
+  );
+  return SOCIAL_ANALYTICS_DOCS.length;
 }
 
 /** Uploads the demo's avatars and uploads to the default bucket; returns each object's name and generation. */

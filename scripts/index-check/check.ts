@@ -12,8 +12,16 @@
  *   tsx scripts/index-check/check.ts [--verbose] [--log <dir>] [--indexes <file>]
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
-import { SOCIAL_DATABASE, SOCIAL_INDEXES_FILE, SOCIAL_RESTORED_DATABASE } from "../../examples/social/registry";
+import { dirname, join, relative, resolve } from "node:path";
+import {
+  SOCIAL_ANALYTICS,
+  SOCIAL_ANALYTICS_DATABASE,
+  SOCIAL_ANALYTICS_INDEXES_FILE,
+  SOCIAL_ANALYTICS_RESTORED_DATABASE,
+  SOCIAL_DATABASE,
+  SOCIAL_INDEXES_FILE,
+  SOCIAL_RESTORED_DATABASE,
+} from "../../examples/social/registry";
 import { WORKSPACES_DATABASE, WORKSPACES_INDEXES_FILE, WORKSPACES_RESTORED_DATABASE } from "../../test/fixtures/workspaces/registry";
 import { analyse, appSources, formatReport, splitByDatabase, type AppDatabase, type LabelledLog, type LogRecord } from "./report";
 import type { IndexConfig } from "./rules";
@@ -21,25 +29,44 @@ import type { IndexConfig } from "./rules";
 const root = resolve(import.meta.dirname, "..", "..");
 
 /**
- * The example apps' databases: the queries the engine ran there are held to the app's own index file, as the app
- * would deploy it, and everything else to the product's.
+ * The example apps' databases: the queries the engine ran there are held to the app's own index file for that
+ * database, as the app would deploy it (a database of its own, such as the social example's analytics database, has
+ * its own file), and everything else to the product's.
  */
 const APPS: readonly AppDatabase[] = [
   ...[SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_INDEXES_FILE, suite: "test/integration/examples/social.test.ts" })),
+  ...[SOCIAL_ANALYTICS_DATABASE, SOCIAL_ANALYTICS_RESTORED_DATABASE].map((database) => ({ database, indexFile: SOCIAL_ANALYTICS_INDEXES_FILE, suite: "test/integration/examples/social-databases.test.ts" })),
   // The request-group suites' test app (users in several workspaces): its queries are held to its own index file.
   { database: WORKSPACES_DATABASE, indexFile: WORKSPACES_INDEXES_FILE, suite: "test/integration/requests/group.test.ts" },
   { database: WORKSPACES_RESTORED_DATABASE, indexFile: WORKSPACES_INDEXES_FILE, suite: "test/integration/requests/group-storage.test.ts" },
+  ...namedDatabasesIn(join(root, "firebase.json")),
 ];
+
+/**
+ * The named databases a Firebase config deploys indexes to: `firestore` may be one entry (the default database) or a
+ * list with a `database` per entry (the governed databases of docs/decisions/0036-several-databases.md). Each named
+ * one's recorded queries are held to its own index file; the default database's stay the product's.
+ */
+function namedDatabasesIn(configFile: string): AppDatabase[] {
+  if (!existsSync(configFile)) return [];
+  const firestore = (JSON.parse(readFileSync(configFile, "utf8")) as { firestore?: unknown }).firestore;
+  const entries = Array.isArray(firestore) ? (firestore as { database?: unknown; indexes?: unknown }[]) : [];
+  return entries
+    .filter((e) => typeof e.database === "string" && e.database !== "(default)" && typeof e.indexes === "string")
+    .map((e) => ({ database: e.database as string, indexFile: join(dirname(configFile), e.indexes as string), suite: "the suites that run the engine on it" }));
+}
 
 /**
  * Runs on an example's own emulator project (`npm run test:social`: demo-social, its functions enforcing its
  * registry): every query recorded there, in any of its databases, is the app's, held to the app's index file. The
  * run must have recorded the functions' queries and the suites' own.
  */
-const APP_RUNS: readonly { label: string; indexFile: string; required: ReturnType<typeof appSources> }[] = [
+const APP_RUNS: readonly { label: string; indexFile: string; databases: Record<string, string>; required: ReturnType<typeof appSources> }[] = [
   {
     label: "social",
     indexFile: SOCIAL_INDEXES_FILE,
+    // Its analytics database (registry v4; identity-mapped there: the database is named analytics) has its own file.
+    databases: { [SOCIAL_ANALYTICS]: SOCIAL_ANALYTICS_INDEXES_FILE },
     required: [
       { label: "social", process: "functions-worker", what: "the social example's functions (callables, TTL trigger, the console's calls)", how: "npm run test:social (scripts/index-check/preload.cjs through NODE_OPTIONS)" },
       { label: "social", process: "vitest", what: "the social example's suites on its own project", how: "npm run test:social (test/helpers/record-queries.ts, a vitest setup file)" },
@@ -94,7 +121,17 @@ function main(): number {
   const parts = [
     { logs: product, indexFile, required: undefined },
     ...APPS.map((a) => ({ logs: apps.get(a.database) ?? [], indexFile: a.indexFile, required: appSources(a) })),
-    ...APP_RUNS.map((r) => ({ logs: logs.filter((l) => l.label === r.label), indexFile: r.indexFile, required: r.required })),
+    ...APP_RUNS.flatMap((r) => {
+      const run = splitByDatabase(
+        logs.filter((l) => l.label === r.label),
+        Object.keys(r.databases),
+      );
+      return [
+        { logs: run.product, indexFile: r.indexFile, required: r.required },
+        // A database of the app's own with its own file: its queries, if the run made any, are held to that file.
+        ...Object.entries(r.databases).map(([database, file]) => ({ logs: run.apps.get(database) ?? [], indexFile: file, required: [] })),
+      ];
+    }),
   ];
   let exit = 0;
   for (const part of parts) {

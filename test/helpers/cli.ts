@@ -10,9 +10,12 @@ export interface Run {
 }
 
 /** Runs `retention <args>` as an operator would (bin/retention.js from the repo root, this process's environment). */
-export const retention = (args: string[]): Promise<Run> =>
+export const retention = (args: string[]): Promise<Run> => retentionWith(args, {});
+
+/** Runs `retention <args>` with this process's environment and `env` over it (an example's registry bundle, say). */
+export const retentionWith = (args: string[], env: Record<string, string>): Promise<Run> =>
   new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot, "bin", "retention.js"), ...args], { cwd: repoRoot, env: process.env, timeout: 90_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [join(repoRoot, "bin", "retention.js"), ...args], { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 90_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr });
     });
   });

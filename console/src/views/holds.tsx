@@ -21,12 +21,15 @@ interface Filters {
   targetPath: string;
 }
 
-/** The place-hold form: the contract's shapes, and the enforced registry's verdict on the path before anything is sent. */
+/**
+ * The place-hold form: the contract's shapes, and the enforced registry's verdict on the path before anything is sent
+ * (by the part of the registry of the database the hold goes to, when it governs several).
+ */
 const placeForm = (policy: PolicyIndex) =>
   z
-    .object({ targetPath: z.string().trim().min(1, "the path of the document to hold"), reasonCode: inputs.code, releaseAfter: z.string(), note: inputs.text })
+    .object({ targetPath: z.string().trim().min(1, "the path of the document to hold"), database: z.string(), reasonCode: inputs.code, releaseAfter: z.string(), note: inputs.text })
     .superRefine((v, ctx) => {
-      const check = pathCheck(policy, v.targetPath);
+      const check = pathCheck(policy, v.targetPath, v.database);
       if (v.targetPath !== "" && !check.ok) ctx.addIssue({ code: "custom", path: ["targetPath"], message: check.code ? `${check.text} (code ${check.code})` : check.text });
       if (v.releaseAfter.trim() !== "" && parseUtc(v.releaseAfter) === null) ctx.addIssue({ code: "custom", path: ["releaseAfter"], message: RELEASE_AFTER_FORMAT });
     });
@@ -36,12 +39,13 @@ function PlaceHold({ onPlaced, enforced }: { onPlaced: () => void; enforced: Enf
   const { fb } = useSession();
   const { policy, words } = enforced;
   const schema = useMemo(() => placeForm(policy), [policy]);
-  const form = useForm<PlaceValues>({ resolver: zodResolver(schema), mode: "onChange", defaultValues: { targetPath: "", reasonCode: "", releaseAfter: "", note: "" } });
+  const form = useForm<PlaceValues>({ resolver: zodResolver(schema), mode: "onChange", defaultValues: { targetPath: "", database: "primary", reasonCode: "", releaseAfter: "", note: "" } });
   const place = useMutation({
     mutationFn: (v: PlaceValues) => {
       const releaseAfterMs = parseUtc(v.releaseAfter);
       return fb.client.placeRetentionHold({
         targetPath: v.targetPath.trim(),
+        ...(v.database !== "primary" ? { database: v.database } : {}),
         reasonCode: v.reasonCode,
         ...(releaseAfterMs !== null ? { releaseAfter: new Date(releaseAfterMs).toISOString() } : {}),
         ...(v.note ? { note: v.note } : {}),
@@ -61,7 +65,8 @@ function PlaceHold({ onPlaced, enforced }: { onPlaced: () => void; enforced: Enf
     return () => sub.unsubscribe();
   }, [form, refused, clearRefusal]);
   const path = form.watch("targetPath").trim();
-  const check = path ? pathCheck(policy, path) : null;
+  const database = form.watch("database");
+  const check = path ? pathCheck(policy, path, database) : null;
   const releaseAfter = form.watch("releaseAfter").trim();
   const releaseAfterMs = parseUtc(releaseAfter);
   const { errors } = form.formState;
@@ -81,6 +86,18 @@ function PlaceHold({ onPlaced, enforced }: { onPlaced: () => void; enforced: Enf
           (errors.targetPath?.message ?? words.holdPathHint)
         )}
       </p>
+      {policy.cells().length > 1 && (
+        <>
+          <label htmlFor="hold-database">Database</label>
+          <select id="hold-database" {...form.register("database")}>
+            {policy.cells().map((c) => (
+              <option key={c} value={c}>
+                {c === "primary" ? "primary (the app's main database)" : `${c}: ${policy.database(c)?.description ?? ""}`}
+              </option>
+            ))}
+          </select>
+        </>
+      )}
       <label htmlFor="hold-reason">Reason for the hold</label>
       <select id="hold-reason" aria-invalid={errors.reasonCode ? true : undefined} aria-describedby={errors.reasonCode ? "hold-reason-error" : undefined} {...form.register("reasonCode")}>
         <option value="">Choose a reason</option>
@@ -243,6 +260,10 @@ export function HoldsView() {
     { header: "Hold", accessorKey: "holdId", cell: (c) => <code>{c.row.original.holdId}</code> },
     { header: "Reason", accessorKey: "reasonCode", cell: (c) => <span title={c.row.original.reasonDescription ?? undefined}>{c.row.original.reasonCode}</span> },
     { header: "Target", accessorKey: "targetPath", cell: (c) => <PathText path={c.row.original.targetPath} /> },
+    // Under a registry with several governed databases: where the hold lives (every database a scope hold is in).
+    ...((q.data?.pages ?? []).some((p) => p.items.some((h) => h.databases !== undefined))
+      ? [{ header: "Database", id: "database", accessorFn: (h: Hold) => `${(h.databases ?? []).join(", ")}${h.placing ? " (placing)" : ""}` } satisfies ColumnDef<Hold, unknown>]
+      : []),
     { header: "Placed by", id: "placedBy", accessorFn: (h) => personName(people, h.placedBy) },
     { header: "Placed", accessorKey: "placedAt", cell: (c) => when(c.row.original.placedAt) },
     {

@@ -16,7 +16,7 @@ interface PlanRow {
 }
 
 /** Counts per collection: what goes, what is masked, what is kept and under which legal reason. */
-export function planByCollection(plan: Plan): PlanRow[] {
+export function planByCollection(plan: Pick<Plan, "delete" | "retain">): PlanRow[] {
   const rows = new Map<string, PlanRow>();
   const row = (c: string) => {
     let r = rows.get(c);
@@ -91,13 +91,43 @@ export function RequestDetailView() {
               </>
             )}
           </dl>
+          {s.cells && (
+            <>
+              <h2>Databases</h2>
+              <div className="table-wrap">
+                <table data-testid="request-cells">
+                  <caption className="visually-hidden">Each governed database's part of the request</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Database</th>
+                      <th scope="col">State</th>
+                      <th scope="col">Fully gone by</th>
+                      <th scope="col">Erasure complete</th>
+                      <th scope="col">Under hold</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {s.cells.map((c) => (
+                      <tr key={c.database}>
+                        <th scope="row">{c.database}</th>
+                        <td>{c.state === null ? "not opened yet" : c.awaitingRecord ? `${c.state} (waits for the primary's purge)` : c.state}</td>
+                        <td>{c.fullyGoneBy ? when(c.fullyGoneBy) : "-"}</td>
+                        <td>{c.erasureComplete ? "yes" : "no"}</td>
+                        <td>{c.underHold}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </>
+          )}
           <h2>Timeline</h2>
           <ol className="timeline" data-testid="timeline">
             {s.timeline.map((t, i) => {
               const words = timelineText(t.event, t.detail);
               return (
                 <li key={i}>
-                  <span className="muted">{when(t.at)}</span> <strong>{words.event}</strong> {words.detail}
+                  <span className="muted">{when(t.at)}</span> {t.database && <span className="code-detail">[{t.database}]</span>} <strong>{words.event}</strong> {words.detail}
                 </li>
               );
             })}
@@ -108,8 +138,9 @@ export function RequestDetailView() {
           ) : (
             <ul data-testid="retained">
               {s.retained.map((r) => (
-                <li key={r.path}>
-                  <PathText path={r.path} />: {r.reason} <span className="code-detail">({r.reasonCode})</span>
+                <li key={`${r.database ?? ""}:${r.path}`}>
+                  <PathText path={r.path} />
+                  {r.database && <span className="code-detail"> in {r.database}</span>}: {r.reason} <span className="code-detail">({r.reasonCode})</span>
                   {r.until ? ` until ${r.until}` : ""}
                 </li>
               ))}
@@ -158,6 +189,33 @@ export function RequestDetailView() {
           <p className="muted">
             Policy {plan.data.policyVersion}, manifest <code>{plan.data.manifestHash.slice(0, 16)}…</code>
           </p>
+          {Object.entries(plan.data.databases ?? {}).map(([database, part]) => (
+            <div className="table-wrap" key={database}>
+              <table data-testid={`plan-${database}`}>
+                <caption>Database {database}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Collection</th>
+                    <th scope="col">Deleted</th>
+                    <th scope="col">Masked</th>
+                    <th scope="col">Kept</th>
+                    <th scope="col">Legal reason</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {planByCollection(part).map((r) => (
+                    <tr key={r.collection}>
+                      <th scope="row">{r.collection}</th>
+                      <td>{r.deleted}</td>
+                      <td>{r.masked}</td>
+                      <td>{r.kept}</td>
+                      <td>{[...r.reasons].map(([code, n]) => `${code} (${n})`).join(", ") || "-"}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ))}
         </>
       )}
     </section>

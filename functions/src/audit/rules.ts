@@ -3,6 +3,7 @@ import { coveringHold, isHeld, type ActiveHoldRef } from "../kernel/held";
 import { isLifecycleState } from "../kernel/lifecycle";
 import { parentDocumentPath } from "../kernel/paths";
 import type { PolicyIndex } from "../kernel/policy";
+import { fingerprintKey } from "../kernel/policy-fingerprint";
 import { isExpired } from "../kernel/retention";
 import { isBusinessVisible } from "../kernel/visibility";
 
@@ -157,7 +158,7 @@ export function auditGovernedDoc(doc: AuditDoc, parent: ParentFacts | null, ctx:
 
   if (!isLifecycleState(doc.lifecycleState)) add("INVALID_LIFECYCLE_STATE", `lifecycleState ${JSON.stringify(doc.lifecycleState)} is not in the state machine`);
 
-  const stale = policyVersionProblem(doc.policyVersion, ctx.publishedVersions, (older) => sameRetention(ctx, older, rule?.pattern));
+  const stale = policyVersionProblem(doc.policyVersion, ctx.publishedVersions, (older) => sameRetention(ctx, older, rule ? fingerprintKey(rule) : undefined));
   if (stale) add("STALE_POLICY_VERSION", stale);
 
   if (parent && !parent.exists) add("ORPHANED_SUBCOLLECTION", `parent ${parentDocumentPath(doc.path) ?? "?"} does not exist`);

@@ -16,7 +16,9 @@ const GLOBAL_OPTIONS: OptionSpec = {
 const GLOBAL_HELP = `Global options:
   --json             machine-readable output on stdout (errors too: {"ok":false,"error":{...}})
   --project <id>     the Google Cloud project (else GOOGLE_CLOUD_PROJECT / GCLOUD_PROJECT)
-  --database <id>    the Firestore database id (default "(default)", or RETENTION_DATABASE_ID)
+  --database <id>    a governed database of the registry, by its logical name (primary, or one of its
+                     databases) or its id: the command narrows to it; any other id replaces the primary's
+                     (default "(default)", or RETENTION_DATABASE_ID), e.g. a restored copy
   -h, --help         this help
 
 Target: the emulators when FIRESTORE_EMULATOR_HOST is set (and FIREBASE_AUTH_EMULATOR_HOST for Auth),

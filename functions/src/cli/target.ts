@@ -1,6 +1,8 @@
 import { deleteApp, getApps } from "firebase-admin/app";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { settings } from "../platform/settings";
+import { registryPolicy } from "../platform/registry";
+import { PRIMARY_CELL } from "../kernel/policy";
 
 /** A problem with how the CLI was called, or with reaching its target: exit code 2. */
 export class UsageError extends Error {
@@ -25,6 +27,23 @@ export interface Target {
   authEmulator: string | null;
   projectId: string;
   databaseId: string;
+  /**
+   * The governed database `--database` named by its logical name in the registry (or by the physical id
+   * RETENTION_DATABASES gives it): the command narrows to that database. Null: `--database` named none of the
+   * registry's (a restored copy: it replaces the primary's id) or was not given; a command then covers every one.
+   */
+  cell: string | null;
+}
+
+/**
+ * The registry's governed database `--database` names: by its logical name (`primary`, `analytics`), or by the
+ * physical id of one of them; null when it names none (a restored copy, or the primary's id given to a command
+ * that only reads one database).
+ */
+export function cellNamed(database: string): string | null {
+  const whole = registryPolicy();
+  if (whole.hasCell(database)) return database;
+  return whole.cells().find((c) => c !== PRIMARY_CELL && settings.cellDatabaseId(c) === database) ?? null;
 }
 
 /**
@@ -41,7 +60,9 @@ export function resolveTarget(opts: { project?: string; database?: string }): Ta
     process.env.GCLOUD_PROJECT = opts.project;
     process.env.GOOGLE_CLOUD_PROJECT = opts.project;
   }
-  if (opts.database !== undefined) process.env.RETENTION_DATABASE_ID = opts.database;
+  // A governed database of the registry narrows the command to it; any other id is the primary's (a restored copy).
+  const cell = opts.database !== undefined ? cellNamed(opts.database) : null;
+  if (opts.database !== undefined && cell === null) process.env.RETENTION_DATABASE_ID = opts.database;
   const named = process.env.GCLOUD_PROJECT || process.env.GOOGLE_CLOUD_PROJECT;
   if (!emulator && !named) {
     throw new UsageError(
@@ -52,13 +73,14 @@ export function resolveTarget(opts: { project?: string; database?: string }): Ta
     emulator,
     authEmulator: process.env.FIREBASE_AUTH_EMULATOR_HOST || null,
     projectId: settings.projectId(),
-    databaseId: settings.databaseId(),
+    databaseId: cell === null ? settings.databaseId() : settings.cellDatabaseId(cell),
+    cell,
   };
 }
 
 /** The target of a command that reads files only (an exported evidence bundle): nothing to reach. */
 export function offlineTarget(): Target {
-  return { emulator: null, authEmulator: null, projectId: "-", databaseId: "-" };
+  return { emulator: null, authEmulator: null, projectId: "-", databaseId: "-", cell: null };
 }
 
 export function describeTarget(t: Target): string {

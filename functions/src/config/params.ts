@@ -22,6 +22,13 @@ export interface SettingSpec {
 
 export const SETTINGS = {
   databaseId: { env: "RETENTION_DATABASE_ID", kind: "string", default: "(default)", description: "Firestore database id the control plane governs (named databases are supported)." },
+  databases: {
+    env: "RETENTION_DATABASES",
+    kind: "string",
+    default: "",
+    description:
+      "Physical Firestore database ids of the registry's additional governed databases, by logical name: `analytics=analytics-prod,billing=billing-eu` (comma-separated). A database it does not name has the id of its logical name. The primary is RETENTION_DATABASE_ID.",
+  },
   ledgerDatabaseId: { env: "RETENTION_LEDGER_DATABASE_ID", kind: "string", default: "erasure-ledger", description: "Firestore database id of the erasure ledger (keyed hashes of erased subjects, no personal data); never the governed database, so that restoring that one does not roll the ledger back." },
   purgeSchedule: { env: "RETENTION_PURGE_SCHEDULE", kind: "string", default: "0 2 * * *", description: "Cron for nightlyPurge." },
   purgeTimezone: { env: "RETENTION_PURGE_TIMEZONE", kind: "string", default: "Etc/UTC", description: "Time zone of the purge schedule." },

@@ -23,6 +23,25 @@ export const PlanRetainItem = z.object({
   holdId: z.string().optional(),
   deferredByHold: z.enum(["delete", "mask", "removeFromArray"]).optional(),
 });
+/** A Cloud Storage object of a plan, with the generation it was decided on. */
+export const PlanObject = z.object({ path: z.string(), generation: z.string() });
+
+/**
+ * One governed database's part of a plan. A bucket's objects are planned in one database's part only: the one
+ * whose holds can cover them (their heldWith document's), so `objects` is empty in the others.
+ */
+export const PlanPart = z.object({
+  delete: z.array(z.string()),
+  retain: z.array(PlanRetainItem),
+  externalCopiesToReview: z.array(z.string()),
+  manifestHash: z.string(),
+  objects: z.array(PlanObject),
+});
+
+/**
+ * The plan of the primary database at the top; under a registry with several governed databases, each other
+ * database's part under `databases` (by logical name), each with its own manifest hash.
+ */
 export const PlanDeletionOutput = z.object({
   /** Document paths, then Cloud Storage objects as `gs://bucket/name`. */
   delete: z.array(z.string()),
@@ -32,7 +51,7 @@ export const PlanDeletionOutput = z.object({
   /** The manifest's hash; for a user in several scopes, the hash of every scope's manifest hash in order. */
   manifestHash: z.string(),
   /** Every Cloud Storage object the manifest deletes or keeps, with the generation it was decided on (empty without storage entries). */
-  objects: z.array(z.object({ path: z.string(), generation: z.string() })),
+  objects: z.array(PlanObject),
   /** Whose plan it is, in the general form (a user in several scopes, planned in all: the user with scope null). */
   subjectRef: SubjectView,
   /**
@@ -40,6 +59,7 @@ export const PlanDeletionOutput = z.object({
    * manifest, the lead's first (it alone erases the data that names the uid alone); the lists above are their union.
    */
   scopes: z.array(z.object({ scope: z.string(), lead: z.boolean(), manifestHash: z.string(), delete: z.number(), retain: z.number() })).optional(),
+  databases: z.record(z.string(), PlanPart).optional(),
 });
 
 export const TransitionLifecycleInput = z

@@ -3,7 +3,8 @@ import { inputs, isoString, StaffNames } from "./inputs";
 import { SubjectInput } from "./subjects";
 
 const verify = z.enum(["entries", "chain"]).optional();
-const paging = { pageSize: inputs.pageSize.optional(), cursor: inputs.cursor.optional(), verify };
+/** `database`: only this governed database's evidence (logical name); default every one's, database by database. */
+const paging = { pageSize: inputs.pageSize.optional(), cursor: inputs.cursor.optional(), verify, database: inputs.database.optional() };
 
 /**
  * "Why was this deleted, and who allowed it?" for one document path (or Cloud Storage object, `gs://bucket/name`), one
@@ -49,6 +50,8 @@ export const EvidenceEntryView = z.object({
   role: z.enum(["match", "context"]),
   /** The entry's own hash, its MAC, and its links to the entries before and after it in its chain. */
   verified: z.boolean(),
+  /** Under a registry with several governed databases: the database whose ledger holds the entry. */
+  database: z.string().optional(),
 });
 
 export const ExplainDeletionOutput = z.object({

@@ -32,6 +32,11 @@ export const inputs = {
   text: z.string().max(500),
   isoTime: z.iso.datetime({ offset: true }),
   code: z.string().min(1).max(64).regex(/^[A-Z][A-Z0-9_]*$/, "SCREAMING_SNAKE code"),
+  /**
+   * A governed database by its logical name in the registry (`primary`, or one of its `databases`): kebab-case. A
+   * name the registry does not declare is refused by the service (UNKNOWN_DATABASE).
+   */
+  database: z.string().min(1).max(63).regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "a database's logical name (kebab-case)"),
   /** A list's opaque paging cursor, as the previous page returned it. */
   cursor: z.string().min(1).max(1500),
   /** A list's page size: bounded, so one call reads a bounded number of documents. */

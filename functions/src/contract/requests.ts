@@ -39,14 +39,31 @@ export const CancelAccountDeletionOutput = z.object({ requestId: z.string(), sta
 
 /** No `requestId`: the caller's latest request. */
 export const GetDeletionStatusInput = z.object({ requestId: inputs.id.optional() }).strict();
-export const RetainedStatusItem = z.object({ path: z.string(), reasonCode: z.string(), reason: z.string(), until: z.string().optional(), text: z.string() });
+/** `database`: under a registry with several governed databases, the one the item lives in (logical name). */
+export const RetainedStatusItem = z.object({ path: z.string(), reasonCode: z.string(), reason: z.string(), until: z.string().optional(), text: z.string(), database: z.string().optional() });
+
+/**
+ * One governed database's part of a request across several (its cell request): its own state, "fully gone by" and
+ * whether ERASURE_COMPLETE is recorded there. `state` null: not opened there yet.
+ */
+export const RequestCell = z.object({
+  database: z.string(),
+  state: RequestState.nullable(),
+  fullyGoneBy: isoString.nullable(),
+  fullyGoneByUnknown: z.enum(GONE_BY_UNKNOWN).nullable(),
+  erasureComplete: z.boolean(),
+  underHold: z.number(),
+  blockedReason: z.string().nullable(),
+  /** Waiting for the request of record to be taken by the primary's purge before this database's purge may take it. */
+  awaitingRecord: z.boolean(),
+});
 export const GetDeletionStatusOutput = z.object({
   requestId: z.string(),
   state: RequestState,
   graceEndsAt: requestDate,
   dueAt: requestDate,
-  /** For a request group, every member's events, each naming its scope. */
-  timeline: z.array(z.object({ at: isoString, event: z.string(), detail: z.string().optional(), scope: z.string().optional() })),
+  /** Events in time order; across several databases, each other database's own, named by `database`; for a request group, every member's, each naming its scope. */
+  timeline: z.array(z.object({ at: isoString, event: z.string(), detail: z.string().optional(), database: z.string().optional(), scope: z.string().optional() })),
   retained: z.array(RetainedStatusItem),
   retainedOmitted: z.number().optional(),
   /**
@@ -58,6 +75,11 @@ export const GetDeletionStatusOutput = z.object({
   fullyGoneByUnknown: z.enum(GONE_BY_UNKNOWN).nullable(),
   /** When the final ERASURE_COMPLETE evidence was recorded (the date passed); null until then. */
   erasureCompleteAt: isoString.nullable(),
+  /**
+   * A request across several governed databases: each database's part. `state` and `fullyGoneBy` above are derived
+   * from them (PURGED only when every database is; RETAINED_UNDER_HOLD when any is; the latest date).
+   */
+  cells: z.array(RequestCell).optional(),
   /** A request group's members (the state and dates above are the group's, derived from theirs); absent for a request on its own. */
   group: RequestGroup.optional(),
   /** Staff only: whose request it is (its subject, and who opened it), and why it is blocked or what a hold retains. */
@@ -106,6 +128,8 @@ export const DeletionRequestListItem = z.object({
   softDeleted: z.number(),
   blockedReason: z.string().nullable(),
   retainedUnderHold: z.number().nullable(),
+  /** A request across several governed databases: each database's state (the item's `state` is derived from them). */
+  cells: z.array(z.object({ database: z.string(), state: RequestState.nullable() })).optional(),
   /** The subject in the general form. */
   subjectRef: SubjectView,
   /** The request group it is a member of (its id, the lead's request id) and whether it is the lead, or null. */

@@ -1,3 +1,4 @@
+import { PRIMARY_CELL } from "../kernel/policy";
 import { policy } from "../platform/registry";
 import { controlPlaneCollections, draftRegistry, nextVersion, type DiscoverDraft, type Thresholds } from "./rules";
 import { DEFAULT_BUCKET_SAMPLE, sampleBuckets, sampleDatabase, type BucketSampleOptions, type SampleOptions } from "./sample";
@@ -18,12 +19,18 @@ export interface DiscoverOptions extends Omit<SampleOptions, "skip"> {
  * registry in force (its control plane is skipped, its product settings carried). Reads only.
  */
 export async function discoverDraft(opts: DiscoverOptions): Promise<DiscoverDraft> {
-  const base = policy().registry;
+  // The part of the registry of the governed database it samples (platform/firestore.ts#inCell; the primary's by
+  // default): a draft is of one database.
+  const pol = policy();
+  const base = pol.registry;
   const sampled = await sampleDatabase({ ...opts, skip: new Set(controlPlaneCollections(base)) });
+  const cell = pol.cell ?? PRIMARY_CELL;
+  // Buckets belong to no database: they are sampled once, with the primary's draft (a storage entry's objects go
+  // with the database of its heldWith document, which the registry, not the draft of one database, settles).
   const own = defaultBucket();
-  const named = [...new Set(opts.buckets ?? [])].filter((b) => b !== own && b !== "(default)");
-  const buckets = await sampleBuckets([{ as: "(default)", name: own }, ...named.map((b) => ({ as: b, name: b }))], { ...DEFAULT_BUCKET_SAMPLE, ...opts.bucketSample });
-  return draftRegistry({
+  const others = [...new Set(opts.buckets ?? [])].filter((b) => b !== own && b !== "(default)");
+  const buckets = cell === PRIMARY_CELL ? await sampleBuckets([{ as: "(default)", name: own }, ...others.map((b) => ({ as: b, name: b }))], { ...DEFAULT_BUCKET_SAMPLE, ...opts.bucketSample }) : [];
+  const draft = draftRegistry({
     samples: sampled.samples,
     buckets,
     uids: sampled.uids,
@@ -33,4 +40,13 @@ export async function discoverDraft(opts: DiscoverOptions): Promise<DiscoverDraf
     summary: sampled.summary,
     ...(opts.thresholds ? { thresholds: opts.thresholds } : {}),
   });
+  // Drafted in another governed database than the primary: its collections and entries name that database, which
+  // the draft declares as the registry does.
+  if (cell === PRIMARY_CELL && base.databases.length === 0) return draft;
+  const named = <T extends object>(x: T): T => (cell === PRIMARY_CELL || ("kind" in x && x.kind === "storage") ? x : { ...x, database: cell });
+  const r = draft.registry;
+  return {
+    ...draft,
+    registry: { ...r, databases: base.databases.map((d) => ({ ...d })), collections: r.collections.map(named), dataMap: { ...r.dataMap, user: r.dataMap.user.map(named) } },
+  };
 }

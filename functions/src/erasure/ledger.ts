@@ -2,9 +2,9 @@ import { FieldPath, FieldValue, Timestamp, type QueryDocumentSnapshot } from "fi
 import { keyedSubjectHash } from "../evidence/index";
 import { COLLECTIONS, db, governedDatabaseId } from "../platform/firestore";
 import { log } from "../platform/logs";
-import { policy } from "../platform/registry";
+import { policy, registryPolicy } from "../platform/registry";
 import { settings } from "../platform/settings";
-import { buildLedgerEntry, entryConflicts, goneByUpdate, ledgerEntryId, type ErasureFacts, type LedgerEntry, type MaskedCollection } from "./rules";
+import { buildLedgerEntry, entryConflicts, goneByUpdate, ledgerEntryId, PRIMARY_LEDGER_DATABASE, type ErasureFacts, type LedgerEntry, type MaskedCollection } from "./rules";
 
 /**
  * The erasure ledger: one document per erased request in its own database (RETENTION_LEDGER_DATABASE_ID), so a
@@ -17,10 +17,10 @@ export class LedgerDatabaseError extends Error {
   }
 }
 
-/** The ledger's database; never the one being governed (or replayed into). */
+/** The ledger's database; never one being governed (any cell's) or replayed into. */
 function ledgerDb() {
   const id = settings.ledgerDatabaseId();
-  if (id === governedDatabaseId()) throw new LedgerDatabaseError(id);
+  if (id === governedDatabaseId() || registryPolicy().cells().some((c) => settings.cellDatabaseId(c) === id)) throw new LedgerDatabaseError(id);
   return db(id);
 }
 
@@ -37,7 +37,7 @@ const patternOf = (path: string): string | null => policy().ruleForPath(path)?.p
  */
 export async function recordErasure(facts: ErasureFacts): Promise<"created" | "exists"> {
   const entry = buildLedgerEntry(facts, keyedSubjectHash, patternOf);
-  const ref = ledgerCol().doc(ledgerEntryId(entry.requestId));
+  const ref = ledgerCol().doc(ledgerEntryId(entry.requestId, entry.database ?? PRIMARY_LEDGER_DATABASE));
   const outcome = await ref.firestore.runTransaction(async (tx) => {
     const snap = await tx.get(ref);
     if (snap.exists) {
@@ -57,7 +57,7 @@ export async function recordErasure(facts: ErasureFacts): Promise<"created" | "e
     });
     return "created" as const;
   });
-  log.info("erasure.ledger.recorded", { requestId: entry.requestId, subjectKind: entry.subjectKind, outcome });
+  log.info("erasure.ledger.recorded", { requestId: entry.requestId, database: entry.database ?? PRIMARY_LEDGER_DATABASE, subjectKind: entry.subjectKind, outcome });
   return outcome;
 }
 
@@ -67,6 +67,7 @@ function entryFrom(d: QueryDocumentSnapshot): LedgerEntry {
   const x = d.data();
   return {
     requestId: String(x.requestId ?? d.id),
+    ...(typeof x.database === "string" && x.database !== PRIMARY_LEDGER_DATABASE ? { database: x.database } : {}),
     subjectKind: x.subjectKind === "tenant" ? "tenant" : "user",
     subjectHash: String(x.subjectHash ?? ""),
     tenantHash: typeof x.tenantHash === "string" ? x.tenantHash : null,

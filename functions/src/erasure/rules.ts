@@ -1,5 +1,6 @@
 import type { DataMapEntry } from "../kernel/policy-schema";
 import { matchPattern, segments } from "../kernel/paths";
+import { PRIMARY_CELL } from "../kernel/policy";
 import type { Subject } from "../plan/rules";
 
 /**
@@ -19,8 +20,14 @@ export interface MaskedCollection {
 }
 
 export interface LedgerEntry {
-  /** The entry's document id: the request id (see ledgerEntryId). */
+  /** The request id; the entry's document id with its database (see ledgerEntryId). */
   requestId: string;
+  /**
+   * The governed database (logical name) whose erasure it records: each cell of a request across several databases
+   * records its own entry (docs/decisions/0036-several-databases.md). `primary` for the primary (and for every entry
+   * written before databases had names): absent.
+   */
+  database?: string;
   subjectKind: SubjectKind;
   /** Keyed hash of the uid (a user) or the tenant id (a tenant). */
   subjectHash: string;
@@ -46,13 +53,21 @@ export interface LedgerEntry {
 /** A keyed hash of a subject id (in production: evidence/index.ts#keyedSubjectHash). */
 export type KeyedHash = (id: string) => string;
 
+/** The primary database's logical name (kernel/policy.ts#PRIMARY_CELL): an entry without `database` is its. */
+export const PRIMARY_LEDGER_DATABASE = PRIMARY_CELL;
+
+/** The governed database (logical name) an entry records the erasure of. */
+export const entryDatabase = (e: Pick<LedgerEntry, "database">): string => e.database ?? PRIMARY_LEDGER_DATABASE;
+
 /**
- * The ledger document of a request: its id as it is. Request ids are generated ids (no personal data), and a
- * document id equal to the request id makes the write idempotent and a look-up a single read.
+ * The ledger document of a request's erasure in one governed database: the request id as it is for the primary
+ * (as every entry was before databases had names), `<requestId>@<database>` for another. Request ids are generated
+ * ids (no personal data), and a document id derived from them makes the write idempotent and a look-up a single read.
  */
-export function ledgerEntryId(requestId: string): string {
+export function ledgerEntryId(requestId: string, database: string = PRIMARY_LEDGER_DATABASE): string {
   if (!/^[A-Za-z0-9_.~-]{1,200}$/.test(requestId) || requestId === "." || requestId === "..") throw new Error(`LEDGER_BAD_REQUEST_ID: ${JSON.stringify(requestId)} cannot name a ledger entry`);
-  return requestId;
+  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(database)) throw new Error(`LEDGER_BAD_DATABASE: ${JSON.stringify(database)} is not a database's logical name`);
+  return database === PRIMARY_LEDGER_DATABASE ? requestId : `${requestId}@${database}`;
 }
 
 /** A path's collection shape with every document id replaced by `*` (for a path no registry pattern names). */
@@ -83,6 +98,8 @@ export function maskedByCollection(masked: readonly { path: string; fields: read
 
 export interface ErasureFacts {
   requestId: string;
+  /** The governed database (logical name) the erasure was carried out in (absent: the primary). */
+  database?: string;
   subject: Subject;
   policyVersion: string;
   erasedAtMs: number;
@@ -96,6 +113,7 @@ export function buildLedgerEntry(facts: ErasureFacts, hash: KeyedHash, patternOf
   const s = facts.subject;
   return {
     requestId: facts.requestId,
+    ...(facts.database !== undefined && facts.database !== PRIMARY_LEDGER_DATABASE ? { database: facts.database } : {}),
     subjectKind: s.type,
     subjectHash: hash(s.type === "user" ? s.uid : s.tenantId),
     tenantHash: s.type === "user" ? hash(s.tenantId) : null,
@@ -128,7 +146,10 @@ export function goneByUpdate(storedMs: number | null, freshMs: number | null): n
  */
 export function entryConflicts(stored: Partial<LedgerEntry>, fresh: LedgerEntry): string[] {
   const keys = ["requestId", "subjectKind", "subjectHash", "tenantHash"] as const;
-  return keys.filter((k) => (stored[k] ?? null) !== fresh[k]);
+  const conflicts: string[] = keys.filter((k) => (stored[k] ?? null) !== fresh[k]);
+  // An entry written before databases had names is the primary's.
+  if ((stored.database ?? PRIMARY_LEDGER_DATABASE) !== (fresh.database ?? PRIMARY_LEDGER_DATABASE)) conflicts.push("database");
+  return conflicts;
 }
 
 /** A subject of the restored database that a ledger entry names, with the entry (the latest, when several do). */

@@ -1,10 +1,10 @@
 import { FieldPath, type Query } from "firebase-admin/firestore";
 import { keyedSubjectHashes } from "../evidence/index";
 import type { Subject } from "../plan/rules";
-import { db } from "../platform/firestore";
+import { currentCell, db } from "../platform/firestore";
 import { policy } from "../platform/registry";
 import { readLedger } from "./ledger";
-import { matchLedger, storageSubjectSegments, subjectOfFound, subjectSources, type LedgerEntry, type LedgerMatch, type SubjectKind, type SubjectSource } from "./rules";
+import { entryDatabase, matchLedger, storageSubjectSegments, subjectOfFound, subjectSources, type LedgerEntry, type LedgerMatch, type SubjectKind, type SubjectSource } from "./rules";
 import { templateOf } from "../kernel/storage-map";
 import { bucketOfEntry, listFolders } from "../platform/storage";
 
@@ -46,6 +46,8 @@ async function* candidates(kind: SubjectKind): AsyncGenerator<Subject> {
       if (s) yield s;
     }
   }
+  // The cell's view names the storage entries only in the cell whose holds cover their objects
+  // (kernel/policy.ts#cellOfEntry), so a bucket's subjects are found once, with that cell's copy.
   yield* storageCandidates(kind, scopeKey);
 }
 
@@ -94,7 +96,10 @@ async function* walkFolders(bucket: string, segs: readonly string[], prefix: str
  * ledger's hashes. The ledger is read from its own database.
  */
 export async function findLedgerMatches(entries?: readonly LedgerEntry[]): Promise<{ entries: number; matches: LedgerMatch[] }> {
-  const ledger = entries ?? (await readLedger());
+  // The erasures of this cell only: a request across several databases has an entry per cell, and a restored copy of
+  // one cell is put right with that cell's (docs/decisions/0036-several-databases.md).
+  const cell = currentCell();
+  const ledger = (entries ?? (await readLedger())).filter((e) => entryDatabase(e) === cell);
   if (ledger.length === 0) return { entries: 0, matches: [] };
   const memo = new Map<string, string[]>();
   const hashes = (id: string): string[] => {

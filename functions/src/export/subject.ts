@@ -6,11 +6,12 @@ import { DocumentReference, GeoPoint, Timestamp, type DocumentData } from "fireb
 import { canonicalJson } from "../kernel/canonical";
 import { DomainError } from "../kernel/errors";
 import { discoverObjects, discoverSubject, type DiscoveredObject, type Subject } from "../plan/index";
-import { parseObjectPath } from "../kernel/storage-map";
+import { objectPath, parseObjectPath } from "../kernel/storage-map";
 import { downloadObject } from "../platform/storage";
 import { businessData } from "../purge/rules/archive";
-import { db } from "../platform/firestore";
-import { policy } from "../platform/registry";
+import { db, inCell } from "../platform/firestore";
+import { policy, registryPolicy } from "../platform/registry";
+import { PRIMARY_CELL } from "../kernel/policy";
 import {
   buildManifest,
   exportFileFor,
@@ -98,6 +99,35 @@ export async function exportSubject(args: { subject: Subject | readonly Subject[
   await mkdir(args.outDir, { recursive: true });
   const pol = policy();
   const files = new Map<string, OpenFile>();
+  // Every governed database's part of the subject's data map (docs/decisions/0036-several-databases.md): another
+  // database's documents go to files named by it (`analytics--events.jsonl`, collection `analytics:events/{eventId}`).
+  // The objects come with the one database whose view holds the storage entries (kernel/policy.ts#cellOfEntry).
+  const objects: ExportObject[] = [];
+  for (const cell of registryPolicy().cells()) {
+    await inCell(cell, async () => {
+      await exportCell(subjects, args.outDir, files, cell);
+      await exportObjects(subjects, args.outDir, objects);
+    });
+  }
+  const written: ExportFile[] = [];
+  for (const [file, f] of files) {
+    await new Promise<void>((resolve, reject) => f.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    written.push({ file, collection: f.collection, documents: f.documents, bytes: f.bytes, sha256: f.hash.digest("hex") });
+  }
+  const owner: ExportOwner =
+    first.type === "tenant"
+      ? { type: "tenant", tenantId: first.tenantId }
+      : subjects.length > 1
+        ? { type: "user", uid: first.uid, tenantId: "", scopes: subjects.map((s) => s.tenantId) }
+        : { type: "user", uid: first.uid, tenantId: first.tenantId };
+  const manifest = buildManifest({ owner, exportedAtMs: args.nowMs, policyVersion: pol.version, files: written, objects });
+  await writeFile(join(args.outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  return manifest;
+}
+
+/** One governed database's part of a subject's export, written into `files` (the database `db()` names is `cell`). */
+async function exportCell(subjects: readonly Subject[], outDir: string, files: Map<string, OpenFile>, cell: string): Promise<void> {
+  const pol = policy();
   const seen = new Set<string>();
   let pending: string[] = [];
   const flush = async () => {
@@ -105,10 +135,10 @@ export async function exportSubject(args: { subject: Subject | readonly Subject[
     pending = [];
     for (const s of snaps) {
       if (!s.exists) continue;
-      const { file, collection } = exportFileFor(s.ref.path, pol);
+      const { file, collection } = cellFile(exportFileFor(s.ref.path, pol), cell);
       let f = files.get(file);
       if (!f) {
-        f = { collection, stream: createWriteStream(join(args.outDir, file)), hash: createHash("sha256"), bytes: 0, documents: 0 };
+        f = { collection, stream: createWriteStream(join(outDir, file)), hash: createHash("sha256"), bytes: 0, documents: 0 };
         files.set(file, f);
       }
       await write(f, exportLine(s.ref.path, s.data() ?? {}));
@@ -123,22 +153,11 @@ export async function exportSubject(args: { subject: Subject | readonly Subject[
     }
   }
   await flush();
-  const written: ExportFile[] = [];
-  for (const [file, f] of files) {
-    await new Promise<void>((resolve, reject) => f.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
-    written.push({ file, collection: f.collection, documents: f.documents, bytes: f.bytes, sha256: f.hash.digest("hex") });
-  }
-  const objects = await exportObjects(subjects, args.outDir);
-  const owner: ExportOwner =
-    first.type === "tenant"
-      ? { type: "tenant", tenantId: first.tenantId }
-      : subjects.length > 1
-        ? { type: "user", uid: first.uid, tenantId: "", scopes: subjects.map((s) => s.tenantId) }
-        : { type: "user", uid: first.uid, tenantId: first.tenantId };
-  const manifest = buildManifest({ owner, exportedAtMs: args.nowMs, policyVersion: pol.version, files: written, objects });
-  await writeFile(join(args.outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-  return manifest;
 }
+
+/** The file of a document of another governed database than the primary: named by the database too. */
+const cellFile = (f: { file: string; collection: string }, cell: string): { file: string; collection: string } =>
+  cell === PRIMARY_CELL ? f : { file: `${cell}--${f.file}`, collection: `${cell}:${f.collection}` };
 
 /** A tenant's export (the format's first shape, `tenantId` in its manifest). */
 export const exportTenant = (args: { tenantId: string; outDir: string; nowMs: number }): Promise<ExportManifest> =>
@@ -149,9 +168,8 @@ export const exportTenant = (args: { tenantId: string; outDir: string; nowMs: nu
  * `objects/NNNNNN[.ext]`, hashed as they are written, with the generation they belong to. An object that went
  * between the listing and the download is left out.
  */
-async function exportObjects(subjects: readonly Subject[], outDir: string): Promise<ExportObject[]> {
-  const out: ExportObject[] = [];
-  const seen = new Set<string>();
+async function exportObjects(subjects: readonly Subject[], outDir: string, out: ExportObject[]): Promise<void> {
+  const seen = new Set(out.map((o) => objectPath(o.bucket, o.name)));
   for await (const o of eachObject(subjects)) {
     if (seen.has(o.path)) continue;
     seen.add(o.path);
@@ -164,7 +182,6 @@ async function exportObjects(subjects: readonly Subject[], outDir: string): Prom
     await writeFile(join(outDir, file), got.bytes);
     out.push({ file, bucket: ref.bucket, name: ref.name, generation: got.object.generation, bytes: got.bytes.length, sha256: createHash("sha256").update(got.bytes).digest("hex") });
   }
-  return out;
 }
 
 async function* eachObject(subjects: readonly Subject[]): AsyncGenerator<DiscoveredObject> {

@@ -1,9 +1,10 @@
-import { FieldPath, Timestamp, type Query } from "firebase-admin/firestore";
+import { FieldPath, Timestamp, type Query, type QueryDocumentSnapshot } from "firebase-admin/firestore";
 import { DomainError } from "../kernel/errors";
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from "../kernel/paging";
-import { COLLECTIONS, db } from "../platform/firestore";
+import { COLLECTIONS, db, inCell } from "../platform/firestore";
+import { PRIMARY_CELL } from "../kernel/policy";
 import { toMs } from "../platform/governed-doc";
-import { policy } from "../platform/registry";
+import { policy, registryPolicy } from "../platform/registry";
 import { assertReleaseAllowed, type HoldState } from "./rules";
 import { holdFromFirestore } from "./service";
 
@@ -14,6 +15,8 @@ export interface ListHoldsQuery {
   targetPath?: string;
   pageSize?: number;
   cursor?: string;
+  /** Only the holds of this governed database (logical name); default: every one. */
+  database?: string;
   /** Who asks: whether they may release each hold now is judged for them (the two-person rule). */
   callerUid: string;
   nowMs: number;
@@ -45,18 +48,35 @@ export async function listHolds(q: ListHoldsQuery) {
     ["placedBy", q.placedBy],
     ["targetPath", q.targetPath],
   ];
-  const list = `holds:${state}:${filters.map(([, v]) => v ?? "*").join(":")}`;
-  let query: Query = db().collection(COLLECTIONS.retentionHolds).where("state", "==", state);
-  for (const [field, value] of filters) if (value !== undefined) query = query.where(field, "==", value);
-  query = query.orderBy("placedAt", "desc").orderBy(FieldPath.documentId(), "desc");
-  if (q.cursor !== undefined) {
-    const [placedAtMs, id] = decodeCursor(list, q.cursor, 2);
-    query = query.startAfter(Timestamp.fromMillis(Number(placedAtMs)), String(id));
+  const whole = registryPolicy();
+  const cells = q.database !== undefined ? [q.database] : whole.cells();
+  const several = whole.cells().length > 1;
+  const list = `holds:${state}:${filters.map(([, v]) => v ?? "*").join(":")}${q.database !== undefined ? `:${q.database}` : ""}`;
+  const after = q.cursor !== undefined ? decodeCursor(list, q.cursor, 2) : null;
+  // Every cell's holds, each cell's page in the same order from the same position, merged: a hold placed in several
+  // cells (a scope hold) has the same id and placement time in each, so it is one item naming its databases.
+  const pages = await Promise.all(
+    cells.map((cell) =>
+      inCell(cell, async () => {
+        let query: Query = db().collection(COLLECTIONS.retentionHolds).where("state", "==", state);
+        for (const [field, value] of filters) if (value !== undefined) query = query.where(field, "==", value);
+        query = query.orderBy("placedAt", "desc").orderBy(FieldPath.documentId(), "desc");
+        if (after) query = query.startAfter(Timestamp.fromMillis(Number(after[0])), String(after[1]));
+        return (await query.limit(size + 1).get()).docs.map((d) => ({ cell, d, atMs: toMs(d.get("placedAt")) ?? 0 }));
+      }),
+    ),
+  );
+  const groups = new Map<string, { cells: string[]; d: QueryDocumentSnapshot; atMs: number }>();
+  for (const x of pages.flat().sort((a, b) => b.atMs - a.atMs || (a.d.id < b.d.id ? 1 : a.d.id > b.d.id ? -1 : 0) || (a.cell === PRIMARY_CELL ? -1 : 1))) {
+    const g = groups.get(x.d.id);
+    if (g) g.cells.push(x.cell);
+    else groups.set(x.d.id, { cells: [x.cell], d: x.d, atMs: x.atMs });
   }
-  const snap = await query.limit(size + 1).get();
-  const docs = snap.docs.slice(0, size);
+  const merged = [...groups.values()];
+  const page = merged.slice(0, size);
+  const docs = page.map((g) => g.d);
   const pol = policy();
-  const items = docs.map((d) => {
+  const items = page.map(({ d, cells: placedIn }) => {
     const h = holdFromFirestore(d);
     const reason = pol.holdReason(h.reasonCode);
     return {
@@ -80,10 +100,13 @@ export async function listHolds(q: ListHoldsQuery) {
       releasedBy: h.releasedBy ?? null,
       releasedAt: iso(h.releasedAtMs),
       releaseReason: h.releaseReason ?? null,
+      // Under a registry with several governed databases: where the hold lives (its cell, the primary first for a
+      // scope hold placed in several), and whether its placement in its other cells is still to finish.
+      ...(several ? { database: placedIn[0]!, databases: placedIn, placing: d.get("cellsPending") === true } : {}),
     };
   });
   const last = docs[docs.length - 1];
-  const nextCursor = snap.docs.length > size && last ? encodeCursor(list, [toMs(last.get("placedAt")) ?? 0, last.id]) : null;
+  const nextCursor = merged.length > size && last ? encodeCursor(list, [toMs(last.get("placedAt")) ?? 0, last.id]) : null;
   return { items, nextCursor };
 }
 
@@ -95,10 +118,15 @@ export async function releaseReasonsOf(holdIds: Iterable<string>): Promise<Map<s
   const ids = [...new Set(holdIds)].slice(0, 100);
   const out = new Map<string, string>();
   if (ids.length === 0) return out;
-  const col = db().collection(COLLECTIONS.retentionHolds);
-  for (const snap of await db().getAll(...ids.map((id) => col.doc(id)))) {
-    const reason = snap.get("releaseReason") as unknown;
-    if (typeof reason === "string") out.set(snap.id, reason);
+  // A hold lives in its target's cell: every cell is asked (one getAll each), the first reason found is the one.
+  for (const cell of registryPolicy().cells()) {
+    await inCell(cell, async () => {
+      const col = db().collection(COLLECTIONS.retentionHolds);
+      for (const snap of await db().getAll(...ids.map((id) => col.doc(id)))) {
+        const reason = snap.get("releaseReason") as unknown;
+        if (typeof reason === "string" && !out.has(snap.id)) out.set(snap.id, reason);
+      }
+    });
   }
   return out;
 }

@@ -87,6 +87,14 @@ export interface PlaceHoldInput {
   note?: string;
   actor: Actor;
   nowMs: number;
+  /**
+   * A hold on a scope's record across several governed databases (holds/cells.ts): in the primary, the other cells
+   * it is placed in too (`cells`, kept on the hold of record); in each of those, the hold of record's id and
+   * `cellOf` (the copy protects the scope's subtree there, whose record document lives in the primary).
+   */
+  cells?: readonly string[];
+  holdId?: string;
+  cellOf?: string;
 }
 
 /**
@@ -297,21 +305,33 @@ const coversObjects = (target: string): boolean => policy().allStorageEntries().
 
 /** `scopeId`: the scope whose record the target is; for another subtree root, the scope its own fields name. */
 async function placeSubtreeHold(input: PlaceHoldInput, scopeId: string | null, apply: ApplyHold): Promise<{ holdId: string }> {
-  const root = await db().doc(input.targetPath).get();
-  if (!root.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
-  const tenantId = scopeId ?? readGoverned(root.data())?.tenantId ?? "";
-  const holdRef = holdsCol().doc();
+  // A copy of a scope hold in another cell holds the scope's subtree there; the record document is the primary's.
+  const copy = input.cellOf !== undefined;
+  const root = copy ? null : await db().doc(input.targetPath).get();
+  if (root && !root.exists) throw notFound("TARGET_NOT_FOUND", "No document at targetPath.");
+  const tenantId = scopeId ?? readGoverned(root?.data())?.tenantId ?? "";
+  const holdRef = input.holdId !== undefined ? holdsCol().doc(input.holdId) : holdsCol().doc();
   const placed = await db().runTransaction(async (tx) => {
+    // The copy of a hold already placed in this cell (a placement resumed) is the same hold.
+    const existing = input.holdId !== undefined ? await tx.get(holdRef) : null;
+    if (existing?.exists) return { holdId: existing.id, applied: existing.get("applied") === true, created: false, waiting: isWaiting(existing) };
     const same = await findSameActiveHold(tx, input);
     if (same) return { holdId: same.id, applied: same.get("applied") === true, created: false, waiting: isWaiting(same) };
     const [fence, evidence, windows] = await Promise.all([readFenceInTx(tx), openEvidence(tx, holdRef.id), coveredWindowsInTx(tx, input.targetPath)]);
     const record = newRecord(input, holdRef.id, "subtree", tenantId, 0);
+    const cells = input.cells && input.cells.length > 0 ? { cells: [...input.cells], cellsPending: true } : {};
     const generation = advanceFenceInTx(tx, fence, input.nowMs, { holdId: holdRef.id, change: "PLACED" });
     // The paths are not listed here (a tenant may hold millions of documents): the record covers them all by
     // prefix from this commit, and HOLD_APPLIED records their count and digest once they are flagged.
     const evidenceOf: PlacedEvidence = { counts: {}, pathsHash: null, paths: [record.targetPath], fenceGeneration: generation, windows: windows.seen };
     const waiting = windows.waitFor.length > 0;
-    tx.create(holdRef, { ...holdRecordData(record, null, false), flagging: initialFlagging(input.nowMs), ...(waiting ? { placement: pendingPlacement(input, evidenceOf, windows.waitFor) } : {}) });
+    tx.create(holdRef, {
+      ...holdRecordData(record, null, false),
+      flagging: initialFlagging(input.nowMs),
+      ...cells,
+      ...(copy ? { cellOf: input.cellOf } : {}),
+      ...(waiting ? { placement: pendingPlacement(input, evidenceOf, windows.waitFor) } : {}),
+    });
     if (!waiting) evidence.append(holdEvidence("HOLD_PLACED", record, input.actor, input.nowMs, evidenceOf));
     return { holdId: holdRef.id, applied: false, created: true, waiting };
   }, EVIDENCE_TX);

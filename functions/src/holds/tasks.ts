@@ -1,6 +1,7 @@
 import { getFunctions } from "firebase-admin/functions";
 import { hashCanonical } from "../kernel/canonical";
-import { adminApp } from "../platform/firestore";
+import { PRIMARY_CELL } from "../kernel/policy";
+import { adminApp, currentCell } from "../platform/firestore";
 import type { ApplyHold } from "./service";
 import { log } from "../platform/logs";
 
@@ -9,6 +10,8 @@ export interface ApplyHoldTask {
   holdId: string;
   /** The flagging cursor when the task was enqueued (null: from the start). */
   after: string | null;
+  /** The governed database (logical name) the hold lives in, when it is not the primary. */
+  database?: string;
 }
 
 /**
@@ -16,7 +19,10 @@ export interface ApplyHoldTask {
  * its cursor, so an enqueue that is retried does not start the same slice twice. A duplicate id means it is
  * already queued: that is the goal.
  */
-export async function enqueueHoldTask(task: ApplyHoldTask): Promise<void> {
+export async function enqueueHoldTask(unstamped: ApplyHoldTask): Promise<void> {
+  // A hold's flagging runs in its own cell: the payload names it (absent for the primary, whose ids are as they were).
+  const cell = currentCell();
+  const task = cell === PRIMARY_CELL ? unstamped : { ...unstamped, database: cell };
   try {
     await getFunctions(adminApp()).taskQueue<ApplyHoldTask>("applyRetentionHold").enqueue(task, { id: `ah-${hashCanonical(task).slice(0, 40)}` });
   } catch (err) {

@@ -6,8 +6,10 @@ import type { JobName, JobRunner } from "../kernel/job";
  * (reason JOB_NOT_AVAILABLE) rather than pretending to run.
  */
 export const JOBS: Partial<Record<JobName, () => Promise<JobRunner>>> = {
-  expiryBackfill: async () => (await import("../backfill")).runExpiryBackfill,
-  retentionAudit: async () => (await import("../audit")).runRetentionAudit,
+  // Every job covers every governed database: the nightly purge with what spans them in between
+  // (cells/purge.ts), the others run in each database in turn (cells/jobs.ts#inEveryCellJob).
+  expiryBackfill: async () => (await import("../cells")).inEveryCellJob((await import("../backfill")).runExpiryBackfill),
+  retentionAudit: async () => (await import("../cells")).inEveryCellJob((await import("../audit")).runRetentionAudit),
   nightlyPurge: async () => (await import("./nightly-purge")).runNightlyJob,
-  evidenceAnchor: async () => (await import("../evidence")).runEvidenceAnchor,
+  evidenceAnchor: async () => (await import("../cells")).inEveryCellJob((await import("../evidence")).runEvidenceAnchor),
 };

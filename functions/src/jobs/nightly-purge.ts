@@ -1,4 +1,5 @@
 import type { JobSummary } from "../kernel/job";
+import { runNightlyAcrossCells, severalCells } from "../cells/index";
 import { recordErasureCompletions, runNightlyPurge, type CompletionSummary, type PurgeRunOptions } from "../purge/index";
 
 /**
@@ -10,6 +11,8 @@ import { recordErasureCompletions, runNightlyPurge, type CompletionSummary, type
  * schedule retries, and both steps are idempotent).
  */
 export async function runNightlyJob(opts: PurgeRunOptions, purgeRun: (opts: PurgeRunOptions) => Promise<JobSummary> = runNightlyPurge): Promise<JobSummary> {
+  // Several governed databases: the same steps in every cell, with what spans them in between (cells/purge.ts).
+  if (severalCells()) return runNightlyAcrossCells(opts, purgeRun);
   const purge = await purgeRun(opts).then(
     (summary) => ({ summary, failure: null }),
     (failure: unknown) => ({ summary: null, failure }),

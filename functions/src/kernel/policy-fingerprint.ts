@@ -1,5 +1,11 @@
 import { hashCanonical } from "./canonical";
-import type { Registry } from "./policy-schema";
+import type { CollectionRule, Registry } from "./policy-schema";
+
+/**
+ * A collection rule's key among the fingerprints: its pattern, prefixed by its database's logical name when it lives
+ * in another governed database than the primary (the same pattern may be governed in two databases).
+ */
+export const fingerprintKey = (rule: Pick<CollectionRule, "pattern" | "database">): string => (rule.database ? `${rule.database}:${rule.pattern}` : rule.pattern);
 
 /**
  * What decides the retention fields a document carries, per collection pattern: the collection's rule and its
@@ -10,5 +16,5 @@ import type { Registry } from "./policy-schema";
  */
 export function retentionFingerprints(registry: Registry): Record<string, string> {
   const classes = new Map(registry.classes.map(({ description: _d, recovery: _r, ...rest }) => [rest.id, rest]));
-  return Object.fromEntries(registry.collections.map((rule) => [rule.pattern, hashCanonical({ rule, retentionClass: classes.get(rule.retentionClass) ?? null })]));
+  return Object.fromEntries(registry.collections.map((rule) => [fingerprintKey(rule), hashCanonical({ rule, retentionClass: classes.get(rule.retentionClass) ?? null })]));
 }

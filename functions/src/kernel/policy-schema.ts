@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { patternMatchesSegments, segments } from "./paths";
 
 /**
  * The zod schema of a policy registry version (`policies/versions/*.json`). The registry is data: an
@@ -42,10 +43,23 @@ export const RetentionClassSchema = z
     }
   });
 
+/**
+ * A governed database's logical name (kebab-case), as `databases[]` declares it and `database` fields name it: the
+ * same in every project, mapped to a physical database id by the RETENTION_DATABASES setting. `primary` is
+ * reserved: it names the primary database (RETENTION_DATABASE_ID), where a field without `database` points.
+ */
+export const PRIMARY_DATABASE = "primary";
+const databaseName = kebab.refine((id) => id !== PRIMARY_DATABASE, `"${PRIMARY_DATABASE}" names the primary database: leave database out instead`);
+
+/** An additional governed database: its logical name and what it holds, for the people who review the registry. */
+export const DatabaseSchema = z.object({ id: databaseName, description: z.string().min(1) }).strict();
+
 export const CollectionRuleSchema = z
   .object({
     /** Document path pattern, e.g. `logins/{loginId}/keys/{keyId}`. */
     pattern: docPattern,
+    /** The governed database the collection lives in (a `databases[]` id); absent: the primary. */
+    database: databaseName.optional(),
     retentionClass: kebab,
     /** Field the class's retention is anchored to (defaults to createdAt). */
     anchorField: z.string().default("createdAt"),
@@ -87,6 +101,11 @@ export const DataMapEntrySchema = z
      * storage: Cloud Storage objects in a bucket, by prefix (`members/{uid}/`) or one object's name (docs/STORAGE.md).
      */
     kind: z.enum(["doc", "query", "collectionGroup", "storage"]),
+    /**
+     * The governed database the entry reaches into (a `databases[]` id); absent: the primary. Not for kind storage:
+     * a bucket belongs to no database, and its objects go with the database of their heldWith document.
+     */
+    database: databaseName.optional(),
     /** What the entry reaches and why, for the people who review the data map (never shown to the subject). */
     description: z.string().min(1).optional(),
     path: z.string().optional(),
@@ -173,6 +192,17 @@ function refineStorageEntry(e: { bucket?: string; prefix?: string; object?: stri
   for (const v of templateVariables(e.heldWith ?? "")) {
     if (!vars.has(v)) issue(`heldWith ${e.heldWith}: {${v}} must also be in the object template, so an object's heldWith document can be read from its name`);
   }
+}
+
+/**
+ * The governed databases (logical names) with a collection rule matching a storage entry's heldWith document: the
+ * database whose holds can cover the objects (a hold targets a document of its own database, never a gs:// object).
+ * The schema allows at most one; none means the primary (docs/decisions/0036-several-databases.md).
+ */
+export function storageEntryCells(heldWith: string, collections: readonly { pattern: string; database?: string | undefined }[]): string[] {
+  const held = segments(heldWith);
+  const cells = collections.filter((c) => patternMatchesSegments(c.pattern, held)).map((c) => c.database ?? PRIMARY_DATABASE);
+  return [...new Set(cells)];
 }
 
 /** The `{name}` variables of a template, in order. */
@@ -269,6 +299,12 @@ export const RegistrySchema = z
     version: z.string().regex(/^v[0-9]+$/),
     effectiveFrom: z.iso.datetime(),
     description: z.string().min(1),
+    /**
+     * Governed databases besides the primary one (RETENTION_DATABASE_ID), by logical name. Each is a cell of its
+     * own: its collections and its part of the data map name it (`database`), and the engine runs there with its own
+     * holds, fence, evidence and requests (docs/decisions/0036-several-databases.md).
+     */
+    databases: z.array(DatabaseSchema).default([]),
     classes: z.array(RetentionClassSchema).min(1),
     collections: z.array(CollectionRuleSchema).min(1),
     controlPlane: z.array(ControlPlaneCollectionSchema),
@@ -297,6 +333,28 @@ export const RegistrySchema = z
   })
   .strict()
   .superRefine((r, ctx) => {
+    const declared = new Set<string>();
+    for (const d of r.databases) {
+      if (declared.has(d.id)) ctx.addIssue({ code: "custom", message: `duplicate database ${d.id}` });
+      declared.add(d.id);
+    }
+    const undeclared = (where: string, database: string | undefined) => {
+      if (database !== undefined && !declared.has(database)) ctx.addIssue({ code: "custom", message: `${where} names database ${database}, which databases[] does not declare` });
+    };
+    for (const col of r.collections) undeclared(col.pattern, col.database);
+    for (const [kind, entries] of Object.entries(r.dataMap)) {
+      for (const e of entries ?? []) {
+        undeclared(`dataMap.${kind}.${e.id}`, e.database);
+        if (e.kind !== "storage" || e.heldWith === undefined) continue;
+        if (e.database !== undefined) {
+          ctx.addIssue({ code: "custom", message: `dataMap.${kind}.${e.id}: a bucket belongs to no database; a storage entry's objects go with the database of their heldWith document (${e.heldWith}), so leave database out` });
+        }
+        const cells = storageEntryCells(e.heldWith, r.collections);
+        if (cells.length > 1) {
+          ctx.addIssue({ code: "custom", message: `dataMap.${kind}.${e.id}: heldWith ${e.heldWith} matches a collection in several databases (${cells.join(", ")}); the objects must go with one database's holds` });
+        }
+      }
+    }
     const ids = new Set<string>();
     for (const c of r.classes) {
       if (ids.has(c.id)) ctx.addIssue({ code: "custom", message: `duplicate class ${c.id}` });
@@ -362,4 +420,5 @@ export type DataMapEntry = z.infer<typeof DataMapEntrySchema>;
 export type StorageEntry = DataMapEntry & { kind: "storage"; bucket: string; heldWith: string; action: "delete" | "retain" };
 export type HoldReason = z.infer<typeof HoldReasonSchema>;
 export type Subjects = z.infer<typeof SubjectsSchema>;
+export type GovernedDatabase = z.infer<typeof DatabaseSchema>;
 export type ScopeLookup = z.infer<typeof ScopeLookupSchema>;

@@ -1,7 +1,21 @@
-import type { CollectionRule, DataMapEntry, HoldReason, Registry, RetentionClass, StorageEntry, Subjects } from "./policy-schema";
+import { PRIMARY_DATABASE, storageEntryCells, type CollectionRule, type DataMapEntry, type GovernedDatabase, type HoldReason, type Registry, type RetentionClass, type StorageEntry, type Subjects } from "./policy-schema";
 import { fillTemplate, matchPattern, parentDocumentPath, patternMatchesSegments, segments } from "./paths";
 
 export const DAY_MS = 86_400_000;
+
+/** The logical name of the primary governed database (RETENTION_DATABASE_ID): the cell a field without `database` names. */
+export const PRIMARY_CELL = PRIMARY_DATABASE;
+
+/** The cell (governed database, by logical name) a collection rule or data-map entry lives in. */
+export const cellOf = (x: { database?: string | undefined }): string => x.database ?? PRIMARY_CELL;
+
+/**
+ * The cell a data-map entry runs in. A storage entry names no database (a bucket belongs to none): its objects go
+ * with the database of their heldWith document, whose holds are the only ones that can cover them (a hold never
+ * targets a gs:// object). So one cell plans, deletes, holds, exports and replays them, once per request.
+ */
+export const cellOfEntry = (e: DataMapEntry, collections: readonly CollectionRule[]): string =>
+  e.kind === "storage" && e.heldWith !== undefined ? (storageEntryCells(e.heldWith, collections)[0] ?? PRIMARY_CELL) : cellOf(e);
 
 /**
  * Read-only lookups over one registry version: which class governs a path, what a class says, which
@@ -12,11 +26,83 @@ export class PolicyIndex {
   private readonly reasons: ReadonlyMap<string, HoldReason>;
   private readonly storage: { user: readonly StorageEntry[]; tenant: readonly StorageEntry[] };
 
-  constructor(readonly registry: Registry) {
+  private readonly views = new Map<string, PolicyIndex>();
+
+  /**
+   * `cell`: which governed database this index is the view of (docs/decisions/0036-several-databases.md). The whole
+   * registry's index has none; `forCell` makes the others.
+   */
+  constructor(
+    readonly registry: Registry,
+    readonly cell: string | null = null,
+  ) {
     this.classes = new Map(registry.classes.map((c) => [c.id, c]));
     this.reasons = new Map(registry.holdReasons.map((h) => [h.code, h]));
     const storageOf = (entries: readonly DataMapEntry[] | undefined) => (entries ?? []).filter((e): e is StorageEntry => e.kind === "storage");
     this.storage = { user: storageOf(registry.dataMap.user), tenant: storageOf(registry.dataMap.tenant) };
+  }
+
+  /** The governed databases: the primary, then the registry's `databases`, by logical name. */
+  cells(): string[] {
+    return [PRIMARY_CELL, ...(this.registry.databases ?? []).map((d) => d.id)];
+  }
+
+  /** The registry's declaration of an additional database (undefined for the primary or an unknown name). */
+  database(cell: string): GovernedDatabase | undefined {
+    return (this.registry.databases ?? []).find((d) => d.id === cell);
+  }
+
+  /** Whether the registry governs this cell (the primary always). */
+  hasCell(cell: string): boolean {
+    return cell === PRIMARY_CELL || this.database(cell) !== undefined;
+  }
+
+  /**
+   * The registry as one cell sees it: the collections and the data-map entries of that database only; classes,
+   * hold reasons, subjects, the control plane and the purge's limits are the same in every cell. The engine runs in
+   * a cell against this view, unchanged: what it plans, soft-deletes, purges, audits and triggers on is that cell's
+   * part of the registry. Memoised; a view of a view is the view of that cell.
+   */
+  forCell(cell: string): PolicyIndex {
+    // A registry of one database is its primary's view: the same index, so what it is compared with stays equal.
+    if (this.cell === cell || (this.cell === null && cell === PRIMARY_CELL && this.cells().length === 1)) return this;
+    if (this.cell !== null) throw new Error(`a view of cell ${this.cell} has no view of cell ${cell}`);
+    let view = this.views.get(cell);
+    if (!view) {
+      if (!this.hasCell(cell)) throw new Error(`registry ${this.version} governs no database named ${cell} (databases: ${this.cells().join(", ")})`);
+      const mine = <T extends { database?: string | undefined }>(xs: readonly T[]): T[] => xs.filter((x) => cellOf(x) === cell);
+      const r = this.registry;
+      const mineOf = (xs: readonly DataMapEntry[]): DataMapEntry[] => xs.filter((e) => cellOfEntry(e, r.collections) === cell);
+      const dataMap = { user: mineOf(r.dataMap.user), ...(r.dataMap.tenant ? { tenant: mineOf(r.dataMap.tenant) } : {}) };
+      // The subtree roots a cell knows are its own collections' (a chat lives where its collection does); the scope's
+      // record is every cell's: a hold on it holds the scope wherever the scope has data.
+      const ownCollections = new Set(mine(r.collections).map((c) => c.pattern.split("/")[0]!));
+      const roots = r.subtreeHoldRoots.filter((p) => ownCollections.has(p.split("/")[0]!));
+      view = new PolicyIndex({ ...r, collections: mine(r.collections), dataMap, subtreeHoldRoots: roots }, cell);
+      this.views.set(cell, view);
+    }
+    return view;
+  }
+
+  /**
+   * The cells whose part of a subject's data map is not empty: where a request for such a subject opens a cell
+   * request of its own (besides the primary, which holds the request of record in any case).
+   */
+  cellsReaching(subject: "user" | "tenant"): string[] {
+    const entries = this.registry.dataMap[subject] ?? [];
+    return this.cells().filter((c) => c !== PRIMARY_CELL && entries.some((e) => cellOfEntry(e, this.registry.collections) === c));
+  }
+
+  /**
+   * The cells other than the primary where the scope has data a hold on its record covers: a governed collection at
+   * or under the scope's record (`workspaces/{workspaceId}/metrics/{id}`). A hold holds by path in every cell, so a hold on
+   * the scope's record is placed in each of them too, and there it covers the same subtree.
+   */
+  cellsWithScopeData(): string[] {
+    const scope = this.registry.subjects?.scope;
+    if (!scope) return [];
+    const root = scope.record.split("/")[0]!;
+    return this.cells().filter((c) => c !== PRIMARY_CELL && this.registry.collections.some((r) => cellOf(r) === c && r.pattern.split("/")[0] === root));
   }
 
   get version(): string {

@@ -8,6 +8,7 @@ import { parseRegistryBundle, type RegistryBundle } from "../kernel/registry-bun
 import { RegistrySchema, type Registry } from "../kernel/policy-schema";
 import { settings } from "./settings";
 import builtIn from "../generated/registry.json";
+import { currentCell } from "./firestore";
 
 /**
  * The functions codebase directory (`functions/`): where firebase-tools reads the functions' dotenv files and where
@@ -84,11 +85,12 @@ export function publishedVersions(): readonly PublishedVersion[] {
 }
 
 /**
- * The registry version the functions enforce: the bundle file REGISTRY_FILE names ({@link registryFileSetting}), else
- * the one built in. Read and validated once, when first used (the TTL triggers use it while the code loads, so a
- * bad bundle stops the functions loading rather than enforcing something else).
+ * The registry version the functions enforce, all of it (every governed database): the bundle file REGISTRY_FILE
+ * names ({@link registryFileSetting}), else the one built in. Read and validated once, when first used (the TTL
+ * triggers use it while the code loads, so a bad bundle stops the functions loading rather than enforcing something
+ * else).
  */
-export function policy(): PolicyIndex {
+export function registryPolicy(): PolicyIndex {
   enforced ??= load();
   return enforced.index;
 }
@@ -97,6 +99,16 @@ export function policy(): PolicyIndex {
 export function registrySource(): string {
   enforced ??= load();
   return enforced.source;
+}
+
+/**
+ * The registry as the work in hand sees it: the part of the cell it runs in (`platform/firestore.ts#inCell`; the
+ * primary outside any), so an engine written for one database plans, purges, audits and soft-deletes that
+ * database's collections and data-map entries only (kernel/policy.ts#forCell). What spans cells (which cells a
+ * subject reaches, where a scope hold goes) asks `registryPolicy()`.
+ */
+export function policy(): PolicyIndex {
+  return registryPolicy().forCell(currentCell());
 }
 
 /**

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SETTINGS, type SettingKey, type SettingSpec, type SettingValue } from "../config/params";
+import { PRIMARY_CELL } from "../kernel/policy";
 /**
  * Runtime settings, read lazily from the environment (Cloud Functions exposes params as env vars; the
  * CLI and tests set the same names). Nothing here runs at import time.
@@ -79,8 +80,28 @@ export function emulatorGate(env: Env): { open: boolean; missing: string[] } {
   return { open: missing.length === 0, missing };
 }
 
+/**
+ * The RETENTION_DATABASES setting as a map from logical database name to physical id (`analytics=analytics-prod,
+ * billing=billing-eu`). A malformed entry fails loudly: a cell must never fall back to the wrong database.
+ */
+export function parseDatabaseMap(raw: string): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const part of raw.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+    const m = /^([a-z0-9]+(?:-[a-z0-9]+)*)=([A-Za-z0-9()_-]+)$/.exec(part);
+    if (!m) throw new Error(`RETENTION_DATABASES: ${JSON.stringify(part)} is not <logical-name>=<database-id>`);
+    if (map.has(m[1]!)) throw new Error(`RETENTION_DATABASES names ${m[1]} twice`);
+    map.set(m[1]!, m[2]!);
+  }
+  return map;
+}
+
 export const settings = {
   databaseId: (): string => setting("databaseId"),
+  /**
+   * The physical database id of a governed database, by logical name: the primary's is RETENTION_DATABASE_ID, the
+   * others' what RETENTION_DATABASES maps them to, else their logical name.
+   */
+  cellDatabaseId: (cell: string): string => (cell === PRIMARY_CELL ? setting("databaseId") : (parseDatabaseMap(setting("databases")).get(cell) ?? cell)),
   /** The erasure ledger's database: never the governed one (erasure/ledger.ts refuses that). */
   ledgerDatabaseId: (): string => setting("ledgerDatabaseId"),
   projectId: (): string => process.env.GCLOUD_PROJECT || process.env.GOOGLE_CLOUD_PROJECT || process.env.RETENTION_PROJECT_ID || firebasercDefault(),

@@ -7,6 +7,8 @@ import { toMs, toTimestamp } from "../platform/governed-doc";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import { parseRequestState } from "../requests/rules/requests";
+import { cellsOfRecord, requestCells } from "../requests/index";
+import { PRIMARY_CELL } from "../kernel/policy";
 import { storageSettings } from "../platform/storage";
 import { completionDecision, purgedGoneBy, recoveryWindowMs, type CompletionDecision } from "../requests/rules/gone-by";
 import { archiveCopiesOf, archiveCopyLeftInTx } from "./runner/archive";
@@ -47,6 +49,9 @@ export interface CompletionSummary {
   skipped: number;
 }
 
+/** A run's summary where a request across several databases waited: due, but another cell has not recorded its own yet. */
+export type CompletionAcrossCells = CompletionSummary & { waitingForCells?: number };
+
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /** Decides one request in its own transaction, and records ERASURE_COMPLETE when it is due. */
@@ -60,7 +65,12 @@ async function completeOne(requestId: string, opts: CompletionOptions): Promise<
     // The archive read only matters for a request otherwise due; the others are decided without it.
     const early = completionDecision({ state, erasureComplete, fullyGoneByMs, archiveCopiesLeft: false }, opts.nowMs);
     if (early !== "RECORD") return early;
-    const decision = completionDecision({ state, erasureComplete, fullyGoneByMs, archiveCopiesLeft: await archiveCopyLeftInTx(tx, requestId) }, opts.nowMs);
+    // A request of record across several databases waits for every other cell's ERASURE_COMPLETE. Those are read
+    // outside this transaction (another database): a cell read as not complete only delays this entry to a later
+    // night, and a cell's erasureComplete, once true, is never unset.
+    const cells = cellsOfRecord(snap.data()).length > 0 ? (await requestCells(requestId, snap.data()!)).filter((c) => c.cell !== PRIMARY_CELL) : null;
+    const cellsComplete = cells === null ? undefined : cells.every((c) => c.erasureComplete);
+    const decision = completionDecision({ state, erasureComplete, fullyGoneByMs, archiveCopiesLeft: await archiveCopyLeftInTx(tx, requestId), cellsComplete }, opts.nowMs);
     if (decision === "ARCHIVE_COPY_LEFT" && !opts.dryRun) {
       // A copy outlived the date (held after it was computed, or not swept yet): its own backups last a recovery
       // window past its going, so the date moves to at least now plus that window, never earlier. That also takes
@@ -96,6 +106,8 @@ async function completeOne(requestId: string, opts: CompletionOptions): Promise<
         backupRetentionDays: typeof basis.backupRetentionDays === "number" ? basis.backupRetentionDays : null,
         archivesRetainUntil: iso(toMs(basis.archivesRetainUntil)),
         ...(typeof basis.storageSoftDeleteDays === "number" ? { storageSoftDeleteDays: basis.storageSoftDeleteDays } : {}),
+        // Across databases: each other cell's own date; the request's is the latest of them and its own.
+        ...(cells ? { cells: cells.map((c) => `${c.cell}:${iso(c.fullyGoneByMs) ?? "-"}`).join(","), latestFullyGoneBy: iso(Math.max(fullyGoneByMs ?? 0, ...cells.map((c) => c.fullyGoneByMs ?? 0))) } : {}),
         ...(opts.actor.type === "system" ? {} : { startedBy: `${opts.actor.type}:${opts.actor.id}` }),
       },
     });
@@ -148,12 +160,12 @@ async function redateReleasedArchives(opts: CompletionOptions, pageSize: number)
  * MAX_PER_RUN a run), after dating again the requests whose held archive copies were released since. A dry run
  * counts what it would record and writes nothing.
  */
-export async function recordErasureCompletions(opts: CompletionOptions): Promise<CompletionSummary> {
+export async function recordErasureCompletions(opts: CompletionOptions): Promise<CompletionAcrossCells> {
   const pageSize = opts.pageSize ?? PAGE;
   const max = opts.maxRequests ?? MAX_PER_RUN;
   const dated = await redateReleasedArchives(opts, pageSize);
   if (dated > 0) log.info("purge.fully_gone_by_dated", { dated, dryRun: opts.dryRun });
-  const summary: CompletionSummary = { due: 0, recorded: 0, waitingForArchive: 0, skipped: 0 };
+  const summary: CompletionAcrossCells = { due: 0, recorded: 0, waitingForArchive: 0, skipped: 0 };
   const due = db()
     .collection(COLLECTIONS.deletionRequests)
     .where("erasureComplete", "==", false)
@@ -168,6 +180,7 @@ export async function recordErasureCompletions(opts: CompletionOptions): Promise
       const decision = await completeOne(d.id, opts);
       if (decision === "RECORD") summary.recorded++;
       else if (decision === "ARCHIVE_COPY_LEFT") summary.waitingForArchive++;
+      else if (decision === "CELLS_NOT_COMPLETE") summary.waitingForCells = (summary.waitingForCells ?? 0) + 1;
       else summary.skipped++;
     }
     if (page.size < pageSize) break;

@@ -38,10 +38,12 @@ export async function subjectsOf(ref: SubjectRef): Promise<Subject[]> {
  * Plans a subject named in the general form, read-only. A user the registry finds in several scopes is planned in
  * each, as the request group their erasure would open (the lead alone erases the data that names the uid alone):
  * the lists are the union of the members' manifests, `scopes` gives each one's hash and counts, and the hash is
- * over the members' hashes in order, so it is as deterministic as one manifest's.
+ * over the members' hashes in order, so it is as deterministic as one manifest's. Plans the database `db()` names.
  */
-export async function planSubjectRef(ref: SubjectRef, nowMs: number): Promise<SubjectPlan> {
-  const subjects = await subjectsOf(ref);
+export async function planSubjectRef(ref: SubjectRef, nowMs: number, resolved?: readonly Subject[]): Promise<SubjectPlan> {
+  // `resolved`: the subjects already found (in the primary, where the registry's lookups read), when each governed
+  // database plans its part of the same subjects (docs/decisions/0036-several-databases.md).
+  const subjects = resolved ? [...resolved] : await subjectsOf(ref);
   const plans = await Promise.all(subjects.map((s) => planSubject(s, nowMs)));
   if (plans.length === 1) {
     const { subject, ...plan } = plans[0]!;

@@ -11,6 +11,7 @@ import { ERASURE_OWED_STATES, parseRequestState, type DeletionRequest, type Requ
 import { goneByStatus } from "./rules/gone-by";
 import { GONE_BY_UNKNOWN, type GoneByUnknown } from "../kernel/request-states";
 import { requestFromFirestore, subjectOfRequest } from "./service";
+import { cellsOfRecord, recordView } from "./cells";
 
 const requestsCol = () => db().collection(COLLECTIONS.deletionRequests);
 const iso = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString());
@@ -83,7 +84,7 @@ export interface ListRequestsQuery {
 }
 
 /** The fields a list item needs: never the subject's own words (`reason`) or the timeline. */
-const LIST_FIELDS = ["subjectType", "uid", "tenantId", "scopedOnly", "groupId", "requestedBy", "state", "source", "requestedAt", "graceEndsAt", "dueAt", "softDeleted", "blockedReason", "retainedUnderHold.count"];
+const LIST_FIELDS = ["subjectType", "uid", "tenantId", "scopedOnly", "groupId", "requestedBy", "state", "source", "requestedAt", "graceEndsAt", "dueAt", "softDeleted", "blockedReason", "retainedUnderHold.count", "cells"];
 
 /**
  * One subject's requests, newest first: a user's (by uid, in one scope when named: indexes (uid, requestedAt desc)
@@ -130,8 +131,12 @@ export async function listRequests(q: ListRequestsQuery) {
   }
   const snap = await query.select(...LIST_FIELDS).limit(size + 1).get();
   const docs = snap.docs.slice(0, size);
+  // A request across several governed databases reports the state derived from its databases' (one point read in
+  // each other database per such item); the filter and the order are the request of record's own.
+  const views = new Map(await Promise.all(docs.filter((d) => cellsOfRecord(d.data()).length > 0).map(async (d) => [d.id, await recordView(d.id, d.data())] as const)));
   const items = docs.map((d) => {
-    const state = parseRequestState(d.get("state"));
+    const view = views.get(d.id) ?? null;
+    const state = view?.state ?? parseRequestState(d.get("state"));
     const dueAtMs = toMs(d.get("dueAt"));
     const facts = staffFacts(d);
     return {
@@ -147,6 +152,7 @@ export async function listRequests(q: ListRequestsQuery) {
       softDeleted: typeof d.get("softDeleted") === "number" ? (d.get("softDeleted") as number) : 0,
       blockedReason: facts.blockedReason,
       retainedUnderHold: facts.retainedUnderHold?.count ?? null,
+      ...(view ? { cells: view.cells.map((c) => ({ database: c.cell, state: c.state })) } : {}),
       subjectRef: subjectView(facts.subject),
       group: typeof d.get("groupId") === "string" ? { groupId: d.get("groupId") as string, lead: d.get("groupId") === d.id } : null,
     };

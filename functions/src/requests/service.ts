@@ -35,11 +35,12 @@ import { segments, sortedUnique } from "../kernel/paths";
 import { discoverSubject } from "../plan/index";
 import type { Subject } from "../plan/rules";
 import { pageGoverned, governedToFirestore, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
-import { COLLECTIONS, db } from "../platform/firestore";
+import { COLLECTIONS, currentCell, db } from "../platform/firestore";
 import { activeHolds } from "../holds/index";
 import { leaseState } from "../platform/lease";
 import { log } from "../platform/logs";
-import { policy } from "../platform/registry";
+import { policy, registryPolicy } from "../platform/registry";
+import { PRIMARY_CELL } from "../kernel/policy";
 import { settings } from "../platform/settings";
 
 /** Documents changed per transaction by a soft delete or a restore. */
@@ -108,6 +109,15 @@ export function requestFromFirestore(snap: DocumentSnapshot): DeletionRequest {
 }
 
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * The other governed databases a new request of record opens a cell request in: those whose part of the subject's
+ * data map is not empty (kernel/policy.ts#cellsReaching). None for a request opened inside a cell (a restored copy's
+ * replay) or under a registry with one database.
+ */
+function cellsOfNewRecord(subject: Subject): string[] {
+  return currentCell() === PRIMARY_CELL ? registryPolicy().cellsReaching(subject.type) : [];
+}
 
 /** The tenant's document, where a closure is recorded (TENANT_CLOSURE_FIELD). */
 /** A scope's own record (the registry's `subjects.scope.record`), where its closure is recorded. */
@@ -235,7 +245,10 @@ async function openRequests(subjects: readonly Subject[], input: Omit<OpenReques
         ...(groupId !== undefined ? { groupId } : {}),
       }));
       members.forEach((request, i) => {
-        tx.create(refs[i]!, { ...requestToFirestore(request), ...(input.eventId ? { sourceEventId: input.eventId } : {}) });
+        // A request of record lists its cells in the transaction that creates it, so nothing derived from it (its
+        // state, its "fully gone by", the Auth account) can ever read it as one database's alone (requests/cells.ts).
+        const cells = cellsOfNewRecord(request.subject);
+        tx.create(refs[i]!, { ...requestToFirestore(request), ...(input.eventId ? { sourceEventId: input.eventId } : {}), ...(cells.length > 0 ? { cells, cellsOutstanding: true } : {}) });
         evidence.append({
           action: backstop ? "BACKSTOP_REQUEST_OPENED" : "DELETION_REQUESTED",
           actor: input.actor,
@@ -370,7 +383,9 @@ export async function reopenErasedSubject(input: { requestId: string; subject: S
         timeline: [...current.timeline, { atMs: input.nowMs, event: "REPLAYED", detail: "erasure ledger: grace ended, erased before a restore" }].map(timelineToFirestore),
       });
     } else {
-      tx.create(ref, requestToFirestore(request));
+      // Opened again in a restored copy of another cell than the primary: a cell request, whose Auth account is the
+      // primary's business (finalize leaves it), released at once (the ledger's entry is the authority).
+      tx.create(ref, { ...requestToFirestore(request), ...(currentCell() === PRIMARY_CELL ? {} : { cellOf: PRIMARY_CELL, softDeleteDone: false }) });
     }
     // Closed again from this commit; a closure already recorded (a restore taken in its grace) keeps its own time.
     if (tenant?.exists && tenant.get(`${TENANT_CLOSURE_FIELD}.requestId`) !== input.requestId) {
@@ -671,4 +686,155 @@ async function* markedBy(requestId: string): AsyncGenerator<string> {
 /** The collection ids that hold governed documents (the last collection of each registry pattern). */
 function governedCollectionIds(): string[] {
   return sortedUnique(policy().registry.collections.map((r) => segments(r.pattern).slice(-2)[0] ?? "")).filter((c) => c !== "");
+}
+
+/**
+ * The in-cell side of a request across several governed databases (requests/cells.ts follows the request of record
+ * with these, each inside `inCell`): a cell request is a deletion request under the request of record's id, in
+ * another cell, marked `cellOf` (its Auth account is the primary's business: finalize leaves it) and, until the
+ * request of record has been taken by the primary's purge, `awaitingRecord` (no purge takes it: a cancel of the
+ * record always wins). Its own evidence goes to its own cell's chain.
+ */
+
+/** The cell request's fields copied from the request of record. */
+function cellRequestFields(record: DeletionRequest, state: RequestState, event: string, nowMs: number, released: boolean): Record<string, unknown> {
+  return {
+    // The subject's own words (`reason`) stay on the request of record alone: no second copy of them.
+    ...requestToFirestore({ ...record, state, reason: undefined, timeline: [{ atMs: nowMs, event, detail: "request of record in the primary database" }], softDeleted: 0, manifestHash: undefined }),
+    cellOf: PRIMARY_CELL,
+    awaitingRecord: !released,
+    softDeleteDone: false,
+  };
+}
+
+/**
+ * Opens the cell request of `record` in this cell (`state`: the record's AWAITING_APPROVAL or PENDING, or CANCELLED
+ * for a tombstone: a cancelled record's cell that was never opened, so that a late opening finds it closed), with
+ * CELL_REQUEST_OPENED evidence. `released`: the record has already been taken, so this cell's purge may take it at
+ * once. Idempotent: a cell request already there is left as it is. Returns whether it was created.
+ */
+export async function openCellRequest(record: DeletionRequest, state: RequestState, released: boolean, actor: Actor, nowMs: number): Promise<boolean> {
+  const ref = requestsCol().doc(record.requestId);
+  const created = await db().runTransaction(async (tx) => {
+    if ((await tx.get(ref)).exists) return false;
+    const evidence = await openEvidence(tx, record.requestId);
+    tx.create(ref, cellRequestFields(record, state, state === "CANCELLED" ? "CELL_CLOSED" : "CELL_OPENED", nowMs, released));
+    evidence.append({
+      action: "CELL_REQUEST_OPENED",
+      actor,
+      decision: { reason: state === "CANCELLED" ? "RECORD_CANCELLED" : "RECORD_OPENED", recordDatabase: PRIMARY_CELL },
+      policyVersion: record.policyVersion,
+      atMs: nowMs,
+      requestId: record.requestId,
+      detail: { subjectType: record.subject.type, tenantId: record.subject.tenantId, state, released, graceEndsAt: isoOrNull(record.graceEndsAtMs), dueAt: isoOrNull(record.dueAtMs) },
+    });
+    return true;
+  }, EVIDENCE_TX);
+  if (created) log.info("deletion.cell.opened", { requestId: record.requestId, state });
+  return created;
+}
+
+/**
+ * Soft-deletes this cell's part of the subject's data for a PENDING cell request, then records that it finished
+ * (`softDeleteDone`), so the nightly reconciliation does not walk it again.
+ */
+export async function softDeleteCellRequest(requestId: string, actor: Actor, nowMs: number): Promise<number> {
+  const moved = await softDeleteSubjectData(requestId, actor, nowMs);
+  await requestsCol().doc(requestId).update({ softDeleteDone: true });
+  return moved;
+}
+
+/**
+ * The record's closure was approved (by its second person, in the primary): this cell's request follows, PENDING
+ * with the record's grace and due dates and approver, with TENANT_CLOSURE_APPROVED evidence naming the record. A
+ * cell request already past AWAITING_APPROVAL is left as it is.
+ */
+export async function approveCellRequest(record: DeletionRequest, actor: Actor, nowMs: number): Promise<boolean> {
+  const ref = requestsCol().doc(record.requestId);
+  return db().runTransaction(async (tx) => {
+    const snap = await tx.get(ref);
+    if (!snap.exists || requestFromFirestore(snap).state !== "AWAITING_APPROVAL") return false;
+    assertRequestMove("AWAITING_APPROVAL", "PENDING");
+    const req = requestFromFirestore(snap);
+    const evidence = await openEvidence(tx, record.requestId);
+    tx.update(ref, {
+      state: "PENDING",
+      ...(record.graceEndsAtMs !== null ? { graceEndsAt: toTimestamp(record.graceEndsAtMs) } : {}),
+      ...(record.dueAtMs !== null ? { dueAt: toTimestamp(record.dueAtMs) } : {}),
+      ...(record.approvedBy !== undefined ? { approvedBy: record.approvedBy } : {}),
+      ...(record.approvedAtMs !== undefined ? { approvedAt: toTimestamp(record.approvedAtMs) } : {}),
+      timeline: [...req.timeline, { atMs: nowMs, event: "APPROVED", detail: "the request of record was approved" }].map(timelineToFirestore),
+    });
+    evidence.append({
+      action: "TENANT_CLOSURE_APPROVED",
+      actor,
+      decision: { reason: TENANT_CLOSURE_REASON, requestedBy: req.requestedBy, followsRecord: PRIMARY_CELL },
+      policyVersion: policy().version,
+      atMs: nowMs,
+      requestId: record.requestId,
+      detail: { tenantId: req.subject.tenantId, approvedBy: record.approvedBy ?? null, graceEndsAt: isoOrNull(record.graceEndsAtMs), dueAt: isoOrNull(record.dueAtMs) },
+    });
+    return true;
+  }, EVIDENCE_TX);
+}
+
+/**
+ * The request of record was cancelled (the decision, its owner and grace, was made there): this cell's request
+ * follows. AWAITING_APPROVAL is withdrawn; PENDING becomes CANCELLING, its soft delete is restored, then CANCELLED
+ * (DELETION_CANCELLED evidence), as a cancel in one database does; CANCELLING resumes its restore. A cell request
+ * cannot have been taken by its purge meanwhile: it is `awaitingRecord` until the record has been taken, which a
+ * cancelled record never was.
+ */
+export async function cancelCellRequest(requestId: string, actor: Actor, nowMs: number): Promise<{ restored: number }> {
+  const requestRef = requestsCol().doc(requestId);
+  const started = await db().runTransaction(async (tx) => {
+    const snap = await tx.get(requestRef);
+    if (!snap.exists) return "none" as const;
+    const req = requestFromFirestore(snap);
+    if (req.state === "CANCELLING") return "resume" as const;
+    if (req.state !== "PENDING" && req.state !== "AWAITING_APPROVAL") return "none" as const;
+    const to = req.state === "AWAITING_APPROVAL" ? "CANCELLED" : "CANCELLING";
+    assertRequestMove(req.state, to);
+    const evidence = await openEvidence(tx, requestId);
+    tx.update(requestRef, {
+      state: to,
+      cancelledAt: toTimestamp(nowMs),
+      timeline: [...req.timeline, { atMs: nowMs, event: to === "CANCELLED" ? "WITHDRAWN" : "CANCEL_REQUESTED", detail: "the request of record was cancelled" }].map(timelineToFirestore),
+    });
+    const body = requestEvidence(to === "CANCELLED" ? "DELETION_CANCELLED" : "DELETION_CANCEL_REQUESTED", { ...req, state: to }, actor, nowMs, undefined, { softDeleted: req.softDeleted });
+    evidence.append({ ...body, decision: { ...body.decision, followsRecord: PRIMARY_CELL } });
+    return to === "CANCELLED" ? ("withdrawn" as const) : ("started" as const);
+  }, EVIDENCE_TX);
+  if (started === "none" || started === "withdrawn") return { restored: 0 };
+  return finishCancel(requestId, actor, nowMs);
+}
+
+/**
+ * The request of record has been taken by the primary's purge: this cell's purge may take its request now
+ * (`awaitingRecord` cleared, CELL_REQUEST_RELEASED evidence naming the record's state: the authority for this cell's
+ * erasure). Idempotent.
+ */
+export async function releaseCellRequest(requestId: string, recordState: RequestState, actor: Actor, nowMs: number): Promise<boolean> {
+  const ref = requestsCol().doc(requestId);
+  const released = await db().runTransaction(async (tx) => {
+    const snap = await tx.get(ref);
+    if (!snap.exists || snap.get("awaitingRecord") !== true) return false;
+    const req = requestFromFirestore(snap);
+    const evidence = await openEvidence(tx, requestId);
+    tx.update(ref, {
+      awaitingRecord: false,
+      timeline: [...req.timeline, { atMs: nowMs, event: "RELEASED", detail: `the request of record is ${recordState}` }].map(timelineToFirestore),
+    });
+    evidence.append({
+      action: "CELL_REQUEST_RELEASED",
+      actor,
+      decision: { reason: "RECORD_TAKEN", recordDatabase: PRIMARY_CELL, recordState },
+      policyVersion: policy().version,
+      atMs: nowMs,
+      requestId,
+    });
+    return true;
+  }, EVIDENCE_TX);
+  if (released) log.info("deletion.cell.released", { requestId });
+  return released;
 }

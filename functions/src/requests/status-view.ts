@@ -6,6 +6,8 @@ import type { DeletionRequest } from "./rules/requests";
 import { describeRetained, type StatusAudience } from "./rules/status";
 import { subjectView } from "./rules/subject-view";
 import { currentStatusSummary } from "./status";
+import { cellsOfRecord } from "./cells";
+import { statusView as cellStatusView, type CellView } from "./view";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 /** A request's grace and due dates: null while a tenant's closure awaits its approval. */
@@ -24,7 +26,27 @@ export interface StatusEnv {
  * (requests/rules/group.ts), their timelines merged (each entry naming its scope), everything they keep, and
  * `group` listing each member. The subject is told "retained for a legal obligation" for anything a hold keeps.
  */
-export async function statusView(request: DeletionRequest, snap: DocumentSnapshot, audience: StatusAudience, env: StatusEnv) {
+export async function statusView(request: DeletionRequest, snap: DocumentSnapshot, audience: StatusAudience, env: StatusEnv): Promise<StatusView> {
+  // A request of record across several governed databases (not a group member): each database's part
+  // (requests/view.ts), its state and date derived from them (docs/decisions/0036-several-databases.md).
+  if (request.groupId === undefined && cellsOfRecord(snap.data()).length > 0) {
+    const { staff, ...view } = await cellStatusView(request, snap, audience, env);
+    return { ...view, ...(staff ? { staff: { ...staff, subjectRef: subjectView(staff.subject) } } : {}) };
+  }
+  return groupStatusView(request, snap, audience, env);
+}
+
+type GroupStatusView = Awaited<ReturnType<typeof groupStatusView>>;
+
+/** A status as getDeletionStatus and `retention requests show` report it: a group's, or one database's or several's. */
+export type StatusView = Omit<GroupStatusView, "timeline" | "retained"> & {
+  timeline: (GroupStatusView["timeline"][number] & { database?: string })[];
+  retained: (GroupStatusView["retained"][number] & { database?: string })[];
+  /** A request across several governed databases: each database's part. */
+  cells?: CellView[];
+};
+
+async function groupStatusView(request: DeletionRequest, snap: DocumentSnapshot, audience: StatusAudience, env: StatusEnv) {
   const members = await readGroup(request, snap);
   const summaries = await Promise.all(members.map((m) => currentStatusSummary(m.request, env.nowMs, env.refreshMs)));
   const grouped = members.length > 1;

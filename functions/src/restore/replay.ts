@@ -4,15 +4,21 @@ import { findLedgerMatches, readLedger, type LedgerMatch } from "../erasure/inde
 import type { Actor } from "../kernel/actor";
 import { maskResidue, planRequestUnit, purgeSettings, runNightlyPurge, type PlanSink, type PurgeHook, type PurgeItem, type UnitReport } from "../purge/index";
 import { reopenErasedSubject } from "../requests/index";
-import { db, inDatabase } from "../platform/firestore";
+import { db, inCell } from "../platform/firestore";
+import { PRIMARY_CELL } from "../kernel/policy";
 import { log } from "../platform/logs";
-import { policy } from "../platform/registry";
+import { policy, registryPolicy } from "../platform/registry";
 import { settings } from "../platform/settings";
 import { replayVerdict, type ReplayAction, type ReplaySubject } from "./rules";
 
 export interface ReplayOptions {
   /** The restored database to put right. */
   databaseId: string;
+  /**
+   * Which governed database (logical name) it is a restored copy of (default: the primary): the copy is put right
+   * with that cell's part of the registry and that cell's erasure-ledger entries.
+   */
+  cell?: string;
   /** false (the default everywhere): report what would be done and write nothing. */
   apply: boolean;
   actor: Actor;
@@ -24,6 +30,8 @@ export interface ReplayOptions {
 
 export interface ReplayReport {
   databaseId: string;
+  /** The governed database it is a copy of (logical name). */
+  cell: string;
   applied: boolean;
   /** Entries in the erasure ledger. */
   ledgerEntries: number;
@@ -94,8 +102,11 @@ const outcomeOf = (units: readonly UnitReport[], requestId: string): string => {
  */
 export async function replayErasures(opts: ReplayOptions): Promise<ReplayReport> {
   if (opts.databaseId === settings.ledgerDatabaseId()) throw new Error(`REPLAY_INTO_LEDGER: ${opts.databaseId} is the erasure ledger's database, not a restored copy of the governed one.`);
-  const entries = await readLedger();
-  return inDatabase(opts.databaseId, async () => {
+  const cell = opts.cell ?? PRIMARY_CELL;
+  if (!registryPolicy().hasCell(cell)) throw new Error(`UNKNOWN_DATABASE: the registry governs no database named ${cell} (${registryPolicy().cells().join(", ")})`);
+  const all = await readLedger();
+  const entries = all.filter((e) => (e.database ?? PRIMARY_CELL) === cell);
+  return inCell(cell, async () => {
     const { matches } = await findLedgerMatches(entries);
     const subjects: ReplaySubject[] = [];
     for (const m of matches) {
@@ -108,7 +119,7 @@ export async function replayErasures(opts: ReplayOptions): Promise<ReplayReport>
       await recordEvidence(correlationId, {
         action: "ERASURE_REPLAY",
         actor: opts.actor,
-        decision: { reason: "ERASURE_LEDGER", databaseId: opts.databaseId },
+        decision: { reason: "ERASURE_LEDGER", databaseId: opts.databaseId, ...(cell === PRIMARY_CELL ? {} : { database: cell }) },
         policyVersion: policy().version,
         atMs: opts.nowMs,
         correlationId,
@@ -142,6 +153,7 @@ export async function replayErasures(opts: ReplayOptions): Promise<ReplayReport>
     const problems = subjects.filter((s) => s.action === "blocked" || (s.outcome !== null && !/^DONE\b/.test(s.outcome))).length;
     return {
       databaseId: opts.databaseId,
+      cell,
       applied: opts.apply,
       ledgerEntries: entries.length,
       subjects,
@@ -149,7 +161,7 @@ export async function replayErasures(opts: ReplayOptions): Promise<ReplayReport>
       toErase: due.length,
       problems,
     };
-  });
+  }, opts.databaseId);
 }
 
 export type { ReplayAction };

@@ -182,10 +182,12 @@ const targetsByVersion = new Map<string, TtlTriggerTarget[]>();
  * classifies the delete as WORKFLOW and leaves the evidence to the purge.
  */
 export function hasDeleteTrigger(policy: PolicyIndex, path: string): boolean {
-  let targets = targetsByVersion.get(policy.version);
+  // One cell's view of a registry version has its own collections (kernel/policy.ts#forCell).
+  const key = `${policy.version}\u0000${policy.cell ?? ""}`;
+  let targets = targetsByVersion.get(key);
   if (!targets) {
     targets = ttlTriggerTargets(policy);
-    targetsByVersion.set(policy.version, targets);
+    targetsByVersion.set(key, targets);
   }
   const s = segments(path);
   return targets.some((t) => patternMatchesSegments(t.pattern, s));

@@ -3,7 +3,9 @@
 // explain (docs/DISCOVER.md, "Drafted against hand-written: the social example").
 import { afterAll, describe, expect, it } from "vitest";
 import { SOCIAL_OBJECTS } from "../../../examples/social/data";
-import { SOCIAL_DATABASE, socialRegistry } from "../../../examples/social/registry";
+import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_DATABASE, SOCIAL_DATABASE, socialPolicy } from "../../../examples/social/registry";
+import { PRIMARY_CELL } from "../../../functions/src/kernel/policy";
+import { inCell } from "../../../functions/src/platform/firestore";
 import { seedSocial } from "../../../examples/social/seed";
 import { DEFAULT_SAMPLE, discoverDraft } from "../../../functions/src/discover/index";
 import { RegistrySchema, type DataMapEntry } from "../../../functions/src/kernel/policy-schema";
@@ -41,12 +43,15 @@ describe("retention discover on the social example", () => {
   it("drafts the reviewed user data map but for the differences the docs explain", async () => {
     expect(settings.databaseId()).toBe(SOCIAL_DATABASE);
     await clearFirestore(SOCIAL_DATABASE);
+    await clearFirestore(SOCIAL_ANALYTICS_DATABASE);
     await clearAuth();
     await clearStorage();
     await seedSocial({ nowMs: Date.parse("2026-12-03T09:00:00Z"), withObjects: true });
-    const draft = await discoverDraft({ ...DEFAULT_SAMPLE, nowMs: Date.now(), knownVersions: ["v1", "v2"] });
+    const draft = await discoverDraft({ ...DEFAULT_SAMPLE, nowMs: Date.now(), knownVersions: ["v1", "v2", "v3"] });
     const drafted = RegistrySchema.parse(draft.registry);
-    const reviewed = socialRegistry();
+    // Discover samples the database it runs on: here the primary, so it is compared with the primary's part of the
+    // reviewed registry (the analytics database's part is drafted below, on that database).
+    const reviewed = socialPolicy().forCell(PRIMARY_CELL).registry;
     expect(differences(drafted.dataMap.user, reviewed.dataMap.user)).toEqual([
       "only reviewed: collectionGroup following followeeId == {uid} -> delete",
     ]);
@@ -68,5 +73,14 @@ describe("retention discover on the social example", () => {
     // What a reviewer adds that the data cannot say: the subtree hold roots.
     expect(drafted.subtreeHoldRoots).toEqual([]);
     expect(reviewed.subtreeHoldRoots).toEqual(["chats/{chatId}"]);
+
+    // Run on the analytics database, it drafts that database's part: the activity log by uid, all of it.
+    const analyticsDraft = await inCell(SOCIAL_ANALYTICS, () => discoverDraft({ ...DEFAULT_SAMPLE, nowMs: Date.now(), knownVersions: ["v1", "v2", "v3"] }));
+    const analytics = RegistrySchema.parse(analyticsDraft.registry);
+    expect(differences(analytics.dataMap.user, socialPolicy().forCell(SOCIAL_ANALYTICS).registry.dataMap.user)).toEqual([]);
+    expect(patterns(analytics.collections)).toEqual(["events/{}"]);
+    // Buckets belong to no database: they were sampled with the primary's draft, not again here.
+    expect(analyticsDraft.sample.buckets).toEqual([]);
+    expect(analytics.dataMap.user.some((e) => e.kind === "storage")).toBe(false);
   });
 });

@@ -5,8 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SOCIAL_DOCS, SOCIAL_OBJECTS, SOCIAL_USERS } from "../../../examples/social/data";
-import { SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE } from "../../../examples/social/registry";
+import { SOCIAL_ANALYTICS_DOCS, SOCIAL_DOCS, SOCIAL_OBJECTS, SOCIAL_USERS } from "../../../examples/social/data";
+import { SOCIAL_ANALYTICS_DATABASE, SOCIAL_DATABASE, SOCIAL_RESTORED_DATABASE } from "../../../examples/social/registry";
+import { SOCIAL_DATABASES_SETTING } from "../../helpers/social";
+import { runNightlyJob } from "../../../functions/src/jobs/nightly-purge";
 import { NO_SCOPE, seedSocial, useSocialRegistry } from "../../../examples/social/seed";
 import { scanRetention } from "../../../functions/src/audit/index";
 import { verifyEvidence } from "../../../functions/src/evidence/index";
@@ -15,7 +17,7 @@ import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { readGoverned } from "../../../functions/src/platform/governed-doc";
 import { planSubject } from "../../../functions/src/plan/index";
-import { runNightlyPurge, type PurgeRunOptions } from "../../../functions/src/purge/index";
+import type { PurgeRunOptions } from "../../../functions/src/purge/index";
 import { openDeletionRequest, resolveTenantSubject, resolveUserSubject, scopesOfDeletedUser, scopesOfRequester } from "../../../functions/src/requests/index";
 import type { Subject } from "../../../functions/src/plan/rules";
 import { inDatabase } from "../../../functions/src/platform/firestore";
@@ -29,9 +31,12 @@ import { settings } from "../../../functions/src/platform/settings";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { getAuth } from "firebase-admin/auth";
 
-// The example's own database (see SOCIAL_DATABASE), set before anything resolves db(), and put back after.
+// The example's own databases (see SOCIAL_DATABASE; its analytics database, registry v4, under a name of its own),
+// set before anything resolves db(), and put back after.
 const previousDatabase = process.env.RETENTION_DATABASE_ID;
+const previousDatabases = process.env.RETENTION_DATABASES;
 process.env.RETENTION_DATABASE_ID = SOCIAL_DATABASE;
+process.env.RETENTION_DATABASES = SOCIAL_DATABASES_SETTING;
 
 const T0 = Date.parse("2026-12-03T09:00:00Z");
 const ANA: Subject = { type: "user", uid: "u-ana", tenantId: NO_SCOPE };
@@ -71,16 +76,19 @@ afterAll(async () => {
   restoreRegistry();
   if (previousDatabase === undefined) delete process.env.RETENTION_DATABASE_ID;
   else process.env.RETENTION_DATABASE_ID = previousDatabase;
+  if (previousDatabases === undefined) delete process.env.RETENTION_DATABASES;
+  else process.env.RETENTION_DATABASES = previousDatabases;
 });
 
 /** An empty database and Auth, then the social demo seeded at T0. */
 async function freshSeed(): Promise<void> {
   expect(settings.databaseId()).toBe(SOCIAL_DATABASE);
   await clearFirestore(SOCIAL_DATABASE);
+  await clearFirestore(SOCIAL_ANALYTICS_DATABASE);
   await clearAuth();
   await clearStorage();
   const seeded = await seedSocial({ nowMs: T0, withObjects: true });
-  expect(seeded).toEqual({ documents: SOCIAL_DOCS.length, users: SOCIAL_USERS.length, objects: SOCIAL_OBJECTS.length });
+  expect(seeded).toEqual({ documents: SOCIAL_DOCS.length, analytics: SOCIAL_ANALYTICS_DOCS.length, users: SOCIAL_USERS.length, objects: SOCIAL_OBJECTS.length });
 }
 
 describe("the social example: seeded through the governed write path, planned for a user without a scope", () => {
@@ -105,7 +113,7 @@ describe("the social example: seeded through the governed write path, planned fo
         retentionClass: d.path.split("/").length === 2 && d.path.startsWith("chats/") ? "shared-thread" : notification ? "notification-30d" : "user-delete",
         lifecycleState: "ACTIVE",
         tenantId: NO_SCOPE,
-        policyVersion: "v3",
+        policyVersion: "v4",
         createdAtMs: T0,
         // Notifications are kept 30 days by TTL (registry v2); nothing else has a TTL value.
         expireAtMs: notification ? T0 + 30 * DAY_MS : null,
@@ -178,9 +186,10 @@ describe("the social example: seeded through the governed write path, planned fo
       const manifest = await exportSubject({ subject: ANA, outDir: join(dir, "ana"), nowMs: T0 });
       expect(manifest.subject).toEqual({ type: "user", uid: "u-ana", tenantId: NO_SCOPE });
       expect(manifest.tenantId).toBeUndefined();
-      expect(manifest.policyVersion).toBe("v3");
-      // Her notifications are in her data map since the registry's v2 (n-ana-1, n-ana-2; Bo's stays his).
-      expect(manifest.files.map((f) => f.file).sort()).toEqual(["chats.jsonl", "chats.messages.jsonl", "notifications.jsonl", "posts.comments.jsonl", "posts.jsonl", "users.following.jsonl", "users.jsonl"]);
+      expect(manifest.policyVersion).toBe("v4");
+      // Her notifications are in her data map since the registry's v2 (n-ana-1, n-ana-2; Bo's stays his), and from
+      // the analytics database (v4) her activity log, in a file named by it.
+      expect(manifest.files.map((f) => f.file).sort()).toEqual(["analytics--events.jsonl", "chats.jsonl", "chats.messages.jsonl", "notifications.jsonl", "posts.comments.jsonl", "posts.jsonl", "users.following.jsonl", "users.jsonl"]);
       expect(manifest.files.find((f) => f.file === "notifications.jsonl")?.documents).toBe(2);
       // Each object with its bucket, name and generation, its bytes under objects/ hashed.
       expect(manifest.objects?.map((o) => ({ bucket: o.bucket, name: o.name, bytes: o.bytes }))).toEqual(
@@ -251,7 +260,8 @@ describe("the social example: Ana's erasure end to end, one of her chats under a
 
   it("the purge past the grace period erases everything but the held chat, and keeps the request RETAINED_UNDER_HOLD", async () => {
     const seededGenerations = new Map(await Promise.all(ANA_OBJECTS.map(async (n) => [n, (await generationOf(n))!] as const)));
-    await runNightlyPurge(runAsOf(AFTER_GRACE));
+    // The nightly job, as the schedule runs it: the app has two governed databases, and her erasure runs in both.
+    await runNightlyJob(runAsOf(AFTER_GRACE));
     // Her avatar and uploads are gone; the evidence names each with the generation deleted.
     for (const n of ANA_OBJECTS) expect(await generationOf(n), n).toBeNull();
     for (const o of SOCIAL_OBJECTS.filter((x) => !ANA_OBJECTS.includes(x.name))) expect(await generationOf(o.name), o.name).not.toBeNull();
@@ -284,7 +294,7 @@ describe("the social example: Ana's erasure end to end, one of her chats under a
   it("after the hold's release the next run takes the held chat too, and the request ends PURGED", async () => {
     await releaseHoldById({ holdId, reason: "case closed", actor: { type: "staff", id: "s-eli" }, nowMs: AFTER_GRACE + 1000 });
     const next = AFTER_GRACE + DAY_MS;
-    await runNightlyPurge(runAsOf(next));
+    await runNightlyJob(runAsOf(next));
     expect(await exists(`${HELD_CHAT}/messages/m-04`)).toBe(false);
     expect(await membersOf(HELD_CHAT)).toEqual(["u-bo", "u-cy"]);
     for (const p of [`${HELD_CHAT}/messages/m-03`, `${HELD_CHAT}/messages/m-05`]) {
@@ -317,8 +327,8 @@ describe("the social example: a backup restored after Ana's erasure is put right
 
   beforeAll(async () => {
     await clearFirestore(RESTORED);
-    // The restored database; the bucket keeps what the erasure left, but for one object put back.
-    await inDatabase(RESTORED, () => seedSocial({ nowMs: T0, withAuth: false, withObjects: false }));
+    // The restored database (a copy of the primary alone); the bucket keeps what the erasure left, but for one object put back.
+    await inDatabase(RESTORED, () => seedSocial({ nowMs: T0, withAuth: false, analytics: false, withObjects: false }));
     expect(await generationOf(PUT_BACK)).toBeNull();
     await putObject(defaultBucket(), PUT_BACK, "ana's avatar, back from the bucket's soft delete");
   });
@@ -377,12 +387,12 @@ describe("the social example: a hold on a user's profile holds their avatar and 
 
   it("the purge keeps them (RETAINED_UNDER_HOLD); after the release their markers go and the next run deletes them", async () => {
     const generations = new Map(await Promise.all(BO_OBJECTS.map(async (n) => [n, (await generationOf(n))!] as const)));
-    await runNightlyPurge(runAsOf(AFTER_GRACE));
+    await runNightlyJob(runAsOf(AFTER_GRACE));
     for (const n of BO_OBJECTS) expect(await generationOf(n), n).toBe(generations.get(n));
     expect(await requestState(requestId)).toBe("RETAINED_UNDER_HOLD");
     await releaseHoldById({ holdId, reason: "case closed", actor: { type: "staff", id: "s-eli" }, nowMs: AFTER_GRACE + 1000 });
     for (const n of BO_OBJECTS) expect((await readObject(defaultBucket(), n))?.holdIds, n).toEqual([]);
-    await runNightlyPurge(runAsOf(AFTER_GRACE + DAY_MS));
+    await runNightlyJob(runAsOf(AFTER_GRACE + DAY_MS));
     for (const n of BO_OBJECTS) expect(await generationOf(n), n).toBeNull();
     expect(await requestState(requestId)).toBe("PURGED");
     await expectEvidenceVerifies();

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SOCIAL_INDEXES_FILE, socialRegistry } from "../../../examples/social/registry";
+import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_DATABASE, SOCIAL_ANALYTICS_INDEXES_FILE, SOCIAL_INDEXES_FILE, socialPolicy } from "../../../examples/social/registry";
 import { segments } from "../../../functions/src/kernel/paths";
 import type { DataMapEntry } from "../../../functions/src/kernel/policy-schema";
 import { checkQuery, describeQuery, type IndexConfig, type QueryShape } from "../../../scripts/index-check/rules";
@@ -16,11 +16,11 @@ const read = (file: string): IndexConfig => JSON.parse(readFileSync(file, "utf8"
 const OPS = { "==": "EQUAL", "array-contains": "ARRAY_CONTAINS" } as const;
 
 /** The query a `query` or `collectionGroup` entry stands for, paged by document name as discovery pages it (a storage entry lists objects: no query). */
-function shapeOf(e: DataMapEntry): QueryShape | null {
+function shapeOf(e: DataMapEntry, database = "social-example"): QueryShape | null {
   if (e.kind === "doc" || e.kind === "storage") return null;
   const filters = e.where.map(([field, op]) => ({ field, op: OPS[op] }));
   return {
-    database: "social-example",
+    database,
     scope: e.kind === "collectionGroup" ? "collection-group" : "collection",
     collectionId: e.kind === "collectionGroup" ? e.collectionId! : segments(e.collection!).at(-1)!,
     where: filters.length === 1 ? filters[0]! : { op: "AND", filters },
@@ -29,10 +29,15 @@ function shapeOf(e: DataMapEntry): QueryShape | null {
   };
 }
 
-const dataMapShapes = (): QueryShape[] => socialRegistry().dataMap.user.map(shapeOf).filter((s): s is QueryShape => s !== null);
-const restoreShapes = (): QueryShape[] =>
-  [...new Set(socialRegistry().collections.map((r) => segments(r.pattern).at(-2)!))].map((collectionId) => ({
-    database: "social-example",
+/** Each database's part of the registry (kernel/policy.ts#forCell): the primary's, or analytics'. */
+const cellOf = (cell: string) => socialPolicy().forCell(cell).registry;
+const dataMapShapes = (cell = "primary", database = "social-example"): QueryShape[] =>
+  cellOf(cell)
+    .dataMap.user.map((e) => shapeOf(e, database))
+    .filter((s): s is QueryShape => s !== null);
+const restoreShapes = (cell = "primary", database = "social-example"): QueryShape[] =>
+  [...new Set(cellOf(cell).collections.map((r) => segments(r.pattern).at(-2)!))].map((collectionId) => ({
+    database,
     scope: "collection-group",
     collectionId,
     where: { field: "deletionRequestId", op: "EQUAL" },
@@ -70,12 +75,23 @@ describe("the social example's indexes", () => {
   it("carry the product's control-plane indexes, as every app that deploys the engine needs them", () => {
     const product = read(join(repoRoot, "firestore.indexes.json"));
     const social = read(SOCIAL_INDEXES_FILE);
-    const controlPlane = new Set(socialRegistry().controlPlane.map((c) => c.collection));
+    const controlPlane = new Set(socialPolicy().registry.controlPlane.map((c) => c.collection));
     const cp = (c: IndexConfig) => ({
       indexes: (c.indexes ?? []).filter((i) => controlPlane.has(i.collectionGroup)),
       fieldOverrides: (c.fieldOverrides ?? []).filter((f) => controlPlane.has(f.collectionGroup)),
     });
     expect(cp(product).indexes.length).toBeGreaterThan(0);
     expect(cp(social)).toEqual(cp(product));
+    // The analytics database runs the engine too (its own requests, holds, evidence): the same control plane.
+    expect(cp(read(SOCIAL_ANALYTICS_INDEXES_FILE))).toEqual(cp(product));
+  });
+
+  it("the analytics database's file serves its part of the data map, its restore and the TTL sweep of its events", () => {
+    const config = read(SOCIAL_ANALYTICS_INDEXES_FILE);
+    const shapes = [...dataMapShapes(SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_DATABASE), ...restoreShapes(SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_DATABASE)];
+    expect(shapes.map(describeQuery).sort()).toEqual(['collection("…/events").where(uid ==).orderBy(__name__)', 'collectionGroup("events").where(deletionRequestId ==).orderBy(__name__)'].sort());
+    for (const s of shapes) expect(checkQuery(config, s).status, describeQuery(s)).toBe("covered");
+    const ttl = (config.fieldOverrides ?? []).find((f) => f.collectionGroup === "events" && f.fieldPath === "expireAt");
+    expect(ttl).toMatchObject({ ttl: true, indexes: [{ order: "ASCENDING", queryScope: "COLLECTION" }] });
   });
 });

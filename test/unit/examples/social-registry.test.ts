@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { checkRegistry, collectionsInRules } from "../../../functions/src/kernel/registry-check";
 import { PolicyIndex } from "../../../functions/src/kernel/policy";
 import { socialCollectionIds } from "../../../examples/social/data";
-import { SOCIAL_INDEXES_FILE, SOCIAL_RULES_FILE, SOCIAL_VERSIONS_DIR, socialLock, socialRegistry } from "../../../examples/social/registry";
+import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_RULES_FILE, SOCIAL_INDEXES_FILE, SOCIAL_RULES_FILE, SOCIAL_VERSIONS_DIR, socialLock, socialRegistry } from "../../../examples/social/registry";
 import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
 import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import { loadVersion } from "../../helpers/policy";
@@ -22,6 +22,7 @@ const files = (): Map<string, string> =>
 function inUse(): Map<string, string> {
   const m = new Map<string, string>();
   for (const c of collectionsInRules(readFileSync(SOCIAL_RULES_FILE, "utf8"))) m.set(c, "examples/social/firestore.rules");
+  for (const c of collectionsInRules(readFileSync(SOCIAL_ANALYTICS_RULES_FILE, "utf8"))) m.set(c, "examples/social/firestore.analytics.rules");
   for (const c of socialCollectionIds()) m.set(c, "the social demo data");
   return m;
 }
@@ -33,10 +34,10 @@ describe("the social example's registry", () => {
   it("passes the registry checks over its files, its lock and the collections its rules and data use", () => {
     const r = checkRegistry({ files: files(), lock: socialLock(), collectionsInUse: inUse() });
     expect(r.errors).toEqual([]);
-    expect(r.current?.version).toBe("v3");
+    expect(r.current?.version).toBe("v4");
     // The rules name every collection of the app and of the product's control plane.
     expect([...inUse().keys()].sort()).toEqual(
-      ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "following", "messages", "notifications", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
+      ["archives", "chats", "comments", "deletionAudits", "deletionRequests", "events", "following", "messages", "notifications", "posts", "processedEvents", "retentionHolds", "retentionJobs", "retentionReports", "users"].sort(),
     );
   });
 
@@ -64,7 +65,7 @@ describe("the social example's registry", () => {
     const reg = socialRegistry();
     expect(new PolicyIndex(reg).subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
     const byId = new Map(reg.dataMap.user.map((e) => [e.id, e]));
-    expect([...byId.keys()].sort()).toEqual(["chats", "comments", "followers", "media", "messages", "notifications", "posts", "profile"]);
+    expect([...byId.keys()].sort()).toEqual(["activity", "chats", "comments", "followers", "media", "messages", "notifications", "posts", "profile"]);
     // v3: the avatars and uploads in the default bucket, held with the profile.
     expect(byId.get("media")).toMatchObject({ kind: "storage", bucket: "(default)", prefix: "users/{uid}/", heldWith: "users/{uid}", action: "delete" });
     expect(byId.get("profile")).toMatchObject({ kind: "doc", path: "users/{uid}", action: "delete", recursive: true });
@@ -84,7 +85,8 @@ describe("the social example's registry", () => {
   });
 
   it("v2 adds notifications, kept 30 days by Firestore's TTL, with the TTL override and its trigger; v1 is unchanged", () => {
-    const pol = new PolicyIndex(socialRegistry());
+    // The primary database's part (v4 adds a second database, analytics, with a TTL collection of its own).
+    const pol = new PolicyIndex(socialRegistry()).forCell("primary");
     const cls = pol.classForPath("notifications/n-1");
     expect(cls).toMatchObject({ id: "notification-30d", mechanism: "ttl", durationDays: 30, holdBehaviour: "allow" });
     expect(ttlTriggerTargets(pol).map((t) => t.pattern)).toEqual(["notifications/{notificationId}"]);
@@ -92,7 +94,38 @@ describe("the social example's registry", () => {
     expect(indexes.fieldOverrides).toContainEqual(expect.objectContaining({ collectionGroup: "notifications", fieldPath: "expireAt", ttl: true }));
     const v1 = RegistrySchema.parse(JSON.parse(files().get("v1.json")!));
     expect(new PolicyIndex(v1).classForPath("notifications/n-1")).toBeUndefined();
-    expect(socialLock().map((l) => l.version)).toEqual(["v1", "v2", "v3"]);
+    expect(socialLock().map((l) => l.version)).toEqual(["v1", "v2", "v3", "v4"]);
+  });
+
+  it("v4 governs a second database, analytics: the activity log lives there, and a member's erasure reaches it", () => {
+    const whole = new PolicyIndex(socialRegistry());
+    expect(whole.cells()).toEqual(["primary", SOCIAL_ANALYTICS]);
+    expect(whole.cellsReaching("user")).toEqual([SOCIAL_ANALYTICS]);
+    // The app has no scope kind: nothing of a scope is held in another database.
+    expect(whole.cellsWithScopeData()).toEqual([]);
+    const analytics = whole.forCell(SOCIAL_ANALYTICS);
+    expect(analytics.registry.collections.map((c) => c.pattern)).toEqual(["events/{eventId}"]);
+    expect(analytics.classForPath("events/ev-1")).toMatchObject({ id: "activity-log", mechanism: "ttl", durationDays: 90, holdBehaviour: "allow" });
+    expect(analytics.dataMap("user")).toEqual([expect.objectContaining({ id: "activity", kind: "query", collection: "events", where: [["uid", "==", "{uid}"]], action: "delete" })]);
+    expect(ttlTriggerTargets(analytics).map((t) => t.pattern)).toEqual(["events/{eventId}"]);
+    // The primary's view knows nothing of it, and a chat is held where chats live.
+    const primary = whole.forCell("primary");
+    expect(primary.classForPath("events/ev-1")).toBeUndefined();
+    expect(primary.dataMap("user").map((e) => e.id).sort()).toEqual(["chats", "comments", "followers", "messages", "notifications", "posts", "profile"]);
+    expect(primary.subtreeHoldRoots()).toEqual(["chats/{chatId}"]);
+    expect(analytics.subtreeHoldRoots()).toEqual([]);
+  });
+
+  it("v4 keeps v3's objects in one database: the primary, where their heldWith document (users/{uid}) is and a hold on it is placed", () => {
+    const whole = new PolicyIndex(socialRegistry());
+    expect(whole.storageMap("user").map((e) => e.id)).toEqual(["media"]);
+    expect(whole.forCell("primary").storageMap("user").map((e) => e.id)).toEqual(["media"]);
+    expect(whole.forCell(SOCIAL_ANALYTICS).storageMap("user")).toEqual([]);
+    expect(whole.forCell(SOCIAL_ANALYTICS).hasStorageEntries).toBe(false);
+    // v3, the storage version, stays as it was published: one database.
+    const v3 = RegistrySchema.parse(JSON.parse(files().get("v3.json")!));
+    expect(v3.databases).toEqual([]);
+    expect(v3.dataMap.user.map((e) => e.id)).toContain("media");
   });
 
   it("has the product's control plane: the same collections as the product's registry, with classes that mean the same", () => {

@@ -1,5 +1,7 @@
 import { DEFAULT_AUDIT_PAGE_SIZE, scanRetention, type AuditResult, nonZero } from "../../audit/index";
 import { asOfOption, EXIT, positiveIntOpt, type Command, type OptionValues } from "../command";
+import { inEveryCell } from "../../cells/index";
+import { registryPolicy } from "../../platform/registry";
 import { keyValues, progressLine, table, writeJson, writeOut } from "../output";
 import { UsageError, type Target } from "../target";
 
@@ -13,6 +15,8 @@ Codes: UNKNOWN_CLASS, CLASS_MISMATCH, INVALID_LIFECYCLE_STATE, MISSING_TTL, INVA
 TTL_OVERDUE, SOFT_DELETE_QUERY_LEAK, EXPIRED_BUT_VISIBLE, ORPHANED_SUBCOLLECTION, ARCHIVE_UNVERIFIED,
 ORPHANED_SUBJECT, STALE_POLICY_VERSION, OVERDUE_REQUEST, STALE_PURGE_ELIGIBLE, STUCK_RETAINED_UNDER_HOLD
 (definitions in functions/src/audit/rules.ts).
+Under a registry with several governed databases it audits each one (--database narrows to one); --json then
+prints {ok, databases: {<name>: audit}}.
 
 Options:
   --as-of <iso>        audit as though it were that time (emulators only)
@@ -40,17 +44,28 @@ Exit: 0 no findings, 1 findings, 2 usage or connection error.`,
     const asOfMs = asOfOption(values, target);
     const skipSubjects = values["skip-subjects"] === true;
     const progress = progressLine();
-    const result = await scanRetention({
-      nowMs: asOfMs ?? Date.now(),
-      pageSize: positiveIntOpt(values, "page-size", DEFAULT_AUDIT_PAGE_SIZE),
-      maxFindings: positiveIntOpt(values, "max-findings", 5_000),
-      skipSubjects,
-      onProgress: (p) => progress.update(`auditing ${p.phase}: ${p.scanned} documents`),
-    });
+    // Every governed database, each audited as one database is (--database narrows to one).
+    const results = await inEveryCell(
+      (cell) =>
+        scanRetention({
+          nowMs: asOfMs ?? Date.now(),
+          pageSize: positiveIntOpt(values, "page-size", DEFAULT_AUDIT_PAGE_SIZE),
+          maxFindings: positiveIntOpt(values, "max-findings", 5_000),
+          skipSubjects,
+          onProgress: (p) => progress.update(`auditing ${cell} ${p.phase}: ${p.scanned} documents`),
+        }),
+      target.cell,
+    );
     progress.done();
-    if (json) writeJson(auditJson(result, asOfMs));
-    else writeOut(auditText(result));
-    return result.ok ? EXIT.ok : EXIT.findings;
+    const names = Object.keys(results);
+    const ok = names.every((n) => results[n]!.ok);
+    if (names.length === 1 && registryPolicy().cells().length === 1) {
+      const result = results[names[0]!]!;
+      if (json) writeJson(auditJson(result, asOfMs));
+      else writeOut(auditText(result));
+    } else if (json) writeJson({ ok, databases: Object.fromEntries(names.map((n) => [n, auditJson(results[n]!, asOfMs)])) });
+    else writeOut(names.map((n) => `== database ${n}\n${auditText(results[n]!)}`).join("\n\n"));
+    return ok ? EXIT.ok : EXIT.findings;
   },
 };
 

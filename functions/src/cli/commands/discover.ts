@@ -16,7 +16,8 @@ recursive when it has subcollections), a collection with a uid field (query ==),
 documents carry a uid field (collectionGroup ==), an array of uids (array-contains, removeFromArray). It also samples
 the project's default bucket and every --bucket (their top-level folders, and a bounded number of object names under
 each: no bytes are read) and proposes a storage entry for a folder of the paths that is an Auth uid (users/{uid}/),
-with a heldWith document to review. Every
+with a heldWith document to review. Buckets belong to no database: under --database <another governed database>
+they are not sampled (a storage entry goes with the database of its heldWith document). Every
 proposal carries its numbers; what it could not classify is listed. Every collection gets the draft-only class
 "unreviewed", which the registry check refuses to publish. Writes the draft file; never writes to the database.
 Reads at most max-collections x sample documents, and as many listCollections calls plus one (docs/DISCOVER.md).

@@ -1,5 +1,6 @@
 import { ExplainDeletionInput } from "../../contract/evidence";
-import { explainEvidence, explainQueryOf, type ExplainQuery } from "../../evidence/index";
+import { explainAcrossCells } from "../../cells/index";
+import { explainQueryOf, type ExplainQuery } from "../../evidence/index";
 import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { SCOPE_OPTIONS, scopeOpt, scopeWord } from "../scope";
@@ -17,6 +18,8 @@ system), under which reason and policy version; then the entries that say who al
 request, the run an operator started, a brake approval and its approver's decision). Each entry's hash and
 its links to its neighbours are checked; --verify-chain walks the whole chain as verify-evidence does.
 About a path, the other paths an entry names (a purge batch names other subjects' documents) are not shown.
+Under a registry with several governed databases it looks in every one (a DATABASE column names where each
+entry is), one database after another as the cursor pages; --database narrows it to one.
 
 Options:
   --request <id>   explain a deletion request instead of a path
@@ -36,7 +39,9 @@ Exit: 0 the evidence shown verifies, 1 it does not, 2 usage or connection error.
   },
   async run(ctx) {
     const { query, pageSize, cursor, verify } = inputOf(ctx);
-    const r = await explainEvidence(query, { pageSize, cursor, verify });
+    // Every governed database's evidence, database by database; --database narrows to one.
+    const r = await explainAcrossCells(query, { pageSize, cursor, verify, ...(ctx.target.cell !== null ? { database: ctx.target.cell } : {}) });
+    const several = r.entries.some((e) => e.database !== undefined);
     if (ctx.json) writeJson(r);
     else {
       const who = (e: (typeof r.entries)[number]) => (e.actor.type === "system" ? `system ${e.actor.id}` : `${e.actor.type} ${e.actor.id}`);
@@ -45,8 +50,8 @@ Exit: 0 the evidence shown verifies, 1 it does not, 2 usage or connection error.
           r.entries.length === 0
             ? `No evidence names ${questionText(query)}.`
             : table(
-                ["ENTRY", "AT", "ACTION", "BY", "REASON", "POLICY", "REQUEST", "ROLE", "VERIFIED"],
-                r.entries.map((e) => [e.id, e.at, e.action, who(e), e.reason, e.policyVersion, e.requestId ?? "-", e.role, e.verified ? "yes" : "NO"]),
+                ["ENTRY", ...(several ? ["DATABASE"] : []), "AT", "ACTION", "BY", "REASON", "POLICY", "REQUEST", "ROLE", "VERIFIED"],
+                r.entries.map((e) => [e.id, ...(several ? [e.database ?? "-"] : []), e.at, e.action, who(e), e.reason, e.policyVersion, e.requestId ?? "-", e.role, e.verified ? "yes" : "NO"]),
               ),
           "",
           ...r.verification.problems.map((p) => `problem: ${p.id ?? `${p.chain} #${p.seq}`} ${p.problem}: ${p.detail}`),

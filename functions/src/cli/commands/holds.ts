@@ -1,5 +1,6 @@
 import { ListRetentionHoldsInput, PlaceRetentionHoldInput, ReleaseRetentionHoldInput } from "../../contract/holds";
-import { applyHoldNow, listHolds, placeHold, releaseHoldById } from "../../holds/index";
+import { applyHoldNow, holdCell, listHolds, placeHold, releaseHoldById, scopeHoldCells } from "../../holds/index";
+import { registryPolicy } from "../../platform/registry";
 import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { parseInput, staffOperator } from "../staff";
@@ -10,16 +11,21 @@ const ACTIONS = ["list", "place", "release"] as const;
 export const holdsCommand: Command = {
   name: "holds",
   summary: "List, place or release retention holds (list | place <path> | release <holdId>)",
-  usage: `retention holds list [--state ACTIVE|RELEASED] [--reason-code <CODE>] [--placed-by <uid>] [--target <path>] [--limit <n>] [--cursor <c>]
-       retention holds place <targetPath> --reason-code <CODE> [--release-after <iso>] [--note <text>] [--as <uid>]
-       retention holds release <holdId> --reason <text> [--as <uid>]`,
+  usage: `retention holds list [--state ACTIVE|RELEASED] [--reason-code <CODE>] [--placed-by <uid>] [--target <path>] [--database <name>] [--limit <n>] [--cursor <c>]
+       retention holds place <targetPath> --reason-code <CODE> [--database <name>] [--release-after <iso>] [--note <text>] [--as <uid>]
+       retention holds release <holdId> --reason <text> [--database <name>] [--as <uid>]`,
   details: `list     active holds (or --state RELEASED: the history), newest first, as listRetentionHolds returns
          them: PAST RELEASE-AFTER flags a hold whose releaseAfter has passed; --limit (default 25, at most
          100) and the printed cursor page through them.
 place    places a hold on a document or a tenant subtree (tenants/{id}), as placeRetentionHold does; a
-         subtree's documents are flagged before the command returns.
+         subtree's documents are flagged before the command returns. --database names the governed
+         database the target is in (a registry's databases, by logical name; default the primary); a hold
+         on the scope's record is placed in every database with scope data.
 release  releases a hold, as releaseRetentionHold does: a two-person reason needs someone other than its
-         placer (TWO_PERSON_RULE).
+         placer (TWO_PERSON_RULE); in every database that holds it (or the one --database names).
+
+Under a registry with several governed databases, list shows every database's holds with a DATABASE column
+(--database narrows it to one).
 
 place and release act as the operator (on the emulators --as <uid>, else RETENTION_OPERATOR; on a project
 the Application Default Credentials' account), who must be a Firebase Auth user with the compliance role.
@@ -50,13 +56,14 @@ Exit: 0 done, 2 usage, a refusal (its reason, e.g. TWO_PERSON_RULE), or a connec
     if (input.action === "list") {
       const page = await listHolds({ ...input.list, callerUid: "", nowMs: Date.now() });
       const items = page.items.map(({ releaseRefusal: _r, ...item }) => item);
+      const several = items.some((h) => h.databases !== undefined);
       if (ctx.json) writeJson({ items, nextCursor: page.nextCursor });
       else {
         writeOut(
           [
             table(
-              ["HOLD", "STATE", "REASON", "TARGET", "PLACED BY", "PLACED AT", "RELEASE AFTER", "FLAGS"],
-              items.map((h) => [h.holdId, h.state, h.reasonCode, h.targetPath, h.placedBy, h.placedAt, h.releaseAfter ?? "-", flags(h)]),
+              ["HOLD", "STATE", "REASON", "TARGET", ...(several ? ["DATABASE"] : []), "PLACED BY", "PLACED AT", "RELEASE AFTER", "FLAGS"],
+              items.map((h) => [h.holdId, h.state, h.reasonCode, h.targetPath, ...(several ? [(h.databases ?? []).join(", ")] : []), h.placedBy, h.placedAt, h.releaseAfter ?? "-", flags(h)]),
             ),
             ...(page.nextCursor ? ["", `more: --cursor ${page.nextCursor}`] : []),
           ].join("\n"),
@@ -67,15 +74,17 @@ Exit: 0 done, 2 usage, a refusal (its reason, e.g. TWO_PERSON_RULE), or a connec
     const actor = await staffOperator(ctx.values, ctx.target, "compliance");
     if (input.action === "place") {
       const p = input.place;
+      const database = ctx.target.cell ?? undefined;
       const { holdId } = await placeHold(
-        { targetPath: p.targetPath, reasonCode: p.reasonCode, releaseAfterMs: p.releaseAfter ? Date.parse(p.releaseAfter) : null, note: p.note, actor, nowMs: Date.now() },
+        { targetPath: p.targetPath, ...(database !== undefined ? { database } : {}), reasonCode: p.reasonCode, releaseAfterMs: p.releaseAfter ? Date.parse(p.releaseAfter) : null, note: p.note, actor, nowMs: Date.now() },
         applyHoldNow,
       );
-      if (ctx.json) writeJson({ holdId });
-      else writeOut(keyValues([["holdId", holdId], ["placed by", actor.id]]));
+      const databases = registryPolicy().cells().length > 1 ? [holdCell(database), ...scopeHoldCells(p.targetPath, holdCell(database))] : null;
+      if (ctx.json) writeJson({ holdId, ...(databases ? { databases } : {}) });
+      else writeOut(keyValues([["holdId", holdId], ...(databases ? [["databases", databases.join(", ")] as [string, string]] : []), ["placed by", actor.id]]));
       return EXIT.ok;
     }
-    const r = await releaseHoldById({ holdId: input.release.holdId, reason: input.release.reason, actor, nowMs: Date.now() });
+    const r = await releaseHoldById({ holdId: input.release.holdId, reason: input.release.reason, actor, nowMs: Date.now(), ...(ctx.target.cell !== null ? { database: ctx.target.cell } : {}) });
     if (ctx.json) writeJson({ holdId: r.holdId, state: "RELEASED", released: r.released });
     else writeOut(keyValues([["holdId", r.holdId], ["state", "RELEASED"], ["documents released", r.released], ["released by", actor.id]]));
     return EXIT.ok;
@@ -91,7 +100,7 @@ type HoldsInput =
   | { action: "place"; place: ReturnType<typeof PlaceRetentionHoldInput.parse> }
   | { action: "release"; release: ReturnType<typeof ReleaseRetentionHoldInput.parse> };
 
-function inputOf({ values, positionals }: CommandContext): HoldsInput {
+function inputOf({ values, positionals, target }: CommandContext): HoldsInput {
   const action = positionals[0];
   if (!(ACTIONS as readonly (string | undefined)[]).includes(action)) throw new UsageError(`holds needs an action: ${ACTIONS.join(", ")}.`);
   const only = (allowed: string[]) => {
@@ -106,6 +115,7 @@ function inputOf({ values, positionals }: CommandContext): HoldsInput {
       reasonCode: stringOpt(values, "reason-code"),
       placedBy: stringOpt(values, "placed-by"),
       targetPath: stringOpt(values, "target"),
+      ...(target.cell !== null ? { database: target.cell } : {}),
       pageSize: positiveIntOpt(values, "limit", 25),
       cursor: stringOpt(values, "cursor"),
     });

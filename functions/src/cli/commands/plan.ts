@@ -1,9 +1,11 @@
 import type { Subject } from "../../plan/rules";
-import { planSubjectRef, type SubjectRef } from "../../requests/index";
+import { planSubjectRef, subjectsOf, type SubjectPlan, type SubjectRef } from "../../requests/index";
 import { asOfOption, EXIT, stringOpt, type Command, type OptionValues } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { SCOPE_OPTIONS, scopeOpt, scopeWord } from "../scope";
 import { UsageError } from "../target";
+import { inEveryCell } from "../../cells/index";
+import { registryPolicy } from "../../platform/registry";
 
 export const planCommand: Command = {
   name: "plan",
@@ -12,6 +14,8 @@ export const planCommand: Command = {
   details: `Walks the data map for the subject and prints the manifest planDeletion returns: the paths to delete,
 the paths retained or masked with their reasons, the external copies to review, the policy version and the
 manifestHash (SHA-256 of the canonical manifest; identical across runs on unchanged data). Read-only.
+Under a registry with several governed databases it plans each database's part (--database narrows to one);
+--json then prints {databases: {<name>: plan}}.
 
 A user the registry's lookups find in several scopes (workspaces, organisations), named without --scope, is
 planned in each, as the request group their erasure opens: one manifest per scope (the first, the lead, also
@@ -36,40 +40,56 @@ Exit: 0 planned, 2 usage (an app without a scope kind given --scope: NO_SCOPE_KI
   async run({ values, json, target }) {
     const ref = refFrom(values);
     const asOfMs = asOfOption(values, target);
-    const { subject, subjects, plan, scopes } = await planSubjectRef(ref, asOfMs ?? Date.now());
-    if (json) {
-      // One subject: its manifest as planSubject gives it; several (a user in several scopes): each scope's part.
-      writeJson(subjects.length === 1 ? { subject: subjects[0], subjectRef: subject, ...plan } : { subjects, subjectRef: subject, ...plan, scopes });
-      return EXIT.ok;
-    }
-    const word = scopeWord();
-    const parts: string[] = [];
-    if (plan.delete.length > 0) parts.push(table(["DELETE"], plan.delete.map((p) => [p])), "");
-    if (plan.retain.length > 0) {
-      parts.push(
-        table(
-          ["RETAIN", "ACTION", "REASON CODE", "UNTIL", "REASON"],
-          plan.retain.map((r) => [r.path, r.fields ? `${r.action} ${r.fields.join(",")}` : r.action, r.reasonCode, r.until ?? "-", r.reason]),
-        ),
-        "",
-      );
-    }
-    if (plan.externalCopiesToReview.length > 0) parts.push(table(["EXTERNAL COPY TO REVIEW"], plan.externalCopiesToReview.map((p) => [p])), "");
-    if (scopes) parts.push(table([word.toUpperCase(), "LEAD", "DELETE", "RETAIN", "MANIFEST HASH"], scopes.map((s) => [s.scope, s.lead ? "yes" : "-", String(s.delete), String(s.retain), s.manifestHash])), "");
-    parts.push(
-      keyValues([
-        ["subject", subjectText(subjects, word)],
-        ["delete", plan.delete.length],
-        ["retain", plan.retain.length],
-        ["external copies", plan.externalCopiesToReview.length],
-        ["policy version", plan.policyVersion],
-        ["manifestHash", plan.manifestHash],
-      ]),
-    );
-    writeOut(parts.join("\n"));
+    // The subjects are found in the primary; each governed database plans its part of them (--database narrows to
+    // one); under one database, its plan as it always was.
+    const found = await subjectsOf(ref);
+    const parts = await inEveryCell(() => planSubjectRef(ref, asOfMs ?? Date.now(), found), target.cell);
+    const names = Object.keys(parts);
+    if (names.length === 1 && registryPolicy().cells().length === 1) return print(parts[names[0]!]!, json);
+    if (json) writeJson({ databases: Object.fromEntries(names.map((n) => [n, jsonOf(parts[n]!)])) });
+    else for (const n of names) print(parts[n]!, false, n);
     return EXIT.ok;
   },
 };
+
+/** A plan as --json prints it: one subject's manifest as planSubject gives it; several (a user in several scopes): each scope's part. */
+const jsonOf = ({ subject, subjects, plan, scopes }: SubjectPlan) =>
+  subjects.length === 1 ? { subject: subjects[0], subjectRef: subject, ...plan } : { subjects, subjectRef: subject, ...plan, scopes };
+
+/** One database's plan, as the command prints it (a heading names the database when there are several). */
+function print(part: SubjectPlan, json: boolean, database?: string): number {
+  if (json) {
+    writeJson(jsonOf(part));
+    return EXIT.ok;
+  }
+  const { subjects, plan, scopes } = part;
+  const word = scopeWord();
+  const parts: string[] = database !== undefined ? [`== database ${database}`] : [];
+  if (plan.delete.length > 0) parts.push(table(["DELETE"], plan.delete.map((p) => [p])), "");
+  if (plan.retain.length > 0) {
+    parts.push(
+      table(
+        ["RETAIN", "ACTION", "REASON CODE", "UNTIL", "REASON"],
+        plan.retain.map((r) => [r.path, r.fields ? `${r.action} ${r.fields.join(",")}` : r.action, r.reasonCode, r.until ?? "-", r.reason]),
+      ),
+      "",
+    );
+  }
+  if (plan.externalCopiesToReview.length > 0) parts.push(table(["EXTERNAL COPY TO REVIEW"], plan.externalCopiesToReview.map((p) => [p])), "");
+  if (scopes) parts.push(table([word.toUpperCase(), "LEAD", "DELETE", "RETAIN", "MANIFEST HASH"], scopes.map((s) => [s.scope, s.lead ? "yes" : "-", String(s.delete), String(s.retain), s.manifestHash])), "");
+  parts.push(
+    keyValues([
+      ["subject", subjectText(subjects, word)],
+      ["delete", plan.delete.length],
+      ["retain", plan.retain.length],
+      ["external copies", plan.externalCopiesToReview.length],
+      ["policy version", plan.policyVersion],
+      ["manifestHash", plan.manifestHash],
+    ]),
+  );
+  writeOut(parts.join("\n"));
+  return EXIT.ok;
+}
 
 function subjectText(subjects: readonly Subject[], word: string): string {
   const first = subjects[0]!;

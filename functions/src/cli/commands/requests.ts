@@ -24,7 +24,9 @@ export const requestsCommand: Command = {
 show   one request as compliance sees it (getDeletionStatus): state, dates, timeline, why it is blocked,
        what is retained and under which reason, the date by which the last copy is gone ("fully gone by",
        or why there is none yet) and when ERASURE_COMPLETE was recorded; for a member of a request group,
-       the whole group (its state derived from its members', each member with its scope and state).
+       the whole group (its state derived from its members', each member with its scope and state). A request
+       across several governed databases shows each database's part (its state, date and ERASURE_COMPLETE);
+       the state and the date above are derived from them.
 
 Options:
   --json   machine-readable output (list: {items, nextCursor}; show: getDeletionStatus's staff answer)
@@ -50,7 +52,8 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
               ["REQUEST", "STATE", "SUBJECT", word.toUpperCase(), "GROUP", "REQUESTED", "DUE", "FLAGS"],
               page.items.map((r) => [
                 r.requestId,
-                r.state,
+                // Across several governed databases: the derived state, and each database's.
+                r.cells ? `${r.state} (${r.cells.map((c) => `${c.database} ${c.state ?? "-"}`).join(", ")})` : r.state,
                 r.subject.type === "user" ? r.subject.uid : `(${word})`,
                 r.subject.tenantId || "-",
                 r.group ? `${r.group.groupId}${r.group.lead ? " (lead)" : ""}` : "-",
@@ -87,11 +90,24 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
           ["under hold", staff.retainedUnderHold ? `${staff.retainedUnderHold.count} (${staff.retainedUnderHold.holds.map((h) => h.reasonCode).join(", ")})` : null],
         ]),
         ...(shown.group ? ["", table(["MEMBER", word.toUpperCase(), "STATE", "LEAD"], shown.group.requests.map((m) => [m.requestId, m.scope, m.state, m.lead ? "yes" : "-"]))] : []),
+        ...(shown.cells
+          ? [
+              "",
+              table(
+                ["DATABASE", "STATE", "FULLY GONE BY", "ERASURE COMPLETE", "UNDER HOLD"],
+                shown.cells.map((c) => [c.database, c.state === null ? "(not opened)" : `${c.state}${c.awaitingRecord ? " (awaiting the primary)" : ""}`, c.fullyGoneBy ?? `unknown (${c.fullyGoneByUnknown ?? "-"})`, c.erasureComplete ? "yes" : "no", c.underHold]),
+              ),
+            ]
+          : []),
         "",
         shown.group
           ? table(["AT", word.toUpperCase(), "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.scope ?? "-", t.event, t.detail ?? ""]))
-          : table(["AT", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.event, t.detail ?? ""])),
-        ...(shown.retained.length > 0 ? ["", table(["RETAINED", "REASON CODE", "UNTIL", "WHY"], shown.retained.map((r) => [r.path, r.reasonCode, r.until ?? "-", r.reason]))] : []),
+          : shown.cells
+            ? table(["AT", "DATABASE", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.database ?? "primary", t.event, t.detail ?? ""]))
+            : table(["AT", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.event, t.detail ?? ""])),
+        ...(shown.retained.length > 0
+          ? ["", table(["RETAINED", ...(shown.cells ? ["DATABASE"] : []), "REASON CODE", "UNTIL", "WHY"], shown.retained.map((r) => [r.path, ...(shown.cells ? [r.database ?? "primary"] : []), r.reasonCode, r.until ?? "-", r.reason]))]
+          : []),
       ].join("\n"),
     );
     return EXIT.ok;

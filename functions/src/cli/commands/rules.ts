@@ -1,6 +1,6 @@
 import { relative, resolve } from "node:path";
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
-import { policy, publishedRegistryIn } from "../../platform/registry";
+import { publishedRegistryIn, registryPolicy } from "../../platform/registry";
 import { applyRulesFile, planRulesFile, RulesFileMissingError, RulesGenerationError, RulesMarkerError, type RulesFilePlan } from "../../security-rules/index";
 import { EXIT, stringOpt, type Command, type OptionValues } from "../command";
 import { writeErr, writeJson, writeOut } from "../output";
@@ -52,7 +52,7 @@ function writeRules(values: OptionValues, json: boolean): number {
   let plan: RulesFilePlan;
   try {
     const policies = stringOpt(values, "policies");
-    plan = planRulesFile(file, policies ? publishedRegistryIn(resolve(policies)) : policy().registry, name);
+    plan = planRulesFile(file, policies ? publishedRegistryIn(resolve(policies)) : registryPolicy().registry, name);
   } catch (err) {
     if (err instanceof RulesFileMissingError || err instanceof RulesMarkerError || err instanceof RulesGenerationError) throw new UsageError(err.message);
     throw err;

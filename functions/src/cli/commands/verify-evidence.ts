@@ -1,4 +1,6 @@
-import { bundleLedger, readBundle, verifyEvidence, verifyLedger } from "../../evidence/index";
+import { bundleLedger, readBundle, verifyLedger, type EvidenceVerification } from "../../evidence/index";
+import { bundlesIn, verifyAcrossCells } from "../../cells/index";
+import { registryPolicy } from "../../platform/registry";
 import { EXIT, positiveIntOpt, stringOpt, type Command } from "../command";
 import { progressLine, writeJson, writeOut } from "../output";
 import { UsageError } from "../target";
@@ -23,6 +25,10 @@ entries are newer than their last anchor. Read-only.
 With --bundle <dir> it verifies an export of export-evidence offline, with no database: its anchors are the
 ones --anchors names, else the copy in the bundle.
 
+Under a registry with several governed databases it verifies every database's ledger (and, with --bundle, every
+database's bundle in the export: databases/<name>/ beside the primary's); --database narrows to one. --json then
+prints {ok, databases: {<name>: verification}}.
+
 Options:
   --bundle <dir>      verify an exported bundle instead of the database
 ${EVIDENCE_OPTIONS_HELP}
@@ -45,32 +51,47 @@ Exit: 0 the ledger verifies, 1 it does not, 2 usage or connection error (or no k
       onProgress: (n: number) => progress.update(`verifying evidence: ${n} entries`),
     };
     const bundleDir = stringOpt(values, "bundle");
-    let r;
+    // Every governed database's ledger, each verified as one database's is (--database narrows to one); under a
+    // registry with one database the output is that database's verification as it always was.
+    const results: Record<string, EvidenceVerification> = {};
     if (bundleDir !== undefined) {
-      let manifest;
-      try {
-        manifest = readBundle(bundleDir);
-      } catch (err) {
-        throw new UsageError(`--bundle ${bundleDir}: ${err instanceof Error ? err.message : String(err)}`);
+      // Offline there is no target: --database names a database's bundle in the export by its logical name.
+      const only = stringOpt(values, "database");
+      const bundles = bundlesIn(bundleDir).filter((b) => only === undefined || b.cell === only);
+      if (bundles.length === 0) throw new UsageError(`--bundle ${bundleDir} holds no bundle of database ${only ?? "?"} (databases/<name>/ beside the primary's).`);
+      for (const b of bundles) {
+        let manifest;
+        try {
+          manifest = readBundle(b.dir);
+        } catch (err) {
+          throw new UsageError(`--bundle ${b.dir}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        const own = manifest.anchors ? { kind: "path" as const, path: `${b.dir}/anchors.jsonl` } : null;
+        const anchors = anchorsOption(values, null, own);
+        const staleAfterMs = anchorMaxAgeOption(values, anchors);
+        results[b.cell] = await verifyLedger(bundleLedger(b.dir), {
+          ...common,
+          anchors,
+          ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
+          ledger: { projectId: manifest.projectId, databaseId: manifest.databaseId },
+          anchorsUntilMs: manifest.cutAtMs,
+        });
       }
-      const own = manifest.anchors ? { kind: "path" as const, path: `${bundleDir}/anchors.jsonl` } : null;
-      const anchors = anchorsOption(values, null, own);
-      const staleAfterMs = anchorMaxAgeOption(values, anchors);
-      r = await verifyLedger(bundleLedger(bundleDir), {
-        ...common,
-        anchors,
-        ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
-        ledger: { projectId: manifest.projectId, databaseId: manifest.databaseId },
-        anchorsUntilMs: manifest.cutAtMs,
-      });
     } else {
       const anchors = anchorsOption(values, target);
       const staleAfterMs = anchorMaxAgeOption(values, anchors);
-      r = await verifyEvidence({ ...common, anchors, ...(staleAfterMs !== undefined ? { staleAfterMs } : {}) });
+      Object.assign(results, await verifyAcrossCells({ ...common, anchors, ...(staleAfterMs !== undefined ? { staleAfterMs } : {}) }, target.cell));
     }
     progress.done();
-    if (json) writeJson(r);
-    else writeOut(renderVerification(r, bundleDir !== undefined ? "the bundle" : "the ledger"));
-    return r.ok ? EXIT.ok : EXIT.findings;
+    const names = Object.keys(results);
+    const ok = names.every((n) => results[n]!.ok);
+    const what = bundleDir !== undefined ? "the bundle" : "the ledger";
+    if (names.length === 1 && registryPolicy().cells().length === 1) {
+      const r = results[names[0]!]!;
+      if (json) writeJson(r);
+      else writeOut(renderVerification(r, what));
+    } else if (json) writeJson({ ok, databases: results });
+    else writeOut(names.map((n) => `== database ${n}\n${renderVerification(results[n]!, `${what} of ${n}`)}`).join("\n\n"));
+    return ok ? EXIT.ok : EXIT.findings;
   },
 };

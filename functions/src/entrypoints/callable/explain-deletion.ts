@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { ExplainDeletionInput } from "../../contract/evidence";
-import { explainEvidence, explainQueryOf } from "../../evidence/index";
+import { explainQueryOf } from "../../evidence/index";
+import { explainAcrossCells } from "../../cells/index";
 import { releaseReasonsOf } from "../../holds/index";
 import { hashCanonical } from "../../kernel/canonical";
 import { staffNames } from "../../platform/people";
@@ -18,7 +19,8 @@ export { ExplainDeletionInput };
 export async function explainDeletionHandler(input: z.infer<typeof ExplainDeletionInput>, caller: Caller) {
   requireRole(caller, "compliance");
   const query = explainQueryOf(input);
-  const result = await explainEvidence(query, { pageSize: input.pageSize, cursor: input.cursor, verify: input.verify });
+  // Every governed database's ledger, database by database (or the one `database` names).
+  const result = await explainAcrossCells(query, { pageSize: input.pageSize, cursor: input.cursor, verify: input.verify, ...(input.database !== undefined ? { database: input.database } : {}) });
   const released = result.entries.filter((e) => e.action === "HOLD_RELEASED" && e.holdId !== null);
   const reasons = await releaseReasonsOf(released.map((e) => e.holdId!));
   const entries = result.entries.map((e) => {

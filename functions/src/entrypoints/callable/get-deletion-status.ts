@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { GetDeletionStatusInput } from "../../contract/requests";
+import { GetDeletionStatusInput, GetDeletionStatusOutput } from "../../contract/requests";
 import { permissionDenied } from "../../kernel/errors";
 import { findRequest, statusView, type StatusEnv } from "../../requests/index";
 import { requestOwner } from "../../requests/rules/requests";
@@ -23,7 +23,7 @@ export async function getDeletionStatusHandler(
   input: z.infer<typeof GetDeletionStatusInput>,
   caller: Caller,
   env: StatusEnv = { nowMs: Date.now(), refreshMs: settings.statusRefreshMs() },
-) {
+): Promise<z.infer<typeof GetDeletionStatusOutput>> {
   const { request, snap } = await findRequest(input.requestId !== undefined ? { requestId: input.requestId } : { latestOf: caller.uid });
   const staff = caller.roles.includes("compliance");
   if (requestOwner(request) !== caller.uid && !staff) {

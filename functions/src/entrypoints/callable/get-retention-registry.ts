@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { GetRetentionRegistryInput, type GetRetentionRegistryOutput } from "../../contract/registry";
-import { policy } from "../../platform/registry";
+import { registryPolicy } from "../../platform/registry";
 import { permissionDenied } from "../../kernel/errors";
 import { callable, type Caller } from "./shared";
 
@@ -13,7 +13,9 @@ export { GetRetentionRegistryInput };
  */
 export function getRetentionRegistryHandler(_input: z.infer<typeof GetRetentionRegistryInput>, caller: Caller): Promise<z.infer<typeof GetRetentionRegistryOutput>> {
   if (caller.roles.length === 0) throw permissionDenied("NOT_STAFF", "Only compliance officers and retention-admins may read the retention registry.");
-  const enforced = policy();
+  // All of it: every governed database's part (the console names the database a hold goes to, and checks its path
+  // against that database's part).
+  const enforced = registryPolicy();
   return Promise.resolve({ version: enforced.version, registry: enforced.registry });
 }
 

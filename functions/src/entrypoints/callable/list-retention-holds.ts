@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ListRetentionHoldsInput } from "../../contract/holds";
-import { listHolds } from "../../holds/index";
+import { holdCell, listHolds } from "../../holds/index";
 import { notFound } from "../../kernel/errors";
 import { staffNames, staffUidForEmail } from "../../platform/people";
 import { callable, requireRole, type Caller } from "./shared";
@@ -21,6 +21,7 @@ export async function listRetentionHoldsHandler(input: z.infer<typeof ListRetent
     if (uid === null) throw notFound("STAFF_NOT_FOUND", "No staff account has this email.");
     placedBy = uid;
   }
+  if (input.database !== undefined) holdCell(input.database);
   const page = await listHolds({ ...input, placedBy, callerUid: caller.uid, nowMs });
   const people = await staffNames(page.items.flatMap((h) => [h.placedBy, h.releasedBy]));
   return { ...page, people };

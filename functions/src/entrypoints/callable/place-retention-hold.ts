@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { PlaceRetentionHoldInput } from "../../contract/holds";
-import { enqueueHoldApply, placeHold } from "../../holds/index";
+import { enqueueHoldApply, holdCell, placeHold, scopeHoldCells } from "../../holds/index";
+import { registryPolicy } from "../../platform/registry";
 import { actorOf, callable, requireRole, type Caller } from "./shared";
 
 export { PlaceRetentionHoldInput };
@@ -13,13 +14,18 @@ export async function placeRetentionHoldHandler(input: z.infer<typeof PlaceReten
   requireRole(caller, "compliance");
   const { holdId } = await placeHold({
     targetPath: input.targetPath,
+    ...(input.database !== undefined ? { database: input.database } : {}),
     reasonCode: input.reasonCode,
     releaseAfterMs: input.releaseAfter !== undefined ? Date.parse(input.releaseAfter) : null,
     note: input.note,
     actor: actorOf(caller),
     nowMs: Date.now(),
   }, enqueueHoldApply);
-  return { holdId };
+  // Under several governed databases, where the hold was placed: its target's, and for a scope's record every
+  // database with scope data.
+  if (registryPolicy().cells().length === 1) return { holdId };
+  const cell = holdCell(input.database);
+  return { holdId, databases: [cell, ...scopeHoldCells(input.targetPath, cell)] };
 }
 
 /**

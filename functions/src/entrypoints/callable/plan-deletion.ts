@@ -1,8 +1,10 @@
 import type { z } from "zod";
 import { PlanDeletionInput } from "../../contract/admin";
 import { recordEvidence } from "../../evidence/index";
-import { planSubjectRef, type SubjectRef } from "../../requests/index";
+import { planSubjectRef, subjectsOf, type SubjectRef } from "../../requests/index";
 import { actorOf, callable, requireRole, type Caller } from "./shared";
+import { inEveryCell } from "../../cells/index";
+import { PRIMARY_CELL } from "../../kernel/policy";
 
 export { PlanDeletionInput };
 
@@ -18,7 +20,14 @@ const refOf = (input: z.infer<typeof PlanDeletionInput>): SubjectRef =>
 export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInput>, caller: Caller) {
   requireRole(caller, "compliance");
   const nowMs = Date.now();
-  const { subject, subjects, plan, scopes } = await planSubjectRef(refOf(input), nowMs);
+  // The subjects are found in the primary (the registry's lookups read there); each governed database plans its part
+  // of them (cells/jobs.ts): the primary's at the top, the others beside it.
+  const ref = refOf(input);
+  const found = await subjectsOf(ref);
+  const parts = await inEveryCell(() => planSubjectRef(ref, nowMs, found));
+  const { [PRIMARY_CELL]: primary, ...others } = parts;
+  if (!primary) throw new Error("the primary database was not planned");
+  const { subject, subjects, plan, scopes } = primary;
   await recordEvidence(plan.manifestHash, {
     action: "PLAN_PREVIEWED",
     actor: actorOf(caller),
@@ -38,6 +47,9 @@ export async function planDeletionHandler(input: z.infer<typeof PlanDeletionInpu
     objects: plan.objects,
     subjectRef: subject,
     ...(scopes ? { scopes } : {}),
+    ...(Object.keys(others).length > 0
+      ? { databases: Object.fromEntries(Object.entries(others).map(([cell, p]) => [cell, { delete: p.plan.delete, retain: p.plan.retain, externalCopiesToReview: p.plan.externalCopiesToReview, manifestHash: p.plan.manifestHash, objects: p.plan.objects }])) }
+      : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
 import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import { runEvidenceAnchor } from "../../evidence/index";
+import { inEveryCellJob } from "../../cells/index";
 import type { JobSummary } from "../../kernel/job";
 
 /**
@@ -10,7 +11,8 @@ import type { JobSummary } from "../../kernel/job";
  * database write (docs/decisions/0006-evidence-chain.md).
  */
 export function anchorOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">): Promise<JobSummary> {
-  return runEvidenceAnchor({ nowMs: Date.now(), asOfMs: null, dryRun: false, actor: { type: "system", id: "evidenceAnchor" }, correlationId: `schedule:${event.scheduleTime}` });
+  // In every governed database (cells/jobs.ts).
+  return inEveryCellJob(runEvidenceAnchor)({ nowMs: Date.now(), asOfMs: null, dryRun: false, actor: { type: "system", id: "evidenceAnchor" }, correlationId: `schedule:${event.scheduleTime}` });
 }
 
 export const evidenceAnchor = onSchedule(

@@ -3,6 +3,8 @@ import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import { setting } from "../../platform/settings";
 import { log } from "../../platform/logs";
 import { runExpiryBackfill } from "../../backfill/index";
+import { inEveryCellJob } from "../../cells/index";
+import { registryPolicy } from "../../platform/registry";
 
 /**
  * The nightly expiry backfill. Each run works through its budget and saves its cursor; the next run
@@ -20,7 +22,8 @@ export const expiryBackfill = onSchedule(
   },
   async (event) => {
     const nowMs = Date.now();
-    const summary = await runExpiryBackfill({
+    // In every governed database, each with its own cursor (cells/jobs.ts).
+    const summary = await inEveryCellJob(runExpiryBackfill)({
       nowMs,
       asOfMs: null,
       dryRun: false,
@@ -28,7 +31,8 @@ export const expiryBackfill = onSchedule(
       correlationId: `schedule:${event.scheduleTime}`,
       // Bounded below by 1 in the settings table: an unset or zero budget would make every run a silent no-op.
       maxDocs: setting("backfillMaxDocs"),
-      maxSeconds: setting("backfillMaxSeconds"),
+      // One run's time is shared by the governed databases, each in turn: the function's timeout bounds them all.
+      maxSeconds: Math.max(1, Math.floor(setting("backfillMaxSeconds") / registryPolicy().cells().length)),
     });
     log.info("job.done", { job: "expiryBackfill", done: summary.done === true, scanned: Number(summary.scanned) });
   },

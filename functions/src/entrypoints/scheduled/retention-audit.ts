@@ -1,6 +1,7 @@
 import { onSchedule, type ScheduledEvent } from "firebase-functions/v2/scheduler";
 import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import { runRetentionAudit } from "../../audit/index";
+import { inEveryCellJob } from "../../cells/index";
 import type { JobSummary } from "../../kernel/job";
 
 /**
@@ -8,7 +9,8 @@ import type { JobSummary } from "../../kernel/job";
  * schedule runs. The schedule time keys the report, so a retried run rewrites its own report.
  */
 export function auditOnSchedule(event: Pick<ScheduledEvent, "scheduleTime">, nowMs: number = Date.now()): Promise<JobSummary> {
-  return runRetentionAudit({
+  // In every governed database (cells/jobs.ts).
+  return inEveryCellJob(runRetentionAudit)({
     nowMs,
     asOfMs: null,
     dryRun: false,

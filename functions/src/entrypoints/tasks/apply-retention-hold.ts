@@ -2,8 +2,12 @@ import { onTaskDispatched } from "firebase-functions/v2/tasks";
 import { FUNCTION_SECRETS } from "../../config/params";
 import { z } from "zod";
 import { enqueueHoldTask, applyHoldFlags, holdFlaggingCursor } from "../../holds/index";
+import { PRIMARY_CELL } from "../../kernel/policy";
+import { inCell } from "../../platform/firestore";
 
-const ApplyHoldTask = z.object({ holdId: z.string().min(1).max(128), after: z.string().max(1024).nullable() }).strict();
+const ApplyHoldTask = z
+  .object({ holdId: z.string().min(1).max(128), after: z.string().max(1024).nullable(), database: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).optional() })
+  .strict();
 
 /**
  * Sets a subtree hold's flags in the background (holds/service.ts#applyHoldFlags): the hold's record protected
@@ -21,8 +25,11 @@ export const applyRetentionHold = onTaskDispatched(
   },
   async (req) => {
     const task = ApplyHoldTask.parse(req.data);
-    if ((await applyHoldFlags(task.holdId, { budgetMs: 480_000 })) === "CONTINUE") {
-      await enqueueHoldTask({ holdId: task.holdId, after: await holdFlaggingCursor(task.holdId) });
-    }
+    // In the hold's own cell (the payload names it; absent: the primary): the next slice is enqueued from there too.
+    await inCell(task.database ?? PRIMARY_CELL, async () => {
+      if ((await applyHoldFlags(task.holdId, { budgetMs: 480_000 })) === "CONTINUE") {
+        await enqueueHoldTask({ holdId: task.holdId, after: await holdFlaggingCursor(task.holdId) });
+      }
+    });
   },
 );

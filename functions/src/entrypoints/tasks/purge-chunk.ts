@@ -2,6 +2,8 @@ import { onTaskDispatched } from "firebase-functions/v2/tasks";
 import { FUNCTION_SECRETS } from "../../config/params";
 import { z } from "zod";
 import { chunkRetryLater, runPurgeChunk } from "../../purge/index";
+import { PRIMARY_CELL } from "../../kernel/policy";
+import { inCell } from "../../platform/firestore";
 
 const PurgeChunkTask = z
   .object({
@@ -12,6 +14,8 @@ const PurgeChunkTask = z
     nowMs: z.number().int(),
     asOfMs: z.number().int().nullable(),
     correlationId: z.string().nullable(),
+    /** The governed database (logical name) of the unit; absent: the primary. */
+    database: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).optional(),
   })
   .strict();
 
@@ -32,7 +36,7 @@ export const purgeChunk = onTaskDispatched(
   },
   async (req) => {
     const task = PurgeChunkTask.parse(req.data);
-    const outcome = await runPurgeChunk(task);
+    const outcome = await inCell(task.database ?? PRIMARY_CELL, () => runPurgeChunk(task));
     if (chunkRetryLater(outcome)) throw new Error(`PURGE_CHUNK_${outcome}: ${task.unitKey} is retried later`);
   },
 );

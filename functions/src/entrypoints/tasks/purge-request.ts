@@ -1,7 +1,8 @@
 import { onTaskDispatched } from "firebase-functions/v2/tasks";
 import { FUNCTION_SECRETS, PARAMS } from "../../config/params";
 import { z } from "zod";
-import { retryLater, runPurgeRequest } from "../../purge/index";
+import { retryLater } from "../../purge/index";
+import { runPurgeRequestTask } from "../../cells/index";
 
 const PurgeRequestTask = z
   .object({
@@ -10,6 +11,8 @@ const PurgeRequestTask = z
     nowMs: z.number().int(),
     asOfMs: z.number().int().nullable(),
     correlationId: z.string().nullable(),
+    /** The governed database (logical name) of a cell request; absent: the primary. */
+    database: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).optional(),
   })
   .strict();
 
@@ -30,7 +33,8 @@ export const purgeRequest = onTaskDispatched(
     secrets: FUNCTION_SECRETS,
   },
   async (req) => {
-    const report = await runPurgeRequest(PurgeRequestTask.parse(req.data));
+    // In the task's cell, with what spans cells after it (cells/purge.ts#runPurgeRequestTask).
+    const report = await runPurgeRequestTask(PurgeRequestTask.parse(req.data));
     if (retryLater(report)) throw new Error(`PURGE_REQUEST_${report.outcome}: ${report.unitKey} is retried later`);
   },
 );

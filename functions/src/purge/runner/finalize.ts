@@ -2,6 +2,7 @@ import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { getAuth } from "firebase-admin/auth";
 import { FieldValue, type Transaction } from "firebase-admin/firestore";
 import { assertRequestMove, heldAtGeneration, parseRequestState } from "../../requests/rules/requests";
+import { spansCells } from "../../requests/index";
 import { requestOutcome, type VerifyTally } from "../rules/verify";
 import { adminApp, db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
@@ -53,6 +54,7 @@ async function judgeHeldInTx(tx: Transaction, cp: UnitCheckpoint, tally: VerifyT
  */
 async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv): Promise<void> {
   if (cp.kind !== "request" || !cp.requestId || cp.subject?.type !== "user") return;
+  if (await accountsAcrossCells(cp.requestId)) return;
   const uid = cp.subject.uid;
   const requestId = cp.requestId;
   const record = async (phase: "INTENT" | "DONE", outcome?: "deleted" | "already-absent"): Promise<boolean> =>
@@ -88,6 +90,16 @@ async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv)
   }
   await record("DONE", outcome);
   log.info("purge.auth.deleted", { requestId, outcome });
+}
+
+/**
+ * A request across several governed databases leaves the Auth accounts to its request of record, which deletes them
+ * once, when every cell is done (cells/accounts.ts; decision 0003 across cells): neither a cell request nor the
+ * record's own finalize may (docs/decisions/0036-several-databases.md). `cells` and `cellOf` are written when the
+ * request is created and never change, so this read outside the finalize's transactions is as good as one inside.
+ */
+async function accountsAcrossCells(requestId: string): Promise<boolean> {
+  return spansCells((await requestRef(requestId).get()).data());
 }
 
 /**
@@ -146,8 +158,13 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
   if (cp.kind === "request") for (const path of stranded) tally.findings.push({ path, problem: "LATE_FIND_STRANDED" });
   const end = requestOutcome(tally);
   // A member of a request group: the group's account goes once, from the finalize transaction below (group-account.ts).
+  // A closure across several databases: the request of record's account step takes the accounts (cells/accounts.ts).
   const { groupId, objectsDeletedEarlier } = await requestFacts(cp);
-  if (end !== "BLOCKED" && groupId === null) await (cp.subject?.type === "tenant" ? deleteTenantAccounts(cp, step, env) : deleteAuthAccount(cp, step, env));
+  if (end !== "BLOCKED" && groupId === null) {
+    if (cp.subject?.type === "tenant") {
+      if (!cp.requestId || !(await accountsAcrossCells(cp.requestId))) await deleteTenantAccounts(cp, step, env);
+    } else await deleteAuthAccount(cp, step, env);
+  }
   // A PURGED request's "fully gone by" date: this moment, the recovery windows, and the archive copies it made.
   // Deleted objects wait out the buckets' soft delete (docs/STORAGE.md); a round that deleted none does not count it.
   const objects = tally.objectsDeleted > 0 || objectsDeletedEarlier ? { softDeleteDays: storageSettings.softDeleteDays() } : null;

@@ -1,4 +1,5 @@
 import { recordErasure } from "../../erasure/index";
+import { currentCell } from "../../platform/firestore";
 import { maskedFieldNames } from "../rules/batches";
 import type { UnitCheckpoint } from "../store";
 import type { StepEnv } from "./env";
@@ -18,5 +19,6 @@ export async function recordLedgerEntry(cp: UnitCheckpoint, env: StepEnv, fullyG
     const done = new Set(b.outcome.masked);
     for (const item of b.items) if (done.has(item.path)) masked.push({ path: item.path, fields: maskedFieldNames(item) });
   }
-  await recordErasure({ requestId: cp.requestId, subject: cp.subject, policyVersion: cp.policyVersion, erasedAtMs: env.nowMs, masked, fullyGoneByMs });
+  // Each cell of a request across several databases records its own entry (erasure/rules.ts#ledgerEntryId).
+  await recordErasure({ requestId: cp.requestId, database: currentCell(), subject: cp.subject, policyVersion: cp.policyVersion, erasedAtMs: env.nowMs, masked, fullyGoneByMs });
 }

@@ -1,6 +1,7 @@
 import { getFunctions } from "firebase-admin/functions";
 import { hashCanonical } from "../../kernel/canonical";
-import { adminApp } from "../../platform/firestore";
+import { PRIMARY_CELL } from "../../kernel/policy";
+import { adminApp, currentCell } from "../../platform/firestore";
 import { log } from "../../platform/logs";
 
 /** The payload of one `purgeChunk` task: which unit, round and chain, where to start, and as of when. */
@@ -12,7 +13,22 @@ export interface PurgeChunkTask {
   nowMs: number;
   asOfMs: number | null;
   correlationId: string | null;
+  /** The governed database (logical name) the unit is in, when it is not the primary (`inCellOf`). */
+  database?: string;
 }
+
+/**
+ * A task's payload with the cell it was enqueued from (`database`, absent for the primary): every task runs in the
+ * cell whose unit it carries on (the entry points bind it with `inCell`), and its id includes it, since two cells'
+ * requests share their request id (docs/decisions/0036-several-databases.md).
+ */
+export function inCellOf<T extends object>(task: T): T & { database?: string } {
+  const cell = currentCell();
+  return cell === PRIMARY_CELL ? task : { ...task, database: cell };
+}
+
+/** The id fields of a task: its own, and its cell's name when it is not the primary's (ids of the primary's are as they were). */
+const withCell = (ids: Record<string, unknown>, database: string | undefined): Record<string, unknown> => (database === undefined || database === PRIMARY_CELL ? ids : { ...ids, database });
 
 export type Enqueue = (task: PurgeChunkTask) => Promise<void>;
 
@@ -20,12 +36,13 @@ export type Enqueue = (task: PurgeChunkTask) => Promise<void>;
  * A task id per chunk, so an enqueue that is retried (the enqueuing step crashed after enqueuing) does
  * not start the chunk twice. Hashed, as Cloud Tasks asks, to spread ids evenly.
  */
-export function chunkTaskId(task: Pick<PurgeChunkTask, "unitKey" | "round" | "generation" | "start">): string {
-  return `pc-${hashCanonical({ unitKey: task.unitKey, round: task.round, generation: task.generation, start: task.start }).slice(0, 40)}`;
+export function chunkTaskId(task: Pick<PurgeChunkTask, "unitKey" | "round" | "generation" | "start" | "database">): string {
+  return `pc-${hashCanonical(withCell({ unitKey: task.unitKey, round: task.round, generation: task.generation, start: task.start }, task.database)).slice(0, 40)}`;
 }
 
-/** Enqueues a chunk on the `purgeChunk` queue. A duplicate id means it is already queued: that is the goal. */
-export const enqueueChunk: Enqueue = async (task) => {
+/** Enqueues a chunk on the `purgeChunk` queue, in the cell it is enqueued from. A duplicate id means it is already queued: that is the goal. */
+export const enqueueChunk: Enqueue = async (unstamped) => {
+  const task = inCellOf(unstamped);
   try {
     await getFunctions(adminApp()).taskQueue<PurgeChunkTask>("purgeChunk").enqueue(task, { id: chunkTaskId(task) });
   } catch (err) {
@@ -45,6 +62,8 @@ export interface PurgeRequestTask {
   nowMs: number;
   asOfMs: number | null;
   correlationId: string | null;
+  /** The governed database (logical name) of the request, when it is not the primary: a cell request (`inCellOf`). */
+  database?: string;
 }
 
 export type EnqueueRequest = (task: PurgeRequestTask) => Promise<void>;
@@ -53,12 +72,13 @@ export type EnqueueRequest = (task: PurgeRequestTask) => Promise<void>;
  * A task id per request and run: a run that is retried (the schedule's retry, or a page enqueued twice) queues
  * each request once, and the next run, another key, queues it again if it is still due.
  */
-export function requestTaskId(task: Pick<PurgeRequestTask, "requestId" | "runKey">): string {
-  return `pr-${hashCanonical({ requestId: task.requestId, runKey: task.runKey }).slice(0, 40)}`;
+export function requestTaskId(task: Pick<PurgeRequestTask, "requestId" | "runKey" | "database">): string {
+  return `pr-${hashCanonical(withCell({ requestId: task.requestId, runKey: task.runKey }, task.database)).slice(0, 40)}`;
 }
 
-/** Enqueues a deletion request on the `purgeRequest` queue. A duplicate id means it is already queued. */
-export const enqueueRequest: EnqueueRequest = async (task) => {
+/** Enqueues a deletion request on the `purgeRequest` queue, in the cell it is enqueued from. A duplicate id means it is already queued. */
+export const enqueueRequest: EnqueueRequest = async (unstamped) => {
+  const task = inCellOf(unstamped);
   try {
     await getFunctions(adminApp()).taskQueue<PurgeRequestTask>("purgeRequest").enqueue(task, { id: requestTaskId(task) });
   } catch (err) {

@@ -8,7 +8,7 @@ import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
 import { accountsToDelete, uidKeyedPatterns, uidOfPath } from "../rules/accounts";
 import { scopesOfUsers, usersOfScope } from "../../requests/index";
-import { requestRef, type UnitCheckpoint } from "../store";
+import { checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "../store";
 import { fenceStep } from "./step";
 import { roundBatches, roundRetained } from "./verify";
 import { purgeEvidence, type StepEnv } from "./env";
@@ -107,6 +107,32 @@ async function closedScopes(scopeIds: readonly string[]): Promise<Set<string>> {
   return closed;
 }
 
+/** Which accounts a tenant's closure deletes and which it keeps, from its round's manifest (purge/rules/accounts.ts). */
+async function closureAccounts(cp: UnitCheckpoint & { subject: { type: "tenant"; tenantId: string } }) {
+  const tenantId = cp.subject.tenantId;
+  const uids = [...(await tenantUids(cp, tenantId))].sort();
+  // Every scope the registry's lookups place each user in (a claim, a directory, memberships): any other keeps the
+  // account, unless that scope's own closure has been taken by the purge (it takes its users' accounts itself).
+  const memberships = await scopesOfUsers(uids);
+  const closed = await closedScopes(memberships.map((m) => m.tenantId).filter((t) => t !== tenantId));
+  return accountsToDelete(
+    uids,
+    memberships.filter((m) => !closed.has(m.tenantId)),
+    tenantId,
+  );
+}
+
+/**
+ * The accounts a scope's closure across several databases deletes, decided as its finalize would (its uid-keyed
+ * documents among its last round's manifest, less those of users with a profile in another scope), from the
+ * primary's last round, for the request of record's account step (cells/accounts.ts). Null: no finished round.
+ */
+export async function closureAccountsOf(requestId: string): Promise<{ delete: string[]; keep: { uid: string; paths: string[] }[] } | null> {
+  const cp = checkpointFrom((await checkpointRef(requestId).get()).data());
+  if (!cp || cp.phase !== "DONE" || cp.subject?.type !== "tenant") return null;
+  return closureAccounts({ ...cp, subject: cp.subject });
+}
+
 /**
  * A tenant's closure deletes its users' Auth accounts once everything that may be erased is erased (PURGED, or
  * RETAINED_UNDER_HOLD, as for a user: decision 0003), except the accounts of users who belong to another tenant
@@ -120,17 +146,7 @@ async function closedScopes(scopeIds: readonly string[]): Promise<Set<string>> {
 export async function deleteTenantAccounts(cp: UnitCheckpoint, step: number, env: StepEnv): Promise<void> {
   if (cp.kind !== "request" || !cp.requestId || cp.subject?.type !== "tenant") return;
   const requestId = cp.requestId;
-  const tenantId = cp.subject.tenantId;
-  const uids = [...(await tenantUids(cp, tenantId))].sort();
-  // Every scope the registry's lookups place each user in (a claim, a directory, memberships): any other keeps the
-  // account, unless that scope's own closure has been taken by the purge (it takes its users' accounts itself).
-  const memberships = await scopesOfUsers(uids);
-  const closed = await closedScopes(memberships.map((m) => m.tenantId).filter((t) => t !== tenantId));
-  const decision = accountsToDelete(
-    uids,
-    memberships.filter((m) => !closed.has(m.tenantId)),
-    tenantId,
-  );
+  const decision = await closureAccounts({ ...cp, subject: cp.subject });
   const record = async (phase: "INTENT" | "DONE", counts: Record<string, number>, paths: string[] = []): Promise<boolean> =>
     db().runTransaction(async (tx) => {
       const now = await fenceStep(tx, cp, env, step);
@@ -175,7 +191,7 @@ export async function deleteTenantAccounts(cp: UnitCheckpoint, step: number, env
 }
 
 /** Deletes what `recordScopeUsers` recorded, a page at a time. */
-async function clearScopeUsers(requestId: string): Promise<void> {
+export async function clearScopeUsers(requestId: string): Promise<void> {
   for (;;) {
     const snap = await scopeUsersOf(requestId).select().limit(USERS_BATCH).get();
     if (snap.empty) return;

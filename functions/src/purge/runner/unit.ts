@@ -56,7 +56,7 @@ async function requestMoveInTx(tx: Transaction, requestId: string, to: RequestSt
 }
 
 /** A request's take facts (requests/rules/requests.ts#purgeMayTake) from its stored fields. */
-export const takeFactsOf = (d: DocumentData): TakeFacts => ({ state: d.state, graceEndsAtMs: toMs(d.graceEndsAt), heldAtGeneration: d.heldAtGeneration });
+export const takeFactsOf = (d: DocumentData): TakeFacts => ({ state: d.state, graceEndsAtMs: toMs(d.graceEndsAt), heldAtGeneration: d.heldAtGeneration, awaitingRecord: d.awaitingRecord });
 
 /**
  * Leases a deletion request the run may take (`purgeMayTake`). A request leased by a live runner is skipped;
@@ -283,7 +283,7 @@ export async function candidateRequestIds(nowMs: number, limit: number, fenceGen
     let q = db()
       .collection(COLLECTIONS.deletionRequests)
       .where("state", "in", TAKEABLE)
-      .select("state", "graceEndsAt", "heldAtGeneration")
+      .select("state", "graceEndsAt", "heldAtGeneration", "awaitingRecord")
       .orderBy(FieldPath.documentId())
       .limit(CANDIDATE_PAGE);
     if (last) q = q.startAfter(last);
@@ -315,7 +315,7 @@ export async function* dueRequestPages(nowMs: number, fenceGeneration: number, p
       .collection(COLLECTIONS.deletionRequests)
       .where("state", "in", TAKEABLE)
       .where("graceEndsAt", "<=", toTimestamp(nowMs))
-      .select("state", "graceEndsAt", "heldAtGeneration")
+      .select("state", "graceEndsAt", "heldAtGeneration", "awaitingRecord")
       .orderBy("graceEndsAt")
       .orderBy(FieldPath.documentId())
       .limit(pageSize);

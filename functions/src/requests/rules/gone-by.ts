@@ -128,12 +128,18 @@ export interface CompletionFacts {
   fullyGoneByMs: number | null;
   /** An archive copy the erasure made is still in the database (not yet swept, or held since). */
   archiveCopiesLeft: boolean;
+  /**
+   * A request of record across several databases: whether every other cell's request has recorded its own
+   * ERASURE_COMPLETE (its own date has passed). Absent: a request of one database.
+   */
+  cellsComplete?: boolean;
 }
 
-export type CompletionDecision = "RECORD" | "ALREADY_RECORDED" | "NOT_PURGED" | "NO_DATE" | "NOT_DUE" | "ARCHIVE_COPY_LEFT";
+export type CompletionDecision = "RECORD" | "ALREADY_RECORDED" | "NOT_PURGED" | "NO_DATE" | "NOT_DUE" | "ARCHIVE_COPY_LEFT" | "CELLS_NOT_COMPLETE";
 
 /**
- * Whether ERASURE_COMPLETE is recorded for a request now: once, for a PURGED request whose date has passed, and
+ * Whether ERASURE_COMPLETE is recorded for a request now: once, for a PURGED request whose date has passed, only
+ * once every other cell of a request across several databases has recorded its own, and
  * only when no archive copy of its erasure is left in the database (a copy held after the date was computed, or
  * one TTL has not swept yet, keeps it waiting: the evidence never claims a copy is gone while it is there).
  */
@@ -143,5 +149,7 @@ export function completionDecision(f: CompletionFacts, nowMs: number): Completio
   if (f.fullyGoneByMs === null) return "NO_DATE";
   if (f.fullyGoneByMs > nowMs) return "NOT_DUE";
   if (f.archiveCopiesLeft) return "ARCHIVE_COPY_LEFT";
+  // The last word on a request across databases waits for the last cell: its date is the latest of theirs.
+  if (f.cellsComplete === false) return "CELLS_NOT_COMPLETE";
   return "RECORD";
 }

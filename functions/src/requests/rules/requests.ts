@@ -75,6 +75,12 @@ export interface TakeFacts {
    * this field existed, whose `heldFenceGeneration` may postdate a release) makes the request takeable.
    */
   heldAtGeneration: unknown;
+  /**
+   * A cell request (a request of record's part in another governed database) waits until the request of record has
+   * been taken by the primary's purge (requests/rules/cells.ts#recordTaken), so that a cancel, which the request of
+   * record decides, can never lose to a cell's purge. `true` until then; absent on every other request.
+   */
+  awaitingRecord?: unknown;
 }
 
 /**
@@ -82,9 +88,10 @@ export interface TakeFacts {
  * re-planned every run), PROCESSING (a run stopped part-way: resume it), or RETAINED_UNDER_HOLD when the hold
  * fence has moved from the generation it was retained at (a hold was placed or released since: what was held
  * may be free now), or when it records no such generation. A request being cancelled, cancelled or purged is
- * never taken.
+ * never taken, and neither is a cell request still awaiting its request of record (`awaitingRecord`).
  */
 export function purgeMayTake(r: TakeFacts, nowMs: number, fenceGeneration: number): boolean {
+  if (r.awaitingRecord === true) return false;
   if (r.state === "PROCESSING") return true;
   if (r.state === "RETAINED_UNDER_HOLD") return typeof r.heldAtGeneration !== "number" || r.heldAtGeneration !== fenceGeneration;
   return (r.state === "PENDING" || r.state === "BLOCKED") && isGraceOver(r, nowMs);

@@ -7,12 +7,17 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { DAY_MS } from "../../../../functions/src/kernel/policy";
-import { handleTtlDeleted } from "../../../../functions/src/entrypoints/firestore/ttl-deleted";
+import { handleTtlDeleted, ttlTriggerTargetsByCell } from "../../../../functions/src/entrypoints/firestore/ttl-deleted";
+import { inCell } from "../../../../functions/src/platform/firestore";
+import { SOCIAL_ANALYTICS } from "../../../../examples/social/registry";
 import { policy } from "../../../../functions/src/platform/registry";
 import { ttlTriggerTargets } from "../../../../functions/src/ttl/rules";
 import { clearFirestore, db, waitFor } from "../../../helpers/emulator";
 import { drainTtlTriggers } from "../../entrypoints/callable/support";
 import { chainHeadSeq, deleteEvent, evidenceByPath, markersByPath, putGoverned } from "../../ttl/fixtures";
+
+/** The analytics database's physical id on this project: RETENTION_DATABASES maps nothing here, so its logical name. */
+const ANALYTICS_DATABASE = SOCIAL_ANALYTICS;
 
 /** The app has no scope kind: its documents name none. */
 const NO_SCOPE = { tenantId: "" };
@@ -21,6 +26,7 @@ describe("the social example's TTL delete trigger (Functions emulator)", () => {
   beforeAll(async () => {
     await drainTtlTriggers();
     await clearFirestore();
+    await clearFirestore(ANALYTICS_DATABASE);
   }, 180_000);
 
   it("the registry in force gives notifications their trigger, and nothing of AtlasMart's", () => {
@@ -57,6 +63,36 @@ describe("the social example's TTL delete trigger (Functions emulator)", () => {
     }
     expect(await evidenceByPath("notifications/n-old-1")).toHaveLength(1);
     expect(await chainHeadSeq()).toBe(seq);
+  });
+
+  it("registry v3's analytics database gets a trigger of its own on that database, and a sweeper's delete there is recorded in analytics' ledger", async () => {
+    // One trigger per (database, TTL collection): the primary's by collection, analytics' named by its database too,
+    // bound to its physical database (RETENTION_DATABASES; identity on this project, so the database is "analytics").
+    expect(ttlTriggerTargetsByCell().map((t) => [t.cell, t.name, t.pattern])).toEqual([
+      ["primary", "notifications", "notifications/{notificationId}"],
+      [SOCIAL_ANALYTICS, "analytics__events", "events/{eventId}"],
+    ]);
+    const atMs = Date.now() - 91 * DAY_MS;
+    await inCell(SOCIAL_ANALYTICS, () => putGoverned("events/ev-old-1", { uid: "u-bo", kind: "signed-in" }, { ...NO_SCOPE, createdAtMs: atMs, expireAtMs: atMs + 90 * DAY_MS }));
+    await inCell(SOCIAL_ANALYTICS, () => db().doc("events/ev-old-1").delete());
+    // The Firestore emulator hands the delete to the trigger whose database it is (firebase-tools 14.27 registers a v2
+    // trigger with its eventFilters.database), and the handler runs in that database's cell.
+    const [marker] = await waitFor(
+      () =>
+        inCell(SOCIAL_ANALYTICS, async () => {
+          const m = await markersByPath("events/ev-old-1");
+          return m.length > 0 && m[0]!.get("state") === "DONE" ? m : null;
+        }),
+      "the analytics trigger's DONE marker",
+      120_000,
+    );
+    expect(marker!.data()).toMatchObject({ classification: "SWEEPER", trigger: "ttlDeleted-analytics__events" });
+    const evidence = await inCell(SOCIAL_ANALYTICS, () => evidenceByPath("events/ev-old-1"));
+    expect(evidence).toHaveLength(1);
+    expect(evidence[0]).toMatchObject({ action: "TTL_DELETE", eventId: marker!.id, paths: ["events/ev-old-1"], decision: { reason: "SWEEPER", retentionClass: "activity-log" } });
+    // Nothing of it in the primary: no marker, no evidence.
+    expect(await markersByPath("events/ev-old-1")).toEqual([]);
+    expect(await evidenceByPath("events/ev-old-1")).toEqual([]);
   });
 
   it("a notification deleted before its 30 days is UNEXPLAINED_DELETE; a held one deleted anyway is an incident", async () => {
