@@ -11,9 +11,7 @@ import {
   expectBatchesDecided,
   expectChainVerifies,
   expectDeletionsExplained,
-  hold,
   putCustomer,
-  putGoverned,
   putSession,
   requestDeletion,
   reset,
@@ -126,21 +124,19 @@ describe("the late sweep", () => {
 });
 
 /**
- * The narrower probe (docs/PURGE-ENGINE.md, "What the narrower probe can miss"): on the fast path a planned leaf under
- * a recursive root (the session's token: nothing under it when planned) is deleted without a descendant probe. A
- * child created under it after the plan is therefore missed by the batch, and caught by the final sweep: deleted
- * when the rules allow it (no orphan), and otherwise left under its deleted parent with the request BLOCKED
- * (LATE_FIND_STRANDED), never PURGED. On the read path (the fence moved since the plan) the leaf is probed again and
- * the child keeps it.
+ * The window the probe cannot close (docs/PURGE-ENGINE.md, "Why every item is probed"): a child created under an
+ * item after its batch probed and before that batch commits. The token (a leaf) is probed, found empty and deleted;
+ * a server-side writer adds a document under it inside that transaction. The final sweep finds it under the
+ * session (a recursive root): one the rules refuse stays under its deleted parent, and the request is BLOCKED with a
+ * LATE_FIND_STRANDED finding, never PURGED.
  */
-describe("the narrower probe: a child created under a planned leaf after the plan", () => {
+describe("a refused child created under a parent between its probe and its commit", () => {
   const UNDER_TOKEN = `${TOKEN}/uses/u-late`;
 
-  async function runWithChildUnderLeaf(child: Record<string, unknown>, outcome: string, moveFence = false) {
+  it("is listed as stranded, and the request is BLOCKED (LATE_FIND_STRANDED), never PURGED", async () => {
     await reset();
     await putCustomer(UID, { messages: 2, activity: 2 });
     await putSession("s-71", UID, 1);
-    if (moveFence) await putGoverned("activity/a-unrelated", { subjectUid: "u-unrelated", type: "SIGNED_IN" }, { ageDays: 1 });
     const requestId = await requestDeletion(UID);
     const before = await allGovernedPaths();
     const template = (await db().doc(TOKEN).get()).data()!;
@@ -151,67 +147,26 @@ describe("the narrower probe: a child created under a planned leaf after the pla
         batchSize: 2,
         parallelBatches: 1,
         hook: async (ctx: PurgeHookContext) => {
-          if (posted || ctx.point !== "afterStart") return;
+          if (posted || ctx.point !== "inExecute" || !ctx.paths.includes(TOKEN)) return;
           posted = true;
-          // After the plan and the round's start, before any batch: a server-side writer adds a child under the token.
-          await db().doc(UNDER_TOKEN).set({ ...template, ...child });
-          // A hold elsewhere moves the fence: every batch of the round takes the read path.
-          if (moveFence) await hold("activity/a-unrelated");
+          await db().doc(UNDER_TOKEN).set({ ...template, legalHold: true });
         },
       }),
     );
-    expect(posted, "the hook point afterStart fired").toBe(true);
-    expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual([outcome]);
-    const records = (await db().collection(`retentionJobs/purge-${requestId}/batches`).get()).docs;
-    const items = records.flatMap((d) => d.get("items") as { path: string; leaf?: boolean }[]);
-    // The plan knew the token as a leaf under a recursive root, and the session as a parent.
-    expect(items.find((i) => i.path === TOKEN)?.leaf).toBe(true);
-    expect(items.find((i) => i.path === SESSION)?.leaf).toBeUndefined();
+    expect(posted, "the token's delete transaction ran").toBe(true);
+    expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual(["BLOCKED"]);
     const entries = await expectChainVerifies();
     const remaining = await allGovernedPaths();
-    const state = (await db().doc(`deletionRequests/${requestId}`).get()).get("state") as string;
-    // Read by name: under a deleted parent the child is not reachable by walking down from existing documents.
-    const childLeft = (await db().doc(UNDER_TOKEN).get()).exists;
-    return { entries, before, remaining, state, childLeft };
-  }
-
-  it("deletes the leaf without a probe, and the final sweep deletes the child: no orphan, the erasure complete", async () => {
-    const r = await runWithChildUnderLeaf({ kind: "written by a server while the erasure ran" }, "DONE");
-    expect(r.remaining.has(TOKEN)).toBe(false);
-    expect(r.childLeft).toBe(false);
-    expect(r.remaining.has(SESSION)).toBe(false);
-    const late = r.entries.filter((e) => e.action === "PURGE_LATE_FOUND");
-    expect(late).toHaveLength(1);
-    expect(late[0]!.counts).toMatchObject({ refused: 0 });
-    await expectDeletionsExplained(r.entries, [...r.before, UNDER_TOKEN].filter((p) => !r.remaining.has(p)));
-    await expectBatchesDecided(r.entries);
-    expect(r.state).toBe("PURGED");
-  });
-
-  it("what it can miss: a child the rules refuse stays under its deleted parent, and the request is BLOCKED (LATE_FIND_STRANDED), never PURGED", async () => {
-    const r = await runWithChildUnderLeaf({ legalHold: true }, "BLOCKED");
-    // The token was deleted on the fast path while the child existed: the batch did not probe it.
-    expect(r.remaining.has(TOKEN)).toBe(false);
-    expect(r.childLeft).toBe(true);
-    const failed = r.entries.filter((e) => e.action === "PURGE_VERIFY_FAILED");
+    // The token went (its batch probed before the child existed); the child stays, read by name (under a deleted
+    // parent it is not reachable by walking down from existing documents).
+    expect(remaining.has(TOKEN)).toBe(false);
+    expect((await db().doc(UNDER_TOKEN).get()).exists).toBe(true);
+    const failed = entries.filter((e) => e.action === "PURGE_VERIFY_FAILED");
     expect(failed).toHaveLength(1);
     expect(failed[0]!.paths).toContain(UNDER_TOKEN);
     expect(failed[0]!.counts).toMatchObject({ LATE_FIND_STRANDED: 1 });
-    await expectDeletionsExplained(r.entries, [...r.before].filter((p) => !r.remaining.has(p)));
-    expect(r.state).toBe("BLOCKED");
-  });
-
-  it("on the read path (a hold moved the fence since the plan) the leaf is probed again: the refused child keeps its parent", async () => {
-    const r = await runWithChildUnderLeaf({ legalHold: true }, "BLOCKED", true);
-    expect(r.childLeft).toBe(true);
-    expect(r.remaining.has(TOKEN)).toBe(true);
-    const deleted = r.entries.filter((e) => e.action === "PURGE_BATCH");
-    expect(deleted.every((e) => e.detail?.path === "read")).toBe(true);
-    expect(deleted.flatMap((e) => e.paths ?? [])).not.toContain(TOKEN);
-    const failed = r.entries.filter((e) => e.action === "PURGE_VERIFY_FAILED");
-    expect(failed).toHaveLength(1);
-    expect(failed[0]!.counts).not.toHaveProperty("LATE_FIND_STRANDED");
-    expect(r.state).toBe("BLOCKED");
+    await expectDeletionsExplained(entries, [...before].filter((p) => !remaining.has(p)));
+    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("BLOCKED");
   });
 });
 

@@ -31,12 +31,6 @@ export interface PurgeItem {
   version?: string;
   /** A recursive root: the final sweep looks under it for anything created during the purge. */
   root?: true;
-  /**
-   * Planned from a recursive entry's stream with nothing under it: on the fast path its delete is not probed for
-   * descendants (a child created since lies under a recursive root, where the final sweep finds it;
-   * docs/PURGE-ENGINE.md, "What the narrower probe can miss").
-   */
-  leaf?: true;
   /** Its collection has a delete trigger: it is marked PURGE_ELIGIBLE first, so the trigger knows the purge did it. */
   mark?: true;
   /** Its class, or the data map, needs a verified archive before the delete. */

@@ -29,7 +29,8 @@ export type VerifyProblem =
   | "ARCHIVE_NOT_VERIFIED"
   /**
    * A document created under a recursive root while the purge ran, which the destroy predicate refuses, under a
-   * parent that is gone (docs/PURGE-ENGINE.md, "What the narrower probe can miss"): the erasure is not complete.
+   * parent that is gone (created after the parent's batch probed, before it committed; docs/PURGE-ENGINE.md,
+   * "Why every item is probed"): the erasure is not complete.
    */
   | "LATE_FIND_STRANDED";
 

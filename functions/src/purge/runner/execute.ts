@@ -121,13 +121,11 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
       return true;
     });
     const fast = mode === "fast" && holds.generation === batch.decision.fenceGeneration && batch.decision.policyVersion === pol.version;
-    // A parent with anything under it is not deleted. One kindless probe over the name range of the items the
-    // plan cannot answer for, after the fence and the record are read (a plain query: it locks nothing): every
-    // item on the read path, and on the fast path each item that is not a planned leaf under a recursive root
-    // (outside recursive roots, or with children when planned). A child created since the plan under a planned
-    // leaf lies under a recursive root, where the final sweep finds it (docs/PURGE-ENGINE.md, "What the
-    // narrower probe can miss").
-    const probes = await descendantsRemainBatch(items.filter((i) => !fast || i.leaf !== true).map((i) => i.path));
+    // A parent with anything under it is not deleted. One kindless probe over the batch's name range, after the
+    // fence and the record are read (a plain query: it locks nothing), for every item: a child may have been
+    // created since the plan under any of them, a planned leaf included (docs/PURGE-ENGINE.md, "Why every item
+    // is probed").
+    const probes = await descendantsRemainBatch(items.map((i) => i.path));
     const mustRead = (i: PurgeItem) => !fast || i.mark === true || i.archive === true || i.version === undefined;
     const toRead = items.filter(mustRead);
     // Whole documents only where an archive must be verified against its source.

@@ -30,8 +30,8 @@ const STRANDED_LISTED = 100;
  * like every step of the round), and deleted children first with the same
  * batch transaction as the rest, so the purge never leaves a child orphaned under a parent it deleted. The
  * deferred parents are decided again with them. What the predicate refuses now stays, with its ancestors; one
- * whose parent is gone (created under a planned leaf after its decision, which the fast path did not probe) is
- * listed in `stranded`, and a deletion request's verification then refuses to call the erasure complete.
+ * whose parent is gone (created under it after the parent's batch probed, before that batch committed) is listed in
+ * `stranded`, and a deletion request's verification then refuses to call the erasure complete.
  *
  * A deletion request's Cloud Storage objects are listed again the same way (everything under a storage entry is
  * the erasure's): an object the round has not decided about (a new name, or a new generation of a name, uploaded
@@ -88,7 +88,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
     const ev = evaluateForPurge(factsOfData(path, data), ctx, "pending");
     if (ev.verdict !== "delete" || ev.needsArchive) {
       refused++;
-      // Refused under a parent that is gone: a child created after its parent's decision, after any probe.
+      // Refused under a parent that is gone: created after its parent's batch probed, before that batch committed.
       if (!underParent && stranded.length < STRANDED_LISTED) stranded.push(path);
       keeper.push(path, null, true);
       return;

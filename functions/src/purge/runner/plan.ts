@@ -107,8 +107,8 @@ function deleteItem(path: string, snap: DiscoveredSnapshot["snap"], root: boolea
 }
 
 /** Emits a judged document once its subtree has passed: a delete with anything kept below it is kept instead. */
-function emitter(ctx: PlanContext, aboveKept: ReadonlySet<string>): (p: Pending, keptBelow: boolean, leaf: boolean) => void {
-  return (p, keptBelow, leaf) => {
+function emitter(ctx: PlanContext, aboveKept: ReadonlySet<string>): (p: Pending, keptBelow: boolean) => void {
+  return (p, keptBelow) => {
     if (p.kind === "retain") ctx.builder.retain(p.record);
     if (p.kind !== "delete") return;
     if (keptBelow || aboveKept.has(p.item.path)) {
@@ -116,8 +116,7 @@ function emitter(ctx: PlanContext, aboveKept: ReadonlySet<string>): (p: Pending,
       ctx.builder.retain({ path: kept.path, action: "retain", reasonCode: kept.reasonCode });
       return;
     }
-    // A recursive entry's stream passes every document under the item: a leaf had nothing under it when planned.
-    ctx.builder.delete(p.recursive && leaf ? { ...p.item, leaf: true } : p.item, p.retentionClass, p.external);
+    ctx.builder.delete(p.item, p.retentionClass, p.external);
   };
 }
 
