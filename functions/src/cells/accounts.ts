@@ -7,7 +7,7 @@ import { adminApp, db, inCell } from "../platform/firestore";
 import { toTimestamp } from "../platform/governed-doc";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
-import { clearScopeUsers, closureAccountsOf, requestRef } from "../purge/index";
+import { clearScopeUsers, closureAccountsOf, finishGroupAccount, requestRef } from "../purge/index";
 import { accountsReady, cellsOfRecord, readRequest, settleIfDone } from "../requests/index";
 
 /** Auth's getUsers takes at most 100 identifiers. */
@@ -26,12 +26,21 @@ export type AccountsOutcome = "NOT_ACROSS_CELLS" | "DONE" | "WAITING_FOR_CELLS";
  * deletes, then the outcome; each record is a transaction of the primary that reads the request's `authDeletion`, so
  * two finishers at once (a cell's task and the nightly reconciliation) record each once, and a crash between intent
  * and outcome is resumed by the next call (deleting an absent account is a no-op). The other cells are read outside
- * that transaction: a cell read as not done only delays this; one read as done is done for good.
+ * that transaction: a cell read as not done only delays this; one read as done is done for good. A member of a request
+ * group leaves the account to its group (purge/runner/group-account.ts#finishGroupAccount): it goes once, when every
+ * member is PURGED in the primary and every member's every database is done.
  */
 export async function finishRecordAccounts(requestId: string, actor: Actor, nowMs: number): Promise<AccountsOutcome> {
   return inCell(PRIMARY_CELL, async () => {
     const snap = await requestRef(requestId).get();
     if (!snap.exists || cellsOfRecord(snap.data()).length === 0) return "NOT_ACROSS_CELLS";
+    // A member of a request group: the group's account goes once, when every member's every database is done.
+    const groupId = snap.get("groupId") as unknown;
+    if (typeof groupId === "string" && groupId !== "") {
+      if ((await finishGroupAccount(groupId, actor, nowMs)) === "WAITING") return "WAITING_FOR_CELLS";
+      await settleIfDone(requestId);
+      return "DONE";
+    }
     if (snap.get("authDeletion.state") === "DONE") {
       await settleIfDone(requestId);
       return "DONE";

@@ -16,4 +16,5 @@ export { planRequestUnit, type UnitPlan } from "./runner/plan";
 export { maskResidue, type PurgeItem } from "./rules/batches";
 export type { PlanSink } from "./runner/records";
 export { clearScopeUsers, closureAccountsOf } from "./runner/tenant-accounts";
+export { finishGroupAccount } from "./runner/group-account";
 export type { UnitRunOptions } from "./runner/drive";

@@ -7,6 +7,7 @@ import { toMs } from "../platform/governed-doc";
 import { log } from "../platform/logs";
 import { registryPolicy } from "../platform/registry";
 import { accountsMayGo, cellsSettled, derivedGoneBy, derivedState, followAction, recordTaken, type CellRequestFacts, type FollowAction } from "./rules/cells";
+import { GROUP_MAX_SCOPES } from "./rules/group";
 import { parseRequestState, type DeletionRequest, type RequestState } from "./rules/requests";
 import {
   approveCellRequest,
@@ -166,6 +167,19 @@ export async function followRecordInCells(requestId: string, actor: Actor, nowMs
   return { actions: out, restored: tally.restored };
 }
 
+/**
+ * Whether the request's Auth account step is done: its own, or, for a member of a request group, the group's (one
+ * member records it: purge/runner/group-account.ts). A DONE outcome is never undone, so a read outside a transaction is
+ * as good as one inside.
+ */
+async function accountDone(snap: DocumentSnapshot): Promise<boolean> {
+  if (snap.get("authDeletion.state") === "DONE") return true;
+  const groupId = snap.get("groupId") as unknown;
+  if (typeof groupId !== "string" || groupId === "") return false;
+  const members = await requestsCol().where("groupId", "==", groupId).limit(GROUP_MAX_SCOPES).select("authDeletion").get();
+  return members.docs.some((d) => d.get("authDeletion.state") === "DONE");
+}
+
 /** Whether a request of record needs nothing more from the reconciliation (requests/rules/cells.ts#cellsSettled). */
 export async function settleIfDone(requestId: string): Promise<boolean> {
   return inCell(PRIMARY_CELL, async () => {
@@ -174,7 +188,7 @@ export async function settleIfDone(requestId: string): Promise<boolean> {
     if (!snap.exists || snap.get("cellsOutstanding") !== true) return true;
     const cells = await requestCells(requestId, snap.data()!);
     const state = parseRequestState(snap.get("state"));
-    const settled = cellsSettled({ state, accountsDone: snap.get("authDeletion.state") === "DONE" }, cells);
+    const settled = cellsSettled({ state, accountsDone: await accountDone(snap) }, cells);
     // A stale cell read can only make a settled request look unsettled (one more pass), never the other way: every
     // fact `cellsSettled` asks for (a cell CANCELLED, opened, released) is never undone.
     if (settled) await ref.update({ cellsOutstanding: false });

@@ -114,7 +114,7 @@ describe("a request group's dates and 'fully gone by'", () => {
 });
 
 describe("the Auth account of a user erased by a request group", () => {
-  const m = (state: RequestState, authDeletion: "INTENT" | "DONE" | null = null) => ({ requestId: `r-${state}`, state, authDeletion });
+  const m = (state: RequestState, authDeletion: "INTENT" | "DONE" | null = null, cells: (RequestState | null)[] = []) => ({ requestId: `r-${state}`, state, authDeletion, cells });
 
   it("goes when the last member ends PURGED and no member keeps data under a hold, once", () => {
     expect(groupAccountDue([m("PURGED"), m("PURGED")])).toBe(true);
@@ -126,5 +126,21 @@ describe("the Auth account of a user erased by a request group", () => {
     expect(groupAccountDue([m("PURGED", "INTENT"), m("PURGED")])).toBe(false);
     expect(groupAccountDue([m("PURGED", "DONE"), m("PURGED")])).toBe(false);
     expect(groupAccountDue([])).toBe(false);
+  });
+
+  it("waits for every member's other databases: each cell PURGED or RETAINED_UNDER_HOLD (decision 0003 across cells)", () => {
+    expect(groupAccountDue([m("PURGED", null, ["PURGED"]), m("PURGED", null, ["PURGED"])])).toBe(true);
+    expect(groupAccountDue([m("PURGED", null, ["PURGED"]), m("PURGED", null, ["RETAINED_UNDER_HOLD"])])).toBe(true);
+    // One member's second database still to erase, blocked, or not opened there yet: the account stays.
+    expect(groupAccountDue([m("PURGED", null, ["PURGED"]), m("PURGED", null, ["PENDING"])])).toBe(false);
+    expect(groupAccountDue([m("PURGED", null, ["PURGED"]), m("PURGED", null, ["PROCESSING"])])).toBe(false);
+    expect(groupAccountDue([m("PURGED", null, ["PURGED"]), m("PURGED", null, ["BLOCKED"])])).toBe(false);
+    expect(groupAccountDue([m("PURGED", null, ["PURGED"]), m("PURGED", null, [null])])).toBe(false);
+    expect(groupAccountDue([m("PURGED", null, ["PURGED", "PURGED"]), m("PURGED", null, ["PURGED", "PENDING"])])).toBe(false);
+    // A member of one database beside one of two: only the second's cells wait.
+    expect(groupAccountDue([m("PURGED"), m("PURGED", null, ["PURGED"])])).toBe(true);
+    // Every cell done but a member not PURGED in the primary, or the account taken: no.
+    expect(groupAccountDue([m("PURGED", null, ["PURGED"]), m("RETAINED_UNDER_HOLD", null, ["PURGED"])])).toBe(false);
+    expect(groupAccountDue([m("PURGED", "INTENT", ["PURGED"]), m("PURGED", null, ["PURGED"])])).toBe(false);
   });
 });

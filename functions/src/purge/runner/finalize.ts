@@ -127,7 +127,8 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
 
 /**
  * The request's stored fields finalize needs before its transaction, read once and only when needed: a user's
- * `groupId` (a member of a request group leaves the account to the group), and whether an earlier round deleted
+ * `groupId` (a member of a request group leaves the account to the group; a member's cell request in another database
+ * leaves it to the primary), and whether an earlier round deleted
  * Cloud Storage objects (`objectsErased`: the date still waits out their soft delete when this round deletes none).
  * A tenant's closure in an app without storage entries reads nothing.
  */
@@ -136,7 +137,9 @@ async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | nul
   const storage = policy().hasStorageEntries;
   if (!cp.requestId || (!user && !storage)) return { groupId: null, objectsDeletedEarlier: false };
   const snap = await requestRef(cp.requestId).get();
-  return { groupId: user ? groupIdOf(snap.get("groupId")) : null, objectsDeletedEarlier: storage && snap.get("objectsErased") === true };
+  // A member's cell request in another database carries the group's id too, but the account is the primary's business.
+  const groupId = user && typeof snap.get("cellOf") !== "string" ? groupIdOf(snap.get("groupId")) : null;
+  return { groupId, objectsDeletedEarlier: storage && snap.get("objectsErased") === true };
 }
 
 /**

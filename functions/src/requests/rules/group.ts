@@ -1,6 +1,7 @@
 import { DomainError } from "../../kernel/errors";
 import type { GoneByUnknown } from "../../kernel/request-states";
 import type { Subject } from "../../plan/rules";
+import { cellDone } from "./cells";
 import { unknownForState } from "./gone-by";
 import type { RequestState } from "./requests";
 
@@ -117,22 +118,36 @@ export function groupFacts(members: readonly GroupMember[]): GroupFacts {
   };
 }
 
-/** A member's part in the group's Auth-account decision, as the finalize transaction reads it. */
+/** A member's part in the group's Auth-account decision, as the finalize transaction (or the cells' finisher) reads it. */
 export interface AccountFacts {
   requestId: string;
+  /** The member's state in the primary database (its request of record's own state). */
   state: RequestState;
   /** The member's `authDeletion.state`: a member already took the account (INTENT, DONE), or none did. */
   authDeletion: "INTENT" | "DONE" | null;
+  /**
+   * The member's cell requests in its other governed databases (docs/decisions/0036-several-databases.md), each
+   * state as read (null: not opened there yet); none for a member of one database.
+   */
+  cells: readonly (RequestState | null)[];
 }
 
 /**
- * Whether the member whose round ends now (its state already the round's end in `members`) deletes the group's
- * user's Auth account. For one request decision 0003 stands (purge/runner/finalize.ts): the account goes at PURGED
- * and at RETAINED_UNDER_HOLD. For a group it goes once, when the last member finishes and no member keeps data
- * under a hold: every member PURGED, and none has taken the account yet. A member kept under a hold resumes after
- * the release, ends PURGED, and is then the last. Read in the finalize transaction, which Firestore serialises
- * against every other member's: of two members finishing together exactly one sees the other PURGED.
+ * Whether the group's user's Auth account goes now (the member whose round ends now has its state already the
+ * round's end in `members`). For one request decision 0003 stands (purge/runner/finalize.ts, cells/accounts.ts): the
+ * account goes at PURGED and at RETAINED_UNDER_HOLD. For a group it goes once, when the last member finishes and no
+ * member keeps data under a hold in the primary: every member PURGED there, every member's every other database
+ * done (`cellDone`: PURGED or RETAINED_UNDER_HOLD, decision 0003 across cells, as a request on its own), and none
+ * has taken the account yet. A member kept under a hold resumes after the release, ends PURGED, and is then the
+ * last; a cell finishing after every member is PURGED in the primary is then the last. Decided in a transaction of
+ * the primary that reads every member's request, so that of two deciders at once exactly one sees no member taking
+ * it; the cells are read outside it (a cell read as not done only delays, one read as done is done for good).
  */
 export function groupAccountDue(members: readonly AccountFacts[]): boolean {
-  return members.length > 0 && members.every((m) => m.state === "PURGED") && members.every((m) => m.authDeletion === null);
+  return (
+    members.length > 0 &&
+    members.every((m) => m.state === "PURGED") &&
+    members.every((m) => m.authDeletion === null) &&
+    members.every((m) => m.cells.every((c) => cellDone(c)))
+  );
 }
