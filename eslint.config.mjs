@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "functions/lib/", "functions/src/generated/", ".emulators/", "artifacts/", "test/fixtures/", "console/dist/", "packages/client/dist/", "**/*.js", "**/*.mjs", "**/*.cjs"] },
+  { ignores: ["node_modules/", "functions/lib/", "functions/src/generated/", ".emulators/", "artifacts/", "test/fixtures/", "console/dist/", "packages/client/dist/", "packages/kit/lib/", "packages/kit/console/", "scripts/*.d.mts", "**/*.js", "**/*.mjs", "**/*.cjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -15,6 +15,11 @@ const FUNCTIONS_SUITES = [
 // its TTL trigger and the console walk, in one emulator run (`npm run test:social`).
 const SOCIAL_SUITES = ["test/integration/examples/social-functions/**/*.test.ts", "test/e2e/social-console.test.ts"];
 
+// The function kit adopted into a scratch project of its own (test/kit/): the suite starts that project's emulators
+// itself (firebase-tools 15 for Functions, Auth and Tasks; 14.27 for Firestore; Storage in-process as the harness runs
+// it), restarts them for the upgrade and the second instance, and stops them (`npm run test:kit`, 150 to 480 s).
+const KIT_SUITES = ["test/kit/**/*.test.ts"];
+
 const emulatorDefaults = {
   testTimeout: 60_000,
   hookTimeout: 60_000,
@@ -59,6 +64,17 @@ export default defineConfig({
           ...emulatorDefaults,
           // A hook that waits for triggers may wait out a new worker's 120 s load (test/integration/entrypoints/callable/support.ts).
           hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
+          name: "kit",
+          include: KIT_SUITES,
+          ...emulatorDefaults,
+          // The scratch project's: the suite's engine calls and the seed go to its emulators (test/helpers/kit.ts).
+          env: { GCLOUD_PROJECT: "demo-kit-social", RETENTION_PROJECT_ID: "demo-kit-social" },
+          testTimeout: 900_000,
+          hookTimeout: 600_000,
         },
       },
       {

@@ -13,9 +13,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { sha256Hex } from "../functions/src/kernel/canonical";
 import { checkRegistry, collectionsInRules, type LockEntry } from "../functions/src/kernel/registry-check";
-import { retentionFingerprints } from "../functions/src/kernel/policy-fingerprint";
-import { RegistrySchema } from "../functions/src/kernel/policy-schema";
-import { parseRegistryBundle } from "../functions/src/kernel/registry-bundle";
+import { makeRegistryBundle } from "../functions/src/kernel/registry-bundle";
 import { demoCollectionIds } from "../examples/atlasmart/data";
 
 const root = resolve(import.meta.dirname, "..");
@@ -77,11 +75,8 @@ if (errors.length > 0 || !current) {
 const write = !args.includes("--check") && outFile !== null;
 if (write) {
   // Each published version's retention fingerprints, so the audit can tell a document stamped with an older
-  // version whose retention did not change (not stale) from one whose retention did.
-  const published = lock.map(({ version, sha256, file }) => ({ version, sha256, retention: retentionFingerprints(RegistrySchema.parse(JSON.parse(files.get(file)!))) }));
-  const bundle = { current, published };
-  // The functions read it back with the same check (platform/registry.ts): a bundle that would not load is not written.
-  parseRegistryBundle(bundle, relative(root, outFile));
+  // version whose retention did not change (not stale) from one whose retention did; checked as the functions read it.
+  const bundle = makeRegistryBundle(files, lock, current, relative(root, outFile));
   mkdirSync(dirname(outFile), { recursive: true });
   writeFileSync(outFile, `${JSON.stringify(bundle, null, 2)}\n`);
 }

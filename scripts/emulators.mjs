@@ -352,4 +352,5 @@ ${column(example.tryNext)}
 `);
 }
 
-await main();
+// Run as a script; imported (the kit tests use resolveFirestoreJar), it starts nothing.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

@@ -24,7 +24,7 @@ import {
 } from "../../examples/social/registry";
 import { WORKSPACES_DATABASE, WORKSPACES_INDEXES_FILE, WORKSPACES_RESTORED_DATABASE } from "../../test/fixtures/workspaces/registry";
 import { analyse, appSources, formatReport, splitByDatabase, type AppDatabase, type LabelledLog, type LogRecord } from "./report";
-import type { IndexConfig } from "./rules";
+import type { IndexConfig } from "../../functions/src/indexes/rules";
 
 const root = resolve(import.meta.dirname, "..", "..");
 

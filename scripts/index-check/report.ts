@@ -16,7 +16,7 @@ import {
   type QueryShape,
   type UnusedEntry,
   type Verdict,
-} from "./rules";
+} from "../../functions/src/indexes/rules";
 
 export interface Site {
   file: string;

@@ -1,4 +1,5 @@
 import { defineBoolean, defineInt, defineSecret, defineString, type Param } from "firebase-functions/params";
+import toRegexRange from "to-regex-range";
 
 /**
  * Every setting of the service, defined once. Each is a deploy-time param (below) with a default; Cloud
@@ -67,12 +68,100 @@ export const SETTINGS = {
 export type SettingKey = keyof typeof SETTINGS;
 export type SettingValue<K extends SettingKey> = (typeof SETTINGS)[K]["kind"] extends "int" ? number : (typeof SETTINGS)[K]["kind"] extends "bool" ? boolean : string;
 
+/**
+ * How firebase-tools asks for a setting when it prompts (a function kit's install, a deploy that lacks a value): a
+ * short label, and for a string the pattern a value must match. An int's pattern comes from its bounds
+ * ({@link intPattern}), so the prompt refuses what the runtime reader (platform/settings.ts#setting) would refuse.
+ * A separate table from SETTINGS so that each setting's row stays one line; its type makes every setting have one.
+ */
+export interface SettingPrompt {
+  label: string;
+  pattern?: RegExp;
+  patternError?: string;
+}
+
+const DATABASE_ID: Omit<SettingPrompt, "label"> = {
+  pattern: /^(\(default\)|[a-z][a-z0-9-]{2,61}[a-z0-9])$/,
+  patternError: "A Firestore database id: (default), or 4 to 63 lowercase letters, digits and dashes that starts with a letter.",
+};
+const CRON: Omit<SettingPrompt, "label"> = { pattern: /^\S+( \S+){4}$/, patternError: "A cron schedule of five fields, e.g. 0 2 * * *." };
+
+export const SETTING_PROMPTS = {
+  databaseId: { label: "Governed Firestore database", ...DATABASE_ID },
+  databases: {
+    label: "Additional governed databases (logical=physical, comma-separated)",
+    // As platform/settings.ts#parseDatabaseMap reads it.
+    pattern: /^\s*([a-z0-9]+(-[a-z0-9]+)*=[A-Za-z0-9()_-]+)?\s*(,\s*([a-z0-9]+(-[a-z0-9]+)*=[A-Za-z0-9()_-]+)?\s*)*$/,
+    patternError: "Empty, or logical=physical pairs separated by commas, e.g. analytics=analytics-prod,billing=billing-eu.",
+  },
+  ledgerDatabaseId: { label: "Erasure ledger database", ...DATABASE_ID },
+  purgeSchedule: { label: "Nightly purge schedule", ...CRON },
+  purgeTimezone: { label: "Time zone of the purge schedule", pattern: /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/, patternError: "An IANA time zone, e.g. Etc/UTC or Europe/Berlin." },
+  auditSchedule: { label: "Retention audit schedule", ...CRON },
+  backfillSchedule: { label: "Expiry backfill schedule", ...CRON },
+  backfillMaxDocs: { label: "Expiry backfill: documents per run" },
+  backfillMaxSeconds: { label: "Expiry backfill: seconds per run" },
+  purgeStartOpsPerSecond: { label: "Purge: starting delete rate (ops/s)" },
+  purgeMaxOpsPerSecond: { label: "Purge: delete rate ceiling (ops/s)" },
+  purgeBatchSize: { label: "Purge: documents per batch" },
+  purgeStepBatches: { label: "Purge: batches per step" },
+  purgeParallelBatches: { label: "Purge: batches at a time" },
+  purgeFanoutThreshold: { label: "Purge: paths before a unit fans out" },
+  purgeChunkSteps: { label: "Purge: steps per chunk task" },
+  purgeLeaseSeconds: { label: "Purge: lease (seconds)" },
+  purgeSweepLimit: { label: "Purge: expired documents per collection and run" },
+  purgeMaxRequests: { label: "Purge: requests per run without tasks" },
+  purgeRequestTasks: { label: "Purge: one task per due request" },
+  purgeRequestConcurrency: { label: "Purge: request tasks at once" },
+  purgeMaxRequestTasks: { label: "Purge: request tasks per night" },
+  requestCooldownMinutes: { label: "Request cooldown after a cancel (minutes)" },
+  purgeBrakeApprovalHours: { label: "Mass-deletion brake: approval lifetime (hours)" },
+  statusRefreshMinutes: { label: "Status: replan interval (minutes)" },
+  pitrDays: { label: "Point-in-time recovery window (days)" },
+  backupRetentionDays: { label: "Longest backup or export retention (days)" },
+  enforceAppCheck: { label: "Require App Check on the user-facing callables" },
+  evidenceShards: { label: "Evidence chains" },
+  evidenceAnchorSchedule: { label: "Evidence anchor schedule", ...CRON },
+  storageBucket: {
+    label: "Bucket of the data map's (default) storage entries",
+    pattern: /^(\(default\)|[a-z0-9][a-z0-9._-]{1,220}[a-z0-9])$/,
+    patternError: "A Cloud Storage bucket name (lowercase letters, digits, dots, dashes and underscores), or (default) for the project's default Firebase bucket.",
+  },
+  storageDeleteWindowSeconds: { label: "Storage: delete window (seconds)" },
+  storageDeleteTimeoutSeconds: { label: "Storage: one object delete's timeout (seconds)" },
+  storageSoftDeleteDays: { label: "Storage: the buckets' soft-delete retention (days)" },
+  auditMaxObjects: { label: "Audit: Cloud Storage objects per run" },
+} as const satisfies Record<SettingKey, SettingPrompt>;
+
+/**
+ * The pattern of an integer in [min, max] (no max: any larger integer too), for a text prompt. The ranges come from
+ * to-regex-range (the library micromatch uses for numeric ranges in globs).
+ */
+export function intPattern(min: number, max?: number): RegExp {
+  if (max !== undefined) return new RegExp(`^(?:${toRegexRange(min, max)})$`);
+  const digits = String(min).length;
+  return new RegExp(`^(?:${toRegexRange(min, 10 ** digits - 1)}|[1-9][0-9]{${digits},})$`);
+}
+
+/** What a setting's param says to firebase-tools: default, label, description and, for text, the pattern it checks. */
+export function paramOptions(key: SettingKey): { default: string | number | boolean; label: string; description: string; input?: { text: { validationRegex: string; validationErrorMessage: string } } } {
+  const s: SettingSpec = SETTINGS[key];
+  const prompt: SettingPrompt = SETTING_PROMPTS[key];
+  const base = { default: s.default, label: prompt.label, description: s.description };
+  if (s.kind === "int") {
+    const range = s.max !== undefined ? `from ${s.min ?? 0} to ${s.max}` : `of at least ${s.min ?? 0}`;
+    return { ...base, input: { text: { validationRegex: intPattern(s.min ?? 0, s.max).source, validationErrorMessage: `An integer ${range}.` } } };
+  }
+  if (s.kind === "string" && prompt.pattern) return { ...base, input: { text: { validationRegex: prompt.pattern.source, validationErrorMessage: prompt.patternError ?? `Must match ${prompt.pattern.source}.` } } };
+  return base;
+}
+
 function declare<K extends SettingKey>(key: K): Param<SettingValue<K>> {
   const s: SettingSpec = SETTINGS[key];
-  const opts = { default: s.default, description: s.description };
-  if (s.kind === "int") return defineInt(s.env, opts as { default: number; description: string }) as unknown as Param<SettingValue<K>>;
-  if (s.kind === "bool") return defineBoolean(s.env, opts as { default: boolean; description: string }) as unknown as Param<SettingValue<K>>;
-  return defineString(s.env, opts as { default: string; description: string }) as unknown as Param<SettingValue<K>>;
+  const opts = paramOptions(key);
+  if (s.kind === "int") return defineInt(s.env, opts as Parameters<typeof defineInt>[1]) as unknown as Param<SettingValue<K>>;
+  if (s.kind === "bool") return defineBoolean(s.env, opts as Parameters<typeof defineBoolean>[1]) as unknown as Param<SettingValue<K>>;
+  return defineString(s.env, opts as Parameters<typeof defineString>[1]) as unknown as Param<SettingValue<K>>;
 }
 
 /** The deploy-time params, one per setting (firebase-tools finds them when it loads the functions). */
@@ -113,7 +202,7 @@ export const SECRETS = {
 } as const satisfies Record<string, SecretSpec>;
 
 /** The Secret Manager secret of the evidence key. Every deployed function binds it (they all append evidence). */
-export const EVIDENCE_KEY_SECRET = defineSecret(SECRETS.evidenceKey.env);
+export const EVIDENCE_KEY_SECRET = defineSecret(SECRETS.evidenceKey.env, { label: "Evidence key", description: SECRETS.evidenceKey.description });
 
 /** The secrets every function of the service names in its options. */
 export const FUNCTION_SECRETS = [EVIDENCE_KEY_SECRET];

@@ -2,6 +2,7 @@ import { getFunctions } from "firebase-admin/functions";
 import { hashCanonical } from "../kernel/canonical";
 import { PRIMARY_CELL } from "../kernel/policy";
 import { adminApp, currentCell } from "../platform/firestore";
+import { functionId } from "../platform/function-ids";
 import type { ApplyHold } from "./service";
 import { log } from "../platform/logs";
 
@@ -24,7 +25,7 @@ export async function enqueueHoldTask(unstamped: ApplyHoldTask): Promise<void> {
   const cell = currentCell();
   const task = cell === PRIMARY_CELL ? unstamped : { ...unstamped, database: cell };
   try {
-    await getFunctions(adminApp()).taskQueue<ApplyHoldTask>("applyRetentionHold").enqueue(task, { id: `ah-${hashCanonical(task).slice(0, 40)}` });
+    await getFunctions(adminApp()).taskQueue<ApplyHoldTask>(functionId("applyRetentionHold")).enqueue(task, { id: `ah-${hashCanonical(task).slice(0, 40)}` });
   } catch (err) {
     if ((err as { code?: string }).code === "functions/task-already-exists") return;
     throw err;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { retentionFingerprints } from "./policy-fingerprint";
+import type { LockEntry } from "./registry-check";
 import { RegistrySchema, type Registry } from "./policy-schema";
 
 /**
@@ -36,4 +37,18 @@ export function parseRegistryBundle(raw: unknown, source: string): RegistryBundl
   const same = Object.keys(fingerprints).length === Object.keys(last.retention).length && Object.entries(fingerprints).every(([p, f]) => last.retention[p] === f);
   if (!same) throw new Error(`registry bundle ${source}: the retention of its current version ${current.data.version} differs from what was published under that name`);
   return { current: current.data, published: shape.data.published };
+}
+
+/**
+ * The bundle of an app's published registry: `current` (the version the checks found in force) and every published
+ * version of the lock with its retention fingerprints, read from the policies folder's files (`files`: name to text).
+ * Checked as the functions will read it. What `scripts/bundle-policies.ts` and `retention setup` write.
+ */
+export function makeRegistryBundle(files: ReadonlyMap<string, string>, lock: readonly LockEntry[], current: Registry, source: string): RegistryBundle {
+  const published = lock.map(({ version, sha256, file }) => {
+    const text = files.get(file);
+    if (text === undefined) throw new Error(`registry ${source}: ${file} is in the lock but not in versions/`);
+    return { version, sha256, retention: retentionFingerprints(RegistrySchema.parse(JSON.parse(text))) };
+  });
+  return parseRegistryBundle({ current, published }, source);
 }

@@ -77,7 +77,7 @@ export function checkRegistry(input: RegistryCheckInput): RegistryCheckResult {
     }
   }
   for (const file of input.files.keys()) {
-    if (!input.lock.some((l) => l.file === file)) errors.push(`${file}: not published; run \`npm run policies:publish -- ${file}\``);
+    if (!input.lock.some((l) => l.file === file)) errors.push(`${file}: not published; publish it (\`npm run policies:publish -- ${file}\` in this repository, \`retention publish ${file}\` where the kit is installed)`);
   }
   const last = input.lock[input.lock.length - 1];
   const current = last ? (parsed.get(last.file) ?? null) : null;

@@ -6,8 +6,8 @@ import { PolicyIndex } from "../kernel/policy";
 import { retentionFingerprints } from "../kernel/policy-fingerprint";
 import { parseRegistryBundle, type RegistryBundle } from "../kernel/registry-bundle";
 import { RegistrySchema, type Registry } from "../kernel/policy-schema";
+import { KIT_INSTANCE_ENV, kitInstance } from "./function-ids";
 import { settings } from "./settings";
-import builtIn from "../generated/registry.json";
 import { currentCell } from "./firestore";
 
 /**
@@ -24,6 +24,30 @@ interface Enforced {
 }
 
 let enforced: Enforced | undefined;
+
+/**
+ * Set by a function kit's entry ({@link enforceCodebaseRegistry}): the adopting project's codebase directory, whose
+ * bundle the kit enforces. A kit has no built-in registry to fall back on.
+ */
+let kitCodebase: string | undefined;
+
+/**
+ * For a function kit: the registry is a bundle in `dir` (the codebase firebase-tools installed the kit as, which is the
+ * working directory of discovery, of the emulated functions and of a deployed function), and nothing else: the one
+ * RETENTION_REGISTRY_FILE names, else the instance's own, `registries/<instance>.json` (what `retention setup` writes).
+ * Without one the functions do not load. Called by the kit's entry before any function is defined.
+ */
+export function enforceCodebaseRegistry(dir: string): void {
+  kitCodebase = dir;
+  enforced = undefined;
+}
+
+/**
+ * The registry built into the functions (`policies/`, which `npm run build` bundles into src/generated/ and copies
+ * next to the compiled code in lib/generated/). Read when first needed rather than imported, so that no build carries
+ * it that does not put it there: the function kit's build does not, because a kit ships no app's registry.
+ */
+export const BUILT_IN_REGISTRY_FILE = join(__dirname, "..", "generated", "registry.json");
 
 /** A published version as the audit compares against it: its name and its retention fingerprints. */
 export interface PublishedVersion {
@@ -55,7 +79,7 @@ export function registryFileSetting(env: Readonly<Record<string, string | undefi
 /** Reads and checks the bundle a setting names (relative to the functions codebase directory). */
 export function readRegistryBundle(file: string, dir: string = CODEBASE_DIR): { bundle: RegistryBundle; path: string } {
   const path = isAbsolute(file) ? file : resolve(dir, file);
-  if (!existsSync(path)) throw new Error(`${REGISTRY_FILE.env}=${file}: no registry bundle at ${path} (build it with scripts/bundle-policies.ts --policies <dir> --out <file>)`);
+  if (!existsSync(path)) throw new Error(`${REGISTRY_FILE.env}=${file}: no registry bundle at ${path} (write it with \`retention setup\` in a project that installs the kit, or scripts/bundle-policies.ts --policies <dir> --out <file>)`);
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, "utf8"));
@@ -66,12 +90,20 @@ export function readRegistryBundle(file: string, dir: string = CODEBASE_DIR): { 
 }
 
 function load(): Enforced {
-  const file = registryFileSetting();
+  const dir = kitCodebase ?? CODEBASE_DIR;
+  const file = registryFileSetting(process.env, dir);
   if (file === "") {
-    const bundle = parseRegistryBundle(builtIn, "built-in");
+    if (kitCodebase !== undefined) {
+      const instance = kitInstance();
+      if (instance === null) throw new Error(`The kit runs outside a kit instance (no ${KIT_INSTANCE_ENV}) and ${REGISTRY_FILE.env} names no registry bundle: a kit has no registry of its own.`);
+      const own = join("registries", `${instance}.json`);
+      const { bundle, path } = readRegistryBundle(own, kitCodebase);
+      return { index: new PolicyIndex(bundle.current), published: bundle.published, source: path };
+    }
+    const bundle = parseRegistryBundle(JSON.parse(readFileSync(BUILT_IN_REGISTRY_FILE, "utf8")), "built-in");
     return { index: new PolicyIndex(bundle.current), published: bundle.published, source: "built-in" };
   }
-  const { bundle, path } = readRegistryBundle(file);
+  const { bundle, path } = readRegistryBundle(file, dir);
   return { index: new PolicyIndex(bundle.current), published: bundle.published, source: path };
 }
 

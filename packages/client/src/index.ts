@@ -29,6 +29,12 @@ export interface ClientOptions {
    * Hosting rewrites in firebase.json (same origin: no CORS, one Content-Security-Policy origin).
    */
   baseUrl?: string;
+  /**
+   * What precedes each callable's name in its function id: `kit-<instance>-` for the functions of a function kit
+   * instance (firebase-tools deploys them as `kit-<instance>-<name>`), none for this project's own deployment.
+   * Not used with `baseUrl`, whose rewrites name the functions.
+   */
+  functionPrefix?: string;
 }
 
 /** The input did not pass the callable's schema: nothing was sent. */
@@ -65,7 +71,7 @@ export function createRetentionClient(functions: Functions, options: ClientOptio
   const entries = CALLABLE_NAMES.map((name) => {
     const spec = CALLABLES[name];
     const callOptions = options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : undefined;
-    const fn = options.baseUrl !== undefined ? httpsCallableFromURL(functions, `${options.baseUrl.replace(/\/$/, "")}/${name}`, callOptions) : httpsCallable(functions, name, callOptions);
+    const fn = options.baseUrl !== undefined ? httpsCallableFromURL(functions, `${options.baseUrl.replace(/\/$/, "")}/${name}`, callOptions) : httpsCallable(functions, `${options.functionPrefix ?? ""}${name}`, callOptions);
     const call = async (input: unknown) => {
       const parsed = spec.input.safeParse(input);
       if (!parsed.success) throw new RetentionInputError(name, parsed.error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message })));

@@ -4,7 +4,7 @@
  * determinism, and that the draft is a registry the schema reads but the registry check will not publish.
  */
 import { describe, expect, it } from "vitest";
-import { overrideProposal, checkQuery, type IndexConfig, type QueryShape } from "../../../scripts/index-check/rules";
+import { overrideProposal, checkQuery, type IndexConfig, type QueryShape } from "../../../functions/src/indexes/rules";
 import { sha256Hex } from "../../../functions/src/kernel/canonical";
 import { checkRegistry } from "../../../functions/src/kernel/registry-check";
 import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";

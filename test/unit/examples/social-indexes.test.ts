@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { SOCIAL_ANALYTICS, SOCIAL_ANALYTICS_DATABASE, SOCIAL_ANALYTICS_INDEXES_FILE, SOCIAL_INDEXES_FILE, socialPolicy } from "../../../examples/social/registry";
 import { segments } from "../../../functions/src/kernel/paths";
 import type { DataMapEntry } from "../../../functions/src/kernel/policy-schema";
-import { checkQuery, describeQuery, type IndexConfig, type QueryShape } from "../../../scripts/index-check/rules";
+import { checkQuery, describeQuery, type IndexConfig, type QueryShape } from "../../../functions/src/indexes/rules";
 import { repoRoot } from "../../helpers/policy";
 
 const read = (file: string): IndexConfig => JSON.parse(readFileSync(file, "utf8")) as IndexConfig;

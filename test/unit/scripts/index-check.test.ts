@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyse, appSources, compactJson, formatReport, issuerOf, splitByDatabase, type LabelledLog, type LogRecord, type QueryRecord } from "../../../scripts/index-check/report";
-import { checkQuery, describeQuery, requirementOf, unusedIndexes, type IndexConfig, type QueryShape } from "../../../scripts/index-check/rules";
+import { checkQuery, describeQuery, requirementOf, unusedIndexes, type IndexConfig, type QueryShape } from "../../../functions/src/indexes/rules";
 import { segments } from "../../../functions/src/kernel/paths";
 import { sweepTargets } from "../../../functions/src/purge/rules/sweep";
 import { policyV1, repoRoot } from "../../helpers/policy";

@@ -10,6 +10,9 @@ import { replayErasuresCommand } from "./replay-erasures";
 import { reportCommand } from "./report";
 import { requestsCommand } from "./requests";
 import { rulesCommand } from "./rules";
+import { initCommand } from "./init";
+import { setupCommand } from "./setup";
+import { publishCommand } from "./publish";
 import { runCommand } from "./run";
 import { exportEvidenceCommand } from "./export-evidence";
 import { verifyEvidenceCommand } from "./verify-evidence";
@@ -29,4 +32,7 @@ export const COMMANDS: readonly Command[] = [
   exportCommand,
   discoverCommand,
   rulesCommand,
+  initCommand,
+  setupCommand,
+  publishCommand,
 ];

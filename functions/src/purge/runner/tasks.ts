@@ -2,6 +2,7 @@ import { getFunctions } from "firebase-admin/functions";
 import { hashCanonical } from "../../kernel/canonical";
 import { PRIMARY_CELL } from "../../kernel/policy";
 import { adminApp, currentCell } from "../../platform/firestore";
+import { functionId } from "../../platform/function-ids";
 import { log } from "../../platform/logs";
 
 /** The payload of one `purgeChunk` task: which unit, round and chain, where to start, and as of when. */
@@ -44,7 +45,7 @@ export function chunkTaskId(task: Pick<PurgeChunkTask, "unitKey" | "round" | "ge
 export const enqueueChunk: Enqueue = async (unstamped) => {
   const task = inCellOf(unstamped);
   try {
-    await getFunctions(adminApp()).taskQueue<PurgeChunkTask>("purgeChunk").enqueue(task, { id: chunkTaskId(task) });
+    await getFunctions(adminApp()).taskQueue<PurgeChunkTask>(functionId("purgeChunk")).enqueue(task, { id: chunkTaskId(task) });
   } catch (err) {
     if ((err as { code?: string }).code === "functions/task-already-exists") return;
     throw err;
@@ -80,7 +81,7 @@ export function requestTaskId(task: Pick<PurgeRequestTask, "requestId" | "runKey
 export const enqueueRequest: EnqueueRequest = async (unstamped) => {
   const task = inCellOf(unstamped);
   try {
-    await getFunctions(adminApp()).taskQueue<PurgeRequestTask>("purgeRequest").enqueue(task, { id: requestTaskId(task) });
+    await getFunctions(adminApp()).taskQueue<PurgeRequestTask>(functionId("purgeRequest")).enqueue(task, { id: requestTaskId(task) });
   } catch (err) {
     if ((err as { code?: string }).code === "functions/task-already-exists") return;
     throw err;

@@ -1,7 +1,7 @@
 /**
  * Firestore's index rules (native mode, Standard edition), as pure functions of a recorded query shape and the
- * contents of firestore.indexes.json. No Firebase imports and no I/O: the recorder (recorder.cjs) produces the
- * shapes, check.ts reads the files and prints, and test/unit/index-check.test.ts pins the rules on known cases.
+ * contents of firestore.indexes.json. No Firebase imports and no I/O: the recorder (scripts/index-check/recorder.cjs) produces the
+ * shapes, scripts/index-check/check.ts reads the files and prints, and test/unit/scripts/index-check.test.ts pins the rules on known cases.
  *
  * The rules, from the Firestore documentation ("Index types" / index overview, "Manage indexes", the index
  * definition reference for firestore.indexes.json, "TTL policies", and the StructuredQuery.orderBy reference):
@@ -463,7 +463,7 @@ function describeFilter(f: FilterNode): string {
   return `${f.field} ${OPS[f.op] ?? f.op}`;
 }
 
-/** A query shape in Admin SDK terms, values left out: `collectionGroup("events").where(deletionRequestId ==).count()`. */
+/** A query shape in Admin SDK terms, values left out: `collectionGroup("<id>").where(<field> ==).count()`. */
 export function describeQuery(shape: QueryShape): string {
   const from =
     shape.scope === "kindless" ? "kindless all-descendants query" : shape.scope === "collection-group" ? `collectionGroup("${shape.collectionId}")` : `collection("…/${shape.collectionId}")`;

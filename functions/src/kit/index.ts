@@ -1,0 +1,35 @@
+/**
+ * The function kit's entry (the package's "." export): the service's functions as `firebase functions:kits:install`
+ * installs them beside a project's own (docs/KIT.md). The same functions as the project's list (../index.ts), with
+ * the Auth backstop in its 2nd-gen form (a kit may have no 1st-gen function). kit/functions.ts lists the names.
+ */
+import "./load";
+
+export { requestAccountDeletion } from "../entrypoints/callable/request-account-deletion";
+export { cancelAccountDeletion } from "../entrypoints/callable/cancel-account-deletion";
+export { getDeletionStatus } from "../entrypoints/callable/get-deletion-status";
+export { placeRetentionHold } from "../entrypoints/callable/place-retention-hold";
+export { releaseRetentionHold } from "../entrypoints/callable/release-retention-hold";
+export { planDeletion } from "../entrypoints/callable/plan-deletion";
+export { transitionLifecycle } from "../entrypoints/callable/transition-lifecycle";
+export { runRetentionJob } from "../entrypoints/callable/run-retention-job";
+export { approvePurgeRun } from "../entrypoints/callable/approve-purge-run";
+export { listDeletionRequests } from "../entrypoints/callable/list-deletion-requests";
+export { listRetentionHolds } from "../entrypoints/callable/list-retention-holds";
+export { listBrakeRunsCallable as listBrakeRuns } from "../entrypoints/callable/list-brake-runs";
+export { explainDeletion } from "../entrypoints/callable/explain-deletion";
+export { getRetentionReport } from "../entrypoints/callable/get-retention-report";
+export { getRetentionRegistry } from "../entrypoints/callable/get-retention-registry";
+export { requestTenantDeletion } from "../entrypoints/callable/request-tenant-deletion";
+export { approveTenantDeletion } from "../entrypoints/callable/approve-tenant-deletion";
+export { cancelTenantDeletion } from "../entrypoints/callable/cancel-tenant-deletion";
+export { onUserDeletedBackstop as onAuthUserDeleted } from "../entrypoints/auth/on-user-deleted";
+// One delete trigger per TTL collection of the enforced registry, as a function group: ttlDeleted-<collection>.
+export { ttlDeleted } from "../entrypoints/firestore/ttl-deleted";
+export { expiryBackfill } from "../entrypoints/scheduled/expiry-backfill";
+export { retentionAudit } from "../entrypoints/scheduled/retention-audit";
+export { nightlyPurge } from "../entrypoints/scheduled/nightly-purge";
+export { evidenceAnchor } from "../entrypoints/scheduled/evidence-anchor";
+export { purgeChunk } from "../entrypoints/tasks/purge-chunk";
+export { purgeRequest } from "../entrypoints/tasks/purge-request";
+export { applyRetentionHold } from "../entrypoints/tasks/apply-retention-hold";
