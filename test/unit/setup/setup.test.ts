@@ -109,7 +109,7 @@ describe("retention setup", () => {
     const analytics = new PolicyIndex(socialRegistry()).forCell("analytics");
     const analyticsIndexes = indexJson(readFileSync(join(cwd, "firestore.analytics.indexes.json"), "utf8"));
     expect(analytics.ttlCollections().length).toBeGreaterThan(0);
-    for (const r of analytics.ttlCollections()) expect(analyticsIndexes.fieldOverrides).toContainEqual(expect.objectContaining({ fieldPath: "expireAt", ttl: true }), r.pattern);
+    for (const r of analytics.ttlCollections()) expect(analyticsIndexes.fieldOverrides, r.pattern).toContainEqual(expect.objectContaining({ collectionGroup: r.pattern.split("/").at(-2), fieldPath: "expireAt", ttl: true }));
     for (const q of registryQueries(analytics)) expect(checkQuery(analyticsIndexes as never, q.shape).status, q.why).not.toBe("missing");
     // The other database's files are not this instance's: untouched.
     for (const f of ["eu.rules", "eu.indexes.json"]) expect(readFileSync(join(cwd, f), "utf8"), f).toBe(before.get(f));
