@@ -6,7 +6,7 @@ import { db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { emitMetric } from "../../platform/metrics";
-import { descendantsRemainBatch } from "./probe";
+import { probeBatch } from "./probe";
 import { fire, wants, type StepEnv } from "./env";
 import { inBatch, type BatchDecisionResult, type BatchSpec } from "./step";
 import { timestampOfVersion, versionOf } from "./records";
@@ -121,17 +121,16 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
       return true;
     });
     const fast = mode === "fast" && holds.generation === batch.decision.fenceGeneration && batch.decision.policyVersion === pol.version;
-    // A parent with anything under it is not deleted. One kindless probe over the batch's name range, after the
-    // fence and the record are read (a plain query: it locks nothing), for every item: a child may have been
-    // created since the plan under any of them, a planned leaf included (docs/PURGE-ENGINE.md, "Why every item
-    // is probed").
-    const probes = await descendantsRemainBatch(items.map((i) => i.path));
     const mustRead = (i: PurgeItem) => !fast || i.mark === true || i.archive === true || i.version === undefined;
     const toRead = items.filter(mustRead);
     // Whole documents only where an archive must be verified against its source.
     const snaps =
       toRead.length === 0 ? [] : toRead.some((i) => i.archive) ? await tx.getAll(...toRead.map((i) => db().doc(i.path))) : await readFactsInTx(tx, toRead.map((i) => i.path));
     const archiveSnaps = await readArchives(tx, toRead, batch);
+    // A parent with anything under it is not deleted. Every item is probed, after the fence, the record and the
+    // items are read (the probe is a plain query: it locks nothing): a child may have been created since the plan
+    // under any of them, a planned leaf included (docs/PURGE-ENGINE.md, "Why every item is probed").
+    const probes = await probeBatch(items.map((i) => i.path), snaps.filter((snap) => !snap.exists).length);
     const ctx = { holds: holds.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
     const outcomes: ExecOutcome[] = toRead.map((item, k) => {
       const snap = snaps[k]!;
