@@ -56,7 +56,7 @@ describe("deployed function settings", () => {
     expect(endpointOf(deliverProcessorNotice).taskQueueTrigger!.retryConfig).toMatchObject(DELIVERY_RETRY);
     // Cloud Tasks' backoff: doubling maxDoublings times from minBackoff, then linear, capped at maxBackoff.
     let wait = 0;
-    let step = DELIVERY_RETRY.minBackoffSeconds;
+    let step: number = DELIVERY_RETRY.minBackoffSeconds;
     for (let retry = 1; retry < DELIVERY_RETRY.maxAttempts; retry++) {
       wait += Math.min(step, DELIVERY_RETRY.maxBackoffSeconds);
       step = retry < DELIVERY_RETRY.maxDoublings ? step * 2 : step + DELIVERY_RETRY.minBackoffSeconds * 2 ** DELIVERY_RETRY.maxDoublings;
