@@ -1,9 +1,10 @@
-import { type DocumentData, type QueryDocumentSnapshot } from "firebase-admin/firestore";
+import { Timestamp, type DocumentData, type QueryDocumentSnapshot } from "firebase-admin/firestore";
 import {
   AUDITED_REQUEST_STATES,
   auditArchiveEntry,
   auditArchivedDoc,
   auditDeletionRequest,
+  auditProcessorNotice,
   auditGovernedDoc,
   DEFAULT_THRESHOLDS,
   FINDING_CODES,
@@ -95,6 +96,7 @@ export async function scanRetention(opts: ScanOptions): Promise<AuditResult> {
     }),
     run.archives(),
     run.requests(),
+    run.processorNotices(),
     run.objects(),
   ]);
   return run.result(Date.now() - started);
@@ -241,6 +243,22 @@ class AuditRun {
         tallyRequest(this.stats, r, fs.some((f) => f.code === "OVERDUE_REQUEST"), this.opts.nowMs);
       }
       this.progress(COLLECTIONS.deletionRequests, this.stats.requests.unfinished);
+    }
+  }
+
+  /** The processors' open notices past their deadline (index: state, deadlineAt). */
+  async processorNotices(): Promise<void> {
+    if (this.ctx.policy.registry.processors.length === 0) return;
+    const overdue = db()
+      .collection(COLLECTIONS.processorNotices)
+      .where("state", "in", ["PENDING", "SENT", "FAILED", "HELD"])
+      .where("deadlineAt", "<", Timestamp.fromMillis(this.opts.nowMs))
+      .orderBy("deadlineAt")
+      .select("processor", "state", "deadlineAt");
+    for await (const page of pages(overdue, this.pageSize)) {
+      for (const snap of page) {
+        this.report(auditProcessorNotice({ path: snap.ref.path, processor: String(snap.get("processor")), state: stringOrNull(snap.get("state")), deadlineAtMs: toMs(snap.get("deadlineAt")) }, this.opts.nowMs));
+      }
     }
   }
 

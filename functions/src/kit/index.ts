@@ -33,3 +33,7 @@ export { evidenceAnchor } from "../entrypoints/scheduled/evidence-anchor";
 export { purgeChunk } from "../entrypoints/tasks/purge-chunk";
 export { purgeRequest } from "../entrypoints/tasks/purge-request";
 export { applyRetentionHold } from "../entrypoints/tasks/apply-retention-hold";
+export { confirmProcessorNotice } from "../entrypoints/callable/confirm-processor-notice";
+export { processorNotices } from "../entrypoints/scheduled/processor-notices";
+export { deliverProcessorNotice } from "../entrypoints/tasks/deliver-processor-notice";
+export { ackProcessorNotice } from "../entrypoints/http/ack-processor-notice";

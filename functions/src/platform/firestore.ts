@@ -79,6 +79,8 @@ export const COLLECTIONS = {
   archives: "archives",
   retentionJobs: "retentionJobs",
   retentionReports: "retentionReports",
+  /** The processors' outbox: one deletion notice per request and processor (docs/decisions/0039-processors.md). */
+  processorNotices: "processorNotices",
   /** In the ledger database (settings.ledgerDatabaseId), never in the governed one. */
   erasureLedger: "erasureLedger",
 } as const;

@@ -12,6 +12,7 @@ import { DomainError } from "../../../functions/src/kernel/errors";
 import { explainQueryOf } from "../../../functions/src/evidence/explain";
 import { assertHoldableClass, classifyHoldTarget, holdClassForPath } from "../../../functions/src/holds/rules";
 import type { approvePurgeRunHandler } from "../../../functions/src/entrypoints/callable/approve-purge-run";
+import type { confirmProcessorNoticeHandler } from "../../../functions/src/entrypoints/callable/confirm-processor-notice";
 import type { approveTenantDeletionHandler } from "../../../functions/src/entrypoints/callable/approve-tenant-deletion";
 import type { cancelTenantDeletionHandler } from "../../../functions/src/entrypoints/callable/cancel-tenant-deletion";
 import type { requestTenantDeletionHandler } from "../../../functions/src/entrypoints/callable/request-tenant-deletion";
@@ -64,6 +65,7 @@ describe("the callable contract", () => {
       ["runRetentionJob", "run-retention-job", "RunRetentionJobInput"],
       ["listBrakeRuns", "list-brake-runs", "ListBrakeRunsInput"],
       ["approvePurgeRun", "approve-purge-run", "ApprovePurgeRunInput"],
+      ["confirmProcessorNotice", "confirm-processor-notice", "ConfirmProcessorNoticeInput"],
     ];
     expect(inputOf.map(([n]) => n).sort()).toEqual([...CALLABLE_NAMES].sort());
     for (const [name, file, exported] of inputOf) {
@@ -91,6 +93,7 @@ describe("the callable contract", () => {
       conforms<Out<typeof runRetentionJobHandler>, CallableOutput<"runRetentionJob">>(),
       conforms<Out<typeof listBrakeRunsHandler>, CallableOutput<"listBrakeRuns">>(),
       conforms<Out<typeof approvePurgeRunHandler>, CallableOutput<"approvePurgeRun">>(),
+      conforms<Out<typeof confirmProcessorNoticeHandler>, CallableOutput<"confirmProcessorNotice">>(),
     ];
     expect(checked).toHaveLength(CALLABLE_NAMES.length);
   });

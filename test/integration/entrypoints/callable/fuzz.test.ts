@@ -22,6 +22,7 @@ import { TransitionLifecycleInput } from "../../../../functions/src/entrypoints/
 import { RequestTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/request-tenant-deletion";
 import { ApproveTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/approve-tenant-deletion";
 import { CancelTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/cancel-tenant-deletion";
+import { ConfirmProcessorNoticeInput } from "../../../../functions/src/entrypoints/callable/confirm-processor-notice";
 import { ExplainDeletionInput, GetRetentionRegistryInput, GetRetentionReportInput, ListBrakeRunsInput, ListDeletionRequestsInput, ListRetentionHoldsInput } from "../../../../functions/src/contract";
 import { DEMO_DOCS } from "../../../../examples/atlasmart/data";
 import { LIFECYCLE_STATES } from "../../../../functions/src/kernel/lifecycle";
@@ -384,6 +385,20 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "INVALID_ARGUMENT/INVALID_CURSOR"],
     },
     {
+      name: "confirmProcessorNotice",
+      schema: ConfirmProcessorNoticeInput,
+      base: () => ({ requestId: "fz-none", processor: "support-desk", receiptId: "TICKET-1" }),
+      privileged: "clara",
+      unprivileged: "rita",
+      refusals: () =>
+        fc.oneof(
+          // No request has a notice for these: nothing to confirm.
+          fc.tuple(fuzzId, fc.constantFrom("support-desk", "search-index", "no-such-vendor")).map(([requestId, processor]) => ({ payload: { requestId, processor, receiptId: "R-1" }, token: "clara" as const })),
+          fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger").map((token) => ({ payload: { requestId: "fz-none", processor: "support-desk", receiptId: "R-1" }, token })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "NOT_FOUND/PROCESSOR_NOTICE_NOT_FOUND"],
+    },
+    {
       name: "getRetentionReport",
       schema: GetRetentionReportInput,
       base: () => ({ skipSubjects: true }),
@@ -468,6 +483,7 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
     "explainDeletion",
     "getRetentionReport",
     "getRetentionRegistry",
+    "confirmProcessorNotice",
   ];
   for (const [index, name] of names.entries()) {
     it(`${name}: only invalid-argument or documented refusals, and nothing written`, async () => {
