@@ -29,7 +29,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureLocalEvidenceKey } from "./local-evidence-key.mjs";
+import { ensureLocalEvidenceKey, ensureLocalProcessorKeys } from "./local-evidence-key.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const GCLOUD_JAR = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar";
@@ -219,6 +219,8 @@ async function main() {
   const withCli = cliOnly.length > 0;
   if (withCli) requireJava();
   if (ensureLocalEvidenceKey(root) !== "kept") process.stderr.write("[emulators] wrote a new evidence key to functions/.secret.local (emulators only)\n");
+  const processorKeys = ensureLocalProcessorKeys(root);
+  if (processorKeys.length > 0) process.stderr.write(`[emulators] wrote processor keys to functions/.secret.local (emulators only): ${processorKeys.join(", ")}\n`);
   const jar = withCli ? resolveFirestoreJar() : null;
   if (only.includes("functions") && !existsSync(join(root, "functions", "lib", "index.js"))) {
     fail("functions/lib/index.js is missing. Run `npm run build` first.");
@@ -250,7 +252,8 @@ async function main() {
     // The Functions emulator gives a new worker 30 s to load the functions, then drops the request unanswered.
     // Twenty parallel calls start twenty workers at once; on a loaded 2-core machine they have taken longer.
     FUNCTIONS_DISCOVERY_TIMEOUT: process.env.FUNCTIONS_DISCOVERY_TIMEOUT ?? "120",
-    FUNCTIONS_EMULATOR_ORIGIN: `http://127.0.0.1:${em.functions.port}`,
+    // Only when the Functions emulator runs: suites read it to know whether triggers react to what they write (test/helpers/triggers.ts).
+    ...(cliOnly.includes("functions") ? { FUNCTIONS_EMULATOR_ORIGIN: `http://127.0.0.1:${em.functions.port}` } : {}),
     RETENTION_PROJECT_ID: PROJECT,
     ...(withHosting ? { CONSOLE_ORIGIN: `http://${em.hosting.host}:${em.hosting.port}` } : {}),
     ...(storage ? storageEnv(em.storage) : {}),
@@ -313,10 +316,19 @@ async function seedWhenReady(em, env, example) {
     if (Date.now() > deadline) throw new Error("emulators did not come up within 120 s");
     await new Promise((r) => setTimeout(r, 500));
   }
+  // An example that names a demo webhook (example.json `demoWebhook`): a local stand-in for that processor's vendor,
+  // which the seed's erasure reaches (scripts/demo-webhook.mjs); it runs until the harness stops.
+  let webhook = null;
+  if (example.demoWebhook) {
+    const { startDemoWebhook } = await import("./demo-webhook.mjs");
+    const port = 8790 + Number(process.env.EMULATOR_PORT_OFFSET ?? 0);
+    webhook = await startDemoWebhook({ root, processor: example.demoWebhook.processor, secret: example.demoWebhook.secret, port });
+  }
   const seedEnv = {
     ...env,
     FIRESTORE_EMULATOR_HOST: `127.0.0.1:${em.firestore.port}`,
     FIREBASE_AUTH_EMULATOR_HOST: `127.0.0.1:${em.auth.port}`,
+    ...(webhook ? { RETENTION_PROCESSOR_ENDPOINTS: `${example.demoWebhook.processor}=${webhook.url}` } : {}),
   };
   // The example's own seed (scripts/seed.ts), as `npm run seed -- <name> --scenario` runs it.
   await new Promise((resolvePromise, reject) => {
@@ -338,7 +350,9 @@ async function seedWhenReady(em, env, example) {
      env.STORAGE_EMULATOR_HOST ? `\n   Storage    ${env.STORAGE_EMULATOR_HOST} (Admin SDK only: no security rules)` : ""
    }
 
- Compliance console:  ${consoleUrl}
+ Compliance console:  ${consoleUrl}${
+   webhook ? `\n Processor ${example.demoWebhook.processor}: a local webhook at ${webhook.url} received the demo's erasure (its lines above, [demo-webhook])` : ""
+ }
  Sign in with the demo password "${example.password}":
 ${example.signIns.map(([who, what]) => `   ${who.padEnd(40)} ${what}`).join("\n")}
 

@@ -5,6 +5,7 @@ import { db } from "../../functions/src/platform/firestore";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
 import { listBrakeRuns, runNightlyPurge } from "../../functions/src/purge/index";
 import { findRequest, openDeletionRequest, resolveTenantSubject } from "../../functions/src/requests/index";
+import { deliverNotice, noticesOfRequest } from "../../functions/src/processors/index";
 import { DEMO_TENANT } from "./data";
 
 /**
@@ -66,6 +67,21 @@ async function askForErasure(s: DemoSubject, atMs: number): Promise<string> {
   return request.requestId;
 }
 
+/**
+ * `npm start` points a webhook processor at a local stand-in (RETENTION_PROCESSOR_ENDPOINTS, scripts/demo-webhook.mjs):
+ * the erasure's notice to it is delivered here, by the delivery task's own body, as the queue would deliver it.
+ * Nothing is sent anywhere else: the other processors' notices wait, as they would for their vendors.
+ */
+async function deliverToLocalWebhooks(requestIds: readonly string[], atMs: number): Promise<void> {
+  const local = new Set((process.env.RETENTION_PROCESSOR_ENDPOINTS ?? "").split(",").map((p) => p.split("=")[0]!.trim()).filter((n) => n !== ""));
+  if (local.size === 0) return;
+  for (const requestId of requestIds) {
+    for (const n of await noticesOfRequest(requestId)) {
+      if (n.kind === "webhook" && local.has(n.processor)) await deliverNotice(n.noticeId, { nowMs: () => atMs, finalAttempt: false });
+    }
+  }
+}
+
 export async function seedDemoScenario(opts: { nowMs: number }): Promise<ScenarioResult> {
   const now = opts.nowMs;
   // Ten days ago: past a user's seven-day grace, well inside the thirty days an erasure is due in.
@@ -83,6 +99,7 @@ export async function seedDemoScenario(opts: { nowMs: number }): Promise<Scenari
   }
   if (toRun.length > 0) {
     await runNightlyPurge({ nowMs: ranAt, asOfMs: ranAt, dryRun: false, actor: { type: "system", id: "nightlyPurge" }, correlationId: "demo-seed-run", requestIds: toRun, sweep: false, leaseMs: 60_000 });
+    await deliverToLocalWebhooks(toRun, ranAt);
   }
   if (!(await hasRequest(ASKED_TODAY.uid))) {
     await writeCustomer(ASKED_TODAY, now - 30 * DAY_MS);

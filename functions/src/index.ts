@@ -11,6 +11,7 @@ export { planDeletion } from "./entrypoints/callable/plan-deletion";
 export { transitionLifecycle } from "./entrypoints/callable/transition-lifecycle";
 export { runRetentionJob } from "./entrypoints/callable/run-retention-job";
 export { approvePurgeRun } from "./entrypoints/callable/approve-purge-run";
+export { confirmProcessorNotice } from "./entrypoints/callable/confirm-processor-notice";
 export { listDeletionRequests } from "./entrypoints/callable/list-deletion-requests";
 export { listRetentionHolds } from "./entrypoints/callable/list-retention-holds";
 export { listBrakeRunsCallable as listBrakeRuns } from "./entrypoints/callable/list-brake-runs";
@@ -35,3 +36,7 @@ export { purgeChunk } from "./entrypoints/tasks/purge-chunk";
 export { purgeRequest } from "./entrypoints/tasks/purge-request";
 export { applyRetentionHold } from "./entrypoints/tasks/apply-retention-hold";
 export { buildDataExport } from "./entrypoints/tasks/build-data-export";
+// The processors' outbox (docs/decisions/0039-processors.md): its relay, its delivery task and the acknowledgement endpoint.
+export { processorNotices } from "./entrypoints/scheduled/processor-notices";
+export { deliverProcessorNotice } from "./entrypoints/tasks/deliver-processor-notice";
+export { ackProcessorNotice } from "./entrypoints/http/ack-processor-notice";

@@ -355,4 +355,35 @@ describe("the compliance console in a browser", () => {
 
     expect(pageErrors).toEqual([]);
   }, 600_000);
+
+  it("shows an erasure's processors, and a compliance officer confirms the manual one with the vendor's ticket", async () => {
+    // Katherine Johnson (u-1104) was erased by the scenario's run: her erasure notified AtlasMart's three processors.
+    const officer = await signIn("dev.compliance@atlasmart.test");
+    await officer.getByRole("heading", { name: "Deletion requests" }).waitFor();
+    const row = officer.getByTestId("requests-row").filter({ hasText: "u-1104" });
+    await row.waitFor();
+    await row.getByRole("link").first().click();
+    const processors = officer.getByTestId("processors");
+    await processors.waitFor();
+    expect(await officer.getByTestId("processor-search-index").textContent()).toContain("not sent yet");
+    expect(await officer.getByTestId("processor-email-platform").textContent()).toContain("pubsub");
+    const desk = officer.getByTestId("processor-payment-provider");
+    expect(await desk.textContent()).toContain("sent, awaiting its confirmation");
+    expect(await desk.textContent()).toContain("by staff");
+    await checkA11y(officer, "request-processors");
+    await shot(officer, "11-request-processors");
+    // The button waits for a ticket; with one, the confirmation is recorded and the row says so.
+    const confirm = desk.getByRole("button", { name: "Confirm payment-provider erased it" });
+    expect(await confirm.isDisabled()).toBe(true);
+    await desk.getByLabel("Vendor's ticket or receipt").fill("PSP-CASE-4411");
+    await confirm.click();
+    await desk.getByText("receipt PSP-CASE-4411").waitFor();
+    expect(await desk.textContent()).toContain("confirmed");
+    await officer.getByTestId("timeline").getByText(/payment-provider: receipt PSP-CASE-4411 \(staff\)/).waitFor();
+    // Recorded once, as evidence naming the officer.
+    const acks = (await db().collection("deletionAudits").where("action", "==", "PROCESSOR_ACKNOWLEDGED").get()).docs.map((d) => d.data() as { detail: Record<string, unknown>; actor: { type: string } });
+    expect(acks.map((e) => [e.detail.processor, e.detail.receiptId, e.actor.type])).toEqual([["payment-provider", "PSP-CASE-4411", "staff"]]);
+    await shot(officer, "12-processor-confirmed");
+    expect(pageErrors).toEqual([]);
+  }, 300_000);
 });

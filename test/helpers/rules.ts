@@ -152,6 +152,7 @@ function controlPlaneDocs(nowMs: number): FixtureDoc[] {
     },
     { path: "retentionJobs/evidence-head-s0042", data: { seq: 1, hash: "d".repeat(64) } },
     { path: "retentionReports/rr-0001", data: { job: "retentionAudit", findings: [], generatedAt: at(-1) } },
+    { path: "processorNotices/dr-1001~search-index", data: { requestId: "dr-1001", processor: "search-index", state: "SENT", deadlineAt: at(7) } },
   ];
 }
 

@@ -135,6 +135,8 @@ const MATRIX: readonly Target[] = [
   // getDataExport, which checks who asks and that it has not expired (docs/decisions/0040-legal-clocks-and-access.md).
   closed("dataExports", "ax-1001", { uid: "u-1001", state: "READY", parts: 1 }, { state: "PENDING" }, "dataExports (the owner's own)"),
   closed("dataExports/ax-1001/exportParts", "000000", { uid: "u-1001", file: "manifest.json", data: "{}" }, { data: "[]" }, "dataExports/{x}/exportParts"),
+  // The processors' outbox: a client must neither read whom an erasure notified nor forge an acknowledgement.
+  closed("processorNotices", "dr-1001~search-index", { requestId: "dr-1001", processor: "search-index", state: "SENT" }, { state: "ACKNOWLEDGED", receiptId: "forged" }),
   closed("scratchpad", "x-001", { note: "new" }, { note: "changed" }, "scratchpad (no rule names it)"),
 ];
 

@@ -1,11 +1,51 @@
 import { refusalReason, type CallableOutput } from "@atlasmart/retention-client";
-import { useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
 import { Link, useParams } from "@tanstack/react-router";
 import { collectionOf, countdown, erasureCompleteText, goneByText, openedBy, PathText, Problem, subjectLabel, timelineText, useNow, when, whereItStands } from "../format";
 import { useRegistry } from "../registry";
 import { useSession, useUserKey } from "../session";
 
 type Plan = CallableOutput<"planDeletion">;
+type ProcessorRow = NonNullable<CallableOutput<"getDeletionStatus">["processors"]>[number];
+
+/** What a processor's state means to an officer. */
+const PROCESSOR_STATUS_TEXT: Record<ProcessorRow["status"], string> = {
+  pending: "not sent yet",
+  held: "held back by a hold",
+  sent: "sent, awaiting its confirmation",
+  acknowledged: "confirmed",
+  overdue: "OVERDUE: not confirmed by its deadline",
+  failed: "delivery failed",
+};
+
+/** A compliance officer confirms a manual processor's deletion with the vendor's ticket or receipt id. */
+function ConfirmProcessor({ row }: { row: ProcessorRow }) {
+  const { fb } = useSession();
+  const userKey = useUserKey();
+  const qc = useQueryClient();
+  const [receiptId, setReceiptId] = useState("");
+  const confirm = useMutation({
+    mutationFn: () => fb.client.confirmProcessorNotice({ requestId: row.requestId, processor: row.processor, receiptId: receiptId.trim() }),
+    onSuccess: () => void qc.invalidateQueries({ queryKey: [...userKey, "status"] }),
+  });
+  const id = `receipt-${row.requestId}-${row.processor}`;
+  return (
+    <form
+      className="confirm-processor"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (receiptId.trim() !== "") confirm.mutate();
+      }}
+    >
+      <label htmlFor={id}>Vendor's ticket or receipt</label> <input id={id} value={receiptId} maxLength={200} onChange={(e) => setReceiptId(e.target.value)} />{" "}
+      <button type="submit" className="primary" disabled={confirm.isPending || receiptId.trim() === ""}>
+        Confirm {row.processor} erased it
+      </button>
+      {confirm.isError && <Problem error={confirm.error} />}
+    </form>
+  );
+}
 
 interface PlanRow {
   collection: string;
@@ -132,6 +172,50 @@ export function RequestDetailView() {
                         <td>{c.fullyGoneBy ? when(c.fullyGoneBy) : "-"}</td>
                         <td>{c.erasureComplete ? "yes" : "no"}</td>
                         <td>{c.underHold}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </>
+          )}
+          {s.processors && s.processors.length > 0 && (
+            <>
+              <h2>Processors</h2>
+              <p className="muted">The services that hold a copy of this subject's data, and whether each has confirmed the deletion.</p>
+              <div className="table-wrap">
+                <table data-testid="processors">
+                  <caption className="visually-hidden">Each processor's part of the erasure</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Processor</th>
+                      <th scope="col">How</th>
+                      <th scope="col">State</th>
+                      <th scope="col">Deadline</th>
+                      <th scope="col">Confirmed</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {s.processors.map((p) => (
+                      <tr key={`${p.requestId}:${p.processor}`} data-testid={`processor-${p.processor}`}>
+                        <th scope="row">{p.processor}</th>
+                        <td>{p.kind === "manual" ? "by staff" : p.kind}</td>
+                        <td className={p.status === "overdue" || p.status === "failed" ? "danger-text" : undefined}>
+                          {PROCESSOR_STATUS_TEXT[p.status]}
+                          {p.lastError && p.status !== "acknowledged" ? <span className="code-detail"> ({p.lastError})</span> : null}
+                        </td>
+                        <td>{when(p.deadline)}</td>
+                        <td>
+                          {p.acknowledgedAt ? (
+                            <>
+                              {when(p.acknowledgedAt)} <span className="code-detail">receipt {p.receiptId}</span>
+                            </>
+                          ) : p.kind === "manual" ? (
+                            <ConfirmProcessor row={p} />
+                          ) : (
+                            "-"
+                          )}
+                        </td>
                       </tr>
                     ))}
                   </tbody>

@@ -73,6 +73,11 @@ export const FINDING_CODES = [
    * (docs/decisions/0040-legal-clocks-and-access.md).
    */
   "DEADLINE_MISSED",
+  /**
+   * A processor's deletion notice (`processorNotices/{id}`) not acknowledged by the deadline the processor agreed to
+   * (its erasure plus the registry's `deadlineDays`): pending, sent and unanswered, failed, or held back by a hold.
+   */
+  "PROCESSOR_OVERDUE",
 ] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
 
@@ -331,6 +336,13 @@ export function auditDeletionRequest(r: RequestFacts, nowMs: number, holds: read
     out.push({ path: r.path, code: "STUCK_RETAINED_UNDER_HOLD", detail: `retained under a hold, but ${what}: the next purge run must take it up${due !== null ? `; ${due}` : ""}` });
   }
   return out;
+}
+
+/** PROCESSOR_OVERDUE: a processor's notice still open (not ACKNOWLEDGED) after its agreed deadline. */
+export function auditProcessorNotice(n: { path: string; processor: string; state: string | null; deadlineAtMs: number | null }, nowMs: number): Finding[] {
+  if (n.state === "ACKNOWLEDGED" || n.deadlineAtMs === null || n.deadlineAtMs >= nowMs) return [];
+  const days = Math.floor((nowMs - n.deadlineAtMs) / 86_400_000);
+  return [{ path: n.path, code: "PROCESSOR_OVERDUE", detail: `processor ${n.processor} has not confirmed the deletion (${n.state ?? "no state"}); due ${iso(n.deadlineAtMs)} (${days}d overdue)` }];
 }
 
 /** ORPHANED_SUBJECT: the uid-keyed documents of a subject whose Auth account is gone and whose erasure is not under way. */

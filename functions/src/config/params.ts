@@ -65,6 +65,14 @@ export const SETTINGS = {
   evidenceAnchorSchedule: { env: "RETENTION_EVIDENCE_ANCHOR_SCHEDULE", kind: "string", default: "*/10 * * * *", description: "Cron for evidenceAnchor, which writes every chain head outside the database (a truncation after the last anchor is the window it leaves)." },
   accessExportHours: { env: "RETENTION_ACCESS_EXPORT_HOURS", kind: "int", default: 168, min: 1, max: 720, description: "Hours a subject's access export (requestDataExport) stays downloadable once ready; then Firestore's TTL deletes it (docs/decisions/0040-legal-clocks-and-access.md)." },
   accessExportCooldownHours: { env: "RETENTION_ACCESS_EXPORT_COOLDOWN_HOURS", kind: "int", default: 24, min: 0, max: 720, description: "After a subject's own access export, a new one from the same user waits this long (0: off). Staff exports for a request received by email do not wait." },
+  processorEndpoints: {
+    env: "RETENTION_PROCESSOR_ENDPOINTS",
+    kind: "string",
+    default: "",
+    description: "Webhook processors this deployment sends elsewhere than the registry's url: `search-index=http://127.0.0.1:8790/erase` (comma-separated name=url; https, or http on the loopback). Empty: every webhook gets its registry url.",
+  },
+  processorTimeoutSeconds: { env: "RETENTION_PROCESSOR_TIMEOUT_SECONDS", kind: "int", default: 10, min: 1, max: 120, description: "How long one delivery to a webhook processor waits for its answer before the attempt counts as failed (the queue retries it with backoff)." },
+  processorSweepSchedule: { env: "RETENTION_PROCESSOR_SWEEP_SCHEDULE", kind: "string", default: "*/5 * * * *", description: "Cron for processorNotices: delivers again the processor notices a hold kept back once it is released, and any whose delivery task was never queued." },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof SETTINGS;
@@ -135,6 +143,13 @@ export const SETTING_PROMPTS = {
   storageDeleteTimeoutSeconds: { label: "Storage: one object delete's timeout (seconds)" },
   storageSoftDeleteDays: { label: "Storage: the buckets' soft-delete retention (days)" },
   auditMaxObjects: { label: "Audit: Cloud Storage objects per run" },
+  processorEndpoints: {
+    label: "Processors: webhook endpoints instead of the registry's (name=url, comma-separated)",
+    pattern: /^\s*([a-z0-9]+(-[a-z0-9]+)*=\S+)?\s*(,\s*([a-z0-9]+(-[a-z0-9]+)*=\S+)?\s*)*$/,
+    patternError: "Empty, or name=url pairs separated by commas, e.g. search-index=https://search.example.com/erase.",
+  },
+  processorTimeoutSeconds: { label: "Processors: webhook answer timeout (seconds)" },
+  processorSweepSchedule: { label: "Processors: notice sweep schedule", ...CRON },
 } as const satisfies Record<SettingKey, SettingPrompt>;
 
 /**
@@ -210,6 +225,23 @@ export const EVIDENCE_KEY_SECRET = defineSecret(SECRETS.evidenceKey.env, { label
 
 /** The secrets every function of the service names in its options. */
 export const FUNCTION_SECRETS = [EVIDENCE_KEY_SECRET];
+
+const processorSecretParams = new Map<string, ReturnType<typeof defineSecret>>();
+/**
+ * The Secret Manager secrets of the registry's processors (each webhook or topic processor names its own HMAC key,
+ * `RETENTION_PROCESSOR_<NAME>_KEY`): bound by the functions that sign notices and check acknowledgements only. The
+ * names come from the enforced registry, read when the functions load, as the TTL triggers' collections do.
+ */
+export function processorSecrets(names: readonly string[]): ReturnType<typeof defineSecret>[] {
+  return [...new Set(names)].map((name) => {
+    let param = processorSecretParams.get(name);
+    if (!param) {
+      param = defineSecret(name, { label: `Processor key ${name}`, description: "HMAC key a processor's deletion notices are signed with and its acknowledgements checked against (at least 32 characters; comma-separated during a rotation: the first signs, all verify)." });
+      processorSecretParams.set(name, param);
+    }
+    return param;
+  });
+}
 
 /** What `functions/.env.local` must say: every setting, with its emulator value where it has one. */
 export function renderEnvLocal(): string {

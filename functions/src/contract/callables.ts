@@ -3,6 +3,7 @@ import * as access from "./access";
 import * as admin from "./admin";
 import * as evidence from "./evidence";
 import * as holds from "./holds";
+import * as processors from "./processors";
 import * as registry from "./registry";
 import * as report from "./report";
 import * as requests from "./requests";
@@ -188,6 +189,15 @@ export const CALLABLES = {
     appCheck: false,
     summary: "The deletion sets the mass-deletion brake holds back, with their units, manifest hashes and counts, and who decided, named; paged.",
     refusals: ["permission-denied/NOT_RETENTION_ADMIN", "invalid-argument/INVALID_CURSOR"],
+  }),
+  confirmProcessorNotice: spec({
+    input: processors.ConfirmProcessorNoticeInput,
+    output: processors.ConfirmProcessorNoticeOutput,
+    caller: "compliance",
+    appCheck: false,
+    summary:
+      "A compliance officer confirms that a manual processor (a vendor with no API) erased the subject, with the vendor's receipt or ticket id: recorded once as the processor's acknowledgement (PROCESSOR_ACKNOWLEDGED, the officer its actor); a second confirmation changes nothing.",
+    refusals: ["permission-denied/NOT_COMPLIANCE", "not-found/PROCESSOR_NOTICE_NOT_FOUND", "failed-precondition/NOT_A_MANUAL_PROCESSOR"],
   }),
   approvePurgeRun: spec({
     input: admin.ApprovePurgeRunInput,

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { GONE_BY_UNKNOWN, REQUEST_STATES } from "../kernel/request-states";
 import { inputs, isoString, StaffNames } from "./inputs";
 import { ScopeInput, SubjectInput, SubjectView } from "./subjects";
+import { ProcessorView } from "./processors";
 
 export { REQUEST_STATES };
 
@@ -102,6 +103,12 @@ export const GetDeletionStatusOutput = z.object({
   cells: z.array(RequestCell).optional(),
   /** A request group's members (the state and dates above are the group's, derived from theirs); absent for a request on its own. */
   group: RequestGroup.optional(),
+  /**
+   * The processors the erasure notified (services holding a copy: a search index, an email tool), each with its
+   * state; absent until the erasure reaches them (the request ends PURGED) or when the registry has none.
+   * `fullyGoneBy` waits for their deadlines.
+   */
+  processors: z.array(ProcessorView).optional(),
   /** Staff only: whose request it is (its subject, and who opened it), and why it is blocked or what a hold retains. */
   staff: z
     .object({

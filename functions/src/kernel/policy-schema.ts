@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { patternMatchesSegments, segments } from "./paths";
+import { PROCESSOR_KINDS } from "./processor-states";
 
 /**
  * The zod schema of a policy registry version (`policies/versions/*.json`). The registry is data: an
@@ -205,6 +206,38 @@ export function storageEntryCells(heldWith: string, collections: readonly { patt
   return [...new Set(cells)];
 }
 
+/**
+ * The registry's processors against the rest of it: unique names and secrets, each received entry an entry of that
+ * subject's data map, in the primary database (a processor's notice is written with its request's end, which the
+ * primary's part of a request decides), and a scope-kind entry only where the app has a scope kind.
+ */
+function refineProcessors(r: { processors: readonly Processor[]; controlPlane: readonly { collection: string }[]; dataMap: { user: readonly DataMapEntry[]; tenant?: readonly DataMapEntry[] | undefined } }, issue: (message: string) => void): void {
+  if (r.processors.length > 0 && !r.controlPlane.some((c) => c.collection === PROCESSOR_NOTICES)) {
+    issue(`processors: the registry's controlPlane must list ${PROCESSOR_NOTICES}, the processors' outbox, with its retention class`);
+  }
+  const names = new Set<string>();
+  const secrets = new Map<string, string>();
+  for (const p of r.processors) {
+    if (names.has(p.name)) issue(`duplicate processor ${p.name}`);
+    names.add(p.name);
+    if (p.secret !== undefined) {
+      const other = secrets.get(p.secret);
+      if (other !== undefined) issue(`processors.${p.name}: secret ${p.secret} is also ${other}'s; each processor signs with its own key`);
+      secrets.set(p.secret, p.name);
+    }
+    for (const kind of ["user", "tenant"] as const) {
+      const entries = r.dataMap[kind];
+      for (const id of p.receives[kind]) {
+        const entry = entries?.find((e) => e.id === id);
+        if (!entries) issue(`processors.${p.name}: receives.${kind} names ${id}, but the registry has no dataMap.${kind}`);
+        else if (!entry) issue(`processors.${p.name}: receives.${kind} names ${id}, which dataMap.${kind} does not have (it has ${entries.map((e) => e.id).join(", ")})`);
+        else if (entry.database !== undefined) issue(`processors.${p.name}: receives.${kind}.${id} is in database ${entry.database}; a processor receives entries of the primary database only`);
+      }
+      if (new Set(p.receives[kind]).size !== p.receives[kind].length) issue(`processors.${p.name}: receives.${kind} names an entry twice`);
+    }
+  }
+}
+
 /** The `{name}` variables of a template, in order. */
 export const templateVariables = (template: string): string[] => [...template.matchAll(/\{([A-Za-z]+)\}/g)].map((m) => m[1]!);
 
@@ -352,6 +385,67 @@ export const LegalClocksSchema = z
     }
   });
 
+/**
+ * A processor: a service the app feeds personal data to (a search index, an email tool, a payment provider) that
+ * must erase its copy when a subject is erased (docs/decisions/0039-processors.md):
+ * - `webhook`: an HTTPS endpoint the control plane POSTs a signed deletion notice to;
+ * - `pubsub`: a Pub/Sub topic it publishes the signed notice to;
+ * - `manual`: a vendor with no API; staff carry the deletion out and confirm it in the console.
+ * It names the data-map entries whose data it receives (by subject kind), the days it has agreed to erase within,
+ * and how it acknowledges: `response` (the webhook's 2xx answer carries a signed receipt), `callback` (it later
+ * POSTs a signed receipt to the ackProcessorNotice endpoint) or `staff` (a person confirms it).
+ */
+export const ProcessorSchema = z
+  .object({
+    name: kebab,
+    description: z.string().min(1),
+    kind: z.enum(PROCESSOR_KINDS),
+    /** webhook: where the notice is POSTed: https, or http on the loopback (127.0.0.1, localhost) for local runs. */
+    url: z.string().optional(),
+    /** pubsub: the topic id in the functions' project (`erasures-search`). */
+    topic: z.string().regex(/^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$/, "a Pub/Sub topic id (3 to 255 characters, starting with a letter)").optional(),
+    /** manual: what staff do to have the vendor erase the subject (shown in the console). */
+    instructions: z.string().min(1).optional(),
+    /** The data-map entries whose data it receives, by subject kind: a user's erasure notifies it when `user` names any. */
+    receives: z.object({ user: z.array(kebab).default([]), tenant: z.array(kebab).default([]) }).strict(),
+    /** Days after the erasure reaches it by which it has agreed to confirm the deletion. */
+    deadlineDays: z.number().int().min(1).max(365),
+    acknowledges: z.enum(["response", "callback", "staff"]),
+    /** webhook and pubsub: the Secret Manager secret holding its HMAC key (`RETENTION_PROCESSOR_SEARCH_KEY`), one per processor. */
+    secret: z.string().regex(/^RETENTION_PROCESSOR_[A-Z0-9_]+$/, "a secret name starting with RETENTION_PROCESSOR_ (SCREAMING_SNAKE)").optional(),
+  })
+  .strict()
+  .superRefine((p, ctx) => {
+    const issue = (message: string) => ctx.addIssue({ code: "custom", message: `processors.${p.name}: ${message}` });
+    const allowed = { webhook: ["url", "secret"], pubsub: ["topic", "secret"], manual: ["instructions"] } as const;
+    for (const f of ["url", "topic", "instructions", "secret"] as const) {
+      const mine = (allowed[p.kind] as readonly string[]).includes(f);
+      if (mine && p[f] === undefined) issue(`kind ${p.kind} needs ${f}`);
+      if (!mine && p[f] !== undefined) issue(`${f} is not for kind ${p.kind}`);
+    }
+    const acks = { webhook: ["response", "callback"], pubsub: ["callback"], manual: ["staff"] } as const;
+    if (!(acks[p.kind] as readonly string[]).includes(p.acknowledges)) {
+      issue(`a ${p.kind} processor acknowledges by ${acks[p.kind].join(" or ")}, not ${p.acknowledges}`);
+    }
+    if (p.url !== undefined && !processorUrlAllowed(p.url)) issue(`url ${p.url} must be https:// (http:// only on 127.0.0.1 or localhost)`);
+    if (p.receives.user.length + p.receives.tenant.length === 0) issue("receives names no data-map entry: a processor that receives nothing is never notified");
+  });
+
+/** The processors' outbox collection, which a registry with processors lists in its controlPlane. */
+export const PROCESSOR_NOTICES = "processorNotices";
+
+/** A webhook's URL: https anywhere; plain http only on the loopback, for the emulators and tests. */
+export function processorUrlAllowed(url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.username !== "" || u.password !== "") return false;
+  return u.protocol === "https:" || (u.protocol === "http:" && (u.hostname === "127.0.0.1" || u.hostname === "localhost"));
+}
+
 export const RegistrySchema = z
   .object({
     version: z.string().regex(/^v[0-9]+$/),
@@ -390,6 +484,8 @@ export const RegistrySchema = z
     processedEventTtlDays: z.number().int().positive(),
     /** The legal deadline each subject's request runs on (GDPR, CCPA), by scope or field, with a default. */
     legalClocks: LegalClocksSchema.optional(),
+    /** The processors an erasure must reach beyond the app's own databases (docs/decisions/0039-processors.md). */
+    processors: z.array(ProcessorSchema).default([]),
   })
   .strict()
   .superRefine((r, ctx) => {
@@ -465,6 +561,7 @@ export const RegistrySchema = z
       if (e.action === "removeFromArray") ctx.addIssue({ code: "custom", message: `dataMap.tenant.${e.id}: removeFromArray takes a user out of an array, so it belongs in dataMap.user` });
     }
     if (!r.subjects && !r.dataMap.tenant) ctx.addIssue({ code: "custom", message: "dataMap.tenant is required in a version without subjects" });
+    refineProcessors(r, (message) => ctx.addIssue({ code: "custom", message }));
     const codes = new Set<string>();
     for (const h of r.holdReasons) {
       if (codes.has(h.code)) ctx.addIssue({ code: "custom", message: `duplicate hold reason ${h.code}` });
@@ -485,3 +582,4 @@ export type ScopeLookup = z.infer<typeof ScopeLookupSchema>;
 export type LegalClocks = z.infer<typeof LegalClocksSchema>;
 export type LegalClockLaw = z.infer<typeof LegalClockLawSchema>;
 export type LegalPeriod = z.infer<typeof LegalPeriodSchema>;
+export type Processor = z.infer<typeof ProcessorSchema>;

@@ -39,6 +39,10 @@ export const KIT_FUNCTIONS = [
   "getDataExport",
   "exportSubjectData",
   "buildDataExport",
+  "confirmProcessorNotice",
+  "processorNotices",
+  "deliverProcessorNotice",
+  "ackProcessorNotice",
 ] as const;
 
 /** Every function id the kit deploys under a registry: the fixed ones, and one TTL delete trigger per TTL collection. */

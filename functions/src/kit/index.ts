@@ -38,3 +38,7 @@ export { requestDataExport } from "../entrypoints/callable/request-data-export";
 export { getDataExport } from "../entrypoints/callable/get-data-export";
 export { exportSubjectData } from "../entrypoints/callable/export-subject-data";
 export { buildDataExport } from "../entrypoints/tasks/build-data-export";
+export { confirmProcessorNotice } from "../entrypoints/callable/confirm-processor-notice";
+export { processorNotices } from "../entrypoints/scheduled/processor-notices";
+export { deliverProcessorNotice } from "../entrypoints/tasks/deliver-processor-notice";
+export { ackProcessorNotice } from "../entrypoints/http/ack-processor-notice";

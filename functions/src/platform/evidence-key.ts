@@ -18,7 +18,15 @@ import { SECRETS } from "../config/params";
  * MACs unchecked.
  */
 export function evidenceSecrets(env: Readonly<Record<string, string | undefined>> = process.env): string[] | null {
-  const name = SECRETS.evidenceKey.env;
+  return secretValues(SECRETS.evidenceKey.env, env);
+}
+
+/**
+ * A secret's values, found as the evidence key's are (above): the environment variable of its name, else, on the
+ * emulators outside a function, its line in `functions/.secret.local`. Comma-separated keys during a rotation, each
+ * at least 32 characters; null when there is none. The processors' keys are read the same way.
+ */
+export function secretValues(name: string, env: Readonly<Record<string, string | undefined>> = process.env): string[] | null {
   const raw = env[name] || (onEmulatorOutsideFunction(env) ? readLocalSecret(name) : undefined);
   if (!raw) return null;
   const secrets = raw

@@ -83,7 +83,15 @@ export type LogEvent =
   | "job.done"
   | "erasure.ledger.recorded"
   | "erasure.replay.reopened"
-  | "erasure.replay.done";
+  | "erasure.replay.done"
+  | "processor.notices.written"
+  | "processor.notice.enqueued"
+  | "processor.notice.sent"
+  | "processor.notice.failed"
+  | "processor.notice.held"
+  | "processor.acknowledged"
+  | "processor.ack.refused"
+  | "processor.sweep.done";
 
 type Fields = Record<string, string | number | boolean | null | undefined | string[]>;
 

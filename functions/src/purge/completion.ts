@@ -14,6 +14,7 @@ import { completionDecision, purgedGoneBy, recoveryWindowMs, type CompletionDeci
 import { archiveCopiesOf, archiveCopyLeftInTx } from "./runner/archive";
 import { goneByFields } from "./runner/finalize";
 import { purgeSettings } from "./settings";
+import { noticesOfRequest, openProcessors } from "../processors/index";
 import { requestRef } from "./store";
 
 /**
@@ -82,13 +83,17 @@ async function completeOne(requestId: string, opts: CompletionOptions): Promise<
       });
     }
     if (decision !== "RECORD" || opts.dryRun) return decision;
+    // The processors the erasure notified: the date waited for their deadlines; the entry names those still open.
+    const notices = policy().registry.processors.length > 0 ? await noticesOfRequest(requestId, tx) : [];
+    const open = openProcessors(notices, opts.nowMs);
     const evidence = await openEvidence(tx, requestId);
     const at = toTimestamp(opts.nowMs);
     const basis = (snap.get("fullyGoneByBasis") ?? {}) as Record<string, unknown>;
     tx.update(ref, {
       erasureComplete: true,
       erasureCompleteAt: at,
-      timeline: FieldValue.arrayUnion({ at, event: "ERASURE_COMPLETE", detail: `fully gone by ${iso(fullyGoneByMs)}` }),
+      timeline: FieldValue.arrayUnion({ at, event: "ERASURE_COMPLETE", detail: `fully gone by ${iso(fullyGoneByMs)}${open.length > 0 ? `; processors still open: ${open.join(", ")}` : ""}` }),
+      ...(notices.length > 0 ? { processorsOpenAtCompletion: open } : {}),
     });
     evidence.append({
       action: "ERASURE_COMPLETE",
@@ -106,6 +111,7 @@ async function completeOne(requestId: string, opts: CompletionOptions): Promise<
         backupRetentionDays: typeof basis.backupRetentionDays === "number" ? basis.backupRetentionDays : null,
         archivesRetainUntil: iso(toMs(basis.archivesRetainUntil)),
         ...(typeof basis.storageSoftDeleteDays === "number" ? { storageSoftDeleteDays: basis.storageSoftDeleteDays } : {}),
+        ...(notices.length > 0 ? { processorsDeadline: iso(toMs(basis.processorsDeadline)), processorsAcknowledged: notices.length - open.length, processorsOpen: open.join(",") } : {}),
         // Across databases: each other cell's own date; the request's is the latest of them and its own.
         ...(cells ? { cells: cells.map((c) => `${c.cell}:${iso(c.fullyGoneByMs) ?? "-"}`).join(","), latestFullyGoneBy: iso(Math.max(fullyGoneByMs ?? 0, ...cells.map((c) => c.fullyGoneByMs ?? 0))) } : {}),
         ...(opts.actor.type === "system" ? {} : { startedBy: `${opts.actor.type}:${opts.actor.id}` }),

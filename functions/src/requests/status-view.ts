@@ -9,6 +9,7 @@ import { subjectView } from "./rules/subject-view";
 import { currentStatusSummary } from "./status";
 import { cellsOfRecord } from "./cells";
 import { statusView as cellStatusView, type CellView } from "./view";
+import { processorViews, type ProcessorView } from "../processors/index";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 /** A request's grace and due dates: null while a tenant's closure awaits its approval. */
@@ -28,6 +29,13 @@ export interface StatusEnv {
  * `group` listing each member. The subject is told "retained for a legal obligation" for anything a hold keeps.
  */
 export async function statusView(request: DeletionRequest, snap: DocumentSnapshot, audience: StatusAudience, env: StatusEnv): Promise<StatusView> {
+  const view = await requestView(request, snap, audience, env);
+  // The processors each request (a group: each member) notified when it ended PURGED (docs/decisions/0039-processors.md).
+  const processors = await processorViews(view.group ? view.group.requests.map((r) => r.requestId) : [request.requestId], env.nowMs);
+  return processors.length > 0 ? { ...view, processors } : view;
+}
+
+async function requestView(request: DeletionRequest, snap: DocumentSnapshot, audience: StatusAudience, env: StatusEnv): Promise<StatusView> {
   // A request of record across several governed databases (not a group member): each database's part
   // (requests/view.ts), its state and date derived from them (docs/decisions/0036-several-databases.md).
   if (request.groupId === undefined && cellsOfRecord(snap.data()).length > 0) {
@@ -47,7 +55,9 @@ export type StatusView = Omit<GroupStatusView, "timeline" | "retained"> & {
   retained: (GroupStatusView["retained"][number] & { database?: string })[];
   /** A request across several governed databases: each database's part. */
   cells?: CellView[];
+  processors?: ProcessorView[];
 };
+
 
 async function groupStatusView(request: DeletionRequest, snap: DocumentSnapshot, audience: StatusAudience, env: StatusEnv) {
   const members = await readGroup(request, snap);

@@ -12,6 +12,7 @@ import { DomainError } from "../../../functions/src/kernel/errors";
 import { explainQueryOf } from "../../../functions/src/evidence/explain";
 import { assertHoldableClass, classifyHoldTarget, holdClassForPath } from "../../../functions/src/holds/rules";
 import type { approvePurgeRunHandler } from "../../../functions/src/entrypoints/callable/approve-purge-run";
+import type { confirmProcessorNoticeHandler } from "../../../functions/src/entrypoints/callable/confirm-processor-notice";
 import type { approveTenantDeletionHandler } from "../../../functions/src/entrypoints/callable/approve-tenant-deletion";
 import type { cancelTenantDeletionHandler } from "../../../functions/src/entrypoints/callable/cancel-tenant-deletion";
 import type { requestTenantDeletionHandler } from "../../../functions/src/entrypoints/callable/request-tenant-deletion";
@@ -72,6 +73,7 @@ describe("the callable contract", () => {
       ["requestDataExport", "request-data-export", "RequestDataExportInput"],
       ["getDataExport", "get-data-export", "GetDataExportInput"],
       ["exportSubjectData", "export-subject-data", "ExportSubjectDataInput"],
+      ["confirmProcessorNotice", "confirm-processor-notice", "ConfirmProcessorNoticeInput"],
     ];
     expect(inputOf.map(([n]) => n).sort()).toEqual([...CALLABLE_NAMES].sort());
     for (const [name, file, exported] of inputOf) {
@@ -103,6 +105,7 @@ describe("the callable contract", () => {
       conforms<Out<typeof requestDataExportHandler>, CallableOutput<"requestDataExport">>(),
       conforms<Out<typeof getDataExportHandler>, CallableOutput<"getDataExport">>(),
       conforms<Out<typeof exportSubjectDataHandler>, CallableOutput<"exportSubjectData">>(),
+      conforms<Out<typeof confirmProcessorNoticeHandler>, CallableOutput<"confirmProcessorNotice">>(),
     ];
     expect(checked).toHaveLength(CALLABLE_NAMES.length);
   });

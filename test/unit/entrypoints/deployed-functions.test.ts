@@ -42,9 +42,27 @@ describe("deployed function settings", () => {
       (fn as { __endpoint?: unknown }).__endpoint ? [[name, fn] as const] : Object.entries(fn as Record<string, unknown>).map(([sub, f]) => [`${name}-${sub}`, f] as const),
     );
     expect(functions.length).toBeGreaterThan(15);
+    // The processors' keys only where notices are signed and receipts checked (docs/decisions/0039-processors.md).
+    const processorKeys = ["RETENTION_PROCESSOR_SEARCH_INDEX_KEY", "RETENTION_PROCESSOR_EMAIL_PLATFORM_KEY"];
+    const signing = new Set(["deliverProcessorNotice", "ackProcessorNotice"]);
     for (const [name, fn] of functions) {
-      expect(endpointOf(fn).secretEnvironmentVariables?.map((s) => s.key), name).toEqual(["RETENTION_EVIDENCE_KEY"]);
+      expect(endpointOf(fn).secretEnvironmentVariables?.map((s) => s.key), name).toEqual(["RETENTION_EVIDENCE_KEY", ...(signing.has(name) ? processorKeys : [])]);
     }
+  });
+
+  it("deliverProcessorNotice retries with backoff for about an hour, inside the relay's requeue interval", async () => {
+    const { deliverProcessorNotice, DELIVERY_RETRY } = await import("../../../functions/src/entrypoints/tasks/deliver-processor-notice");
+    const { REQUEUE_AFTER_MS } = await import("../../../functions/src/processors/sweep");
+    expect(endpointOf(deliverProcessorNotice).taskQueueTrigger!.retryConfig).toMatchObject(DELIVERY_RETRY);
+    // Cloud Tasks' backoff: doubling maxDoublings times from minBackoff, then linear, capped at maxBackoff.
+    let wait = 0;
+    let step: number = DELIVERY_RETRY.minBackoffSeconds;
+    for (let retry = 1; retry < DELIVERY_RETRY.maxAttempts; retry++) {
+      wait += Math.min(step, DELIVERY_RETRY.maxBackoffSeconds);
+      step = retry < DELIVERY_RETRY.maxDoublings ? step * 2 : step + DELIVERY_RETRY.minBackoffSeconds * 2 ** DELIVERY_RETRY.maxDoublings;
+    }
+    expect(wait * 1000).toBeGreaterThan(30 * 60_000);
+    expect(wait * 1000 + 10 * 60_000).toBeLessThan(REQUEUE_AFTER_MS);
   });
 
   it("purgeRequest runs as many tasks at once as RETENTION_PURGE_REQUEST_CONCURRENCY says, and its retries outlast a crashed delivery's lease", async () => {

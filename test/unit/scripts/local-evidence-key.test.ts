@@ -66,3 +66,26 @@ describe("the install step's emulator evidence key", () => {
     expect(existsSync(c.file)).toBe(false);
   });
 });
+
+describe("the emulators' processor keys", () => {
+  it("gives every processor secret the registries name a key of its own, once, keeping the evidence key and any key already there", () => {
+    const c = clone();
+    mkdirSync(join(c.dir, "policies", "versions"), { recursive: true });
+    mkdirSync(join(c.dir, "examples", "shop", "policies", "versions"), { recursive: true });
+    const processors = (secrets: string[]) => JSON.stringify({ processors: [...secrets.map((secret, i) => ({ name: `p${i}`, secret })), { name: "desk", kind: "manual" }] });
+    writeFileSync(join(c.dir, "policies", "versions", "v1.json"), processors(["RETENTION_PROCESSOR_A_KEY"]));
+    writeFileSync(join(c.dir, "examples", "shop", "policies", "versions", "v2.json"), processors(["RETENTION_PROCESSOR_B_KEY", "not a secret name"]));
+    writeFileSync(c.file, `RETENTION_PROCESSOR_B_KEY=${"b".repeat(40)}\n`);
+    const first = c.run();
+    expect(first.status).toBe(0);
+    expect(first.stderr).toContain("wrote processor keys to functions/.secret.local (emulators only): RETENTION_PROCESSOR_A_KEY");
+    const text = readFileSync(c.file, "utf8");
+    expect(text).toMatch(/^RETENTION_PROCESSOR_A_KEY=[0-9a-f]{64}$/m);
+    expect(text).toContain(`RETENTION_PROCESSOR_B_KEY=${"b".repeat(40)}\n`);
+    expect(text).toMatch(KEY_LINE);
+    expect(text).not.toContain("not a secret name");
+    const again = c.run();
+    expect(again.stderr).toBe("");
+    expect(readFileSync(c.file, "utf8")).toBe(text);
+  });
+});

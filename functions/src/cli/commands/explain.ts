@@ -1,6 +1,7 @@
 import { ExplainDeletionInput } from "../../contract/evidence";
 import { explainAcrossCells } from "../../cells/index";
 import { explainQueryOf, type ExplainQuery } from "../../evidence/index";
+import { processorViews } from "../../processors/index";
 import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { SCOPE_OPTIONS, scopeOpt, scopeWord } from "../scope";
@@ -42,6 +43,8 @@ Exit: 0 the evidence shown verifies, 1 it does not, 2 usage or connection error.
     // Every governed database's evidence, database by database; --database narrows to one.
     const r = await explainAcrossCells(query, { pageSize, cursor, verify, ...(ctx.target.cell !== null ? { database: ctx.target.cell } : {}) });
     const several = r.entries.some((e) => e.database !== undefined);
+    // About a request: where each processor it notified stands now (overdue is a fact of today, not of the ledger).
+    const processors = query.kind === "request" && !ctx.json ? await processorViews([query.value], Date.now()) : [];
     if (ctx.json) writeJson(r);
     else {
       const who = (e: (typeof r.entries)[number]) => (e.actor.type === "system" ? `system ${e.actor.id}` : `${e.actor.type} ${e.actor.id}`);
@@ -53,6 +56,9 @@ Exit: 0 the evidence shown verifies, 1 it does not, 2 usage or connection error.
                 ["ENTRY", ...(several ? ["DATABASE"] : []), "AT", "ACTION", "BY", "REASON", "POLICY", "REQUEST", "ROLE", "VERIFIED"],
                 r.entries.map((e) => [e.id, ...(several ? [e.database ?? "-"] : []), e.at, e.action, who(e), e.reason, e.policyVersion, e.requestId ?? "-", e.role, e.verified ? "yes" : "NO"]),
               ),
+          ...(processors.length > 0
+            ? ["", table(["PROCESSOR", "STATE", "DEADLINE", "ACKNOWLEDGED", "RECEIPT"], processors.map((p) => [p.processor, p.status.toUpperCase(), p.deadline, p.acknowledgedAt ?? "-", p.receiptId ?? "-"]))]
+            : []),
           "",
           ...r.verification.problems.map((p) => `problem: ${p.id ?? `${p.chain} #${p.seq}`} ${p.problem}: ${p.detail}`),
           keyValues([

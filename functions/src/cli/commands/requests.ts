@@ -142,6 +142,16 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, a refusal, or a connection error.`,
           : shown.cells
             ? table(["AT", "DATABASE", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.database ?? "primary", t.event, t.detail ?? ""]))
             : table(["AT", "EVENT", "DETAIL"], shown.timeline.map((t) => [t.at, t.event, t.detail ?? ""])),
+        // The processors the erasure notified (docs/decisions/0039-processors.md): OVERDUE once open past their deadline.
+        ...(shown.processors && shown.processors.length > 0
+          ? [
+              "",
+              table(
+                ["PROCESSOR", "KIND", "STATE", "DEADLINE", "SENT", "ACKNOWLEDGED", "RECEIPT", "LAST ERROR"],
+                shown.processors.map((p) => [p.processor, p.kind, p.status.toUpperCase(), p.deadline, p.sentAt ?? "-", p.acknowledgedAt ?? "-", p.receiptId ?? "-", p.lastError ?? "-"]),
+              ),
+            ]
+          : []),
         ...(shown.retained.length > 0
           ? ["", table(["RETAINED", ...(shown.cells ? ["DATABASE"] : []), "REASON CODE", "UNTIL", "WHY"], shown.retained.map((r) => [r.path, ...(shown.cells ? [r.database ?? "primary"] : []), r.reasonCode, r.until ?? "-", r.reason]))]
           : []),

@@ -17,11 +17,17 @@ import { deleteTenantAccounts } from "./tenant-accounts";
 import type { Steps } from "./step";
 import { recordLedgerEntry } from "./ledger";
 import { archiveCopiesOf } from "./archive";
-import { purgedGoneBy, type GoneBy } from "../../requests/rules/gone-by";
+import { purgedGoneBy, withProcessorsDeadline, type GoneBy } from "../../requests/rules/gone-by";
+import { existingNoticesInTx, processorsDeadlineMs, writeNoticesInTx } from "../../processors/index";
+import type { Subject } from "../../plan/rules";
 import { purgeSettings } from "../settings";
 import { finishGroupAccountDeletion, groupAccountIntent, groupAccountIntentEvidence, groupTakesAccountInTx } from "./group-account";
 import { policy } from "../../platform/registry";
 import { storageSettings } from "../../platform/storage";
+
+/** The id a processor knows a subject by: a user's uid, a scope's id. */
+const noticeSubject = (s: Subject): { type: "user" | "tenant"; id: string; scopeId?: string } =>
+  s.type === "user" ? { type: "user", id: s.uid, ...(s.tenantId ? { scopeId: s.tenantId } : {}) } : { type: "tenant", id: s.tenantId };
 
 const groupIdOf = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 
@@ -113,6 +119,7 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
       backupRetentionDays: b.backupRetentionDays,
       archivesRetainUntil: b.archivesRetainUntilMs === null ? null : toTimestamp(b.archivesRetainUntilMs),
       ...(b.storageSoftDeleteDays !== undefined ? { storageSoftDeleteDays: b.storageSoftDeleteDays } : {}),
+      ...(b.processorsDeadlineMs !== undefined ? { processorsDeadline: toTimestamp(b.processorsDeadlineMs) } : {}),
     },
     fullyGoneByUnknown: FieldValue.delete(),
   };
@@ -146,9 +153,12 @@ async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | nul
  */
 export async function finalizeStep(planned: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<"DONE" | "BLOCKED" | null> {
   await fire(env, { point: "beforeFinalize", unitKey: planned.unitKey, round: planned.round, step, batch: null, paths: [] });
-  const cp = await lateSweep(planned, step, env, steps);
+  const stranded: string[] = [];
+  const cp = await lateSweep(planned, step, env, steps, stranded);
   if (!cp) return null;
   const tally = await verifyUnit(cp);
+  // A request is not complete while a document of its subject, refused by the rules, sits under a deleted parent.
+  if (cp.kind === "request") for (const path of stranded) tally.findings.push({ path, problem: "LATE_FIND_STRANDED" });
   const end = requestOutcome(tally);
   // A member of a request group: the group's account goes once, from the finalize transaction below (group-account.ts).
   // A closure across several databases: the request of record's account step takes the accounts (cells/accounts.ts).
@@ -161,7 +171,11 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
   // A PURGED request's "fully gone by" date: this moment, the recovery windows, and the archive copies it made.
   // Deleted objects wait out the buckets' soft delete (docs/STORAGE.md); a round that deleted none does not count it.
   const objects = tally.objectsDeleted > 0 || objectsDeletedEarlier ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
-  const goneBy = end === "PURGED" && cp.requestId ? purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows(), objects) : null;
+  // It also waits for the deadlines of the processors the erasure notifies (docs/decisions/0039-processors.md).
+  const goneBy =
+    end === "PURGED" && cp.requestId && cp.subject
+      ? withProcessorsDeadline(purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows(), objects), processorsDeadlineMs(policy().registry.processors, cp.subject.type, env.nowMs))
+      : null;
   // The erasure ledger hears of it before the request says PURGED: a restore cannot lose what it records.
   if (end !== "BLOCKED") await recordLedgerEntry(cp, env, goneBy?.atMs ?? null);
   const counts = { gone: tally.gone, archived: tally.archived, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
@@ -173,6 +187,10 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
     if (req) assertRequestMove(parseRequestState(req.get("state")), end);
     const judged = end === "RETAINED_UNDER_HOLD" ? await judgeHeldInTx(tx, now, tally) : null;
     const account = groupId !== null && end === "PURGED" ? await groupTakesAccountInTx(tx, groupId, cp.requestId!, end) : { take: false, members: 0 };
+    // The processors' notices are written with the request's PURGED, by the request itself (a cell request of another
+    // database leaves them to its request of record; a request retained under a hold notifies no one until it is PURGED).
+    const notify = end === "PURGED" && req !== null && cp.subject && typeof req.get("cellOf") !== "string" ? { requestId: req.id, subject: noticeSubject(cp.subject) } : null;
+    const existingNotices = notify ? await existingNoticesInTx(tx, notify.requestId, notify.subject.type) : new Set<string>();
     const evidence = await openEvidence(tx, cp.unitKey);
     const at = toTimestamp(env.nowMs);
     const intent = account.take && groupId !== null ? groupAccountIntent(env.actor, groupId, at) : null;
@@ -208,6 +226,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
         : {};
       writeCheckpoint(tx, cp, env, { phase: "DONE", nextStep: step + 1, finishedAt: at, verify: counts }, { lease: FieldValue.delete(), ...request });
       evidence.append(purgeEvidence(env, cp, { action: "PURGE_VERIFIED", decision: { reason: "MANIFEST_VERIFIED" }, counts }));
+      if (notify) writeNoticesInTx(tx, notify, existingNotices, env.nowMs, evidence, env.actor);
       if (intent && groupId !== null) evidence.append(groupAccountIntentEvidence(cp, env.actor, env.nowMs, groupId, account.members));
       if (end === "RETAINED_UNDER_HOLD") {
         evidence.append(

@@ -39,6 +39,8 @@ export interface GoneByBasis {
   archivesRetainUntilMs: number | null;
   /** The buckets' soft-delete retention in days, when the erasure deleted Cloud Storage objects (absent: it deleted none). */
   storageSoftDeleteDays?: number;
+  /** The latest deadline of the processors the erasure notified (absent: it notified none; docs/decisions/0039-processors.md). */
+  processorsDeadlineMs?: number;
 }
 
 export type GoneBy = { atMs: number; basis: GoneByBasis } | { atMs: null; unknown: GoneByUnknown };
@@ -93,6 +95,15 @@ export function purgedGoneBy(purgedAtMs: number, archives: ArchiveCopies, window
       ...(objects !== null ? { storageSoftDeleteDays: objects.softDeleteDays } : {}),
     },
   };
+}
+
+/**
+ * A date that also waits for the processors the erasure notified: no earlier than the latest deadline they agreed
+ * to, since until then a processor may lawfully still hold its copy. No date stays no date.
+ */
+export function withProcessorsDeadline(goneBy: GoneBy, processorsDeadlineMs: number | null): GoneBy {
+  if (goneBy.atMs === null || processorsDeadlineMs === null) return goneBy;
+  return { atMs: Math.max(goneBy.atMs, processorsDeadlineMs), basis: { ...goneBy.basis, processorsDeadlineMs } };
 }
 
 /** What the request document says about its date (written by the purge's finalize when it became PURGED). */

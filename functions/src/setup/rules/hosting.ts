@@ -23,6 +23,7 @@ export const CONSOLE_CALLABLES = [
   "runRetentionJob",
   "listBrakeRuns",
   "approvePurgeRun",
+  "confirmProcessorNotice",
 ] as const;
 
 /**

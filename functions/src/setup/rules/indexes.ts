@@ -36,6 +36,9 @@ export const CONTROL_PLANE_INDEXES: readonly CompositeIndexConfig[] = [
   collectionIndex("retentionHolds", asc("state"), asc("placedBy"), asc("targetPath"), desc("placedAt")),
   collectionIndex("retentionHolds", asc("state"), asc("reasonCode"), asc("placedBy"), asc("targetPath"), desc("placedAt")),
   collectionIndex("retentionJobs", asc("state"), desc("lastTrippedAt")),
+  // The processors' outbox: the relay's due notices, and the audit's overdue ones (docs/decisions/0039-processors.md).
+  collectionIndex("processorNotices", asc("state"), asc("queuedUntil")),
+  collectionIndex("processorNotices", asc("state"), asc("deadlineAt")),
 ];
 
 /**

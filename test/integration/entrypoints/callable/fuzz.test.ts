@@ -34,6 +34,7 @@ import {
   ListRetentionHoldsInput,
   RequestDataExportInput,
 } from "../../../../functions/src/contract";
+import { ConfirmProcessorNoticeInput } from "../../../../functions/src/entrypoints/callable/confirm-processor-notice";
 import { DEMO_DOCS } from "../../../../examples/atlasmart/data";
 import { LIFECYCLE_STATES } from "../../../../functions/src/kernel/lifecycle";
 import { call, db, waitFor } from "../../../helpers/emulator";
@@ -395,6 +396,20 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "INVALID_ARGUMENT/INVALID_CURSOR"],
     },
     {
+      name: "confirmProcessorNotice",
+      schema: ConfirmProcessorNoticeInput,
+      base: () => ({ requestId: "fz-none", processor: "support-desk", receiptId: "TICKET-1" }),
+      privileged: "clara",
+      unprivileged: "rita",
+      refusals: () =>
+        fc.oneof(
+          // No request has a notice for these: nothing to confirm.
+          fc.tuple(fuzzId, fc.constantFrom("support-desk", "search-index", "no-such-vendor")).map(([requestId, processor]) => ({ payload: { requestId, processor, receiptId: "R-1" }, token: "clara" as const })),
+          fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger").map((token) => ({ payload: { requestId: "fz-none", processor: "support-desk", receiptId: "R-1" }, token })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "NOT_FOUND/PROCESSOR_NOTICE_NOT_FOUND"],
+    },
+    {
       name: "getRetentionReport",
       schema: GetRetentionReportInput,
       base: () => ({ skipSubjects: true }),
@@ -541,6 +556,7 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
     "requestDataExport",
     "getDataExport",
     "exportSubjectData",
+    "confirmProcessorNotice",
   ];
   for (const [index, name] of names.entries()) {
     it(`${name}: only invalid-argument or documented refusals, and nothing written`, async () => {
