@@ -5,6 +5,7 @@
 import { getAuth } from "firebase-admin/auth";
 import { ANCHOR_DATABASE, localAnchors } from "../../functions/src/platform/anchors";
 import { adminApp, db } from "../../functions/src/platform/firestore";
+import { LOCAL_KMS_DATABASE } from "../../functions/src/platform/kms";
 
 export const PROJECT_ID = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
 export const REGION = "us-central1";
@@ -37,6 +38,22 @@ export async function clearFirestore(databaseId = "(default)"): Promise<void> {
     await new Promise((r) => setTimeout(r, 250 * attempt));
   }
   await clearAnchors(databaseId);
+  await clearLocalKms(databaseId);
+}
+
+/**
+ * Deletes the emulators' stand-in KMS keys of one ring (platform/kms.ts): a ring is named after the ledger database
+ * whose data keys it wraps, so clearing that database clears its keys too.
+ */
+export async function clearLocalKms(ringId: string): Promise<void> {
+  const col = db(LOCAL_KMS_DATABASE).collection("rings").doc(ringId).collection("keks");
+  for (;;) {
+    const snap = await col.limit(400).get();
+    if (snap.empty) return;
+    const batch = db(LOCAL_KMS_DATABASE).batch();
+    for (const d of snap.docs) batch.delete(d.ref);
+    await batch.commit();
+  }
 }
 
 /** Deletes the evidence anchors the emulators keep for one governed database. */

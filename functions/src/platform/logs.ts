@@ -56,6 +56,7 @@ export type LogEvent =
   | "shred.done"
   | "shred.kek.destroyed"
   | "shred.failed"
+  | "shred.migration.done"
   | "purge.brake.approved"
   | "purge.brake.deferred"
   | "purge.brake.decided"

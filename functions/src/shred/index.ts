@@ -2,3 +2,4 @@ export { DataKeys, dataKeyIdFor, keyForSubject, type DataKey, type KeyLookup } f
 export { openCopy, type OpenedCopy } from "./copies";
 export { isSealed, keySubjectOf, periodOf, plannedShredMs, seal, sealAad, type KeySubject, type Sealed } from "./rules";
 export { shredDueKeys, shredMarker, type ShredOptions, type ShredSummary } from "./shred";
+export { sealPlaintextArchives, SEAL_MIGRATION_DOC, type SealMigrationOptions, type SealMigrationSummary } from "./migrate";

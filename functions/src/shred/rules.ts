@@ -151,15 +151,16 @@ export type ShredVerdict =
 
 /**
  * Whether a data key whose period has ended may be shredded: only when no copy is held and every copy's retention
- * has ended. Otherwise it moves to a later period: its last copy's, or tomorrow's while a hold stands (a held key
- * is looked at again every night, and its period's KEK still goes).
+ * has ended. Otherwise it moves to a later period: its last copy's, or today's while a hold stands (today's period
+ * ends at the coming midnight, so a held key is looked at again by the next night's run, and the ended period's
+ * KEK still goes tonight).
  */
 export function shredVerdict(c: KeyCopies, nowMs: number): ShredVerdict {
-  const tomorrow = periodOf(nowMs + DAY_MS);
-  if (c.held) return { shred: false, reason: "ARCHIVE_UNDER_HOLD", nextPeriod: laterPeriod(tomorrow, c.openEnded ? OPEN_PERIOD : periodOf(c.latestRetainUntilMs ?? nowMs)) };
+  const today = periodOf(nowMs);
+  if (c.held) return { shred: false, reason: "ARCHIVE_UNDER_HOLD", nextPeriod: laterPeriod(today, c.openEnded ? OPEN_PERIOD : periodOf(c.latestRetainUntilMs ?? nowMs)) };
   if (c.openEnded) return { shred: false, reason: "ARCHIVE_RETENTION_NOT_ENDED", nextPeriod: OPEN_PERIOD };
   if (c.latestRetainUntilMs !== null && c.latestRetainUntilMs > nowMs) {
-    return { shred: false, reason: "ARCHIVE_RETENTION_NOT_ENDED", nextPeriod: laterPeriod(tomorrow, periodOf(c.latestRetainUntilMs)) };
+    return { shred: false, reason: "ARCHIVE_RETENTION_NOT_ENDED", nextPeriod: laterPeriod(today, periodOf(c.latestRetainUntilMs)) };
   }
   return { shred: true, reason: c.copies === 0 ? "NO_COPIES_LEFT" : "ARCHIVE_RETENTION_ENDED" };
 }

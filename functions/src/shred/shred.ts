@@ -18,7 +18,7 @@ import { dataKeyRef, kekIdOf, lastEndedPeriod, shredVerdict, type KeyCopies, typ
  *    active hold, and every copy's retention ended, and it is shredded: a marker
  *    (`retentionJobs/archive-shred-<key>-g<n>`) and ARCHIVE_SHREDDED evidence commit together, then the key record
  *    becomes a tombstone with no key material. Otherwise the key is wrapped again under a later period (its last
- *    copy's, or tomorrow's while a hold stands);
+ *    copy's, or today's while a hold stands, so the next night looks again);
  * 2. every period that has ended and that no active key names any more has its KEK destroyed (a scheduled
  *    destruction in Cloud KMS, after RETENTION_ARCHIVE_KEY_DESTROY_DAYS). Only then is a restored backup's copy of
  *    a shredded key useless; "fully gone by" counts the destroy delay from here.

@@ -1,9 +1,10 @@
-import { DocumentReference, FieldValue, GeoPoint, Timestamp, type DocumentData, type DocumentSnapshot, type Query, type Transaction } from "firebase-admin/firestore";
+import { DocumentReference, FieldValue, Timestamp, type DocumentData, type DocumentSnapshot, type Query, type Transaction } from "firebase-admin/firestore";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { activeHoldsInTx, claimingHoldIds } from "../../holds/index";
 import type { ActiveHoldRef } from "../../kernel/held";
 import { COLLECTIONS, db } from "../../platform/firestore";
 import { governedToFirestore, readGoverned, toTimestamp } from "../../platform/governed-doc";
+import { toPlain } from "../../platform/plain";
 import { fenceLease, renewLeaseInTx } from "../../platform/lease";
 import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
@@ -240,23 +241,7 @@ export function holdArchiveInTx(tx: Transaction, archive: DocumentSnapshot, hold
 }
 
 
-/**
- * A stable plain form of Firestore values, so the archive hash of a document is the same before and after
- * the copy round-trips through Firestore: Timestamps keep their nanoseconds, references their path, bytes
- * their content. Non-finite numbers get a tagged form because canonical JSON refuses them.
- */
-export function toPlain(value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  if (typeof value === "number") return Number.isFinite(value) ? value : { $number: String(value) };
-  if (typeof value !== "object") return value;
-  if (value instanceof Timestamp) return { $timestamp: `${value.seconds}.${String(value.nanoseconds).padStart(9, "0")}` };
-  if (value instanceof Date) return toPlain(Timestamp.fromDate(value));
-  if (value instanceof GeoPoint) return { $geopoint: [value.latitude, value.longitude] };
-  if (value instanceof DocumentReference) return { $ref: value.path };
-  if (value instanceof Uint8Array) return { $bytes: Buffer.from(value).toString("base64") };
-  if (Array.isArray(value)) return value.map(toPlain);
-  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, toPlain(v)]));
-}
+export { toPlain } from "../../platform/plain";
 
 /** SHA-256 of a source document's business data (retention fields excluded), in plain form. */
 export function sourceHash(data: DocumentData): string {
