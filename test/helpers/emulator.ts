@@ -39,6 +39,23 @@ export async function clearFirestore(databaseId = "(default)"): Promise<void> {
   }
   await clearAnchors(databaseId);
   await clearLocalKms(databaseId);
+  await clearDataKeysOf(databaseId);
+}
+
+/**
+ * Deletes the archive's data keys of one governed database from the ledger's key store (shred/keys.ts): a cleared
+ * database starts without keys, as a fresh project would, so no suite sees another's keys.
+ */
+export async function clearDataKeysOf(databaseId: string): Promise<void> {
+  const ledger = process.env.RETENTION_LEDGER_DATABASE_ID || "erasure-ledger";
+  if (ledger === databaseId) return;
+  for (;;) {
+    const snap = await db(ledger).collection("archiveKeys").where("database", "==", databaseId).limit(400).get();
+    if (snap.empty) return;
+    const batch = db(ledger).batch();
+    for (const d of snap.docs) batch.delete(d.ref);
+    await batch.commit();
+  }
 }
 
 /**

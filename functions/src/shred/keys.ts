@@ -210,3 +210,21 @@ export async function tombstoneKey(dataKeyId: string, generation: number, nowMs:
     return true;
   });
 }
+
+/** The active data keys of the current governed database in this ring, a page at a time (the audit's ORPHANED_DATA_KEY). */
+export async function* activeDataKeys(): AsyncGenerator<{ path: string; ref: string; createdAtMs: number }> {
+  const kms = await archiveKeks();
+  const database = governedDatabaseId();
+  let after: DocumentSnapshot | null = null;
+  for (;;) {
+    let q = keysCol().where("shredQueue", ">=", shredQueue(kms.ring, database, "")).where("shredQueue", "<=", shredQueue(kms.ring, database, "\uf8ff")).orderBy("shredQueue").limit(500);
+    if (after) q = q.startAfter(after);
+    const page = await q.get();
+    for (const d of page.docs) {
+      const rec = keyRecordOf(d)!;
+      yield { path: `${ARCHIVE_KEYS}/${d.id}`, ref: dataKeyRef(d.id, rec.generation), createdAtMs: rec.createdAtMs };
+    }
+    if (page.size < 500) return;
+    after = page.docs[page.docs.length - 1]!;
+  }
+}

@@ -3,10 +3,16 @@
  * last copy's retention ends, and a backup of the app database and of the key store, taken before the shred and
  * restored into second databases as the restore drill does, yields nothing readable afterwards.
  */
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { exportTenant, verifyExportDir } from "../../../functions/src/export/subject";
 import type { DocumentReference, Firestore, Timestamp } from "firebase-admin/firestore";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { inDatabase } from "../../../functions/src/platform/firestore";
+import { explainEvidence } from "../../../functions/src/evidence/index";
+import { scanRetention } from "../../../functions/src/audit/scan";
 import { archiveIdFor } from "../../../functions/src/purge/rules/archive";
 import { runNightlyPurge } from "../../../functions/src/purge/job";
 import { releaseHoldById } from "../../../functions/src/holds/service";
@@ -103,6 +109,28 @@ describe("crypto-shredded archives", () => {
     expect(await opened(copyOf(ACME))).toMatchObject({ ok: false, reason: "KEY_MISSING" });
   });
 
+  it("the audit reports an active data key no copy names any more (ORPHANED_DATA_KEY), and no sealed copy as plaintext", async () => {
+    await archiveBoth();
+    await db().doc(copyOf(BETA)).delete();
+    const findings = (await scanRetention({ nowMs: AFTER_GRACE + 2 * DAY_MS, pageSize: 50 })).findings.filter((f) => ["ORPHANED_DATA_KEY", "ARCHIVE_PLAINTEXT"].includes(f.code));
+    expect(findings.map((f) => `${f.code} ${f.path}`)).toEqual([`ORPHANED_DATA_KEY archiveKeys/${dataKeyIdFor({ kind: "scope", id: "t-beta" })}`]);
+    // Not within the day its key was made (a key is made just before its first copy).
+    expect((await scanRetention({ nowMs: AFTER_GRACE + 1000, pageSize: 50 })).findings.filter((f) => f.code === "ORPHANED_DATA_KEY")).toEqual([]);
+  });
+
+  it("the scope's export opens its archive copies for the departing customer; once shredded they are gone from it", async () => {
+    await archiveBoth();
+    const dir = mkdtempSync(join(tmpdir(), "shred-export-"));
+    await exportTenant({ tenantId: "t-acme", outDir: join(dir, "before"), nowMs: AFTER_GRACE });
+    const lines = readFileSync(join(dir, "before", "archives.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { path: string; data: { sourcePath: string; data: Record<string, unknown> } });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ path: copyOf(ACME), data: { sourcePath: ACME, data: { actorName: "Ada Lovelace", actorEmail: "ada@example.com" } } });
+    expect((await verifyExportDir(join(dir, "before"))).ok).toBe(true);
+    await shredRun(SHRED_AT);
+    await exportTenant({ tenantId: "t-acme", outDir: join(dir, "after"), nowMs: SHRED_AT });
+    expect(existsSync(join(dir, "after", "archives.jsonl"))).toBe(false);
+  });
+
   it("shreds at the end of retention: a pre-shred backup of the app database and the key store, restored, yields no readable personal field", async () => {
     await archiveBoth();
     // The backups, taken before the shred: the app database, and the ledger's database with the wrapped keys.
@@ -140,6 +168,12 @@ describe("crypto-shredded archives", () => {
     for (const d of [APP_RESTORED, LEDGER_RESTORED]) {
       const text = [...(await dump(db(d))).values()].join("\n");
       for (const p of PERSONAL) expect(text, `${d} holds ${p} in the clear`).not.toContain(p);
+    }
+    // explain, by the copy or by its source, says the copy was shredded and when it is gone for good.
+    for (const value of [copyOf(ACME), ACME]) {
+      const explained = await explainEvidence({ kind: "path", value });
+      expect(explained.summary.some((l) => l.startsWith("archive copy crypto-shredded:") && l.includes(new Date(SHRED_AT + 30 * DAY_MS).toISOString())), value).toBe(true);
+      expect(explained.verification.ok).toBe(true);
     }
     // A second run finds nothing more to do and writes no second entry.
     expect(await shredRun(SHRED_AT + DAY_MS)).toEqual({ shredded: 0, moved: 0, kekDestroyed: 0 });
