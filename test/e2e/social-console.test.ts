@@ -15,7 +15,6 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOCIAL_PASSWORD } from "../../examples/social/data";
 import { seedSocial, seedSocialScenario } from "../../examples/social/seed";
-import { drainTtlTriggers } from "../integration/entrypoints/callable/support";
 import { clearAuth, clearFirestore, db, waitFor } from "../helpers/emulator";
 import { repoRoot } from "../helpers/policy";
 
@@ -63,7 +62,6 @@ describe("the compliance console on the social example, in a browser", () => {
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not at ${CHROMIUM}: apt-get install -y chromium (CI's .ci/run installs it).`);
     mkdirSync(SHOTS, { recursive: true });
-    await drainTtlTriggers();
     await clearFirestore();
     await clearAuth();
     // What `npm run start:social` seeds: the example's data and users, and Ana's request in its grace period.

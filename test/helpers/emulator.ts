@@ -6,6 +6,7 @@ import { getAuth } from "firebase-admin/auth";
 import { ANCHOR_DATABASE, localAnchors } from "../../functions/src/platform/anchors";
 import { adminApp, db } from "../../functions/src/platform/firestore";
 import { LOCAL_KMS_DATABASE } from "../../functions/src/platform/kms";
+import { settleDeleteTriggers } from "./triggers";
 
 export const PROJECT_ID = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
 export const REGION = "us-central1";
@@ -23,9 +24,13 @@ const CLEAR_ATTEMPTS = 4;
 
 /**
  * Deletes every document in one of the emulator's databases (the emulator's reset endpoint), and the evidence
- * anchors kept for it in the anchors database: anchors of a ledger that no longer exists would report it wiped.
+ * anchors kept for it in the anchors database: anchors of a ledger that no longer exists would report it wiped; and
+ * the archive's data keys of it (and, for a ledger database, the stand-in KMS keys of its ring), as a fresh project has none.
+ * With the functions running, their delete triggers are quieted first (./triggers.ts): the reset fires a delete
+ * event for every document it removes.
  */
 export async function clearFirestore(databaseId = "(default)"): Promise<void> {
+  await settleDeleteTriggers(databaseId);
   const url = `http://${firestoreHost()}/emulator/v1/projects/${PROJECT_ID}/databases/${databaseId}/documents`;
   // A transaction still holding locks (a trigger or task of the previous test, or a rollback the Admin SDK left to
   // run in the background) makes the reset wait for the emulator's lock timeout and answer 409 ABORTED. The locks

@@ -7,12 +7,13 @@ import { x as extractTar } from "tar";
 import { SECRETS, SETTINGS, type SettingSpec } from "../config/params";
 import { sha256Hex } from "../kernel/canonical";
 import { PolicyIndex, PRIMARY_CELL } from "../kernel/policy";
+import type { Registry } from "../kernel/policy-schema";
 import { parseDatabaseMap } from "../platform/settings";
 import { DEFAULT_BUCKET, resolveBucket } from "../kernel/storage-map";
 import { makeRegistryBundle, type RegistryBundle } from "../kernel/registry-bundle";
 import { checkRegistry, collectionsInRules, type LockEntry } from "../kernel/registry-check";
 import { REGISTRY_FILE } from "../config/params";
-import { planRulesFile } from "../security-rules/index";
+import { generateRetentionRules, RULES_BEGIN, RULES_END, spliceRetentionRules } from "../security-rules/index";
 import { CODEBASE_GITIGNORE, codebaseDependencies, codebaseIndex, codebaseLockfile, codebasePackageJson, type KitManifest, type KitTarball, type Lockfile } from "./rules/codebase";
 import { consoleHosting } from "./rules/hosting";
 import { IndexFileError, spliceIndexFile } from "./rules/index-file";
@@ -251,6 +252,56 @@ export function planPublish(cwd: string, policies: string, file: string): { vers
   return { version, change: { file: join(policies, "published.lock.json"), before: read(lockFile), after: `${JSON.stringify(next, null, 2)}\n` } };
 }
 
+/** The files setup creates for a governed database firebase.json has no entry for (named by its database id). */
+export function newDatabaseFiles(database: string): { rules: string; indexes: string } {
+  return { rules: `firestore.${database}.rules`, indexes: `firestore.${database}.indexes.json` };
+}
+
+/** A rules file for a database that had none: everything denied but what the retention block allows, the app's blocks to come below it. */
+const newRulesFile = (database: string): string =>
+  [
+    "rules_version = '2';",
+    "",
+    `// Client access to database ${database}. \`retention setup\` created this file and keeps the part between the markers;`,
+    "// the app's own match blocks go below them. Anything no block allows is denied.",
+    "service cloud.firestore {",
+    "  match /databases/{database}/documents {",
+    `    ${RULES_BEGIN}`,
+    `    ${RULES_END}`,
+    "  }",
+    "}",
+    "",
+  ].join("\n");
+
+/** The rules file's change: its retention block as `registry` has it (a new file when there is none). */
+function rulesChange(cwd: string, file: string, registry: Registry, database: string): FileChange[] {
+  const before = read(resolve(cwd, file));
+  try {
+    return changeOf(cwd, file, spliceRetentionRules(before ?? newRulesFile(database), generateRetentionRules(registry), file));
+  } catch (err) {
+    throw new SetupError((err as Error).message);
+  }
+}
+
+/** The index file's change: the indexes and TTL policies one database's view of the registry needs. */
+function indexesChange(cwd: string, file: string, view: PolicyIndex, database: string): FileChange[] {
+  const text = read(resolve(cwd, file)) ?? '{\n  "indexes": [],\n  "fieldOverrides": []\n}\n';
+  try {
+    return changeOf(cwd, file, spliceIndexFile(text, view, file, database).after);
+  } catch (err) {
+    if (err instanceof IndexFileError) throw new SetupError(err.message);
+    throw err;
+  }
+}
+
+/** firebase.json with a firestore entry for one more database (a single entry becomes a list of them). */
+function withFirestoreEntry(text: string, entry: { database: string; rules: string; indexes: string }): string {
+  const f = readJsonc("firebase.json", text).firestore;
+  if (Array.isArray(f)) return applyEdits(text, modify(text, ["firestore", f.length], entry, { ...FORMAT, isArrayInsertion: true }));
+  const first = f && typeof f === "object" ? [{ database: "(default)", ...(f as Record<string, unknown>) }] : [];
+  return applyEdits(text, modify(text, ["firestore"], [...first, entry], FORMAT));
+}
+
 /**
  * What setup would write for one instance of the kit, and the commands it leaves to the operator. Reads only.
  * - the registry bundle, into the kit's codebase (`registries/<instance>.json`), named by RETENTION_REGISTRY_FILE in
@@ -315,23 +366,23 @@ export function planSetup(o: SetupOptions): SetupPlan {
   for (const s of Object.values(SETTINGS) as SettingSpec[]) if (s.emulator !== undefined) envLocal = setEnvLine(envLocal, s.env, String(s.emulator));
   changes.push(...changeOf(cwd, join(configDir, ".env.local"), envLocal));
 
-  // Rules and indexes of the governed database.
-  try {
-    const plan = planRulesFile(resolve(cwd, targets.rules), registry, targets.rules);
-    if (plan.changed) changes.push({ file: targets.rules, before: plan.before, after: plan.after });
-  } catch (err) {
-    throw new SetupError((err as Error).message);
-  }
-  const indexesText = read(resolve(cwd, targets.indexes)) ?? '{\n  "indexes": [],\n  "fieldOverrides": []\n}\n';
-  try {
-    changes.push(...changeOf(cwd, targets.indexes, spliceIndexFile(indexesText, new PolicyIndex(registry).forCell(PRIMARY_CELL), targets.indexes, governedDatabase).after));
-  } catch (err) {
-    if (err instanceof IndexFileError) throw new SetupError(err.message);
-    throw err;
+  // Rules and indexes of every governed database: the primary's files, then each other database's, which firebase.json
+  // gets an entry (and the project the two files) for when it has none yet.
+  let fj = firebaseText;
+  const map = parseDatabaseMap(env[SETTINGS.databases.env] ?? "");
+  const index = new PolicyIndex(registry);
+  for (const cell of [PRIMARY_CELL, ...cells]) {
+    const database = cell === PRIMARY_CELL ? governedDatabase : (map.get(cell) ?? cell);
+    const files = cell === PRIMARY_CELL ? targets : firestoreFilesFor(firebaseJson, database);
+    if (files && (!files.rules || !files.indexes)) {
+      throw new SetupError(`firebase.json's firestore entry for database ${database} (the registry's ${cell} database) lacks ${files.rules ? '"indexes"' : '"rules"'}: give it both files, then run setup again.`);
+    }
+    const { rules, indexes } = files ? { rules: files.rules!, indexes: files.indexes! } : newDatabaseFiles(database);
+    if (!files) fj = withFirestoreEntry(fj, { database, rules, indexes });
+    changes.push(...rulesChange(cwd, rules, registry, database), ...indexesChange(cwd, indexes, index.forCell(cell), database));
   }
 
   // firebase.json: the codebase's ignore list, and the console's Hosting entry.
-  let fj = firebaseText;
   const ignore = [...new Set([...(stanza.ignore ?? []), ...KIT_CODEBASE_IGNORE])];
   if (JSON.stringify(ignore) !== JSON.stringify(stanza.ignore ?? null)) fj = applyEdits(fj, modify(fj, ["functions", stanza.position, "ignore"], ignore, FORMAT));
   if (o.consoleSite !== undefined) {

@@ -3,7 +3,7 @@
  * requests opened through the real request code, holds placed through the real hold code, and readers for
  * the evidence chain and the purge's records.
  */
-import { FieldPath, type DocumentReference } from "firebase-admin/firestore";
+import { FieldPath } from "firebase-admin/firestore";
 import { expect } from "vitest";
 import { deletedWhileHeld, entryDocId, shardOf, type ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { hashCanonical } from "../../../functions/src/kernel/canonical";
@@ -16,6 +16,7 @@ import { settings } from "../../../functions/src/platform/settings";
 import { policy } from "../../../functions/src/platform/registry";
 import { openDeletionRequest } from "../../../functions/src/requests/service";
 import type { PurgeRunOptions } from "../../../functions/src/purge/job";
+import { descendantsQuery } from "../../../functions/src/platform/kindless";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { parseObjectPath } from "../../../functions/src/kernel/storage-map";
 import { readObject } from "../../../functions/src/platform/storage";
@@ -140,18 +141,12 @@ export async function exists(path: string): Promise<boolean> {
 
 /** Every document under the governed top-level collections, at any depth (control plane excluded). */
 export async function allGovernedPaths(): Promise<Set<string>> {
-  const out = new Set<string>();
-  const walk = async (ref: DocumentReference | null, collections: string[] | null): Promise<void> => {
-    const cols = ref ? await ref.listCollections() : (await db().listCollections()).filter((c) => collections!.includes(c.id));
-    for (const c of cols) {
-      for (const d of (await c.get()).docs) {
-        out.add(d.ref.path);
-        await walk(d.ref, null);
-      }
-    }
-  };
-  await walk(null, ["tenants", "userDirectory", "activity", "sessions", "events", "auditRecords"]);
-  return out;
+  // One kindless all-descendants query over the whole database: unlike walking down from the documents that exist,
+  // it also lists a document under a parent that was deleted, so an assertion that something is gone cannot pass by
+  // not looking.
+  const roots = new Set(["tenants", "userDirectory", "activity", "sessions", "events", "auditRecords"]);
+  const snap = await descendantsQuery(null).select(FieldPath.documentId()).get();
+  return new Set(snap.docs.map((d) => d.ref.path).filter((p) => roots.has(p.split("/")[0]!)));
 }
 
 /** Every evidence entry, chain by chain, each chain in seq order (its commit order). */

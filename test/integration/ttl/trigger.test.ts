@@ -133,4 +133,17 @@ describe("TTL delete triggers (Functions emulator)", () => {
     expect((await evidenceByPath("sessions/s-real-purged")).map((e) => e.action).sort()).toEqual(["PURGE_BATCH", "PURGE_ELIGIBLE_MARKED"]);
     expect(await markersByPath("sessions/s-real-purged")).toHaveLength(0);
   });
+
+  it("the suites' reset fires no trigger: clearFirestore lets the TTL triggers finish before the emulator's reset", async () => {
+    // The emulator's reset fires a delete event per document it removes; triggers arriving after it would write into
+    // the next test's data (test/helpers/triggers.ts). After clearFirestore, nothing of the sessions may come back.
+    await putExpiredSession("s-reset-1", 2);
+    await putExpiredSession("s-reset-2", 0);
+    await clearFirestore();
+    const written = async () =>
+      (await db().collection("processedEvents").count().get()).data().count + (await db().collection("deletionAudits").count().get()).data().count;
+    // A reset's events reached the triggers within 2.5 s when measured on an idle machine; 5 s gives a slow one room.
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect(await written()).toBe(0);
+  });
 });

@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { changesText } from "../../../functions/src/cli/commands/setup";
 import { checkQuery } from "../../../functions/src/indexes/rules";
 import { PolicyIndex } from "../../../functions/src/kernel/policy";
+import { generateRetentionRules } from "../../../functions/src/security-rules/index";
 import { applyChanges, IndexFileError, planPublish, planSetup, registryQueries, SetupError } from "../../../functions/src/setup/index";
 import { spliceIndexFile } from "../../../functions/src/setup/rules/index-file";
 import { bucketCollisions, databaseCollisions, setEnvLine } from "../../../functions/src/setup/rules/project";
@@ -77,7 +78,10 @@ describe("retention setup", () => {
     const before = snapshot();
     const plan = planSetup({ cwd, policies: "policies" });
     expect(plan).toMatchObject({ project: PROJECT, instance: "retention", registryVersion: CURRENT, governedDatabase: "(default)" });
-    expect(plan.changes.map((c) => c.file).sort()).toEqual(["firebase.json", "firestore.indexes.json", "firestore.rules", "function-kits/retention/config-retention/.env.local", "retention/registries/retention.json"].sort());
+    // The registry's second database (analytics) has no entry in firebase.json yet: setup adds one, with its two files.
+    expect(plan.changes.map((c) => c.file).sort()).toEqual(
+      ["firebase.json", "firestore.indexes.json", "firestore.rules", "firestore.analytics.rules", "firestore.analytics.indexes.json", "function-kits/retention/config-retention/.env.local", "retention/registries/retention.json"].sort(),
+    );
     // The diff shows each file's change.
     const diff = changesText(cwd, plan.changes);
     expect(diff).toContain("--- a/firestore.rules");
@@ -94,6 +98,19 @@ describe("retention setup", () => {
     for (const q of registryQueries(new PolicyIndex(socialRegistry()).forCell("primary"))) expect(checkQuery(indexes as never, q.shape).status, q.why).not.toBe("missing");
     // The registry is the project's, in the kit's codebase where the instance's functions read it.
     expect((JSON.parse(readFileSync(join(cwd, "retention", "registries", "retention.json"), "utf8")) as { current: unknown }).current).toEqual(socialRegistry());
+    // The second database: an entry in firebase.json's list, a rules file that holds the retention block (and denies what
+    // it does not allow), and the indexes and TTL policies its part of the data map needs.
+    const firebaseAfter = JSON.parse(readFileSync(join(cwd, "firebase.json"), "utf8")) as { firestore: unknown[] };
+    expect(firebaseAfter.firestore).toContainEqual({ database: "analytics", rules: "firestore.analytics.rules", indexes: "firestore.analytics.indexes.json" });
+    const analyticsRules = readFileSync(join(cwd, "firestore.analytics.rules"), "utf8");
+    const block = generateRetentionRules(socialRegistry()).trimEnd().split("\n").map((l) => (l === "" ? l : `    ${l}`)).join("\n");
+    expect(analyticsRules).toContain(block);
+    expect(analyticsRules).toMatch(/^rules_version = '2';/);
+    const analytics = new PolicyIndex(socialRegistry()).forCell("analytics");
+    const analyticsIndexes = indexJson(readFileSync(join(cwd, "firestore.analytics.indexes.json"), "utf8"));
+    expect(analytics.ttlCollections().length).toBeGreaterThan(0);
+    for (const r of analytics.ttlCollections()) expect(analyticsIndexes.fieldOverrides, r.pattern).toContainEqual(expect.objectContaining({ collectionGroup: r.pattern.split("/").at(-2), fieldPath: "expireAt", ttl: true }));
+    for (const q of registryQueries(analytics)) expect(checkQuery(analyticsIndexes as never, q.shape).status, q.why).not.toBe("missing");
     // The other database's files are not this instance's: untouched.
     for (const f of ["eu.rules", "eu.indexes.json"]) expect(readFileSync(join(cwd, f), "utf8"), f).toBe(before.get(f));
 
@@ -124,7 +141,7 @@ describe("retention setup", () => {
     project({ retention: {}, eu: { RETENTION_DATABASE_ID: "eu-shop", RETENTION_LEDGER_DATABASE_ID: "eu-ledger", RETENTION_DATABASES: "analytics=eu-analytics", RETENTION_STORAGE_BUCKET: "eu-uploads" } });
     const eu = planSetup({ cwd, policies: "policies", instance: "eu" });
     expect(eu.governedDatabase).toBe("eu-shop");
-    expect(eu.changes.map((c) => c.file)).toEqual(expect.arrayContaining(["eu.rules", "eu.indexes.json", "retention/registries/eu.json"]));
+    expect(eu.changes.map((c) => c.file)).toEqual(expect.arrayContaining(["eu.rules", "eu.indexes.json", "retention/registries/eu.json", "firestore.eu-analytics.rules", "firestore.eu-analytics.indexes.json"]));
     expect(eu.changes.map((c) => c.file)).not.toContain("firestore.rules");
     expect(eu.commands).toContain("kit-eu-RETENTION_EVIDENCE_KEY");
     expect(eu.commands).toContain("--database=eu-ledger");
@@ -150,6 +167,22 @@ describe("retention setup", () => {
     project({ retention: {}, eu: { RETENTION_DATABASE_ID: "eu-shop", RETENTION_LEDGER_DATABASE_ID: "eu-ledger", RETENTION_STORAGE_BUCKET: "eu-uploads" } });
     expect(new PolicyIndex(socialRegistry()).cells()).toContain("analytics");
     expect(() => planSetup({ cwd, policies: "policies", instance: "eu" })).toThrow(/instances retention and eu both govern database analytics/);
+  });
+
+  it("a firebase.json with one firestore object becomes a list when the registry's other database needs an entry; an entry without its indexes is refused", () => {
+    project();
+    const fjFile = join(cwd, "firebase.json");
+    const fj = JSON.parse(readFileSync(fjFile, "utf8")) as Record<string, unknown>;
+    writeFileSync(fjFile, `${JSON.stringify({ ...fj, firestore: { rules: "firestore.rules", indexes: "firestore.indexes.json" } }, null, 2)}\n`);
+    applyChanges(cwd, planSetup({ cwd, policies: "policies" }).changes);
+    expect((JSON.parse(readFileSync(fjFile, "utf8")) as { firestore: unknown }).firestore).toEqual([
+      { database: "(default)", rules: "firestore.rules", indexes: "firestore.indexes.json" },
+      { database: "analytics", rules: "firestore.analytics.rules", indexes: "firestore.analytics.indexes.json" },
+    ]);
+    expect(planSetup({ cwd, policies: "policies" }).changes).toEqual([]);
+
+    writeFileSync(fjFile, `${JSON.stringify({ ...fj, firestore: [...(fj.firestore as unknown[]), { database: "analytics", rules: "a.rules" }] }, null, 2)}\n`);
+    expect(() => planSetup({ cwd, policies: "policies" })).toThrow(/entry for database analytics \(the registry's analytics database\) lacks "indexes"/);
   });
 
   it("refuses a rules file without markers, and a project without the kit, and says what to do", () => {

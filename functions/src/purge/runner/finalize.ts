@@ -1,10 +1,10 @@
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
-import { getAuth } from "firebase-admin/auth";
+import { deleteAuthAccount as deleteAccount } from "../../platform/auth-accounts";
 import { FieldValue, type Transaction } from "firebase-admin/firestore";
 import { assertRequestMove, heldAtGeneration, parseRequestState } from "../../requests/rules/requests";
 import { spansCells } from "../../requests/index";
 import { requestOutcome, type VerifyTally } from "../rules/verify";
-import { adminApp, db } from "../../platform/firestore";
+import { db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
 import { activeAmongInTx, readFenceInTx } from "../../holds/index";
 import { log } from "../../platform/logs";
@@ -80,14 +80,7 @@ async function deleteAuthAccount(cp: UnitCheckpoint, step: number, env: StepEnv)
       return true;
     }, EVIDENCE_TX);
   if (!(await record("INTENT"))) return;
-  let outcome: "deleted" | "already-absent" = "deleted";
-  try {
-    await getAuth(adminApp()).deleteUser(uid);
-  } catch (err) {
-    // Already gone (an earlier attempt, or the user was removed by other means): the effect holds.
-    if ((err as { code?: string }).code !== "auth/user-not-found") throw err;
-    outcome = "already-absent";
-  }
+  const outcome = await deleteAccount(uid);
   await record("DONE", outcome);
   log.info("purge.auth.deleted", { requestId, outcome });
 }

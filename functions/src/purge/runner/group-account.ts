@@ -1,4 +1,4 @@
-import { getAuth } from "firebase-admin/auth";
+import { deleteAuthAccount } from "../../platform/auth-accounts";
 import { FieldValue, type DocumentData, type QueryDocumentSnapshot, type Timestamp, type Transaction } from "firebase-admin/firestore";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import type { Actor, EvidenceBody } from "../../evidence/rules";
@@ -6,7 +6,7 @@ import { PRIMARY_CELL } from "../../kernel/policy";
 import { cellsOfRecord, requestCells } from "../../requests/index";
 import { GROUP_MAX_SCOPES, groupAccountDue, type AccountFacts } from "../../requests/rules/group";
 import { parseRequestState, type RequestState } from "../../requests/rules/requests";
-import { adminApp, COLLECTIONS, db } from "../../platform/firestore";
+import { COLLECTIONS, db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "../store";
@@ -108,13 +108,7 @@ export const groupAccountIntentEvidence = (cp: EvidenceCp, actor: Actor, nowMs: 
 export async function finishGroupAccountDeletion(cp: EvidenceCp, uid: string, actor: Actor, nowMs: number): Promise<"deleted" | "already-absent" | null> {
   const requestId = cp.requestId;
   if (!requestId) return null;
-  let outcome: "deleted" | "already-absent" = "deleted";
-  try {
-    await getAuth(adminApp()).deleteUser(uid);
-  } catch (err) {
-    if ((err as { code?: string }).code !== "auth/user-not-found") throw err;
-    outcome = "already-absent";
-  }
+  const outcome = await deleteAuthAccount(uid);
   const recorded = await db().runTransaction(async (tx) => {
     const req = await tx.get(requestRef(requestId));
     if (authStateOf(req.get("authDeletion.state")) !== "INTENT") return false;

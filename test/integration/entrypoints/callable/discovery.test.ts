@@ -3,7 +3,6 @@ import { discoverSubject } from "../../../../functions/src/plan/discovery";
 import { streamGovernedDescendants } from "../../../../functions/src/platform/governed-doc";
 import { clearFirestore, db } from "../../../helpers/emulator";
 import { seedDemo } from "../../../../examples/atlasmart/seed";
-import { drainTtlTriggers } from "./support";
 
 async function collect(root: string, pageSize: number): Promise<string[]> {
   const out: string[] = [];
@@ -14,7 +13,6 @@ async function collect(root: string, pageSize: number): Promise<string[]> {
 describe("discovery", () => {
   const expected: string[] = [];
   beforeAll(async () => {
-    await drainTtlTriggers();
     await clearFirestore();
     const batch = db().batch();
     for (let o = 1; o <= 5; o++) {

@@ -7,9 +7,8 @@ import { expect } from "vitest";
 import type { ChainedEvidence, ChainHead } from "../../../../functions/src/evidence/rules";
 import { readHeads } from "../../../../functions/src/evidence/anchor";
 import { verifyEvidence } from "../../../../functions/src/evidence/verify";
-import { policy } from "../../../../functions/src/platform/registry";
 import { seedDemo } from "../../../../examples/atlasmart/seed";
-import { call, clearAuth, clearFirestore, db, idTokenFor, waitFor, type CallableResult } from "../../../helpers/emulator";
+import { call, clearAuth, clearFirestore, db, idTokenFor, type CallableResult } from "../../../helpers/emulator";
 
 export const T0 = Date.now();
 
@@ -23,36 +22,8 @@ export interface Tokens {
   stranger: string;
 }
 
-/**
- * Deleting a document of a TTL collection fires its delete trigger, which writes a marker and evidence some
- * time later. So that no trigger of one test writes into the next, the TTL collections are emptied first and
- * their triggers waited for: each of these deletes ends with a DONE marker, PURGE_ELIGIBLE or not (only a
- * delete a committed purge batch explains writes none, and a document still here is one no batch deleted).
- * Only then is the database cleared.
- */
-export async function drainTtlTriggers(): Promise<void> {
-  const collections = policy()
-    .ttlCollections()
-    .map((r) => r.pattern.split("/"))
-    .filter((s) => s.length === 2)
-    .map((s) => s[0]!);
-  const done = async () => (await db().collection("processedEvents").where("state", "==", "DONE").count().get()).data().count;
-  const before = await done();
-  let deleted = 0;
-  for (const c of collections) {
-    for (const snap of (await db().collection(c).get()).docs) {
-      deleted++;
-      await db().recursiveDelete(snap.ref);
-    }
-  }
-  // A trigger may need a new Functions-emulator worker, which can take up to its 120 s load time
-  // (FUNCTIONS_DISCOVERY_TIMEOUT, scripts/emulators.mjs) on a busy 2-core machine; 30 s was seen to fall short.
-  if (deleted > 0) await waitFor(async () => (await done()) >= before + deleted, `${deleted} TTL delete triggers`, 120_000);
-}
-
 /** Clears both emulators, seeds the demo (documents and Auth users) and signs every role in. */
 export async function freshDemo(): Promise<Tokens> {
-  await drainTtlTriggers();
   await clearFirestore();
   await clearAuth();
   await seedDemo({ nowMs: Date.now() });

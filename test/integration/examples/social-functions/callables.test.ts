@@ -14,7 +14,7 @@ import { policy } from "../../../../functions/src/platform/registry";
 import { seedSocial } from "../../../../examples/social/seed";
 import { socialRegistry } from "../../../../examples/social/registry";
 import { call, clearAuth, clearFirestore, db, idTokenFor } from "../../../helpers/emulator";
-import { drainTtlTriggers, expectRefused, snapshotDatabase } from "../../entrypoints/callable/support";
+import { expectRefused, snapshotDatabase } from "../../entrypoints/callable/support";
 
 async function ok<N extends CallableName>(name: N, data: unknown, token: string): Promise<CallableOutput<N>> {
   const r = await call<CallableOutput<N>>(name, data, token);
@@ -46,7 +46,6 @@ describe("the social example's callables, on its own functions", () => {
 
   beforeAll(async () => {
     expect(policy().version).toBe(socialRegistry().version);
-    await drainTtlTriggers();
     await clearFirestore();
     await clearAuth();
     await seedSocial({ nowMs: Date.now() });

@@ -13,7 +13,6 @@ import { SOCIAL_ANALYTICS } from "../../../../examples/social/registry";
 import { policy } from "../../../../functions/src/platform/registry";
 import { ttlTriggerTargets } from "../../../../functions/src/ttl/rules";
 import { clearFirestore, db, waitFor } from "../../../helpers/emulator";
-import { drainTtlTriggers } from "../../entrypoints/callable/support";
 import { chainHeadSeq, deleteEvent, evidenceByPath, markersByPath, putGoverned } from "../../ttl/fixtures";
 
 /** The analytics database's physical id on this project: RETENTION_DATABASES maps nothing here, so its logical name. */
@@ -24,7 +23,6 @@ const NO_SCOPE = { tenantId: "" };
 
 describe("the social example's TTL delete trigger (Functions emulator)", () => {
   beforeAll(async () => {
-    await drainTtlTriggers();
     await clearFirestore();
     await clearFirestore(ANALYTICS_DATABASE);
   }, 180_000);
