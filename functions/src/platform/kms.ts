@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { KeyManagementServiceClient, protos } from "@google-cloud/kms";
 import { db } from "./firestore";
 import { LOCAL_SECRET_FILE } from "./evidence-key";
@@ -132,11 +133,16 @@ export class CloudKmsKeys implements KeyEncryptionKeys {
 export const LOCAL_KMS_DATABASE = "local-kms";
 export const ARCHIVE_KEK_SECRET = "RETENTION_ARCHIVE_KEK";
 
-/** The local root key: RETENTION_ARCHIVE_KEK from the environment, else functions/.secret.local (emulators only). */
+/**
+ * The local root key: RETENTION_ARCHIVE_KEK from the environment, else the emulators' secret file: this codebase's
+ * functions/.secret.local, or (a function kit's code runs from node_modules) the .secret.local of the codebase the
+ * Functions emulator runs in, its working directory. Emulators only.
+ */
 export function localRootKey(env: Readonly<Record<string, string | undefined>> = process.env): Buffer | null {
   let raw = env[ARCHIVE_KEK_SECRET];
-  if (!raw && existsSync(LOCAL_SECRET_FILE)) {
-    for (const line of readFileSync(LOCAL_SECRET_FILE, "utf8").split("\n")) {
+  for (const file of [LOCAL_SECRET_FILE, join(process.cwd(), ".secret.local")]) {
+    if (raw || !existsSync(file)) continue;
+    for (const line of readFileSync(file, "utf8").split("\n")) {
       const m = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
       if (m?.[1] === ARCHIVE_KEK_SECRET) raw = m[2]!.replace(/^"(.*)"$/, "$1");
     }
@@ -163,12 +169,17 @@ function ungcm(key: Buffer, box: Buffer, aad: Buffer): Buffer {
 
 export class LocalKeys implements KeyEncryptionKeys {
   readonly ring: string;
+  /** The root key, or a function that finds it when first needed (a shred with no keys, the audit, never need it). */
   constructor(
-    private readonly root: Buffer,
+    private readonly rootOf: () => Buffer,
     ringId: string,
     private readonly destroyDelayDays: number,
   ) {
     this.ring = `local/${ringId}`;
+  }
+
+  private get root(): Buffer {
+    return this.rootOf();
   }
 
   private ref = (kekId: string) => db(LOCAL_KMS_DATABASE).collection("rings").doc(this.ring.slice("local/".length)).collection("keks").doc(kekId);
@@ -222,9 +233,15 @@ async function cloudKeys(ring: string, delay: number): Promise<CloudKmsKeys> {
 }
 
 function localKeys(ringId: string, delay: number): LocalKeys {
-  const root = localRootKey();
-  if (!root) throw new Error(`${ARCHIVE_KEK_SECRET} is missing: run \`npm ci\` (or \`node scripts/local-evidence-key.mjs\`) to write it to functions/.secret.local`);
-  return new LocalKeys(root, ringId, delay);
+  return new LocalKeys(
+    () => {
+      const root = localRootKey();
+      if (!root) throw new Error(`${ARCHIVE_KEK_SECRET} is missing: run \`npm ci\` (or \`node scripts/local-evidence-key.mjs\`) to write it to functions/.secret.local (a kit: \`retention init\` writes it to the codebase's .secret.local)`);
+      return root;
+    },
+    ringId,
+    delay,
+  );
 }
 
 /**
