@@ -250,7 +250,8 @@ async function main() {
     // The Functions emulator gives a new worker 30 s to load the functions, then drops the request unanswered.
     // Twenty parallel calls start twenty workers at once; on a loaded 2-core machine they have taken longer.
     FUNCTIONS_DISCOVERY_TIMEOUT: process.env.FUNCTIONS_DISCOVERY_TIMEOUT ?? "120",
-    FUNCTIONS_EMULATOR_ORIGIN: `http://127.0.0.1:${em.functions.port}`,
+    // Only when the Functions emulator runs: suites read it to know whether triggers react to what they write (test/helpers/triggers.ts).
+    ...(cliOnly.includes("functions") ? { FUNCTIONS_EMULATOR_ORIGIN: `http://127.0.0.1:${em.functions.port}` } : {}),
     RETENTION_PROJECT_ID: PROJECT,
     ...(withHosting ? { CONSOLE_ORIGIN: `http://${em.hosting.host}:${em.hosting.port}` } : {}),
     ...(storage ? storageEnv(em.storage) : {}),

@@ -10,7 +10,7 @@
  * out, the TTL collections are emptied by ordinary deletes, each of those triggers is waited for by the marker it
  * writes for that path, and only then does the reset run, with nothing left in it for a trigger to react to.
  */
-import { policy } from "../../functions/src/platform/registry";
+import { registryPolicy } from "../../functions/src/platform/registry";
 import { settings } from "../../functions/src/platform/settings";
 import { COLLECTIONS } from "../../functions/src/platform/firestore";
 import { patternMatchesSegments, segments } from "../../functions/src/kernel/paths";
@@ -27,7 +27,8 @@ export const functionsAreRunning = (): boolean => Boolean(process.env.FUNCTIONS_
 
 /** The delete triggers' collection patterns that watch the physical database `databaseId`. */
 function watchedPatterns(databaseId: string): string[] {
-  const whole = policy();
+  // The whole registry, whichever database the caller works in: a trigger per cell, as the functions deploy them.
+  const whole = registryPolicy();
   return whole
     .cells()
     .filter((cell) => settings.cellDatabaseId(cell) === databaseId)
