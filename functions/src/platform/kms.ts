@@ -268,3 +268,12 @@ export async function archiveKeks(): Promise<KeyEncryptionKeys> {
   if (!process.env.FIRESTORE_EMULATOR_HOST) throw new ArchiveKeyRingMissingError();
   return localKeys(settings.ledgerDatabaseId(), delay);
 }
+
+/**
+ * The KEKs when this deployment has any: a key ring set, or the emulators. null: no key ring outside the emulators
+ * (an app whose registry archives nothing needs none; archiving itself refuses with ARCHIVE_KEY_RING_MISSING).
+ */
+export async function archiveKeksIfConfigured(): Promise<KeyEncryptionKeys | null> {
+  if (!settings.archiveKeyRing() && !process.env.FIRESTORE_EMULATOR_HOST) return null;
+  return archiveKeks();
+}

@@ -3,7 +3,7 @@ import { FieldValue, Timestamp, type DocumentSnapshot } from "firebase-admin/fir
 import { ledgerDb } from "../erasure/index";
 import { keyedSubjectHash } from "../evidence/index";
 import { governedDatabaseId } from "../platform/firestore";
-import { archiveKeks, keksOfRing, KekUnavailableError, type KeyEncryptionKeys } from "../platform/kms";
+import { archiveKeks, archiveKeksIfConfigured, keksOfRing, KekUnavailableError, type KeyEncryptionKeys } from "../platform/kms";
 import { dataKeyName, dataKeyRef, kekIdOf, laterPeriod, newDataKey, parseDataKeyRef, type KeySubject } from "./rules";
 
 /**
@@ -213,7 +213,8 @@ export async function tombstoneKey(dataKeyId: string, generation: number, nowMs:
 
 /** The active data keys of the current governed database in this ring, a page at a time (the audit's ORPHANED_DATA_KEY). */
 export async function* activeDataKeys(): AsyncGenerator<{ path: string; ref: string; createdAtMs: number }> {
-  const kms = await archiveKeks();
+  const kms = await archiveKeksIfConfigured();
+  if (!kms) return;
   const database = governedDatabaseId();
   let after: DocumentSnapshot | null = null;
   for (;;) {

@@ -4,7 +4,7 @@ import { EVIDENCE_TX, openEvidence } from "../evidence/index";
 import { activeHoldsInTx } from "../holds/index";
 import { DAY_MS } from "../kernel/policy";
 import { COLLECTIONS, db, governedDatabaseId } from "../platform/firestore";
-import { archiveKeks } from "../platform/kms";
+import { archiveKeks, archiveKeksIfConfigured, ArchiveKeyRingMissingError } from "../platform/kms";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import { settings } from "../platform/settings";
@@ -120,7 +120,12 @@ async function decide(snap: DocumentSnapshot, opts: ShredOptions, destroyAtMs: n
 
 /** Shreds what may be shredded in the current governed database, then destroys the KEKs of periods left empty. */
 export async function shredDueKeys(opts: ShredOptions): Promise<ShredSummary> {
-  const kms = await archiveKeks();
+  const kms = await archiveKeksIfConfigured();
+  if (!kms) {
+    // No key ring: nothing was ever sealed here unless the ring was removed since, which must not pass silently.
+    if (!(await keysCol().select().limit(1).get()).empty) throw new ArchiveKeyRingMissingError();
+    return { shredded: 0, moved: 0, kekDestroyed: 0 };
+  }
   const due = lastEndedPeriod(opts.nowMs);
   const destroyAtMs = opts.nowMs + settings.archiveKeyDestroyDays() * DAY_MS;
   const summary: ShredSummary = { shredded: 0, moved: 0, kekDestroyed: 0 };

@@ -7,7 +7,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { protos } from "@google-cloud/kms";
 import { describe, expect, it } from "vitest";
-import { CloudKmsKeys, KekUnavailableError, type KmsClient } from "../../../functions/src/platform/kms";
+import { ArchiveKeyRingMissingError, archiveKeks, archiveKeksIfConfigured, CloudKmsKeys, KekUnavailableError, type KmsClient } from "../../../functions/src/platform/kms";
 
 const v1 = protos.google.cloud.kms.v1;
 const RING = "projects/demo-p/locations/europe-west1/keyRings/retention-archive";
@@ -145,3 +145,31 @@ describe("Cloud KMS adapter (platform/kms.ts)", () => {
     expect(() => new CloudKmsKeys(client(kms), "projects/p/keyRings/r", 30)).toThrow(/RETENTION_ARCHIVE_KEY_RING/);
   });
 });
+
+describe("which KEKs a process uses", () => {
+  const saved = { ring: process.env.RETENTION_ARCHIVE_KEY_RING, host: process.env.FIRESTORE_EMULATOR_HOST };
+  const restore = () => {
+    for (const [k, v] of [["RETENTION_ARCHIVE_KEY_RING", saved.ring], ["FIRESTORE_EMULATOR_HOST", saved.host]] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+
+  it("outside the emulators: Cloud KMS with a key ring; without one archiving refuses, and a deployment that archives nothing needs none", async () => {
+    try {
+      delete process.env.FIRESTORE_EMULATOR_HOST;
+      delete process.env.RETENTION_ARCHIVE_KEY_RING;
+      await expect(archiveKeks()).rejects.toBeInstanceOf(ArchiveKeyRingMissingError);
+      expect(await archiveKeksIfConfigured()).toBeNull();
+      process.env.RETENTION_ARCHIVE_KEY_RING = RING;
+      const keys = await archiveKeks();
+      expect(keys).toBeInstanceOf(CloudKmsKeys);
+      expect(keys.ring).toBe(RING);
+      process.env.RETENTION_ARCHIVE_KEY_RING = "projects/p/keyRings/r";
+      await expect(archiveKeks()).rejects.toThrow(/RETENTION_ARCHIVE_KEY_RING/);
+    } finally {
+      restore();
+    }
+  });
+});
+
