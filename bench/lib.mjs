@@ -77,3 +77,41 @@ export function countOperations() {
     return stream;
   };
 }
+
+/**
+ * CPU time (ms, user + system) the Firestore emulator's JVM has used so far, read from /proc: the process whose
+ * command line names the port FIRESTORE_EMULATOR_HOST points at. Null off Linux or when it is not found (the bench
+ * then reports the client's CPU only).
+ */
+let emulatorPid;
+export function emulatorCpuMs() {
+  const { readFileSync, readdirSync } = require("node:fs");
+  const port = (process.env.FIRESTORE_EMULATOR_HOST ?? "").split(":").pop();
+  if (!port) return null;
+  if (emulatorPid === undefined) {
+    emulatorPid = null;
+    try {
+      for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+        let cmd;
+        try {
+          cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        } catch {
+          continue;
+        }
+        const at = cmd.indexOf("--port");
+        if (cmd[0]?.endsWith("java") && at > 0 && cmd[at + 1] === port) emulatorPid = pid;
+      }
+    } catch {
+      return null;
+    }
+  }
+  if (emulatorPid === null) return null;
+  try {
+    // Fields 14 and 15 (utime, stime) after the command name, which is in parentheses and may hold spaces.
+    const stat = readFileSync(`/proc/${emulatorPid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}

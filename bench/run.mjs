@@ -1,189 +1,200 @@
-// npm run bench: our purge and audit against the raw baselines, on the Firestore emulator, in one run.
-// Each contender gets a fresh tree of the same shape and runs in its own child process, so peak RSS is
-// the RSS of the process doing the work. Ratios matter more than absolute rates: the machine is shared.
+// npm run bench: our purge and audit against the raw baselines, on the Firestore emulator.
+//
+// Fairness (docs/BENCHMARKS.md, "How the bench is run"):
+// - each tree size gets a fresh emulator (bench/size.mjs under scripts/emulators.mjs), with an untimed warm-up;
+// - contenders run in rounds that alternate their order (ABBA), BENCH_PAIRS (5) of them, and each ratio is taken
+//   within a round; the median of the paired ratios is the figure, their spread says how far it can be trusted;
+// - the 1-minute load average is logged at each run's start, and a run that began above the machine's cores is
+//   flagged LOADED;
+// - CPU (this process's and the emulator JVM's) is reported beside wall time: it moves less with load;
+// - every module a contender uses is loaded before its clock starts.
+// Each contender runs in its own child process, so peak RSS is the RSS of the process doing the work.
+//
+// BENCH_QUICK=1: sizes 1000,3000 (unless BENCH_SIZES), 2 rounds (unless BENCH_PAIRS), no single runs and no extras,
+// and BENCHMARKS.md is left alone: for iterating. BENCH_ONLY=evidence-ledger: the evidence ledger part alone.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ordersFor, treeSize } from "./lib.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
-const project = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
-const host = process.env.FIRESTORE_EMULATOR_HOST;
-if (!host) {
-  console.error("bench: FIRESTORE_EMULATOR_HOST is not set; run it with `npm run bench` (it starts the emulator).");
-  process.exit(2);
-}
-const sizes = (process.env.BENCH_SIZES ?? "1000,10000,50000").split(",").map(Number);
-const FAST = { RETENTION_PURGE_START_OPS_PER_SECOND: "1000000", RETENTION_PURGE_MAX_OPS_PER_SECOND: "1000000" };
-// The default-rate purge differs from the fastest one only in its BulkWriter throttle; above this tree size it
-// is skipped (unless BENCH_DEFAULT_RATE_MAX_DOCS says otherwise) to keep the run within the time box.
-const defaultRateMaxDocs = Number(process.env.BENCH_DEFAULT_RATE_MAX_DOCS ?? 60000);
-const contenders = [
-  { name: "purge (default rate)", worker: "purge", env: {} },
-  { name: "purge (fastest)", worker: "purge", env: FAST },
-  // The same run with the heap V8 derives from a 512 MiB function's memory (a quarter of it): V8 otherwise sizes
-  // the heap from this 24 GiB machine and collects lazily, so uncapped peak RSS measures GC slack, not what the
-  // purge keeps. Same speed under the cap means the work fits a deployed function.
-  { name: "purge (fastest, 128 MB heap)", worker: "purge", env: { ...FAST, NODE_OPTIONS: "--max-old-space-size=128" } },
-  { name: "recursiveDelete", worker: "recursiveDelete", env: {} },
-  { name: "CLI FirestoreDelete", worker: "cli", env: {} },
-  { name: "audit", worker: "audit", env: {} },
-  { name: "raw stream()", worker: "stream", env: {} },
-];
+const quick = process.env.BENCH_QUICK === "1";
+const sizes = (process.env.BENCH_SIZES ?? (quick ? "1000,3000" : "1000,10000,50000")).split(",").map(Number);
+const pairs = Number(process.env.BENCH_PAIRS ?? (quick ? 2 : 5));
+const work = mkdtempSync(join(tmpdir(), "bench-"));
 
-function runChild(script, args, env = {}) {
+/** Runs `node bench/<script> ...args` under a fresh emulator (EMULATOR_PORT_OFFSET is passed on). */
+function underEmulator(script, args, env = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(here, script), ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.on("exit", (code) => {
-      if (code !== 0) return reject(new Error(`${script} ${args.join(" ")} exited ${code}`));
-      const last = out.trim().split("\n").pop();
-      resolve(JSON.parse(last));
-    });
+    const cmd = ["scripts/emulators.mjs", "exec", "--only", "firestore,auth,storage", "--", "node", `bench/${script}`, ...args];
+    const child = spawn(process.execPath, cmd, { cwd: root, env: { ...process.env, BENCH_PAIRS: String(pairs), ...env }, stdio: ["ignore", "ignore", "inherit"] });
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${script} ${args.join(" ")} exited ${code}`))));
   });
 }
 
-async function clearDatabase() {
-  const res = await fetch(`http://${host}/emulator/v1/projects/${project}/databases/(default)/documents`, { method: "DELETE" });
-  if (!res.ok) throw new Error(`clear failed: ${res.status}`);
-}
-
-// Evidence appends per second with 64 concurrent TTL-shaped writers: the single head (every append in one
-// chain, as the first release had it) against the sharded ledger (the default RETENTION_EVIDENCE_SHARDS), each on
-// an empty database, in this run. BENCH_ONLY=evidence-ledger runs this part alone (and leaves BENCHMARKS.md as it is).
-const ledgerSeconds = process.env.BENCH_LEDGER_SECONDS ?? "10";
-const ledgerWriters = process.env.BENCH_LEDGER_WRITERS ?? "64";
-async function evidenceLedgerBench() {
-  const runs = [];
-  for (const [label, env] of [
-    ["single-head", { RETENTION_EVIDENCE_SHARDS: "1" }],
-    ["ledger", { RETENTION_EVIDENCE_SHARDS: "" }],
-  ]) {
-    await clearDatabase();
-    const r = await runChild("evidence-ledger.mjs", [label, ledgerSeconds, ledgerWriters], env);
-    if (!r.ledgerVerifies) throw new Error(`evidence bench ${label}: the ledger it wrote does not verify (${r.findings} findings)`);
-    runs.push(r);
-    process.stderr.write(`[bench] evidence ${label.padEnd(12)} ${String(r.appendsPerSecond).padStart(7)} appends/s  p50 ${r.latencyMs.p50} ms  p95 ${r.latencyMs.p95} ms  ${r.chainsUsed} chains\n`);
-  }
-  await clearDatabase();
-  const [single, ledger] = runs;
-  return { single, ledger, ratio: Number((ledger.appendsPerSecond / single.appendsPerSecond).toFixed(2)) };
-}
-
-/** The two runs behind the ratio: rates, writers, how long each ran (in-flight appends finish after the deadline) and p50 latency. */
-const ledgerRates = (ev) => ({
-  writers: ev.ledger.writers,
-  single_head: { appends_per_second: ev.single.appendsPerSecond, seconds: ev.single.seconds, p50_ms: ev.single.latencyMs.p50 },
-  ledger: { appends_per_second: ev.ledger.appendsPerSecond, seconds: ev.ledger.seconds, p50_ms: ev.ledger.latencyMs.p50, chains_used: ev.ledger.chainsUsed, shards: ev.ledger.shards },
-});
-
+const loadAtStart = loadavg()[0];
 if (process.env.BENCH_ONLY === "evidence-ledger") {
-  const ev = await evidenceLedgerBench();
-  console.log(JSON.stringify({ evidence_ledger_vs_single_head: ev.ratio, evidence_appends_per_second: ledgerRates(ev) }));
+  const file = join(work, "extras.json");
+  await underEmulator("extras.mjs", [file, "1000"]);
+  const { ledger } = JSON.parse(readFileSync(file, "utf8"));
+  console.log(JSON.stringify({ evidence_ledger_vs_single_head: ledger.ratio, evidence_appends_per_second: ledgerRates(ledger) }));
   process.exit(0);
 }
 
-const results = [];
+const runs = [];
 for (const size of sizes) {
-  const orders = ordersFor(size);
-  const docs = treeSize(orders);
-  for (const c of contenders) {
-    if (c.name === "purge (default rate)" && docs > defaultRateMaxDocs) {
-      process.stderr.write(`[bench] ${docs} docs  ${c.name} skipped (BENCH_DEFAULT_RATE_MAX_DOCS=${defaultRateMaxDocs})\n`);
-      continue;
-    }
-    await clearDatabase();
-    await runChild("generate.mjs", [String(orders)]);
-    const r = await runChild("worker.mjs", [c.worker, String(docs)], c.env);
-    const rate = r.docs / (r.ms / 1000);
-    results.push({ size: docs, contender: c.name, ms: r.ms, rate, rssMb: r.maxRssKb / 1024, ops: r.ops, docs: r.docs });
-    process.stderr.write(`[bench] ${docs} docs  ${c.name.padEnd(22)} ${rate.toFixed(0).padStart(7)} docs/s  ${(r.maxRssKb / 1024).toFixed(0)} MB\n`);
-  }
+  const file = join(work, `size-${size}.json`);
+  await underEmulator("size.mjs", [String(size), file]);
+  runs.push(...JSON.parse(readFileSync(file, "utf8")));
 }
-// Flat memory: the purge's peak heap on a large subject over a 10k one, under a 256 MB heap cap (the 200k run
-// must complete under it).
-const heapSizes = (process.env.BENCH_HEAP_SIZES ?? "10000,200000").split(",").map(Number);
-const heapRuns = [];
-for (const size of heapSizes) {
-  const orders = ordersFor(size);
-  await clearDatabase();
-  await runChild("generate.mjs", [String(orders)]);
-  const r = await runChild("worker.mjs", ["purge", String(treeSize(orders))], { ...FAST, NODE_OPTIONS: "--max-old-space-size=256" });
-  heapRuns.push({ size: treeSize(orders), peakHeapMb: r.peakHeapMb, rssMb: r.maxRssKb / 1024, rate: r.docs / (r.ms / 1000) });
-  process.stderr.write(`[bench] ${treeSize(orders)} docs  purge, 256 MB heap: peak heap ${r.peakHeapMb.toFixed(0)} MB, ${(r.docs / (r.ms / 1000)).toFixed(0)} docs/s\n`);
+let extras = null;
+if (!quick) {
+  const file = join(work, "extras.json");
+  await underEmulator("extras.mjs", [file, sizes.join(",")]);
+  extras = JSON.parse(readFileSync(file, "utf8"));
 }
-// What a query of fixed result size costs at each tree size (the emulator scans; see queryCost in worker.mjs).
-const queryCost = [];
-for (const size of sizes) {
-  const orders = ordersFor(size);
-  await clearDatabase();
-  await runChild("generate.mjs", [String(orders)]);
-  const r = await runChild("worker.mjs", ["queryCost", String(treeSize(orders))]);
-  queryCost.push({ size: treeSize(orders), ...r.queries });
-  process.stderr.write(`[bench] ${treeSize(orders)} docs  query cost ${JSON.stringify(r.queries)}\n`);
-}
-// What one TTL delete costs, counted the same way (orders with 9 messages, and leaf messages).
-await clearDatabase();
-await runChild("generate.mjs", ["60"]);
-const ttl = await runChild("ttl-cost.mjs", ["20"]);
-await clearDatabase();
-const ledgerBench = await evidenceLedgerBench();
+rmSync(work, { recursive: true, force: true });
+const loadAtEnd = loadavg()[0];
 
-const get = (size, name) => results.find((r) => r.size === size && r.contender === name);
-const baselineOf = { "purge (default rate)": "recursiveDelete", "purge (fastest)": "recursiveDelete", "purge (fastest, 128 MB heap)": "recursiveDelete", "CLI FirestoreDelete": "recursiveDelete", audit: "raw stream()" };
-const lines = [
-  "| docs | contender | docs/s | ratio to baseline | peak RSS (MB) | reads/doc | writes/doc | deletes/doc |",
-  "| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |",
-];
-for (const r of results) {
-  const base = baselineOf[r.contender];
-  const ratio = base ? `${(r.rate / get(r.size, base).rate).toFixed(2)}x ${base}` : "baseline";
-  // The CLI engine talks REST, outside the Admin SDK, so its operations are not counted here.
-  const per = (n) => (r.ops.rpcs === 0 ? "n/a" : (n / r.size).toFixed(2));
-  lines.push(`| ${r.size} | ${r.contender} | ${r.rate.toFixed(0)} | ${ratio} | ${r.rssMb.toFixed(0)} | ${per(r.ops.reads)} | ${per(r.ops.writes)} | ${per(r.ops.deletes)} |`);
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length === 0 ? NaN : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const r3 = (x) => (Number.isFinite(x) ? Number(x.toFixed(3)) : null);
+const of = (size, name) => runs.filter((r) => r.size === size && r.contender === name);
+/** The run of a contender whose time is the median of its runs (for RSS, RPCs, phases). */
+const typical = (size, name) => {
+  const xs = of(size, name).sort((a, b) => a.ms - b.ms);
+  return xs[Math.floor((xs.length - 1) / 2)];
+};
+/** Paired ratios a/b of rates (b.ms / a.ms: the same documents), one per round. */
+function paired(size, a, b) {
+  const out = [];
+  for (let round = 0; round < pairs; round++) {
+    const x = of(size, a).find((r) => r.round === round);
+    const y = of(size, b).find((r) => r.round === round);
+    if (x && y) out.push({ ratio: y.ms / x.ms, cpu: x.cpu.emulatorMs === null || y.cpu.emulatorMs === null ? null : (y.cpu.clientMs + y.cpu.emulatorMs) / (x.cpu.clientMs + x.cpu.emulatorMs), loaded: x.loaded || y.loaded });
+  }
+  return out;
 }
-const table = lines.join("\n");
-const queryTable = [
-  "| docs in the database | name-range probe, ~450 results (ms) | small collection query (ms) | getAll of 450 (ms) |",
-  "| ---: | ---: | ---: | ---: |",
-  ...queryCost.map((q) => `| ${q.size} | ${q.rangeProbe450} | ${q.smallCollection} | ${q.getAll450} |`),
-].join("\n");
-const mid = sizes.includes(10000) ? treeSize(ordersFor(10000)) : results[0].size;
+function ratioOf(size, a, b) {
+  const ps = paired(size, a, b);
+  if (ps.length === 0) return null;
+  const xs = ps.map((p) => p.ratio);
+  const cpu = ps.map((p) => p.cpu).filter((c) => c !== null);
+  const m = median(xs);
+  return { median: r3(m), min: r3(Math.min(...xs)), max: r3(Math.max(...xs)), spread: r3((Math.max(...xs) - Math.min(...xs)) / m), cpu: cpu.length ? r3(median(cpu)) : null, pairs: ps.length, loaded: ps.filter((p) => p.loaded).length };
+}
+/** A contender run once against the median of a paired one: not a paired ratio. */
+const singleRatio = (size, a, b) => {
+  const x = typical(size, a);
+  const y = typical(size, b);
+  return x && y ? r3(y.ms / x.ms) : null;
+};
+
+const mid = sizes.includes(10000) ? treeSize(ordersFor(10000)) : treeSize(ordersFor(sizes[Math.min(1, sizes.length - 1)]));
 const small = treeSize(ordersFor(Math.min(...sizes)));
 const large = treeSize(ordersFor(Math.max(...sizes)));
-const ratio = (a, b, size = mid) => Number((get(size, a).rate / get(size, b).rate).toFixed(3));
+const keys = {
+  purge_vs_cli: ratioOf(mid, "purge (fastest)", "CLI FirestoreDelete"),
+  // The large-size keys only when a larger size ran (a run of one size leaves them null).
+  purge_vs_cli_50k: large > mid ? ratioOf(large, "purge (fastest)", "CLI FirestoreDelete") : null,
+  cli_probe_vs_cli: ratioOf(mid, "CLI plus probe", "CLI FirestoreDelete"),
+  cli_probe_vs_cli_50k: large > mid ? ratioOf(large, "CLI plus probe", "CLI FirestoreDelete") : null,
+  audit_vs_stream: ratioOf(mid, "audit", "raw stream()"),
+  audit_vs_stream_50k: large > mid ? ratioOf(large, "audit", "raw stream()") : null,
+};
+const purgeMid = typical(mid, "purge (fastest)");
+const all = runs.map((r) => r.load.start);
 const summary = {
   at_docs: mid,
-  purge_vs_recursive_delete: ratio("purge (fastest)", "recursiveDelete"),
-  purge_vs_cli: ratio("purge (fastest)", "CLI FirestoreDelete"),
-  purge_vs_cli_50k: ratio("purge (fastest)", "CLI FirestoreDelete", large),
-  purge_default_vs_recursive_delete: ratio("purge (default rate)", "recursiveDelete"),
-  audit_vs_stream: ratio("audit", "raw stream()"),
-  rss_50k_over_1k: Number((get(large, "purge (fastest)").rssMb / get(small, "purge (fastest)").rssMb).toFixed(3)),
-  rss_50k_over_1k_heap_128: Number((get(large, "purge (fastest, 128 MB heap)").rssMb / get(small, "purge (fastest, 128 MB heap)").rssMb).toFixed(3)),
-  purge_heap_128_vs_uncapped: ratio("purge (fastest, 128 MB heap)", "purge (fastest)"),
-  purge_ops_per_doc: (() => {
-    const r = get(mid, "purge (fastest)");
-    return { reads: Number((r.ops.reads / r.size).toFixed(2)), writes: Number((r.ops.writes / r.size).toFixed(2)), deletes: Number((r.ops.deletes / r.size).toFixed(2)) };
-  })(),
-  ttl_ops_per_delete: ttl,
-  evidence_ledger_vs_single_head: ledgerBench.ratio,
-  evidence_appends_per_second: ledgerRates(ledgerBench),
-  heap_200k_over_10k: Number((heapRuns[heapRuns.length - 1].peakHeapMb / heapRuns[0].peakHeapMb).toFixed(3)),
-  heap_runs: heapRuns.map((h) => ({ docs: h.size, peakHeapMb: Number(h.peakHeapMb.toFixed(1)), docsPerSecond: Math.round(h.rate) })),
-  audit_rss_50k_over_1k: Number((get(large, "audit").rssMb / get(small, "audit").rssMb).toFixed(3)),
-  emulator_query_ms: queryCost,
+  large_docs: large,
+  purge_vs_cli: keys.purge_vs_cli?.median ?? null,
+  purge_vs_cli_50k: keys.purge_vs_cli_50k?.median ?? null,
+  cli_probe_vs_cli: keys.cli_probe_vs_cli?.median ?? null,
+  audit_vs_stream: keys.audit_vs_stream?.median ?? null,
+  purge_vs_recursive_delete: singleRatio(mid, "purge (fastest)", "recursiveDelete"),
+  purge_default_vs_recursive_delete: singleRatio(mid, "purge (default rate)", "recursiveDelete"),
+  cpu_ratios: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, v?.cpu ?? null])),
+  purge_ops_per_doc: purgeMid
+    ? { reads: r3(purgeMid.ops.reads / purgeMid.size), writes: r3(purgeMid.ops.writes / purgeMid.size), deletes: r3(purgeMid.ops.deletes / purgeMid.size) }
+    : null,
+  purge_rpcs_by_method: purgeMid?.rpcs ?? null,
+  purge_phases_ms: purgeMid?.phases ?? null,
+  rss_50k_over_1k: r3(typical(large, "purge (fastest)").rssMb / typical(small, "purge (fastest)").rssMb),
+  rss_50k_over_1k_heap_128: quick ? null : r3(typical(large, "purge (fastest, 128 MB heap)").rssMb / typical(small, "purge (fastest, 128 MB heap)").rssMb),
+  purge_heap_128_vs_uncapped: singleRatio(mid, "purge (fastest, 128 MB heap)", "purge (fastest)"),
+  audit_rss_50k_over_1k: r3(typical(large, "audit").rssMb / typical(small, "audit").rssMb),
+  heap_200k_over_10k: extras ? r3(extras.heapRuns[extras.heapRuns.length - 1].peakHeapMb / extras.heapRuns[0].peakHeapMb) : null,
+  heap_runs: extras?.heapRuns.map((h) => ({ docs: h.size, peakHeapMb: Number(h.peakHeapMb.toFixed(1)), docsPerSecond: Math.round(h.rate) })) ?? null,
+  ttl_ops_per_delete: extras?.ttl ?? null,
+  evidence_ledger_vs_single_head: extras?.ledger.ratio ?? null,
+  evidence_appends_per_second: extras ? ledgerRates(extras.ledger) : null,
+  emulator_query_ms: extras?.queryCost ?? null,
+  bench_pairs: pairs,
+  ratio_spread: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, v ? { min: v.min, max: v.max, relative: v.spread } : null])),
+  load_avg: { cores: cpus().length, at_start: r3(loadAtStart), at_end: r3(loadAtEnd), median_at_runs: r3(median(all)), max_at_runs: r3(Math.max(...all)), loaded_runs: runs.filter((r) => r.loaded).length, runs: runs.length },
 };
-console.log(table);
-const md = `# Benchmarks
 
-Produced by \`npm run bench\` (${new Date().toISOString().slice(0, 10)}, Firestore emulator, this project's 2-core machine; BENCH_SIZES=${sizes.join(",")}).
-Each contender ran in its own process on a fresh tree (tenant, user, orders, 9 messages per order). Ratios are the
-numbers to read: the machine is shared and absolute rates move between runs. Operations are counted from the Admin
-SDK's RPC traffic in the working process (documents returned by reads, writes and deletes in commits), not estimated.
+/** The two runs behind the ledger ratio: rates, writers, how long each ran and p50 latency. */
+function ledgerRates(ev) {
+  return {
+    writers: ev.ledger.writers,
+    single_head: { appends_per_second: ev.single.appendsPerSecond, seconds: ev.single.seconds, p50_ms: ev.single.latencyMs.p50 },
+    ledger: { appends_per_second: ev.ledger.appendsPerSecond, seconds: ev.ledger.seconds, p50_ms: ev.ledger.latencyMs.p50, chains_used: ev.ledger.chainsUsed, shards: ev.ledger.shards },
+  };
+}
+
+const names = [...new Set(runs.map((r) => r.contender))];
+const lines = [
+  "| docs | contender | runs | docs/s (median) | s (median) | CPU client / emulator (s) | peak RSS (MB) | reads/doc | writes/doc | deletes/doc | loaded runs |",
+  "| ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+];
+for (const size of [...new Set(runs.map((r) => r.size))]) {
+  for (const name of names) {
+    const xs = of(size, name);
+    if (xs.length === 0) continue;
+    const t = typical(size, name);
+    const cpu = `${(median(xs.map((x) => x.cpu.clientMs)) / 1000).toFixed(1)} / ${xs.some((x) => x.cpu.emulatorMs === null) ? "?" : (median(xs.map((x) => x.cpu.emulatorMs)) / 1000).toFixed(1)}`;
+    // The CLI engine talks REST, outside the Admin SDK, so its operations are not counted here.
+    const per = (n) => (t.ops.rpcs === 0 ? "n/a" : (n / size).toFixed(2));
+    lines.push(
+      `| ${size} | ${name} | ${xs.length} | ${median(xs.map((x) => x.rate)).toFixed(0)} | ${(median(xs.map((x) => x.ms)) / 1000).toFixed(2)} | ${cpu} | ${t.rssMb.toFixed(0)} | ${per(t.ops.reads)} | ${per(t.ops.writes)} | ${per(t.ops.deletes)} | ${xs.filter((x) => x.loaded).length} |`,
+    );
+  }
+}
+const table = lines.join("\n");
+const ratioTable = [
+  "| ratio | docs | median | min | max | relative spread | CPU ratio (median) | pairs | loaded pairs |",
+  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  ...Object.entries(keys)
+    .filter(([, v]) => v)
+    .map(([k, v]) => `| ${k} | ${k.endsWith("_50k") ? large : mid} | ${v.median} | ${v.min} | ${v.max} | ${v.spread} | ${v.cpu ?? "?"} | ${v.pairs} | ${v.loaded} |`),
+].join("\n");
+console.log(table);
+console.log(ratioTable);
+if (!quick) {
+  const queryTable = [
+    "| docs in the database | name-range probe, ~450 results (ms) | small collection query (ms) | getAll of 450 (ms) |",
+    "| ---: | ---: | ---: | ---: |",
+    ...extras.queryCost.map((q) => `| ${q.size} | ${q.rangeProbe450} | ${q.smallCollection} | ${q.getAll450} |`),
+  ].join("\n");
+  const md = `# Benchmarks
+
+Produced by \`npm run bench\` (${new Date().toISOString().slice(0, 10)}, Firestore emulator, this project's 2-core machine; BENCH_SIZES=${sizes.join(",")},
+BENCH_PAIRS=${pairs}; load average ${summary.load_avg.at_start} at the start, ${summary.load_avg.median_at_runs} median over the runs,
+${summary.load_avg.loaded_runs} of ${summary.load_avg.runs} runs began above ${summary.load_avg.cores}, the cores, and are counted as loaded).
+Each size had a fresh emulator and an untimed warm-up; each contender ran in its own process on a fresh tree (tenant,
+user, orders, 9 messages per order), in rounds of alternating order; the ratios are the medians of the ratios paired
+within a round. Operations are counted from the Admin SDK's RPC traffic in the working process (documents returned by
+reads, writes and deletes in commits), not estimated. CPU is the working process's and the emulator JVM's, over the
+timed span.
+
+${ratioTable}
 
 ${table}
 
@@ -192,15 +203,16 @@ purge issues per batch):
 
 ${queryTable}
 
-Summary (ratios at ${mid} documents; RSS ratio of the purge process between the largest and smallest tree):
+Summary (ratios at ${mid} documents, \`_50k\` at ${large}):
 
 \`\`\`json
 ${JSON.stringify(summary, null, 2)}
 \`\`\`
 `;
-// The hand-written reading of the numbers lives below the marker and survives a re-run.
-const MARKER = "<!-- interpretation: written by hand, kept by npm run bench -->";
-const mdPath = join(root, "docs", "BENCHMARKS.md");
-const kept = existsSync(mdPath) ? readFileSync(mdPath, "utf8").split(MARKER)[1] : undefined;
-writeFileSync(mdPath, `${md}\n${MARKER}${kept ?? "\n"}`);
+  // The hand-written reading of the numbers lives below the marker and survives a re-run.
+  const MARKER = "<!-- interpretation: written by hand, kept by npm run bench -->";
+  const mdPath = join(root, "docs", "BENCHMARKS.md");
+  const kept = existsSync(mdPath) ? readFileSync(mdPath, "utf8").split(MARKER)[1] : undefined;
+  writeFileSync(mdPath, `${md}\n${MARKER}${kept ?? "\n"}`);
+}
 console.log(JSON.stringify(summary));

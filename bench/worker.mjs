@@ -1,7 +1,8 @@
 // Child process: runs one contender against the tree generate.mjs wrote, and reports its wall time, the
 // documents it handled, its peak RSS and the Firestore operations it issued (one JSON line on stdout).
 import { createRequire } from "node:module";
-import { BENCH_TENANT, counts, countOperations, functionsLib, resetCounts } from "./lib.mjs";
+import { loadavg } from "node:os";
+import { BENCH_TENANT, MESSAGES_PER_ORDER, counts, countOperations, emulatorCpuMs, functionsLib, resetCounts, rpcsByMethod } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const [contender, expectedDocsRaw] = process.argv.slice(2);
@@ -56,6 +57,56 @@ function profileHook(startedAt) {
   return hook;
 }
 
+/** The CLI's engine, loaded before the clock. */
+let FirestoreDelete;
+async function cliDelete() {
+  const project = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
+  await new FirestoreDelete(project, `tenants/${BENCH_TENANT}`, { recursive: true, databaseId: "(default)" }).execute();
+}
+let runRetentionAudit;
+/** What each contender loads before its clock starts. */
+const preload = {
+  cli: () => ({ FirestoreDelete } = require("firebase-tools/lib/firestore/delete.js")),
+  cliProbe: () => {
+    ({ FirestoreDelete } = require("firebase-tools/lib/firestore/delete.js"));
+    functionsLib("purge/runner/probe.js");
+  },
+  audit: () => ({ runRetentionAudit } = functionsLib("audit/job.js")),
+};
+
+/** Starts a CPU measurement; the returned function gives this process's and the emulator's CPU ms since. */
+function cpuMark() {
+  const client = process.cpuUsage();
+  const emulator = emulatorCpuMs();
+  return () => {
+    const c = process.cpuUsage(client);
+    const e = emulatorCpuMs();
+    return { clientMs: Math.round((c.user + c.system) / 1000), emulatorMs: emulator === null || e === null ? null : Math.round(e - emulator) };
+  };
+}
+
+/**
+ * The purge's phases, from its hook points: plan (lease, streamed plan, brake), start (archives, the round's
+ * start, pruning, up to the first batch), steps (the batches, up to the finalize), finalize (late sweep,
+ * verification, end state).
+ */
+function phaseHook(startedAt) {
+  const first = new Map();
+  const hook = (ctx) => {
+    if (!first.has(ctx.point)) first.set(ctx.point, performance.now());
+  };
+  hook.report = (totalMs) => {
+    const end = startedAt + totalMs;
+    const at = (p, fallback) => first.get(p) ?? fallback;
+    const plan = at("afterPlan", startedAt);
+    const firstBatch = Math.min(at("afterMark", end), at("beforeExecute", end), at("inExecute", end), at("inObjectWindow", end));
+    const fin = at("beforeFinalize", end);
+    const r = (x) => Math.round(Math.max(0, x));
+    return { total: r(totalMs), plan: r(plan - startedAt), start: r(firstBatch - plan), steps: r(fin - firstBatch), finalize: r(end - fin) };
+  };
+  return hook;
+}
+
 const contenders = {
   /**
    * Not a contender: what one query of a fixed result size costs on this tree, to show how the emulator's
@@ -98,9 +149,25 @@ const contenders = {
   },
   /** The Firebase CLI's own delete engine (what `firebase firestore:delete -r` runs), driven directly. */
   async cli() {
-    const { FirestoreDelete } = require("firebase-tools/lib/firestore/delete.js");
-    const project = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
-    await new FirestoreDelete(project, `tenants/${BENCH_TENANT}`, { recursive: true, databaseId: "(default)" }).execute();
+    await cliDelete();
+    return { docs: expectedDocs };
+  },
+  /**
+   * The CLI's delete plus the purge's descendant probe (runner/probe.ts) as the purge issues it on its deepest
+   * level, the messages (nine in ten of the tree's documents): 450 items a batch, 4 batches at a time, before the
+   * delete. What the probe alone costs, beside the CLI's own run. (The levels above are left out: the purge probes
+   * them once the messages are gone, which the CLI's one recursive delete cannot reproduce.) The paths come from
+   * the generator's shape, not from reads.
+   */
+  async cliProbe() {
+    const { descendantsRemainBatch } = functionsLib("purge/runner/probe.js");
+    const orders = Math.round((expectedDocs - 2) / (1 + MESSAGES_PER_ORDER));
+    const order = (o) => `tenants/${BENCH_TENANT}/orders/o-${String(o).padStart(6, "0")}`;
+    const leaves = Array.from({ length: orders * MESSAGES_PER_ORDER }, (_, i) => `${order(Math.floor(i / MESSAGES_PER_ORDER))}/messages/m-${i % MESSAGES_PER_ORDER}`);
+    const batches = [];
+    for (let i = 0; i < leaves.length; i += 450) batches.push(leaves.slice(i, i + 450));
+    for (let i = 0; i < batches.length; i += 4) await Promise.all(batches.slice(i, i + 4).map((b) => descendantsRemainBatch(b)));
+    await cliDelete();
     return { docs: expectedDocs };
   },
   /** A raw stream() read of the same documents: the audit's baseline. */
@@ -114,7 +181,6 @@ const contenders = {
   },
   /** Our retention audit over the whole database (the tree is all there is). */
   async audit() {
-    const { runRetentionAudit } = functionsLib("audit/job.js");
     const summary = await runRetentionAudit({ nowMs: Date.now(), asOfMs: null, dryRun: true, actor: { type: "system", id: "bench" } });
     return { docs: Number(summary.documents), findings: summary.findings };
   },
@@ -155,8 +221,17 @@ const contenders = {
       }
     }
     resetCounts();
+    const cpu = cpuMark();
     const started = performance.now();
-    const hook = process.env.BENCH_PROFILE ? profileHook(started) : undefined;
+    const phases = phaseHook(started);
+    const profile = process.env.BENCH_PROFILE ? profileHook(started) : undefined;
+    const hook = (ctx) => {
+      phases(ctx);
+      if (profile) profile(ctx);
+    };
+    // Without the profile, the hook names the points it needs: a hook that wants the points before a delete
+    // batch's transaction makes the purge read each record ahead of it (runner/env.ts#PurgeHook).
+    if (!profile) hook.points = ["afterPlan", "inExecute", "inObjectWindow", "beforeFinalize"];
     const queue = [];
     const enqueue = async (task) => {
       queue.push(task);
@@ -168,29 +243,40 @@ const contenders = {
       chunks++;
     }
     const ms = performance.now() - started;
-    if (hook) hook.report(ms);
+    const cpuUsed = cpu();
+    if (profile) profile.report(ms);
     const ops = { ...counts };
+    const rpcs = Object.fromEntries(rpcsByMethod);
     const unit = summary.units[0];
     if (!unit || (unit.outcome !== "DONE" && unit.outcome !== "FANNED_OUT")) throw new Error(`purge unit ended ${JSON.stringify(unit)}`);
     const remaining = await countRemaining();
     if (remaining !== 0) throw new Error(`purge left ${remaining} documents`);
-    return { docs: expectedDocs, ms, ops, brake: summary.brake?.status ?? "OK", chunks };
+    return { docs: expectedDocs, ms, ops, rpcs, cpu: cpuUsed, phases: phases.report(ms), brake: summary.brake?.status ?? "OK", chunks };
   },
 };
 
 const run = contenders[contender];
 if (!run) throw new Error(`unknown contender ${contender}`);
+// Every module a contender uses is loaded here, before any clock starts (the purge's own preparation is untimed
+// too, and it reports its own span).
+await preload[contender]?.();
 // Peak heap, sampled while the contender runs (V8's used heap: what the work keeps, unlike RSS, which also
 // holds the collector's slack).
 let peakHeap = process.memoryUsage().heapUsed;
 const sampler = setInterval(() => {
   peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
 }, 25);
+const loadAtStart = loadavg()[0];
+resetCounts();
+const cpu = cpuMark();
 const started = performance.now();
 const result = await run();
+const cpuUsed = cpu();
 clearInterval(sampler);
 peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
-// A contender with untimed preparation (the purge's brake approval) reports its own timed span.
+// A contender with untimed preparation (the purge's brake approval) reports its own timed span, CPU and RPCs.
 const ms = result.ms ?? performance.now() - started;
-process.stdout.write(`${JSON.stringify({ contender, maxRssKb: process.resourceUsage().maxRSS, peakHeapMb: peakHeap / 1048576, ops: { ...counts }, ...result, ms })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ contender, maxRssKb: process.resourceUsage().maxRSS, peakHeapMb: peakHeap / 1048576, ops: { ...counts }, rpcs: Object.fromEntries(rpcsByMethod), cpu: cpuUsed, phases: { total: Math.round(ms) }, ...result, ms, load: { start: loadAtStart, end: loadavg()[0] } })}\n`,
+);
 process.exit(0);

@@ -1,4 +1,4 @@
-export { EVIDENCE_TX, openEvidence, recordEvidence, type EvidenceAppender } from "./store";
+export { EVIDENCE_TX, evidenceHeadRef, openEvidence, openEvidenceFrom, recordEvidence, type EvidenceAppender } from "./store";
 export { verifyEvidence, verifyLedger, type EvidenceVerification, type VerifyOptions } from "./verify";
 export { anchorEvidence, runEvidenceAnchor } from "./anchor";
 export { type AnchorSource } from "./anchor-source";

@@ -1,4 +1,4 @@
-import type { DocumentReference, Transaction } from "firebase-admin/firestore";
+import type { DocumentReference, DocumentSnapshot, Transaction } from "firebase-admin/firestore";
 import { chainEntry, evidenceDocId, HEAD_EVENT, LEGACY_SEGMENT, makeHeadRecord, shardFor, type ChainedEvidence, type ChainHead, type EvidenceBody, type EvidenceKey } from "./rules";
 import { signingKey } from "./keys";
 import { publishAnchor } from "../platform/anchors";
@@ -58,10 +58,21 @@ export interface EvidenceAppender {
  * next periodic anchor covers the head.
  */
 export async function openEvidence(tx: Transaction, shardKey: string): Promise<EvidenceAppender> {
+  return openEvidenceFrom(tx, shardKey, await tx.get(evidenceHeadRef(shardKey)));
+}
+
+/** The head document of the chain a shard key's evidence goes to (read it among a transaction's other reads). */
+export const evidenceHeadRef = (shardKey: string): DocumentReference => headRef(shardOfKey(shardKey));
+
+/**
+ * `openEvidence` for a transaction that already read the chain's head (`evidenceHeadRef(shardKey)`) with its other
+ * reads, in one round trip.
+ */
+export function openEvidenceFrom(tx: Transaction, shardKey: string, headSnap: DocumentSnapshot): EvidenceAppender {
   const key = signingKey();
   const shard = shardOfKey(shardKey);
   const ref = headRef(shard);
-  const headSnap = await tx.get(ref);
+  if (headSnap.ref.path !== ref.path) throw new Error(`openEvidenceFrom: ${headSnap.ref.path} is not the head of chain ${shard}`);
   let head = headSnap.exists ? (headSnap.data() as ChainHead) : null;
   return {
     shard,

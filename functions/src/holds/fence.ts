@@ -20,7 +20,11 @@ export const holdFenceRef = (): DocumentReference => db().collection(COLLECTIONS
 
 /** The current fence generation, read inside the caller's transaction (0 before the first hold). */
 export async function readFenceInTx(tx: Transaction): Promise<number> {
-  const snap = await tx.get(holdFenceRef());
+  return fenceGenerationOf(await tx.get(holdFenceRef()));
+}
+
+/** The generation a read of the fence document holds (0 before the first hold). */
+export function fenceGenerationOf(snap: DocumentSnapshot): number {
   const g = snap.get("generation") as unknown;
   return typeof g === "number" ? g : 0;
 }
@@ -90,7 +94,11 @@ export class HoldView {
   private cached: HoldSnapshot | null = null;
 
   async inTx(tx: Transaction): Promise<HoldSnapshot> {
-    const generation = await readFenceInTx(tx);
+    return this.atGeneration(tx, await readFenceInTx(tx));
+  }
+
+  /** `inTx` for a transaction that already read the fence (`holdFenceRef()`) among its other reads. */
+  async atGeneration(tx: Transaction, generation: number): Promise<HoldSnapshot> {
     if (this.cached?.generation === generation) return this.cached;
     const holds = await activeHoldsInTx(tx);
     this.cached = { generation, holds };

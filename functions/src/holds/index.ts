@@ -1,4 +1,4 @@
-export { HoldView, activeAmongInTx, activeHoldsInTx, deleteWindowRef, readFence, readFenceInTx, windowFrom } from "./fence";
+export { HoldView, activeAmongInTx, activeHoldsInTx, deleteWindowRef, fenceGenerationOf, holdFenceRef, readFence, readFenceInTx, windowFrom } from "./fence";
 export { activeHolds, activeHoldsCoveringInTx, applyHoldFlags, applyHoldNow, completePlacement, holdFlaggingCursor, resumeHoldApplications } from "./service";
 // Placing and releasing go through holds/cells.ts: in the target's governed database, and for a scope's record in
 // every database with scope data (docs/decisions/0036-several-databases.md).

@@ -78,8 +78,12 @@ export async function tryAcquireLease(
  * writes, which keeps a long unit's lease alive one step at a time.
  */
 export async function fenceLease(tx: Transaction, ref: DocumentReference, holder: LeaseHolder): Promise<DocumentSnapshot> {
-  const snap = await tx.get(ref);
-  if (leaseState(snap.data(), holder.owner, holder.clock()) !== "mine") throw new LeaseLostError(ref.path, holder.owner);
+  return checkLease(await tx.get(ref), holder);
+}
+
+/** The fence's check on a leased record the transaction already read (with its other reads, in one round trip). */
+export function checkLease(snap: DocumentSnapshot, holder: LeaseHolder): DocumentSnapshot {
+  if (leaseState(snap.data(), holder.owner, holder.clock()) !== "mine") throw new LeaseLostError(snap.ref.path, holder.owner);
   return snap;
 }
 

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { descendantsRemainBatch, descendantsRemainOne, documentsInRange, existingAmong } from "../../../functions/src/purge/runner/probe";
+import { countOperations, resetCounts, rpcsByMethod } from "../../../bench/lib.mjs";
+import { descendantsRemainBatch, descendantsRemainOne, documentsInRange, existingAmong, probeBatch } from "../../../functions/src/purge/runner/probe";
 import { db } from "../../helpers/emulator";
 import { reset } from "./support";
 
@@ -102,5 +103,52 @@ describe("existence by range scan (manifest verification)", () => {
     const between = Array.from({ length: 600 }, (_, i) => `pz/m-${String(i).padStart(4, "0")}`);
     await put("pz/a", ...between, "pz/z");
     await expectExisting(["pz/a", "pz/gone", "pz/z"]);
+  });
+});
+
+describe("the batch probe: a count first, the scan only when the count differs", () => {
+  beforeEach(async () => {
+    await reset();
+    countOperations();
+  });
+
+  /** The batch probe's answer, with the queries it sent: counts (runAggregationQuery) and scans (runQuery). */
+  async function probed(items: string[], readGone = 0): Promise<{ remain: string[]; counts: number; scans: number }> {
+    resetCounts();
+    const remain = [...(await probeBatch(items, readGone))].sort();
+    return { remain, counts: rpcsByMethod.get("runAggregationQuery") ?? 0, scans: rpcsByMethod.get("runQuery") ?? 0 };
+  }
+
+  it("leaves with nothing under them: one count, no scan", async () => {
+    await put("qa/1", "qa/2", "qa/3", "qb/1");
+    expect(await probed(["qa/1", "qa/2", "qa/3"])).toEqual({ remain: [], counts: 1, scans: 0 });
+  });
+
+  it("a child under one item: the count differs and the scan names the item", async () => {
+    await put("qa/1", "qa/2", "qa/2/c/new", "qa/3");
+    expect(await probed(["qa/1", "qa/2", "qa/3"])).toMatchObject({ remain: ["qa/2"], counts: 1 });
+  });
+
+  it("a document in the range that is no item makes the count differ: the scan decides, and nothing is said of the neighbour", async () => {
+    await put("qa/1", "qa/15", "qa/2");
+    expect(await probed(["qa/1", "qa/2"])).toMatchObject({ remain: [], counts: 1 });
+    expect((await probed(["qa/1", "qa/2"])).scans).toBeGreaterThan(0);
+  });
+
+  it("an item the transaction found gone cannot hide a descendant of another: the count is held to the items that exist", async () => {
+    // qa/2 is gone, and qa/1 has a child: the range holds two documents, as many as the batch has items.
+    await put("qa/1", "qa/1/c/new", "qa/3");
+    expect(await probed(["qa/1", "qa/2", "qa/3"], 1)).toMatchObject({ remain: ["qa/1"], counts: 1 });
+    // Told of no gone item (an unread item on the fast path, whose delete precondition will fail), the count agrees
+    // and says nothing remains; the commit then fails on qa/2 and the read path asks again (streaming.test.ts).
+    expect(await probed(["qa/1", "qa/2", "qa/3"], 0)).toEqual({ remain: [], counts: 1, scans: 0 });
+  });
+
+  it("items nested in one another are always scanned: the child item would stand for its parent's descendant", async () => {
+    await put("qa/1", "qa/1/c/x", "qa/2");
+    const items = ["qa/1", "qa/1/c/x", "qa/2"];
+    const r = await probed(items);
+    expect(r).toMatchObject({ remain: [...(await descendantsRemainBatch(items))].sort(), counts: 0 });
+    expect(r.scans).toBeGreaterThan(0);
   });
 });

@@ -123,6 +123,53 @@ describe("the late sweep", () => {
   });
 });
 
+/**
+ * The window the probe cannot close (docs/PURGE-ENGINE.md, "Why every item is probed"): a child created under an
+ * item after its batch probed and before that batch commits. The token (a leaf) is probed, found empty and deleted;
+ * a server-side writer adds a document under it inside that transaction. The final sweep finds it under the
+ * session (a recursive root): one the rules refuse stays under its deleted parent, and the request is BLOCKED with a
+ * LATE_FIND_STRANDED finding, never PURGED.
+ */
+describe("a refused child created under a parent between its probe and its commit", () => {
+  const UNDER_TOKEN = `${TOKEN}/uses/u-late`;
+
+  it("is listed as stranded, and the request is BLOCKED (LATE_FIND_STRANDED), never PURGED", async () => {
+    await reset();
+    await putCustomer(UID, { messages: 2, activity: 2 });
+    await putSession("s-71", UID, 1);
+    const requestId = await requestDeletion(UID);
+    const before = await allGovernedPaths();
+    const template = (await db().doc(TOKEN).get()).data()!;
+    let posted = false;
+    const summary = await runNightlyPurge(
+      runOptions({
+        sweep: false,
+        batchSize: 2,
+        parallelBatches: 1,
+        hook: async (ctx: PurgeHookContext) => {
+          if (posted || ctx.point !== "inExecute" || !ctx.paths.includes(TOKEN)) return;
+          posted = true;
+          await db().doc(UNDER_TOKEN).set({ ...template, legalHold: true });
+        },
+      }),
+    );
+    expect(posted, "the token's delete transaction ran").toBe(true);
+    expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual(["BLOCKED"]);
+    const entries = await expectChainVerifies();
+    const remaining = await allGovernedPaths();
+    // The token went (its batch probed before the child existed); the child stays, read by name (under a deleted
+    // parent it is not reachable by walking down from existing documents).
+    expect(remaining.has(TOKEN)).toBe(false);
+    expect((await db().doc(UNDER_TOKEN).get()).exists).toBe(true);
+    const failed = entries.filter((e) => e.action === "PURGE_VERIFY_FAILED");
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.paths).toContain(UNDER_TOKEN);
+    expect(failed[0]!.counts).toMatchObject({ LATE_FIND_STRANDED: 1 });
+    await expectDeletionsExplained(entries, [...before].filter((p) => !remaining.has(p)));
+    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("BLOCKED");
+  });
+});
+
 describe("the late sweep and the TTL trigger", () => {
   it("a marked session deferred by its planned batch and deleted by a late batch is the purge's own delete to the TTL trigger", async () => {
     await reset();

@@ -56,4 +56,33 @@ describe("the streaming purge", () => {
     expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("BLOCKED");
     await expectChainVerifies();
   });
+
+  it("a gone item cannot hide a new child from the batch's count: the commit fails on the gone item's precondition and the read path scans", async () => {
+    await reset();
+    await putCustomer("u-83", { messages: 2, activity: 0 });
+    const requestId = await requestDeletion("u-83");
+    let victim = "";
+    let parent = "";
+    const summary = await runNightlyPurge(
+      runOptions({
+        sweep: false,
+        batchSize: 2,
+        hook: async (ctx: PurgeHookContext) => {
+          // The batch of the two message leaves, before its transaction: one of them goes, and a child appears under the
+          // other. The range then holds two documents, as many as the batch has items: the count alone would say
+          // "nothing under any item".
+          if (victim || ctx.point !== "beforeExecute" || !ctx.paths || ctx.paths.length !== 2 || !ctx.paths.every((p) => p.includes("/messages/"))) return;
+          [parent, victim] = ctx.paths as [string, string];
+          await db().doc(victim).delete();
+          await db().doc(`${parent}/notes/n-1`).set({ text: "added after the plan" });
+        },
+      }),
+    );
+    expect(victim).not.toBe("");
+    expect((await db().doc(parent).get()).exists).toBe(true);
+    expect((await db().doc(`${parent}/notes/n-1`).get()).exists).toBe(true);
+    expect((summary.units as UnitReport[])[0]!.outcome).toBe("BLOCKED");
+    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("BLOCKED");
+    await expectChainVerifies();
+  });
 });

@@ -26,7 +26,13 @@ export type VerifyProblem =
   /** A masked record still carries a field it should not. */
   | "MASK_INCOMPLETE"
   /** A record deleted after archiving has no archive copy any more, or one that no longer matches its hash. */
-  | "ARCHIVE_NOT_VERIFIED";
+  | "ARCHIVE_NOT_VERIFIED"
+  /**
+   * A document created under a recursive root while the purge ran, which the destroy predicate refuses, under a
+   * parent that is gone (created after the parent's batch probed, before it committed; docs/PURGE-ENGINE.md,
+   * "Why every item is probed"): the erasure is not complete.
+   */
+  | "LATE_FIND_STRANDED";
 
 export interface VerifyFinding {
   path: string;

@@ -55,7 +55,15 @@ export interface PurgeHookContext {
   paths: readonly string[];
 }
 
-export type PurgeHook = (ctx: PurgeHookContext) => Promise<void> | void;
+/**
+ * A hook: called at each point it wants (`points`; every point when it names none). A delete batch reads its
+ * record ahead of its transaction only for a hook that wants `afterMark` or `beforeExecute` (they are told the
+ * batch's paths), so a hook that names its points costs the purge nothing else.
+ */
+export type PurgeHook = ((ctx: PurgeHookContext) => Promise<void> | void) & { points?: readonly PurgeHookPoint[] };
+
+/** Whether the run's hook wants to hear about `point`. */
+export const wants = (env: Pick<StepEnv, "hook">, point: PurgeHookPoint): boolean => env.hook !== undefined && (env.hook.points === undefined || env.hook.points.includes(point));
 
 /** Everything a purge step needs besides the checkpoint: who acts, as of when, under which lease. */
 export interface StepEnv {
@@ -81,7 +89,7 @@ export interface StepEnv {
 }
 
 export async function fire(env: Pick<StepEnv, "hook">, ctx: PurgeHookContext): Promise<void> {
-  if (env.hook) await env.hook(ctx);
+  if (env.hook && wants(env, ctx.point)) await env.hook(ctx);
 }
 
 /** The common fields of the purge's evidence: actor, time, policy version, request and manifest. */

@@ -7,12 +7,13 @@ import { db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { emitMetric } from "../../platform/metrics";
-import { descendantsRemainBatch } from "./probe";
-import { fire, type StepEnv } from "./env";
+import { probeBatch } from "./probe";
+import { fire, wants, type StepEnv } from "./env";
 import { inBatch, type BatchDecisionResult, type BatchSpec } from "./step";
 import { timestampOfVersion, versionOf } from "./records";
 import { batchFrom, factsOf, readFactsInTx, settledPaths, type BatchDoc, type BatchOutcome, type UnitCheckpoint } from "../store";
 import { policy } from "../../platform/registry";
+import { purgeSettings } from "../settings";
 
 /**
  * A delete batch (docs/PURGE-ENGINE.md): ONE transaction decides and deletes.
@@ -36,6 +37,60 @@ import { policy } from "../../platform/registry";
  * documents are gone and their deletion is on the record.
  */
 export async function deleteBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv): Promise<BatchOutcome | null> {
+  // Hooks that act before the transaction (tests, profiles) are told the batch's paths, which only a read of the
+  // record ahead of the transaction gives; without them the record is read once, in the transaction.
+  if (wants(env, "afterMark") || wants(env, "beforeExecute")) {
+    const ahead = await hooksAhead(cp, spec, env);
+    if (ahead !== undefined) return ahead;
+  }
+  // The batch's items are known only inside the transaction: it reserves a full batch and gives back the rest.
+  const reserved = purgeSettings.batchSize();
+  await env.limiter.acquire(reserved);
+  let done: BatchDecisionResult | null = null;
+  try {
+    for (let mode: "fast" | "read" = "fast"; ; ) {
+      try {
+        done = await executeTx(cp, spec, env, mode);
+        break;
+      } catch (err) {
+        if (err instanceof MarkFirst) {
+          // Trigger-collection documents are marked in a transaction of their own before the delete.
+          const marked = await markBatch(cp, spec, env);
+          if (marked === null) return null;
+          if (marked.complete) return marked.outcome;
+          continue;
+        }
+        const code = (err as { code?: unknown }).code;
+        if (mode === "read" || (code !== 9 && code !== 5)) throw err;
+        // FAILED_PRECONDITION (or NOT_FOUND for a document already gone): a document changed or went since the
+        // plan. Nothing was committed; the read path, which checks strictly more, decides again.
+        log.info("purge.batch.changed", { unitKey: cp.unitKey, batch: spec.ref.id });
+        mode = "read";
+      }
+    }
+  } finally {
+    env.limiter.refund(Math.max(0, reserved - (done?.paths.length ?? 0)));
+  }
+  if (!done) return null;
+  if (done.outcome.held.length > 0) log.warn("purge.hold_stopped", { unitKey: cp.unitKey, batch: spec.ref.id, held: done.outcome.held.length });
+  countDeletions(done.paths, env);
+  log.info("purge.batch.done", { unitKey: cp.unitKey, batch: spec.ref.id, deleted: done.paths.length });
+  return done.outcome;
+}
+
+/** The delete transaction found trigger-collection items not yet marked: nothing was written; mark them first. */
+class MarkFirst extends Error {
+  constructor() {
+    super("the batch's trigger-collection items must be marked first");
+  }
+}
+
+/**
+ * The record read ahead of the transaction, for hooks that act before it: marks the batch first when it must
+ * be, then fires `afterMark` and `beforeExecute` with its paths. Returns the batch's outcome when there is
+ * nothing left to do (or null when the step is not this runner's any more), undefined to go on.
+ */
+async function hooksAhead(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv): Promise<BatchOutcome | null | undefined> {
   let before = batchFrom(await spec.ref.get());
   if (before.complete) return before.outcome;
   const hook = { unitKey: cp.unitKey, round: cp.round, step: spec.step, batch: spec.ordinal };
@@ -47,37 +102,17 @@ export async function deleteBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inP
   }
   await fire(env, { point: "afterMark", ...hook, paths: before.items.map((i) => i.path) });
   const settled = settledPaths(before.outcome);
-  const unsettled = before.items.filter((i) => !settled.has(i.path));
-  await fire(env, { point: "beforeExecute", ...hook, paths: unsettled.map((i) => i.path) });
-  // One kindless probe over the batch's name range, right before the decision: a child may have been
-  // created under any item since the plan (a leaf when planned included), and a parent with anything under
-  // it is not deleted.
-  const probes = await descendantsRemainBatch(unsettled.map((i) => i.path));
-  await env.limiter.acquire(unsettled.length);
-  let done: BatchDecisionResult | null;
-  try {
-    done = await executeTx(cp, spec, env, probes, "fast");
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code !== 9 && code !== 5) throw err;
-    // FAILED_PRECONDITION (or NOT_FOUND for a document already gone): a document changed or went since the
-    // plan. Nothing was committed; the read path, which checks strictly more, decides again.
-    log.info("purge.batch.changed", { unitKey: cp.unitKey, batch: spec.ref.id });
-    done = await executeTx(cp, spec, env, probes, "read");
-  }
-  if (!done) return null;
-  if (done.outcome.held.length > 0) log.warn("purge.hold_stopped", { unitKey: cp.unitKey, batch: spec.ref.id, held: done.outcome.held.length });
-  countDeletions(done.paths, env);
-  log.info("purge.batch.done", { unitKey: cp.unitKey, batch: spec.ref.id, deleted: done.paths.length });
-  return done.outcome;
+  await fire(env, { point: "beforeExecute", ...hook, paths: before.items.filter((i) => !settled.has(i.path)).map((i) => i.path) });
+  return undefined;
 }
 
 /** Whether a document read now is the version its batch decided on. */
 const isRecorded = (item: PurgeItem, snap: DocumentSnapshot): boolean => item.version !== undefined && versionOf(snap.updateTime) === item.version;
 
-function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv, probes: ReadonlySet<string>, mode: "fast" | "read"): Promise<BatchDecisionResult | null> {
+function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv, mode: "fast" | "read"): Promise<BatchDecisionResult | null> {
   const pol = policy();
   return inBatch(cp, { ...spec, inPoint: "inExecute", afterPoint: "afterExecute" }, env, async ({ tx, batch, holds }) => {
+    if (!batch.marked && batch.items.some((i) => i.mark)) throw new MarkFirst();
     const settled = settledPaths(batch.outcome);
     // A path two data-map entries both reached is decided once per batch.
     const seen = new Set<string>();
@@ -93,6 +128,10 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
     const snaps =
       toRead.length === 0 ? [] : toRead.some((i) => i.archive) ? await tx.getAll(...toRead.map((i) => db().doc(i.path))) : await readFactsInTx(tx, toRead.map((i) => i.path));
     const archiveSnaps = await readArchives(tx, toRead, batch);
+    // A parent with anything under it is not deleted. Every item is probed, after the fence, the record and the
+    // items are read (the probe is a plain query: it locks nothing): a child may have been created since the plan
+    // under any of them, a planned leaf included (docs/PURGE-ENGINE.md, "Why every item is probed").
+    const probes = await probeBatch(items.map((i) => i.path), snaps.filter((snap) => !snap.exists).length);
     const ctx = { holds: holds.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
     // The archive is verified again now, against the source as it is in this transaction (its seal opened with its
     // data key, each key read once per batch).

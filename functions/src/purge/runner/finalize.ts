@@ -147,9 +147,12 @@ async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | nul
  */
 export async function finalizeStep(planned: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<"DONE" | "BLOCKED" | null> {
   await fire(env, { point: "beforeFinalize", unitKey: planned.unitKey, round: planned.round, step, batch: null, paths: [] });
-  const cp = await lateSweep(planned, step, env, steps);
+  const stranded: string[] = [];
+  const cp = await lateSweep(planned, step, env, steps, stranded);
   if (!cp) return null;
   const tally = await verifyUnit(cp);
+  // A request is not complete while a document of its subject, refused by the rules, sits under a deleted parent.
+  if (cp.kind === "request") for (const path of stranded) tally.findings.push({ path, problem: "LATE_FIND_STRANDED" });
   const end = requestOutcome(tally);
   // A member of a request group: the group's account goes once, from the finalize transaction below (group-account.ts).
   // A closure across several databases: the request of record's account step takes the accounts (cells/accounts.ts).

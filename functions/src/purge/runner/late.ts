@@ -1,6 +1,6 @@
 import { FieldPath } from "firebase-admin/firestore";
 import pLimit from "p-limit";
-import { compareNames, isSameOrUnder } from "../../kernel/paths";
+import { compareNames, isSameOrUnder, parentDocumentPath } from "../../kernel/paths";
 import { BatchCutter, orderStages, stageKind, type PurgeItem, type StageLayout } from "../rules/batches";
 import { evaluateForPurge } from "../rules/decide";
 import { batchHash } from "../rules/manifest";
@@ -19,6 +19,9 @@ import { fencedRecordSink, versionOf } from "./records";
 import { fenceStep, writeCheckpoint, type Steps } from "./step";
 import { roundBatches, roundRetained } from "./verify";
 
+/** How many stranded late finds a round lists (each one is a verification finding; one is enough to block). */
+const STRANDED_LISTED = 100;
+
 /**
  * The final sweep (docs/PURGE-ENGINE.md, "Late finds"). Once every stage has run, the purge looks again
  * under each recursive root it deleted or deferred (something was still under it). Whatever is there and is not a documented survivor of the plan (retained, held, refused) was
@@ -26,14 +29,16 @@ import { roundBatches, roundRetained } from "./verify";
  * planned data, written down in late batch records (the decision, each record written in a transaction fenced
  * like every step of the round), and deleted children first with the same
  * batch transaction as the rest, so the purge never leaves a child orphaned under a parent it deleted. The
- * deferred parents are decided again with them. What the predicate refuses now stays, with its ancestors.
+ * deferred parents are decided again with them. What the predicate refuses now stays, with its ancestors; one
+ * whose parent is gone (created under it after the parent's batch probed, before that batch committed) is listed in
+ * `stranded`, and a deletion request's verification then refuses to call the erasure complete.
  *
  * A deletion request's Cloud Storage objects are listed again the same way (everything under a storage entry is
  * the erasure's): an object the round has not decided about (a new name, or a new generation of a name, uploaded
  * while the purge ran, which the window's generation-checked delete reported `changed`) is decided now, held or
  * kept as the plan would, else written into a late object batch and deleted in its own delete window.
  */
-export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<UnitCheckpoint | null> {
+export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">, stranded: string[] = []): Promise<UnitCheckpoint | null> {
   await fire(env, { point: "beforeLate", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: [] });
   const { roots, expected, decidedObjects } = await survivorsAndRoots(cp);
   const storage = cp.kind === "request" && cp.subject ? policy().storageMapOf(cp.subject) : [];
@@ -63,7 +68,19 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
     found++;
     cutter.add("late", p.item);
   });
-  const visit = (path: string, data: Record<string, unknown> | undefined, version: string | undefined): void => {
+  // The documents of the scan that lead to the current one (name order: a parent comes before its children), to
+  // tell whether a late find's parent is still there.
+  const chain: string[] = [];
+  const parentPresent = (path: string): boolean => {
+    while (chain.length > 0 && !path.startsWith(`${chain[chain.length - 1]!}/`)) chain.pop();
+    const parent = parentDocumentPath(path);
+    const present = parent !== null && chain[chain.length - 1] === parent;
+    chain.push(path);
+    return present;
+  };
+  const visit = (path: string, data: Record<string, unknown> | undefined, version: string | undefined, root = false): void => {
+    // A root is judged as it is, whatever its own parent: only what lies under it can be stranded.
+    const underParent = root || parentPresent(path);
     if (expected.has(path) || data === undefined) {
       keeper.push(path, null, true);
       return;
@@ -71,6 +88,8 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
     const ev = evaluateForPurge(factsOfData(path, data), ctx, "pending");
     if (ev.verdict !== "delete" || ev.needsArchive) {
       refused++;
+      // Refused under a parent that is gone: created after its parent's batch probed, before that batch committed.
+      if (!underParent && stranded.length < STRANDED_LISTED) stranded.push(path);
       keeper.push(path, null, true);
       return;
     }
@@ -78,7 +97,11 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
     keeper.push(path, { item }, false);
   };
   for (const root of await readAll(roots)) {
-    if (root.exists) visit(root.ref.path, root.data(), versionOf(root.updateTime));
+    chain.length = 0;
+    if (root.exists) {
+      visit(root.ref.path, root.data(), versionOf(root.updateTime), true);
+      chain.push(root.ref.path);
+    }
     for await (const d of streamGovernedDescendants(root.ref.path)) {
       visit(d.ref.path, d.data(), versionOf(d.updateTime));
       await sink.ready();

@@ -21,4 +21,9 @@ export class RampLimiter {
     if (wait > 0) await this.sleep(wait);
     this.issued += ops;
   }
+
+  /** Gives back operations acquired but not issued (a batch reserves its full size before it knows its items). */
+  refund(ops: number): void {
+    this.issued = Math.max(0, this.issued - ops);
+  }
 }

@@ -34,17 +34,22 @@ const admissionRef = (runKey: string, unitKey: string): DocumentReference => run
  */
 export async function classSizes(classes: readonly string[]): Promise<Record<string, number>> {
   const pol = policy();
-  const out: Record<string, number> = {};
-  for (const cls of classes) {
-    let n = 0;
-    for (const rule of pol.registry.collections.filter((r) => r.retentionClass === cls)) {
-      const s = segments(rule.pattern);
-      const query = s.length === 2 ? db().collection(s[0]!) : db().collectionGroup(s[s.length - 2]!);
-      n += (await query.count().get()).data().count;
-    }
-    out[cls] = n;
-  }
-  return out;
+  // Every count at once: each is one aggregation round trip, independent of the others.
+  const sizes = await Promise.all(
+    classes.map(async (cls) => {
+      const counts = await Promise.all(
+        pol.registry.collections
+          .filter((r) => r.retentionClass === cls)
+          .map(async (rule) => {
+            const s = segments(rule.pattern);
+            const query = s.length === 2 ? db().collection(s[0]!) : db().collectionGroup(s[s.length - 2]!);
+            return (await query.count().get()).data().count;
+          }),
+      );
+      return [cls, counts.reduce((a, b) => a + b, 0)] as const;
+    }),
+  );
+  return Object.fromEntries(sizes);
 }
 
 function budgetFrom(runKey: string, d: DocumentData): RunBudget {

@@ -1,10 +1,10 @@
-import { FieldValue, type DocumentReference, type Transaction } from "firebase-admin/firestore";
+import { FieldValue, type DocumentReference, type DocumentSnapshot, type Transaction } from "firebase-admin/firestore";
 import pLimit from "p-limit";
-import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
+import { EVIDENCE_TX, evidenceHeadRef, openEvidenceFrom } from "../../evidence/index";
 import type { EvidenceBody } from "../../evidence/rules";
-import type { HoldSnapshot } from "../../holds/index";
+import { fenceGenerationOf, holdFenceRef, type HoldSnapshot } from "../../holds/index";
 import { db } from "../../platform/firestore";
-import { fenceLease, leaseValue } from "../../platform/lease";
+import { checkLease, fenceLease, leaseValue } from "../../platform/lease";
 import { stepsOf, type PurgeStep } from "../rules/batches";
 import { recordProblem } from "../rules/manifest";
 import { batchEvidenceKey } from "../rules/unit";
@@ -14,10 +14,12 @@ import { fire, purgeEvidence, type PurgeHookPoint, type StepEnv } from "./env";
 /**
  * The one batch helper. Every purge transaction on a batch (mark, delete, mask) runs through `inBatch`,
  * which owns what they all share, in this order:
- * 1. the fence: the unit's lease is still this runner's (else LeaseLostError) and the checkpoint is at this
- *    round and step (else null: another attempt already finished the step, and this one writes nothing);
- * 2. the reads every batch needs, issued together: the batch record and the active holds as of the hold
- *    fence's generation (holds/fence.ts); a batch already complete is left as it is;
+ * 1. one `getAll` of the lease, the checkpoint, the batch record, the hold fence and the head of the batch's
+ *    evidence chain (one round trip);
+ * 2. the fence: the unit's lease is still this runner's (else LeaseLostError) and the checkpoint is at this
+ *    round and step (else null: another attempt already finished the step, and this one writes nothing); the
+ *    record belongs to the plan and hashes to its hash; the active holds as of the fence's generation
+ *    (holds/fence.ts: queried only when it moved); a batch already complete is left as it is;
  * 3. the body, which reads what it must, decides, and writes to its documents;
  * 4. the batch's outcome and the body's evidence entries, in the same commit;
  * 5. the hooks a test may act on: `inPoint` before the commit, `afterPoint` after it.
@@ -67,15 +69,25 @@ export interface BatchSpec {
 export async function inBatch(cp: UnitCheckpoint, spec: BatchSpec, env: StepEnv, body: (scope: BatchScope) => Promise<BatchDecisionResult>): Promise<BatchDecisionResult | null> {
   const hook = { unitKey: cp.unitKey, round: cp.round, step: spec.step, batch: spec.ordinal };
   // A batch transaction the emulator closed under contention runs again (platform/firestore.ts#db).
+  const evidenceKey = batchEvidenceKey(cp.unitKey, spec.ref.id);
   const decision = await db().runTransaction(async (tx) => {
-    const now = await fenceStep(tx, cp, env, spec.step);
+    // One round trip for every read the fence and the record need: the lease, the checkpoint (the same document
+    // for a sweep), the batch record, the hold fence and the head of the batch's evidence chain.
+    const leaseRef = leaseRefOf(cp);
+    const cpRef = checkpointRef(cp.unitKey);
+    const own = leaseRef.path === cpRef.path;
+    const refs = own ? [leaseRef, spec.ref, holdFenceRef(), evidenceHeadRef(evidenceKey)] : [leaseRef, cpRef, spec.ref, holdFenceRef(), evidenceHeadRef(evidenceKey)];
+    const snaps = await tx.getAll(...refs);
+    const [leaseSnap, cpSnap, batchSnap, fenceSnap, headSnap] = own ? [snaps[0]!, snaps[0]!, snaps[1]!, snaps[2]!, snaps[3]!] : [snaps[0]!, snaps[1]!, snaps[2]!, snaps[3]!, snaps[4]!];
+    checkLease(leaseSnap, env.holder);
+    const now = checkpointAt(cpSnap, cp, spec.step);
     if (!now) return null;
-    const [batchSnap, holds] = await Promise.all([tx.get(spec.ref), env.holdView.inTx(tx)]);
+    const holds = await env.holdView.atGeneration(tx, fenceGenerationOf(fenceSnap));
     const batch = batchFrom(batchSnap);
     const problem = recordProblem(batch, cp.unitKey, now.planId);
     if (problem) throw new Error(`PURGE_RECORD_MISMATCH: ${spec.ref.path}: ${problem}`);
     if (batch.complete) return { outcome: batch.outcome, complete: true, evidence: [], paths: [], already: true };
-    const evidence = await openEvidence(tx, batchEvidenceKey(cp.unitKey, spec.ref.id));
+    const evidence = openEvidenceFrom(tx, evidenceKey, headSnap);
     const d = await body({ tx, cp: now, batch, holds });
     tx.update(spec.ref, { outcome: d.outcome, ...(d.complete ? { complete: true } : {}), ...(d.marked ? { marked: true } : {}) });
     const detail = { fenceGeneration: holds.generation, batch: spec.ref.id, batchHash: batch.hash };
@@ -97,6 +109,11 @@ export async function fenceStep(tx: Transaction, cp: UnitCheckpoint, env: StepEn
   const cpRef = checkpointRef(cp.unitKey);
   const leaseSnap = await fenceLease(tx, leaseRef, env.holder);
   const cpSnap = leaseRef.path === cpRef.path ? leaseSnap : await tx.get(cpRef);
+  return checkpointAt(cpSnap, cp, step);
+}
+
+/** The checkpoint as read, when it still says this round is RUNNING at this step (else null). */
+function checkpointAt(cpSnap: DocumentSnapshot, cp: UnitCheckpoint, step: number | "any"): UnitCheckpoint | null {
   const now = checkpointFrom(cpSnap.data());
   if (!now || now.round !== cp.round || now.planId !== cp.planId || now.phase !== "RUNNING") return null;
   if (step !== "any" && now.nextStep !== step) return null;

@@ -39,4 +39,24 @@ describe("the 500/50/5 delete ramp", () => {
     await limiter.acquire(450);
     expect(slept).toEqual([900]);
   });
+
+  it("gives back what a batch reserved and did not issue, so the next batch waits only for what was deleted", async () => {
+    let now = 0;
+    const slept: number[] = [];
+    const limiter = new RampLimiter(ramp, () => now, (ms) => {
+      slept.push(ms);
+      now += ms;
+      return Promise.resolve();
+    });
+    // A batch reserves a full 450 before it knows its items, and deletes 50.
+    await limiter.acquire(450);
+    limiter.refund(400);
+    await limiter.acquire(450);
+    // 50 operations at 500/s: a tenth of a second, not 0.9 s.
+    expect(slept).toEqual([100]);
+    // A refund never takes the count below zero.
+    limiter.refund(10_000);
+    await limiter.acquire(1);
+    expect(slept).toEqual([100]);
+  });
 });

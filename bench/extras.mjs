@@ -1,0 +1,90 @@
+// Child of bench/run.mjs, under a fresh emulator of its own: the figures that are not contender races. The purge's
+// peak heap at two sizes (flat memory), what one query of fixed result size costs as the database grows, what one
+// TTL delete costs, and the evidence ledger against a single head. BENCH_ONLY=evidence-ledger: the last alone.
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ordersFor, treeSize } from "./lib.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "..");
+const project = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
+const host = process.env.FIRESTORE_EMULATOR_HOST;
+if (!host) throw new Error("bench/extras.mjs runs under the emulator harness (bench/run.mjs starts it)");
+const [outFile, sizesRaw] = process.argv.slice(2);
+const sizes = sizesRaw.split(",").map(Number);
+const FAST = { RETENTION_PURGE_START_OPS_PER_SECOND: "1000000", RETENTION_PURGE_MAX_OPS_PER_SECOND: "1000000" };
+
+function runChild(script, args, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(here, script), ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.on("exit", (code) => {
+      if (code !== 0) return reject(new Error(`${script} ${args.join(" ")} exited ${code}`));
+      resolve(JSON.parse(out.trim().split("\n").pop()));
+    });
+  });
+}
+
+async function clearDatabase() {
+  const res = await fetch(`http://${host}/emulator/v1/projects/${project}/databases/(default)/documents`, { method: "DELETE" });
+  if (!res.ok) throw new Error(`clear failed: ${res.status}`);
+}
+
+// Evidence appends per second with 64 concurrent TTL-shaped writers: the single head (every append in one chain, as
+// the first release had it) against the sharded ledger (the default RETENTION_EVIDENCE_SHARDS), each on an empty
+// database.
+const ledgerSeconds = process.env.BENCH_LEDGER_SECONDS ?? "10";
+const ledgerWriters = process.env.BENCH_LEDGER_WRITERS ?? "64";
+async function evidenceLedgerBench() {
+  const runs = [];
+  for (const [label, env] of [
+    ["single-head", { RETENTION_EVIDENCE_SHARDS: "1" }],
+    ["ledger", { RETENTION_EVIDENCE_SHARDS: "" }],
+  ]) {
+    await clearDatabase();
+    const r = await runChild("evidence-ledger.mjs", [label, ledgerSeconds, ledgerWriters], env);
+    if (!r.ledgerVerifies) throw new Error(`evidence bench ${label}: the ledger it wrote does not verify (${r.findings} findings)`);
+    runs.push(r);
+    process.stderr.write(`[bench] evidence ${label.padEnd(12)} ${String(r.appendsPerSecond).padStart(7)} appends/s  p50 ${r.latencyMs.p50} ms  p95 ${r.latencyMs.p95} ms  ${r.chainsUsed} chains\n`);
+  }
+  await clearDatabase();
+  const [single, ledger] = runs;
+  return { single, ledger, ratio: Number((ledger.appendsPerSecond / single.appendsPerSecond).toFixed(2)) };
+}
+
+const out = {};
+if (process.env.BENCH_ONLY !== "evidence-ledger") {
+  // Flat memory: the purge's peak heap on a large subject over a 10k one, under a 256 MB heap cap (the large run
+  // must complete under it).
+  const heapSizes = (process.env.BENCH_HEAP_SIZES ?? "10000,200000").split(",").map(Number);
+  out.heapRuns = [];
+  for (const size of heapSizes) {
+    const orders = ordersFor(size);
+    await clearDatabase();
+    await runChild("generate.mjs", [String(orders)]);
+    const r = await runChild("worker.mjs", ["purge", String(treeSize(orders))], { ...FAST, NODE_OPTIONS: "--max-old-space-size=256" });
+    out.heapRuns.push({ size: treeSize(orders), peakHeapMb: r.peakHeapMb, rssMb: r.maxRssKb / 1024, rate: r.docs / (r.ms / 1000) });
+    process.stderr.write(`[bench] ${treeSize(orders)} docs  purge, 256 MB heap: peak heap ${r.peakHeapMb.toFixed(0)} MB, ${(r.docs / (r.ms / 1000)).toFixed(0)} docs/s\n`);
+  }
+  // What a query of fixed result size costs at each tree size (the emulator scans; see queryCost in worker.mjs).
+  out.queryCost = [];
+  for (const size of sizes) {
+    const orders = ordersFor(size);
+    await clearDatabase();
+    await runChild("generate.mjs", [String(orders)]);
+    const r = await runChild("worker.mjs", ["queryCost", String(treeSize(orders))]);
+    out.queryCost.push({ size: treeSize(orders), ...r.queries });
+    process.stderr.write(`[bench] ${treeSize(orders)} docs  query cost ${JSON.stringify(r.queries)}\n`);
+  }
+  // What one TTL delete costs, counted the same way (orders with 9 messages, and leaf messages).
+  await clearDatabase();
+  await runChild("generate.mjs", ["60"]);
+  out.ttl = await runChild("ttl-cost.mjs", ["20"]);
+  await clearDatabase();
+}
+out.ledger = await evidenceLedgerBench();
+writeFileSync(outFile, JSON.stringify(out));
+process.exit(0);
