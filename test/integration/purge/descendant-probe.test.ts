@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { countOperations, resetCounts, rpcsByMethod } from "../../../bench/lib.mjs";
-import { descendantsRemainBatch, descendantsRemainOne, documentsInRange, existingAmong, probeBatch } from "../../../functions/src/purge/runner/probe";
+import { ancestorsInRange, descendantsRemainBatch, descendantsRemainOne, documentsInRange, existingAmong, probeBatch } from "../../../functions/src/purge/runner/probe";
 import { db } from "../../helpers/emulator";
 import { reset } from "./support";
 
@@ -113,9 +113,9 @@ describe("the batch probe: a count first, the scan only when the count differs",
   });
 
   /** The batch probe's answer, with the queries it sent: counts (runAggregationQuery) and scans (runQuery). */
-  async function probed(items: string[], readGone = 0): Promise<{ remain: string[]; counts: number; scans: number }> {
+  async function probed(items: string[], readGone = 0, inRangePresent = 0): Promise<{ remain: string[]; counts: number; scans: number }> {
     resetCounts();
-    const remain = [...(await probeBatch(items, readGone))].sort();
+    const remain = [...(await probeBatch(items, readGone, inRangePresent))].sort();
     return { remain, counts: rpcsByMethod.get("runAggregationQuery") ?? 0, scans: rpcsByMethod.get("runQuery") ?? 0 };
   }
 
@@ -150,5 +150,18 @@ describe("the batch probe: a count first, the scan only when the count differs",
     const r = await probed(items);
     expect(r).toMatchObject({ remain: [...(await descendantsRemainBatch(items))].sort(), counts: 0 });
     expect(r.scans).toBeGreaterThan(0);
+  });
+
+  it("children spanning several parents: the parents inside the range are named, and counted only as the transaction found them", async () => {
+    const items = ["qc/p2/m/1", "qc/p2/m/2", "qc/p3/m/1", "qc/p4/m/1"];
+    // qc/p2 sorts before the first item; qc/p3 and qc/p4 lie inside the range.
+    expect(ancestorsInRange(items)).toEqual(["qc/p3", "qc/p4"]);
+    expect(ancestorsInRange(["qc/p2", "qc/p2/m/1"])).toBeNull();
+    await put("qc/p2", "qc/p3", "qc/p4", ...items);
+    expect(await probed(items, 0, 2)).toEqual({ remain: [], counts: 1, scans: 0 });
+    // One parent gone (the transaction found one of two) and a new child under an item: the count differs, the scan names it.
+    await db().doc("qc/p4").delete();
+    await put("qc/p2/m/2/r/new");
+    expect(await probed(items, 0, 1)).toMatchObject({ remain: ["qc/p2/m/2"], counts: 1 });
   });
 });

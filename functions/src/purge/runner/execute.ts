@@ -7,7 +7,7 @@ import { db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { emitMetric } from "../../platform/metrics";
-import { probeBatch } from "./probe";
+import { ancestorsInRange, descendantsRemainBatch, probeBatch } from "./probe";
 import { fire, wants, type StepEnv } from "./env";
 import { inBatch, type BatchDecisionResult, type BatchSpec } from "./step";
 import { timestampOfVersion, versionOf } from "./records";
@@ -131,7 +131,10 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
     // A parent with anything under it is not deleted. Every item is probed, after the fence, the record and the
     // items are read (the probe is a plain query: it locks nothing): a child may have been created since the plan
     // under any of them, a planned leaf included (docs/PURGE-ENGINE.md, "Why every item is probed").
-    const probes = await probeBatch(items.map((i) => i.path), snaps.filter((snap) => !snap.exists).length);
+    const paths = items.map((i) => i.path);
+    const around = ancestorsInRange(paths);
+    const aroundSnaps = around && around.length > 0 ? await readFactsInTx(tx, around) : [];
+    const probes = around === null ? await descendantsRemainBatch(paths) : await probeBatch(paths, snaps.filter((snap) => !snap.exists).length, aroundSnaps.filter((snap) => snap.exists).length);
     const ctx = { holds: holds.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
     // The archive is verified again now, against the source as it is in this transaction (its seal opened with its
     // data key, each key read once per batch).

@@ -142,17 +142,43 @@ export function itemsNest(paths: readonly string[]): boolean {
 
 /**
  * Which of a batch's items have something under them. One count() over the batch's name range answers "none of them"
- * when the range holds exactly the items that exist: a read item exists as the transaction's read of it saw it
- * (`readGone` counts those it found gone), and an unread item is deleted with its decided version as a precondition,
- * so an unread item that is gone (or was replaced) fails the whole commit and the batch runs again on the read path,
- * where every item is read. A descendant, a document that is no item, or a gone item's orphan makes the count differ,
- * and the range scan then says which items have descendants. Items nested in one another make the count unsound (an
- * item would stand for its parent's descendant), so such a batch is always scanned.
+ * when the range holds exactly the items that exist and the documents `inRange` names that exist:
+ * - a read item exists as the transaction's read of it saw it (`readGone` counts those it found gone);
+ * - an unread item is deleted with its decided version as a precondition, so an unread item that is gone (or was
+ *   replaced) fails the whole commit and the batch runs again on the read path, where every item is read;
+ * - `inRangePresent` is how many of {@link ancestorsInRange} the transaction read and found: a batch of children
+ *   spanning several parents takes the parents between in, and they are read (and so locked) in the transaction.
+ * A descendant, any other document, or a gone item's orphan makes the count differ, and the range scan then says which
+ * items have descendants. Items nested in one another make the count unsound (an item would stand for its parent's
+ * descendant), so such a batch is always scanned.
  */
-export async function probeBatch(paths: readonly string[], readGone: number): Promise<Set<string>> {
+export async function probeBatch(paths: readonly string[], readGone: number, inRangePresent = 0): Promise<Set<string>> {
   if (paths.length === 0) return new Set();
-  if (!itemsNest(paths) && (await countInBatchRange(paths)) === paths.length - readGone) return new Set();
+  if (!itemsNest(paths) && (await countInBatchRange(paths)) === paths.length - readGone + inRangePresent) return new Set();
   return descendantsRemainBatch(paths);
+}
+
+/** More ancestors in a batch's range than this, and the batch is scanned rather than counted (each would cost a read). */
+export const MAX_ANCESTORS_IN_RANGE = 100;
+
+/**
+ * The items' ancestor documents whose names lie inside the batch's range (after the first item, before the end of the
+ * last one's subtree): the parents a batch of children takes in when it spans several of them. Null when the count
+ * cannot be used: nested items, or more such ancestors than {@link MAX_ANCESTORS_IN_RANGE}.
+ */
+export function ancestorsInRange(paths: readonly string[]): string[] | null {
+  if (paths.length === 0) return [];
+  if (itemsNest(paths)) return null;
+  const items = new Set(paths);
+  const sorted = [...items].sort(compareNames);
+  const [first, last] = [sorted[0]!, sorted[sorted.length - 1]!];
+  const out = new Set<string>();
+  for (const p of sorted) {
+    for (let up = parentDocumentPath(p); up !== null; up = parentDocumentPath(up)) {
+      if (compareNames(first, up) < 0 && compareNames(up, last) < 0 && !items.has(up)) out.add(up);
+    }
+  }
+  return out.size > MAX_ANCESTORS_IN_RANGE ? null : [...out].sort(compareNames);
 }
 
 /**
