@@ -15,23 +15,36 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const KEY = /^RETENTION_EVIDENCE_KEY=\S{32,}/m;
+/** The emulator-only secrets this file holds: the evidence key, and the archive's local root key (platform/kms.ts). */
+const KEYS = ["RETENTION_EVIDENCE_KEY", "RETENTION_ARCHIVE_KEK"];
+const usable = (name) => new RegExp(`^${name}=\\S{32,}`, "m");
 
 /**
- * Makes sure `<root>/functions/.secret.local` holds an evidence key. Returns what it did: "kept" (a key was
- * there), "created" (no file), "added" (a file without a usable key: the key line is put in, the rest kept).
+ * Makes sure `<root>/functions/.secret.local` holds an evidence key and an archive root key. Returns what it did for
+ * the evidence key: "kept" (a key was there), "created" (no file), "added" (a file without a usable key: the key
+ * line is put in, the rest kept); `archive` says the same of the archive key.
  */
 export function ensureLocalEvidenceKey(root) {
   const file = join(root, "functions", ".secret.local");
   const before = existsSync(file) ? readFileSync(file, "utf8") : null;
-  if (before !== null && KEY.test(before)) return "kept";
-  const rest = before === null ? "" : before.replace(/^RETENTION_EVIDENCE_KEY=.*\n?/m, "");
-  const header =
-    rest.length > 0
-      ? rest.replace(/\n?$/, "\n")
-      : "# Emulator-only secrets (git-ignored; written by scripts/local-evidence-key.mjs). Production keys live in Secret Manager.\n";
-  writeFileSync(file, `${header}RETENTION_EVIDENCE_KEY=${randomBytes(32).toString("hex")}\n`, { mode: 0o600 });
-  return before === null ? "created" : "added";
+  let text = before ?? "";
+  const outcome = {};
+  for (const name of KEYS) {
+    if (usable(name).test(text)) {
+      outcome[name] = "kept";
+      continue;
+    }
+    const rest = text.replace(new RegExp(`^${name}=.*\\n?`, "m"), "");
+    const header =
+      rest.length > 0
+        ? rest.replace(/\n?$/, "\n")
+        : "# Emulator-only secrets (git-ignored; written by scripts/local-evidence-key.mjs). Production keys live in Secret Manager and Cloud KMS.\n";
+    text = `${header}${name}=${randomBytes(32).toString("hex")}\n`;
+    outcome[name] = before === null ? "created" : "added";
+  }
+  if (text !== (before ?? "")) writeFileSync(file, text, { mode: 0o600 });
+  ensureLocalEvidenceKey.archive = outcome.RETENTION_ARCHIVE_KEK;
+  return outcome.RETENTION_EVIDENCE_KEY;
 }
 
 /**
@@ -85,5 +98,6 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     if (ensureLocalEvidenceKey(root) !== "kept") process.stderr.write("[evidence-key] wrote a new evidence key to functions/.secret.local (emulators only)\n");
     const keys = ensureLocalProcessorKeys(root);
     if (keys.length > 0) process.stderr.write(`[evidence-key] wrote processor keys to functions/.secret.local (emulators only): ${keys.join(", ")}\n`);
+    if (ensureLocalEvidenceKey.archive !== "kept") process.stderr.write("[evidence-key] wrote a new archive root key to functions/.secret.local (emulators only)\n");
   }
 }

@@ -5,6 +5,7 @@
 import { getAuth } from "firebase-admin/auth";
 import { ANCHOR_DATABASE, localAnchors } from "../../functions/src/platform/anchors";
 import { adminApp, db } from "../../functions/src/platform/firestore";
+import { LOCAL_KMS_DATABASE } from "../../functions/src/platform/kms";
 import { settleDeleteTriggers } from "./triggers";
 
 export const PROJECT_ID = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
@@ -23,7 +24,8 @@ const CLEAR_ATTEMPTS = 4;
 
 /**
  * Deletes every document in one of the emulator's databases (the emulator's reset endpoint), and the evidence
- * anchors kept for it in the anchors database: anchors of a ledger that no longer exists would report it wiped.
+ * anchors kept for it in the anchors database: anchors of a ledger that no longer exists would report it wiped; and
+ * the archive's data keys of it (and, for a ledger database, the stand-in KMS keys of its ring), as a fresh project has none.
  * With the functions running, their delete triggers are quieted first (./triggers.ts): the reset fires a delete
  * event for every document it removes.
  */
@@ -41,6 +43,39 @@ export async function clearFirestore(databaseId = "(default)"): Promise<void> {
     await new Promise((r) => setTimeout(r, 250 * attempt));
   }
   await clearAnchors(databaseId);
+  await clearLocalKms(databaseId);
+  await clearDataKeysOf(databaseId);
+}
+
+/**
+ * Deletes the archive's data keys of one governed database from the ledger's key store (shred/keys.ts): a cleared
+ * database starts without keys, as a fresh project would, so no suite sees another's keys.
+ */
+export async function clearDataKeysOf(databaseId: string): Promise<void> {
+  const ledger = process.env.RETENTION_LEDGER_DATABASE_ID || "erasure-ledger";
+  if (ledger === databaseId) return;
+  for (;;) {
+    const snap = await db(ledger).collection("archiveKeys").where("database", "==", databaseId).limit(400).get();
+    if (snap.empty) return;
+    const batch = db(ledger).batch();
+    for (const d of snap.docs) batch.delete(d.ref);
+    await batch.commit();
+  }
+}
+
+/**
+ * Deletes the emulators' stand-in KMS keys of one ring (platform/kms.ts): a ring is named after the ledger database
+ * whose data keys it wraps, so clearing that database clears its keys too.
+ */
+export async function clearLocalKms(ringId: string): Promise<void> {
+  const col = db(LOCAL_KMS_DATABASE).collection("rings").doc(ringId).collection("keks");
+  for (;;) {
+    const snap = await col.limit(400).get();
+    if (snap.empty) return;
+    const batch = db(LOCAL_KMS_DATABASE).batch();
+    for (const d of snap.docs) batch.delete(d.ref);
+    await batch.commit();
+  }
 }
 
 /** Deletes the evidence anchors the emulators keep for one governed database. */

@@ -78,6 +78,16 @@ export const FINDING_CODES = [
    * (its erasure plus the registry's `deadlineDays`): pending, sent and unanswered, failed, or held back by a hold.
    */
   "PROCESSOR_OVERDUE",
+  /**
+   * An archive copy holds its business data in the clear (no `sealed` body under a data key): written before copies
+   * were sealed, or restored from such a time. The expiry backfill's migration seals it (decision 0038).
+   */
+  "ARCHIVE_PLAINTEXT",
+  /**
+   * An active data key of the key store that no archive copy of its database names any more, a day after it was made:
+   * the shred should have taken it when its period ended (decision 0038).
+   */
+  "ORPHANED_DATA_KEY",
 ] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
 
@@ -250,6 +260,8 @@ export interface ArchiveFacts {
   legalHold: boolean;
   holdIds: readonly string[];
   hasExpireAt: boolean;
+  /** The copy is sealed under a data key; false: its business data is in the clear. Absent: not known. */
+  sealed?: boolean;
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -274,6 +286,7 @@ export function auditArchiveEntry(a: ArchiveFacts, holds: readonly ActiveHoldRef
   // A copy is held by its own marks, or by a hold covering the document it copies.
   const held = isHeld({ path: a.path, legalHold: a.legalHold, lifecycleState: null, holdIds: a.holdIds }, holds) || (a.sourcePath !== null && coveringHold(a.sourcePath, holds) !== undefined);
   if (held && a.hasExpireAt) out.push({ path: a.path, code: "HOLD_WITH_TTL", detail: "archive of held data carries expireAt" });
+  if (a.sealed === false) out.push({ path: a.path, code: "ARCHIVE_PLAINTEXT", detail: "archive copy holds its business data in the clear, not sealed under a data key" });
   return out;
 }
 

@@ -1,3 +1,5 @@
+import { activeDataKeys } from "../shred/index";
+import { orphanedDataKey } from "../shred/rules";
 import { FieldPath, Timestamp, type DocumentData, type QueryDocumentSnapshot } from "firebase-admin/firestore";
 import { answeredAtMs, ANSWERED_STATES } from "../requests/rules/legal-clock";
 import {
@@ -38,7 +40,7 @@ export { DUE_BUCKETS, type AuditStats, type ClassStats, type UrgentRequest } fro
 
 
 const VERIFICATION_FIELDS = ["sha256", "verifiedAt", "verified"] as const;
-const ARCHIVE_FIELDS = ["sourcePath", ...VERIFICATION_FIELDS, "legalHold", "holdIds", "expireAt"] as const;
+const ARCHIVE_FIELDS = ["sourcePath", ...VERIFICATION_FIELDS, "legalHold", "holdIds", "expireAt", "dataKey", "sealed.v"] as const;
 
 /** Documents judged per chunk: with `select()` about 1 KB each, and one batched parent read per chunk. */
 export const DEFAULT_AUDIT_PAGE_SIZE = 1_000;
@@ -112,6 +114,8 @@ class AuditRun {
   readonly subjects: SubjectChecker;
   readonly purgeEligible: PurgeOwnerChecker;
   private readonly findings: Finding[] = [];
+  /** Every data key reference an archive copy carries (one per subject with copies), for ORPHANED_DATA_KEY. */
+  private readonly dataKeysInUse = new Set<string>();
   private readonly byCode = Object.fromEntries(FINDING_CODES.map((c) => [c, 0])) as Record<FindingCode, number>;
   private total = 0;
   private readonly stats: AuditStats;
@@ -212,15 +216,23 @@ class AuditRun {
             legalHold: data.legalHold === true,
             holdIds: stringArray(data.holdIds),
             hasExpireAt: (data.expireAt ?? null) !== null,
+            sealed: typeof data.dataKey === "string" && typeof (data.sealed as { v?: unknown } | undefined)?.v === "number",
           },
           this.holds,
         );
+        if (typeof data.dataKey === "string") this.dataKeysInUse.add(data.dataKey);
         this.stats.archives.entries++;
         if (fs.some((f) => f.code === "ARCHIVE_UNVERIFIED")) this.stats.archives.unverified++;
         this.report(fs);
       }
       scanned += page.length;
       this.progress(COLLECTIONS.archives, scanned);
+    }
+    // The key store's active keys of this database that no copy names (after the copies were all seen).
+    for await (const k of activeDataKeys()) {
+      if (!this.dataKeysInUse.has(k.ref) && orphanedDataKey({ createdAtMs: k.createdAtMs, copies: 0 }, this.opts.nowMs)) {
+        this.report([{ path: k.path, code: "ORPHANED_DATA_KEY", detail: "active data key that no archive copy names any more; the shred should have taken it" }]);
+      }
     }
   }
 

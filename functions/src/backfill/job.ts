@@ -1,3 +1,4 @@
+import { sealPlaintextArchives } from "../shred/index";
 import { EVIDENCE_TX, openEvidence } from "../evidence/index";
 import { FieldPath, type DocumentReference, type DocumentSnapshot, type Query, type QueryDocumentSnapshot, type Transaction } from "firebase-admin/firestore";
 import { backfillPhases, planBackfillFix, type BackfillDocFacts, type BackfillFix, type BackfillPhase } from "./rules";
@@ -135,8 +136,14 @@ export async function runExpiryBackfill(opts: ExpiryBackfillOptions): Promise<Jo
     if (outcome.next.done) stop = "PASS_COMPLETE";
   }
 
+  // Archive copies still in the clear are sealed (decision 0038), within what is left of the run's document budget.
+  const archiveSeal = run.scanned < maxDocs && clock() - startedMs < maxSeconds * 1000
+    ? await sealPlaintextArchives({ nowMs: opts.nowMs, actor: opts.actor, dryRun: opts.dryRun, correlationId: opts.correlationId ?? null, maxDocs: maxDocs - run.scanned, pageSize })
+    : null;
+
   const summary: JobSummary = {
     job: "expiryBackfill",
+    archiveSeal,
     dryRun: opts.dryRun,
     asOf: opts.asOfMs === null ? null : new Date(opts.asOfMs).toISOString(),
     ...run,

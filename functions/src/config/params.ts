@@ -59,6 +59,8 @@ export const SETTINGS = {
   storageDeleteWindowSeconds: { env: "RETENTION_STORAGE_DELETE_WINDOW_SECONDS", kind: "int", default: 30, min: 5, max: 300, description: "How long an object batch's delete window stays open (docs/HOLD-FENCE.md, Cloud Storage objects): its deletes run only while the window has more than RETENTION_STORAGE_DELETE_TIMEOUT_SECONDS + 1 s left, and a hold placed on what it covers waits at most this long for HOLD_PLACED (so at most 300, well inside placeRetentionHold's 540 s)." },
   storageDeleteTimeoutSeconds: { env: "RETENTION_STORAGE_DELETE_TIMEOUT_SECONDS", kind: "int", default: 5, min: 1, max: 60, description: "The timeout of one object delete request inside a delete window (no automatic retry); a delete starts only while the window has more than this (plus 1 s for clock skew) left." },
   storageSoftDeleteDays: { env: "RETENTION_STORAGE_SOFT_DELETE_DAYS", kind: "int", default: 7, min: 0, max: 90, description: "Soft-delete retention of the data map's buckets, in days, as configured (Cloud Storage's default is 7; 0: off). The service cannot read it: a request that deleted objects counts it in its 'fully gone by' date." },
+  archiveKeyRing: { env: "RETENTION_ARCHIVE_KEY_RING", kind: "string", default: "", description: "Cloud KMS key ring of the archive's key-encryption keys, projects/<p>/locations/<l>/keyRings/<r> (decision 0038): one crypto key per shred day wraps the data keys that seal archive copies. Empty: the emulators' local stand-in; outside the emulators archiving then refuses (ARCHIVE_KEY_RING_MISSING)." },
+  archiveKeyDestroyDays: { env: "RETENTION_ARCHIVE_KEY_DESTROY_DAYS", kind: "int", default: 30, min: 1, max: 120, description: "Days Cloud KMS waits between scheduling a key-encryption key's destruction and destroying it (the crypto keys' destroy-scheduled duration: 1 to 120, KMS's default 30). Archived data is fully gone this long after its shred." },
   auditMaxObjects: { env: "RETENTION_AUDIT_MAX_OBJECTS", kind: "int", default: 10_000, min: 1, description: "Cloud Storage objects one retention audit reads at most (hold markers against hold records); past it the audit says the object check was cut short." },
   enforceAppCheck: { env: "RETENTION_ENFORCE_APP_CHECK", kind: "bool", default: true, emulator: false, description: "Refuse the user-facing callables (requestAccountDeletion, cancelAccountDeletion, getDeletionStatus) without a valid App Check token." },
   evidenceShards: { env: "RETENTION_EVIDENCE_SHARDS", kind: "int", default: 512, min: 1, max: 2048, description: "Independent evidence chains; each append goes to the chain a stable hash of its subject picks. Raise it with the peak append rate (docs/SCALE.md); changing it never invalidates evidence already written." },
@@ -142,6 +144,12 @@ export const SETTING_PROMPTS = {
   storageDeleteWindowSeconds: { label: "Storage: delete window (seconds)" },
   storageDeleteTimeoutSeconds: { label: "Storage: one object delete's timeout (seconds)" },
   storageSoftDeleteDays: { label: "Storage: the buckets' soft-delete retention (days)" },
+  archiveKeyRing: {
+    label: "Cloud KMS key ring of the archive keys",
+    pattern: /^(|projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/locations\/[a-z0-9-]+\/keyRings\/[A-Za-z0-9_-]{1,63})$/,
+    patternError: "Empty (emulators only), or projects/<project>/locations/<location>/keyRings/<ring>.",
+  },
+  archiveKeyDestroyDays: { label: "Archive keys: destroy delay (days)" },
   auditMaxObjects: { label: "Audit: Cloud Storage objects per run" },
   processorEndpoints: {
     label: "Processors: webhook endpoints instead of the registry's (name=url, comma-separated)",

@@ -1,3 +1,3 @@
-export { recordErasure, readLedger, LedgerDatabaseError } from "./ledger";
+export { recordErasure, readLedger, ledgerDb, LedgerDatabaseError } from "./ledger";
 export { findLedgerMatches } from "./subjects";
 export type { ErasureFacts, LedgerEntry, LedgerMatch } from "./rules";

@@ -17,8 +17,8 @@ export class LedgerDatabaseError extends Error {
   }
 }
 
-/** The ledger's database; never one being governed (any cell's) or replayed into. */
-function ledgerDb() {
+/** The ledger's database; never one being governed (any cell's) or replayed into. The archive's data keys live there too (shred/keys.ts). */
+export function ledgerDb() {
   const id = settings.ledgerDatabaseId();
   if (id === governedDatabaseId() || registryPolicy().cells().some((c) => settings.cellDatabaseId(c) === id)) throw new LedgerDatabaseError(id);
   return db(id);

@@ -130,6 +130,28 @@ async function matchPage(q: ExplainQuery, size: number, afterDocId: string | nul
  * decisions (who asked, what the purge decided, how it ended); for each purge run, the run's start (JOB_RUN,
  * an operator's) and any brake approval, with the approver's own decision entry.
  */
+/** How many archive copies of one source path explain looks at (a source is archived once per retention anchor). */
+const COPIES_SHOWN = 5;
+
+/**
+ * The ARCHIVE_SHREDDED entries of the archive copies of a path (the copy itself, or the copies of a source), found by
+ * the data key each copy names (decision 0038): a shred's evidence names the key, not each of its copies.
+ */
+async function shreddedCopiesOf(path: string): Promise<ChainedEvidence[]> {
+  const segs = path.split("/");
+  const copies =
+    segs.length === 2 && segs[0] === COLLECTIONS.archives
+      ? [await db().doc(path).get()]
+      : (await db().collection(COLLECTIONS.archives).where("sourcePath", "==", path).select("dataKey").limit(COPIES_SHOWN).get()).docs;
+  const keys = [...new Set(copies.map((c) => c.get("dataKey") as unknown).filter((k): k is string => typeof k === "string"))];
+  const out: ChainedEvidence[] = [];
+  for (const k of keys) {
+    const snap = await audits().where("detail.dataKey", "==", k).limit(1).get();
+    out.push(...snap.docs.map(entryOf).filter((e) => e.action === "ARCHIVE_SHREDDED"));
+  }
+  return out;
+}
+
 async function contextOf(matches: readonly ChainedEvidence[]): Promise<ChainedEvidence[]> {
   const found = new Map<string, ChainedEvidence>();
   const keep = (e: ChainedEvidence) => found.set(entryDocId(e), e);
@@ -206,7 +228,8 @@ export async function explainEvidence(q: ExplainQuery, opts: ExplainOptions = {}
   const after = opts.cursor === undefined ? null : String(decodeCursor(list, opts.cursor, 1)[0]);
   const page = await matchPage(q, size, after);
   const matches = page.docs.map(entryOf);
-  const context = after === null ? await contextOf(matches) : [];
+  const shredded = after === null && q.kind === "path" ? await shreddedCopiesOf(q.value) : [];
+  const context = after === null ? [...(await contextOf(matches)), ...shredded.filter((e) => !matches.some((m) => entryDocId(m) === entryDocId(e)))] : [];
   // Each shown entry checked where it sits: its hash, its MAC, its links in its chain (read.ts).
   const checked = await verifyEntries([...matches, ...context]);
   const verified = (e: ChainedEvidence) => (checked.get(entryDocId(e)) ?? []).length === 0;
@@ -224,7 +247,10 @@ export async function explainEvidence(q: ExplainQuery, opts: ExplainOptions = {}
     entries: [...shownMatches.map((e) => view(e, "match", q, verified(e))), ...context.map((e) => view(e, "context", q, verified(e)))],
     nextCursor: page.more && last ? encodeCursor(list, [last.id]) : null,
     // What happened, then who allowed it (the request, the run, the brake approval and the approver's decision).
-    summary: [...shownMatches.map(describeEntry), ...context.map((e) => `allowed by: ${describeEntry(e)}`)],
+    summary: [
+      ...shownMatches.map(describeEntry),
+      ...context.map((e) => (e.action === "ARCHIVE_SHREDDED" ? `archive copy crypto-shredded: ${describeEntry(e)}; its key-encryption key is destroyed by ${new Date(Number(e.detail?.fullyGoneByMs)).toISOString()}` : `allowed by: ${describeEntry(e)}`)),
+    ],
     verification: { mode: opts.verify ?? "entries", ok: problems.length === 0, checked: entriesChecked, problems },
   };
 }

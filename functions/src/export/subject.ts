@@ -9,7 +9,8 @@ import { discoverObjects, discoverSubject, type DiscoveredObject, type Subject }
 import { objectPath, parseObjectPath } from "../kernel/storage-map";
 import { downloadObject } from "../platform/storage";
 import { businessData } from "../purge/rules/archive";
-import { db, inCell } from "../platform/firestore";
+import { COLLECTIONS, db, inCell } from "../platform/firestore";
+import { DataKeys, dataKeyIdFor, keySubjectOf, openCopy } from "../shred/index";
 import { policy, registryPolicy } from "../platform/registry";
 import { PRIMARY_CELL } from "../kernel/policy";
 import {
@@ -153,6 +154,45 @@ async function exportCell(subjects: readonly Subject[], outDir: string, files: M
     }
   }
   await flush();
+  await exportArchiveCopies(subjects, outDir, files, cell);
+}
+
+/**
+ * The subject's archive copies in this database, opened with its data key (decision 0038): each as a line of
+ * `archives.jsonl`, the copy's path with its source path, end of retention and business data in the clear, for the
+ * departing customer. A copy whose key was shredded cannot be opened and is left out: it is gone.
+ */
+async function exportArchiveCopies(subjects: readonly Subject[], outDir: string, files: Map<string, OpenFile>, cell: string): Promise<void> {
+  const keys = new DataKeys();
+  const ids = [...new Set(subjects.map((s) => dataKeyIdFor(keySubjectOf(s, s.tenantId))))];
+  for (const id of ids) {
+    // Every generation of the key: `<id>#g1`, `<id>#g2`, ...
+    const copies = await db().collection(COLLECTIONS.archives).where("dataKey", ">=", `${id}#g`).where("dataKey", "<", `${id}#h`).get();
+    for (const c of copies.docs) {
+      const a = c.data();
+      const opened = await openCopy(a, c.id, keys);
+      if (!opened.ok) continue;
+      const { file, collection } = cellFile({ file: `${COLLECTIONS.archives}.jsonl`, collection: `${COLLECTIONS.archives}/{archiveId}` }, cell);
+      let f = files.get(file);
+      if (!f) {
+        f = { collection, stream: createWriteStream(join(outDir, file)), hash: createHash("sha256"), bytes: 0, documents: 0 };
+        files.set(file, f);
+      }
+      const retainUntil = a.retainUntil as unknown;
+      const data = { sourcePath: a.sourcePath as unknown, retainUntil: retainUntil instanceof Timestamp ? exportValue(retainUntil) : null, data: plainToExport(opened.plain) };
+      await write(f, `${canonicalJson({ path: c.ref.path, data })}\n`);
+    }
+  }
+}
+
+/** An archive copy's plain form (purge/runner/archive.ts#toPlain) in the export's form: its Timestamps as ISO-8601. */
+function plainToExport(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(plainToExport);
+  if (v === null || typeof v !== "object") return v;
+  const o = v as Record<string, unknown>;
+  const ts = typeof o.$timestamp === "string" ? /^(-?\d+)\.(\d{9})$/.exec(o.$timestamp) : null;
+  if (ts && Object.keys(o).length === 1) return exportValue(new Timestamp(Number(ts[1]), Number(ts[2])));
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, plainToExport(x)]));
 }
 
 /** The file of a document of another governed database than the primary: named by the database too. */

@@ -111,6 +111,10 @@ export const settings = {
   onEmulator: (): boolean => emulatorGate(process.env).open,
   /** App Check on the user-facing callables: on unless the deployment (or the emulators' .env.local) turns it off. */
   enforceAppCheck: (): boolean => setting("enforceAppCheck"),
+  /** The Cloud KMS key ring of the archive's KEKs; empty on the emulators (platform/kms.ts). */
+  archiveKeyRing: (): string => setting("archiveKeyRing"),
+  /** The KEKs' destroy delay in days: archived data is fully gone this long after its shred. */
+  archiveKeyDestroyDays: (): number => setting("archiveKeyDestroyDays"),
   /** How long getDeletionStatus may answer from its stored summary before planning the subject again. */
   statusRefreshMs: (): number => setting("statusRefreshMinutes") * 60_000,
   /** How long an access export stays downloadable once ready (then TTL deletes it). */

@@ -20,6 +20,7 @@ import { resumeGroupAccountDeletions } from "./runner/group-account";
 import { policy } from "../platform/registry";
 import { settings } from "../platform/settings";
 import type { JobOptions, JobSummary } from "../kernel/job";
+import { shredDueKeys, type ShredOptions, type ShredSummary } from "../shred/index";
 
 export type { UnitOutcome, UnitReport } from "./runner/drive";
 
@@ -51,6 +52,10 @@ export interface PurgeRunOptions extends JobOptions, UnitRunOptions {
   sweep?: boolean;
   /** The brake budget of a scheduled run whose requests run as tasks: what this run admits debits it too. */
   runBudget?: RunBudget;
+  /** Run the archive's shred after the units (default: with the sweep). */
+  shred?: boolean;
+  /** Called after each data key's shred decision (tests stall or interrupt the shred there). */
+  afterShredDecision?: ShredOptions["afterDecision"];
   /** How a stalled subtree hold's flagging is resumed (default: here, within a minute's budget). */
   applyHold?: ApplyHold;
 }
@@ -194,6 +199,17 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
     await guarded(unit, () => runFresh(unit, plan, cfg, env));
   }
 
+  // 5. The archive's shred (decision 0038): with the policy sweep, never in a run that takes only named requests.
+  let shred: ShredSummary | null = null;
+  if (opts.sweep !== false && !opts.requestIds && opts.shred !== false) {
+    try {
+      shred = await shredDueKeys({ nowMs: opts.nowMs, actor: PURGE_ACTOR, correlationId: env.correlationId, asOfMs: env.asOfMs, afterDecision: opts.afterShredDecision });
+    } catch (error) {
+      log.error("shred.failed", { error: error instanceof Error ? error.message : String(error) });
+      failures.push({ unitKey: "archive-shred", error });
+    }
+  }
+
   const summary: JobSummary = {
     job: "nightlyPurge",
     dryRun: false,
@@ -207,6 +223,7 @@ export async function runNightlyPurge(opts: PurgeRunOptions): Promise<JobSummary
     brake: brake ? brake.summary : null,
     units: reports,
     deleted: reports.reduce((n, r) => n + (r.counts?.deleted ?? 0), 0),
+    shred,
   };
   log.info("job.done", { job: "nightlyPurge", units: reports.length, failed: failures.length });
   if (failures.length > 0) {

@@ -37,7 +37,11 @@ export const purgeSettings = {
    * The governed database's recovery copies as the deployment configured them (the service cannot read them): a
    * request's "fully gone by" date counts on them (requests/rules/gone-by.ts).
    */
-  recoveryWindows: (): { pitrDays: number; backupRetentionDays: number } => ({ pitrDays: setting("pitrDays"), backupRetentionDays: setting("backupRetentionDays") }),
+  recoveryWindows: (): { pitrDays: number; backupRetentionDays: number; archiveKeyDestroyDays: number } => ({
+    pitrDays: setting("pitrDays"),
+    backupRetentionDays: setting("backupRetentionDays"),
+    archiveKeyDestroyDays: setting("archiveKeyDestroyDays"),
+  }),
   /**
    * The delete rate: it starts at the start rate and rises 1.5x every 5 minutes up to the ceiling. With the
    * defaults (500, 10,000) that is Firestore's 500/50/5 ramp-up guidance for traffic to live collections.

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { ARCHIVE_KEK_SECRET } from "../platform/kms";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
@@ -148,9 +149,15 @@ export function applyInit(cwd: string, plan: InitPlan): { keyWritten: boolean } 
   const secretFile = resolve(cwd, plan.dir, ".secret.local");
   const key = SECRETS.evidenceKey.env;
   const secrets = read(secretFile);
-  if (process.env.NODE_ENV === "production" || (secrets !== null && new RegExp(`^${key}=\\S{32,}`, "m").test(secrets))) return { keyWritten: false };
-  writeFileSync(secretFile, setEnvLine(secrets ?? "# Emulator-only secrets of the kit (git-ignored; never deployed). Production keys live in Secret Manager.\n", key, randomBytes(32).toString("hex")), { mode: 0o600 });
-  return { keyWritten: true };
+  if (process.env.NODE_ENV === "production") return { keyWritten: false };
+  const has = (text: string | null, name: string) => text !== null && new RegExp(`^${name}=\\S{32,}`, "m").test(text);
+  let text = secrets ?? "# Emulator-only secrets of the kit (git-ignored; never deployed). Production keys live in Secret Manager.\n";
+  const keyWritten = !has(secrets, key);
+  if (keyWritten) text = setEnvLine(text, key, randomBytes(32).toString("hex"));
+  // The archive's local root key (platform/kms.ts): the emulators' stand-in for Cloud KMS reads it from here.
+  if (!has(secrets, ARCHIVE_KEK_SECRET)) text = setEnvLine(text, ARCHIVE_KEK_SECRET, randomBytes(32).toString("hex"));
+  if (text !== secrets) writeFileSync(secretFile, text, { mode: 0o600 });
+  return { keyWritten };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -100,7 +100,9 @@ describe("retention audit: failure-injection matrix", () => {
     const source = "auditRecords/ar-001";
     const archive = db().collection(COLLECTIONS.archives).doc("arc-test-001");
     const sha256 = sha256Hex("archived business data of ar-001");
-    await archive.set({ archiveId: "arc-test-001", sourcePath: source, sha256, verified: true, verifiedAt: Timestamp.now(), lifecycleState: "ARCHIVED" });
+    // A copy as the workflow writes it: sealed under a data key (decision 0038), its hash readable.
+    const sealed = { v: 1, alg: "AES-256-GCM", iv: "AAAAAAAAAAAAAAAA", tag: "AAAAAAAAAAAAAAAAAAAAAA==", ct: "AA==" };
+    await archive.set({ archiveId: "arc-test-001", sourcePath: source, sha256, sealed, dataKey: `dk-${"0".repeat(40)}#g1`, verified: true, verifiedAt: Timestamp.now(), lifecycleState: "ARCHIVED" });
     await db().doc(source).update({ lifecycleState: "ARCHIVED" });
     await expectClean();
 
@@ -109,6 +111,10 @@ describe("retention audit: failure-injection matrix", () => {
     expect(lines(r.findings)).toEqual([`ARCHIVE_UNVERIFIED ${archive.path}`, `ARCHIVE_UNVERIFIED ${source}`]);
     await archive.update({ sha256 });
     await expectClean();
+
+    // A copy from before the copies were sealed: its business data in the clear.
+    await archive.update({ sealed: FieldValue.delete(), dataKey: FieldValue.delete(), data: { action: "REFUND_ISSUED", actorUid: "u-1001" } });
+    expect(lines((await audit()).findings)).toEqual([`ARCHIVE_PLAINTEXT ${archive.path}`]);
   });
 
   it("an Auth user deleted while their data is left: ORPHANED_SUBJECT until an erasure is under way", async () => {

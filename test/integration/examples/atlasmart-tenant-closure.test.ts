@@ -6,6 +6,7 @@
  * hold is released, the next run finishes the closure. Then: what is gone, what was archived, what was kept and
  * why, the export verifies, the held document survived, the Auth accounts, and the evidence chain.
  */
+import { DataKeys, plannedShredMs } from "../../../functions/src/shred/index";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -174,7 +175,9 @@ describe("closing the demo tenant t-acme, end to end", () => {
     expect(archives).toHaveLength(1);
     const copy = archives[0]!;
     expect(copy).toMatchObject({ sourcePath: ARCHIVED_FIRST, verified: true, sha256: archivedHash, retentionClass: "audit-7y", lifecycleState: "ARCHIVED" });
-    expect(archivedDataHash(copy)).toBe(archivedHash);
+    // Sealed under the tenant's data key: nothing personal in the clear, and its seal opens to what was hashed.
+    expect(copy.data).toBeUndefined();
+    expect(await archivedDataHash(copy, archives.length === 1 ? (await db().collection("archives").get()).docs[0]!.id : "", new DataKeys())).toBe(archivedHash);
     expect(request.purgeCounts).toMatchObject({ archived: 1, findings: 0 });
 
     // What was kept, and why (as compliance reads it).
@@ -223,13 +226,18 @@ describe("closing the demo tenant t-acme, end to end", () => {
     // Fully gone by: the finance records' archive copies are the last copies (seven years from the last one's
     // archiving), and their backups outlive them by the longer recovery window (35 days of backups).
     const purgedAtMs = graceEndsAtMs + 3 * DAY_MS;
-    const fullyGoneBy = new Date(purgedAtMs + 2557 * DAY_MS + 35 * DAY_MS).toISOString();
+    // The copies are sealed: fully gone by their key's shred after the end of their retention, plus the KMS destroy
+    // delay (30 days), no longer their end of retention plus the backups' 35 days.
+    const fullyGoneBy = new Date(plannedShredMs(purgedAtMs + 2557 * DAY_MS)! + 30 * DAY_MS).toISOString();
     expect(await getDeletionStatusHandler({ requestId }, CLARA, { nowMs: purgedAtMs, refreshMs: 0 })).toMatchObject({ fullyGoneBy, fullyGoneByUnknown: null, erasureCompleteAt: null });
     const left = [...(await allGovernedPaths())].filter((p) => p.includes("t-acme") || DEMO_DOCS.some((d) => d.path === p)).sort();
     // Only the audit record, which policy keeps for seven years (and archives before its own purge).
     expect(left).toEqual(["auditRecords/ar-001"]);
-    const archives = (await db().collection("archives").get()).docs.map((d) => d.data() as { sourcePath: string; verified: boolean; sha256: string });
-    expect(archives.map((a) => [a.sourcePath, a.verified, archivedDataHash(a) === a.sha256]).sort()).toEqual([
+    const keys = new DataKeys();
+    const archives = await Promise.all(
+      (await db().collection("archives").get()).docs.map(async (d) => ({ ...(d.data() as { sourcePath: string; verified: boolean; sha256: string }), hash: await archivedDataHash(d.data(), d.id, keys) })),
+    );
+    expect(archives.map((a) => [a.sourcePath, a.verified, a.hash === a.sha256]).sort()).toEqual([
       [ARCHIVED_FIRST, true, true],
       [HELD, true, true],
     ]);

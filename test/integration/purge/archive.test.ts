@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { Timestamp, type DocumentReference } from "firebase-admin/firestore";
 import { archiveIdFor } from "../../../functions/src/purge/rules/archive";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
-import { sourceHash } from "../../../functions/src/purge/runner/archive";
+import { hashCanonical } from "../../../functions/src/kernel/canonical";
+import { DataKeys, dataKeyIdFor, openCopy } from "../../../functions/src/shred/index";
 import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/service";
@@ -42,12 +43,19 @@ describe("archive workflow (audit-7y)", () => {
       lifecycleState: "ARCHIVED",
       tenantId: "t-acme",
       legalHold: false,
-      data: { action: "REFUND_ISSUED", actorUid: "u-1", amountMinor: 1200 },
+      sealed: { v: 1, alg: "AES-256-GCM" },
     });
+    // The business data is stored only as ciphertext, under the scope's data key (a sweep's copy: its document's scope).
+    expect(archive.data).toBeUndefined();
+    expect(archive.dataKey).toBe(`${dataKeyIdFor({ kind: "scope", id: "t-acme" })}#g1`);
+    expect(JSON.stringify(archive)).not.toContain("REFUND_ISSUED");
+    const opened = await openCopy(archive, archiveIdOf(OLD), new DataKeys());
+    expect(opened).toMatchObject({ ok: true, plain: { action: "REFUND_ISSUED", actorUid: "u-1", amountMinor: 1200 } });
+    // The recorded hash is of the plaintext the seal opens to.
     expect(archive.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(archive.sha256).toBe(sourceHash(archive.data as Record<string, unknown>));
+    expect(archive.sha256).toBe(hashCanonical((opened as { plain: unknown }).plain));
     // Firestore keeps microseconds: the copy equals the source as stored.
-    expect(((archive.data as { at: Timestamp }).at).isEqual(new Timestamp(1_700_000_000, 123_456_000))).toBe(true);
+    expect((opened as { plain: { at: unknown } }).plain.at).toEqual({ $timestamp: "1700000000.123456000" });
     expect(archive.verifiedAt).toBeInstanceOf(Timestamp);
     // Its own retention: the archives collection's class (audit-7y), counted from the archiving time (the run's
     // now), never the source's end of retention, which had passed: the copy is not born expired.
@@ -72,7 +80,11 @@ describe("archive workflow (audit-7y)", () => {
   });
 
   for (const [name, damage] of [
-    ["corrupted", (ref: DocumentReference) => ref.update({ "data.amountMinor": 1 })],
+    ["corrupted", async (ref: DocumentReference) => {
+      const ct = Buffer.from((await ref.get()).get("sealed.ct") as string, "base64");
+      ct[0] = ct[0]! ^ 1;
+      await ref.update({ "sealed.ct": ct.toString("base64") });
+    }],
     ["missing", (ref: DocumentReference) => ref.delete()],
   ] as const) {
     it(`blocks the purge with ARCHIVE_NOT_VERIFIED when the archive is ${name}, and deletes nothing`, async () => {
@@ -96,7 +108,7 @@ describe("archive workflow (audit-7y)", () => {
 
   it("refuses to replace a damaged archive on the next run: it stays blocked until someone looks", async () => {
     await sweepAudit(async (ctx) => {
-      if (ctx.point === "afterArchiveWrite") await db().doc(`archives/${archiveIdOf(OLD)}`).update({ "data.action": "TAMPERED" });
+      if (ctx.point === "afterArchiveWrite") await db().doc(`archives/${archiveIdOf(OLD)}`).update({ "sealed.tag": Buffer.alloc(16).toString("base64") });
     });
     const unit = await sweepAudit();
     expect(unit).toMatchObject({ outcome: "BLOCKED", reason: "ARCHIVE_NOT_VERIFIED" });

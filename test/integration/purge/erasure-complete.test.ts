@@ -4,6 +4,7 @@
  * records ERASURE_COMPLETE exactly once when the date passes: not before, never for a request retained under a
  * hold, not while an archive copy of the erasure is still in the database, and not twice when two runs race.
  */
+import { plannedShredMs } from "../../../functions/src/shred/index";
 import { Timestamp } from "firebase-admin/firestore";
 import { beforeEach, describe, expect, it } from "vitest";
 import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
@@ -151,8 +152,12 @@ describe("a tenant's closure: its archive copies set the date, and ERASURE_COMPL
     expect(r.state).toBe("PURGED");
     expect(r.purgeCounts).toMatchObject({ archived: 2 });
     const archivesEnd = purgedAtMs + ARCHIVE_DAYS * DAY_MS;
-    const goneByMs = archivesEnd + WINDOW;
-    expect(r.fullyGoneByBasis).toMatchObject({ archivesRetainUntil: Timestamp.fromMillis(archivesEnd) });
+    // The copies are sealed: gone once their key is shredded (the night after their end) and the KMS key destroyed
+    // 30 days later, before their backups would have expired (35 days).
+    const shredAtMs = plannedShredMs(archivesEnd)!;
+    const goneByMs = shredAtMs + 30 * DAY_MS;
+    expect(goneByMs).toBeLessThan(archivesEnd + WINDOW);
+    expect(r.fullyGoneByBasis).toMatchObject({ archivesRetainUntil: Timestamp.fromMillis(archivesEnd), archivesShredAt: Timestamp.fromMillis(shredAtMs), archiveKeyDestroyDays: 30 });
     expect((r.fullyGoneBy as Timestamp).toMillis()).toBe(goneByMs);
     expect(await status(opened.requestId, purgedAtMs)).toMatchObject({ fullyGoneBy: new Date(goneByMs).toISOString(), fullyGoneByUnknown: null });
 
@@ -179,14 +184,17 @@ describe("what an erasure archived, as finalize reads it", () => {
   const put = (id: string, unitKey: string, fields: Record<string, unknown>) => db().doc(`archives/${id}`).set({ unitKey, sourcePath: `x/${id}`, legalHold: false, ...fields });
 
   it("no copy; the latest end among its copies (another unit's are not its own); a held copy; a copy without an end", async () => {
-    expect(await archiveCopiesOf("req-a")).toEqual({ any: false, latestRetainUntilMs: null, held: false });
+    expect(await archiveCopiesOf("req-a")).toEqual({ any: false, latestRetainUntilMs: null, held: false, sealed: false });
     await put("arc-1", "req-a", { retainUntil: Timestamp.fromMillis(T0 + DAY_MS) });
     await put("arc-2", "req-a", { retainUntil: Timestamp.fromMillis(T0 + 5 * DAY_MS) });
     await put("arc-3", "req-b", { retainUntil: Timestamp.fromMillis(T0 + 99 * DAY_MS), legalHold: true });
-    expect(await archiveCopiesOf("req-a")).toEqual({ any: true, latestRetainUntilMs: T0 + 5 * DAY_MS, held: false });
+    expect(await archiveCopiesOf("req-a")).toEqual({ any: true, latestRetainUntilMs: T0 + 5 * DAY_MS, held: false, sealed: false });
+    // Sealed copies (decision 0038): the latest one names its data key.
+    await db().doc("archives/arc-2").update({ dataKey: `dk-${"0".repeat(40)}#g1` });
+    expect(await archiveCopiesOf("req-a")).toEqual({ any: true, latestRetainUntilMs: T0 + 5 * DAY_MS, held: false, sealed: true });
     await db().doc("archives/arc-1").update({ legalHold: true });
-    expect(await archiveCopiesOf("req-a")).toEqual({ any: true, latestRetainUntilMs: T0 + 5 * DAY_MS, held: true });
+    expect(await archiveCopiesOf("req-a")).toEqual({ any: true, latestRetainUntilMs: T0 + 5 * DAY_MS, held: true, sealed: true });
     await put("arc-4", "req-c", {});
-    expect(await archiveCopiesOf("req-c")).toEqual({ any: true, latestRetainUntilMs: null, held: false });
+    expect(await archiveCopiesOf("req-c")).toEqual({ any: true, latestRetainUntilMs: null, held: false, sealed: false });
   });
 });

@@ -2,6 +2,7 @@
  * The restore drill: seed the demo, copy it into a second database (the "backup"), erase a user and close the
  * tenant in the original, then treat the copy as the restored database and replay the erasure ledger into it.
  */
+import { DataKeys, openCopy } from "../../../functions/src/shred/index";
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -169,7 +170,11 @@ describe("restore drill: the erasure ledger puts a restored database right", () 
       expect((await store.doc(p).get()).exists, p).toBe(false);
       const copies = await store.collection("archives").where("sourcePath", "==", p).get();
       expect(copies.size, `${p} archived in the restore`).toBe(1);
-      const data = copies.docs[0]!.get("data") as Record<string, unknown>;
+      // Sealed under the tenant's data key (decision 0038): opened with the key store the restore still shares.
+      expect(copies.docs[0]!.get("data"), p).toBeUndefined();
+      const opened = await inDatabase(BACKUP, () => openCopy(copies.docs[0]!.data(), copies.docs[0]!.id, new DataKeys()));
+      if (!opened.ok) throw new Error(`${p}: the copy does not open (${opened.reason})`);
+      const data = opened.plain as Record<string, unknown>;
       expect(data.customerName, p).toBeUndefined();
       expect(data.shippingAddress, p).toBeUndefined();
       expect(data.orderId ?? data.total ?? Object.keys(data).length, `${p}: the copy keeps the record's other fields`).toBeTruthy();

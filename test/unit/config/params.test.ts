@@ -34,10 +34,10 @@ describe("settings: one table, one reader", () => {
 
   it("the recovery windows default to what the registry's recovery notes say (PITR 7 days, exports 35 days); 0 turns each off", () => {
     for (const s of Object.values(SETTINGS)) delete process.env[s.env];
-    expect(purgeSettings.recoveryWindows()).toEqual({ pitrDays: 7, backupRetentionDays: 35 });
+    expect(purgeSettings.recoveryWindows()).toEqual({ pitrDays: 7, backupRetentionDays: 35, archiveKeyDestroyDays: 30 });
     process.env.RETENTION_PITR_DAYS = "0";
     process.env.RETENTION_BACKUP_RETENTION_DAYS = "0";
-    expect(purgeSettings.recoveryWindows()).toEqual({ pitrDays: 0, backupRetentionDays: 0 });
+    expect(purgeSettings.recoveryWindows()).toEqual({ pitrDays: 0, backupRetentionDays: 0, archiveKeyDestroyDays: 30 });
     // Firestore keeps point-in-time versions for 7 days: anything else is a typo.
     process.env.RETENTION_PITR_DAYS = "14";
     expect(() => purgeSettings.recoveryWindows()).toThrow(/RETENTION_PITR_DAYS must be an integer of at least 0 and at most 7, got 14/);

@@ -42,7 +42,7 @@ describe("emulator harness", () => {
     expect(readFileSync(file, "utf8")).toBe(first);
     writeFileSync(file, "OTHER_SECRET=x\n");
     run();
-    expect(readFileSync(file, "utf8")).toMatch(/^OTHER_SECRET=x\nRETENTION_EVIDENCE_KEY=[0-9a-f]{64}\n$/);
+    expect(readFileSync(file, "utf8")).toMatch(/^OTHER_SECRET=x\nRETENTION_EVIDENCE_KEY=[0-9a-f]{64}\nRETENTION_ARCHIVE_KEK=[0-9a-f]{64}\n$/);
   });
 
   it("runs the Storage emulator itself, rules off, and gives the command its host in both variables", () => {

@@ -37,6 +37,7 @@ describe("the install step's emulator evidence key", () => {
     expect(first.stderr).toContain("wrote a new evidence key to functions/.secret.local");
     const text = readFileSync(c.file, "utf8");
     expect(text).toMatch(KEY_LINE);
+    expect(text).toMatch(/^RETENTION_ARCHIVE_KEK=[0-9a-f]{64}$/m);
     expect(statSync(c.file).mode & 0o077).toBe(0);
     const again = c.run();
     expect(again.status).toBe(0);
@@ -52,10 +53,14 @@ describe("the install step's emulator evidence key", () => {
     const c = clone();
     writeFileSync(c.file, `OTHER_SECRET=x\nRETENTION_EVIDENCE_KEY=${"m".repeat(40)}\n`);
     c.run();
-    expect(readFileSync(c.file, "utf8")).toBe(`OTHER_SECRET=x\nRETENTION_EVIDENCE_KEY=${"m".repeat(40)}\n`);
-    writeFileSync(c.file, "OTHER_SECRET=x\nRETENTION_EVIDENCE_KEY=short\n");
+    // A file from before the archive keys gets the archive's root key added, the rest kept as it was.
+    const kept = readFileSync(c.file, "utf8");
+    expect(kept).toMatch(new RegExp(`^OTHER_SECRET=x\\nRETENTION_EVIDENCE_KEY=${"m".repeat(40)}\\nRETENTION_ARCHIVE_KEK=[0-9a-f]{64}\\n$`));
     c.run();
-    expect(readFileSync(c.file, "utf8")).toMatch(/^OTHER_SECRET=x\nRETENTION_EVIDENCE_KEY=[0-9a-f]{64}\n$/);
+    expect(readFileSync(c.file, "utf8")).toBe(kept);
+    writeFileSync(c.file, `OTHER_SECRET=x\nRETENTION_EVIDENCE_KEY=short\n${kept.split("\n")[2]}\n`);
+    c.run();
+    expect(readFileSync(c.file, "utf8")).toMatch(/^OTHER_SECRET=x\nRETENTION_ARCHIVE_KEK=[0-9a-f]{64}\nRETENTION_EVIDENCE_KEY=[0-9a-f]{64}\n$/);
   });
 
   it("writes nothing for a production install (NODE_ENV=production)", () => {

@@ -1,13 +1,17 @@
-import { DocumentReference, FieldValue, GeoPoint, Timestamp, type DocumentData, type DocumentSnapshot, type Query, type Transaction } from "firebase-admin/firestore";
+import { DocumentReference, FieldValue, Timestamp, type DocumentData, type DocumentSnapshot, type Query, type Transaction } from "firebase-admin/firestore";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { activeHoldsInTx, claimingHoldIds } from "../../holds/index";
 import type { ActiveHoldRef } from "../../kernel/held";
 import { COLLECTIONS, db } from "../../platform/firestore";
 import { governedToFirestore, readGoverned, toTimestamp } from "../../platform/governed-doc";
+import { toPlain } from "../../platform/plain";
 import { fenceLease, renewLeaseInTx } from "../../platform/lease";
 import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
-import { archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetention, businessData, checkArchive, contentHash, type ArchiveEntry, type ArchiveProblem } from "../rules/archive";
+import { archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetainUntil, archiveRetention, businessData, checkArchive, contentHash, type ArchiveEntry, type ArchiveProblem } from "../rules/archive";
+import { canonicalJson } from "../../kernel/canonical";
+import type { Subject } from "../../plan/rules";
+import { DataKeys, isSealed, keyForSubject, keySubjectOf, openCopy, periodOf, seal, sealAad, type DataKey, type KeySubject } from "../../shred/index";
 import type { ArchiveCopies } from "../../requests/rules/gone-by";
 import type { UnitCheckpoint } from "../store";
 import { fire, purgeEvidence, type StepEnv } from "./env";
@@ -20,6 +24,9 @@ import { fire, purgeEvidence, type StepEnv } from "./env";
  *    equal the source's as read now;
  * 3. only then mark the copies verified (`verified`, `verifiedAt`, the archive manifest's hash), with
  *    evidence. Anything else is ARCHIVE_NOT_VERIFIED, and the caller deletes nothing.
+ * The business data is sealed (AES-256-GCM, `sealed`) under its subject's data key (`dataKey`: the request's subject,
+ * or for a sweep the document's scope; shred/keys.ts), never stored in the clear: the hash is of the plaintext, so
+ * reading back means opening the seal (decision 0038).
  * Idempotent: archive ids derive from the source path and anchor, an existing copy is never overwritten
  * (a damaged one fails verification instead of being silently replaced).
  */
@@ -29,13 +36,17 @@ const ARCHIVE_SLICE = 100;
 export const archiveRef = (archiveId: string): DocumentReference => db().collection(COLLECTIONS.archives).doc(archiveId);
 
 /** The unit whose sources are archived, in the round about to start, with its lease. */
-export type ArchiveUnit = Pick<UnitCheckpoint, "unitKey" | "round" | "requestId" | "manifestHash" | "policyVersion"> & { leaseRef: DocumentReference };
+export type ArchiveUnit = Pick<UnitCheckpoint, "unitKey" | "round" | "requestId" | "manifestHash" | "policyVersion"> & {
+  leaseRef: DocumentReference;
+  /** The request's subject, whose data key seals its copies; null for a sweep (each document's scope's key). */
+  subject: Subject | null;
+};
 
 export type ArchiveResult =
   | { ok: true; archives: Map<string, string>; manifestHash: string }
   | { ok: false; problems: { path: string; problem: ArchiveProblem }[] };
 
-function archiveRecord(src: DocumentSnapshot, archiveId: string, holds: readonly ActiveHoldRef[], env: StepEnv, unit: ArchiveUnit): Record<string, unknown> {
+function archiveRecord(src: DocumentSnapshot, archiveId: string, holds: readonly ActiveHoldRef[], env: StepEnv, unit: ArchiveUnit, key: DataKey): Record<string, unknown> {
   const data = src.data() ?? {};
   const g = readGoverned(data);
   if (!g?.retentionClass) throw new Error(`archive source ${src.ref.path} carries no retention class`);
@@ -52,7 +63,9 @@ function archiveRecord(src: DocumentSnapshot, archiveId: string, holds: readonly
     archiveId,
     sourcePath: src.ref.path,
     sha256: sourceHash(data),
-    data: businessData(data),
+    // The business data only as ciphertext; the hash above is of its plaintext (the canonical JSON sealed here).
+    sealed: seal(key.key, canonicalJson(toPlain(businessData(data))), sealAad(archiveId, src.ref.path, key.ref)),
+    dataKey: key.ref,
     ...governedToFirestore({ ...r, lifecycleState: "ARCHIVED", policyVersion: unit.policyVersion, preHold: null }, "set"),
     // The source's retention, for the record (the archive's own is above).
     source: {
@@ -71,8 +84,24 @@ function archiveRecord(src: DocumentSnapshot, archiveId: string, holds: readonly
 /** Step 1: writes the missing copies, a slice per transaction, each with its evidence. */
 async function writeCopies(unit: ArchiveUnit, paths: readonly string[], env: StepEnv): Promise<ArchiveEntry[]> {
   const entries: ArchiveEntry[] = [];
+  // Every copy this run writes ends in the same period: the archive class's duration from now.
+  const period = periodOf(archiveRetainUntil(archiveClassOf(policy()), env.nowMs));
+  const keys = new Map<string, DataKey>();
+  const keyOf = async (subject: KeySubject): Promise<DataKey> => {
+    const name = `${subject.kind}:${subject.id}`;
+    const hit = keys.get(name);
+    if (hit) return hit;
+    const key = await keyForSubject(subject, period, env.nowMs);
+    keys.set(name, key);
+    return key;
+  };
+  const subjectFor = (data: DocumentData | undefined): KeySubject => keySubjectOf(unit.subject, readGoverned(data ?? {})?.tenantId ?? "");
   for (let i = 0; i < paths.length; i += ARCHIVE_SLICE) {
     const slice = paths.slice(i, i + ARCHIVE_SLICE);
+    // The data keys first (the key store is another database): one per subject of the slice, as the sources read now.
+    const pre = await db().getAll(...slice.map((p) => db().doc(p)));
+    const sliceKeys = new Map<string, DataKey>();
+    for (const s of pre) if (s.exists) sliceKeys.set(s.ref.path, await keyOf(subjectFor(s.data())));
     const written = await db().runTransaction(async (tx) => {
       await fenceLease(tx, unit.leaseRef, env.holder);
       const sources = (await tx.getAll(...slice.map((p) => db().doc(p)))).filter((s) => s.exists);
@@ -86,7 +115,11 @@ async function writeCopies(unit: ArchiveUnit, paths: readonly string[], env: Ste
         const archiveId = ids[k]!;
         out.push({ sourcePath: s.ref.path, archiveId, sha256: sourceHash(s.data() ?? {}) });
         if (archives[k]!.exists) return;
-        tx.create(archiveRef(archiveId), archiveRecord(s, archiveId, holds, env, unit));
+        const key = sliceKeys.get(s.ref.path);
+        const subject = subjectFor(s.data());
+        // A source that appeared or changed scope since the keys were fetched is left for the next run: no copy, no delete.
+        if (!key || key !== keys.get(`${subject.kind}:${subject.id}`)) return;
+        tx.create(archiveRef(archiveId), archiveRecord(s, archiveId, holds, env, unit, key));
         created.push(s.ref.path);
       });
       renewLeaseInTx(tx, unit.leaseRef, env.holder);
@@ -116,16 +149,17 @@ async function verifySlice(
   slice: readonly ArchiveEntry[],
   manifestHash: string,
   env: StepEnv,
+  keys: DataKeys,
 ): Promise<{ path: string; problem: ArchiveProblem }[]> {
   return db().runTransaction(async (tx: Transaction) => {
     await fenceLease(tx, unit.leaseRef, env.holder);
     const sources = await tx.getAll(...slice.map((e) => db().doc(e.sourcePath)));
     const archives = await tx.getAll(...slice.map((e) => archiveRef(e.archiveId)));
     const problems: { path: string; problem: ArchiveProblem }[] = [];
-    slice.forEach((e, k) => {
-      const problem = verifyArchiveSnapshot(sources[k]!, archives[k]!);
+    for (const [k, e] of slice.entries()) {
+      const problem = await verifyArchiveSnapshot(sources[k]!, archives[k]!, keys);
       if (problem) problems.push({ path: e.sourcePath, problem });
-    });
+    }
     if (problems.length > 0) return problems;
     const evidence = await openEvidence(tx, unit.unitKey);
     for (const e of slice) {
@@ -151,8 +185,9 @@ export async function archiveAndVerify(unit: ArchiveUnit, paths: readonly string
   await fire(env, { point: "afterArchiveWrite", unitKey: unit.unitKey, round: unit.round, step: null, batch: null, paths: entries.map((e) => archiveRef(e.archiveId).path) });
   const manifestHash = archiveManifestHash(entries);
   const problems: { path: string; problem: ArchiveProblem }[] = [];
+  const keys = new DataKeys();
   for (let i = 0; i < entries.length; i += ARCHIVE_SLICE) {
-    problems.push(...(await verifySlice(unit, entries.slice(i, i + ARCHIVE_SLICE), manifestHash, env)));
+    problems.push(...(await verifySlice(unit, entries.slice(i, i + ARCHIVE_SLICE), manifestHash, env, keys)));
   }
   // A source missing from the entries disappeared before it could be archived: nothing to delete there.
   if (problems.length > 0) {
@@ -176,11 +211,13 @@ export async function archiveCopiesOf(unitKey: string, tx?: Transaction): Promis
   const get = (q: Query) => (tx ? tx.get(q) : q.get());
   const [any, latest, held] = await Promise.all([
     get(copiesOf(unitKey).select().limit(1)),
-    get(copiesOf(unitKey).orderBy("retainUntil", "desc").select("retainUntil").limit(1)),
+    get(copiesOf(unitKey).orderBy("retainUntil", "desc").select("retainUntil", "dataKey").limit(1)),
     get(copiesOf(unitKey).where("legalHold", "==", true).select().limit(1)),
   ]);
   const end = latest.docs[0]?.get("retainUntil") as unknown;
-  return { any: !any.empty, latestRetainUntilMs: end instanceof Timestamp ? end.toMillis() : null, held: !held.empty };
+  // A unit's copies are sealed together (one run, one key): the latest one says whether they are.
+  const sealed = typeof latest.docs[0]?.get("dataKey") === "string";
+  return { any: !any.empty, latestRetainUntilMs: end instanceof Timestamp ? end.toMillis() : null, held: !held.empty, sealed };
 }
 
 /** Whether an archive copy of the unit is still in the database, read in the caller's transaction. */
@@ -204,37 +241,29 @@ export function holdArchiveInTx(tx: Transaction, archive: DocumentSnapshot, hold
 }
 
 
-/**
- * A stable plain form of Firestore values, so the archive hash of a document is the same before and after
- * the copy round-trips through Firestore: Timestamps keep their nanoseconds, references their path, bytes
- * their content. Non-finite numbers get a tagged form because canonical JSON refuses them.
- */
-export function toPlain(value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  if (typeof value === "number") return Number.isFinite(value) ? value : { $number: String(value) };
-  if (typeof value !== "object") return value;
-  if (value instanceof Timestamp) return { $timestamp: `${value.seconds}.${String(value.nanoseconds).padStart(9, "0")}` };
-  if (value instanceof Date) return toPlain(Timestamp.fromDate(value));
-  if (value instanceof GeoPoint) return { $geopoint: [value.latitude, value.longitude] };
-  if (value instanceof DocumentReference) return { $ref: value.path };
-  if (value instanceof Uint8Array) return { $bytes: Buffer.from(value).toString("base64") };
-  if (Array.isArray(value)) return value.map(toPlain);
-  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, toPlain(v)]));
-}
+export { toPlain } from "../../platform/plain";
 
 /** SHA-256 of a source document's business data (retention fields excluded), in plain form. */
 export function sourceHash(data: DocumentData): string {
   return contentHash(toPlain(businessData(data)));
 }
 
-/** SHA-256 of an archive's stored copy, as read back now. */
-export function archivedDataHash(archive: DocumentData | undefined): string | null {
+/**
+ * SHA-256 of an archive's stored copy, as read back now: of the plaintext its seal opens to (null when it does not
+ * open: its key is shredded or missing, or the seal was altered), or of a copy still in the clear (`data`, from before
+ * the copies were sealed; the backfill seals them).
+ */
+export async function archivedDataHash(archive: DocumentData | undefined, archiveId: string, keys: DataKeys): Promise<string | null> {
+  if (archive && isSealed(archive.sealed)) {
+    const opened = await openCopy(archive, archiveId, keys);
+    return opened.ok ? contentHash(opened.plain) : null;
+  }
   const copy = archive?.data as Record<string, unknown> | undefined;
   return copy && typeof copy === "object" ? contentHash(toPlain(copy)) : null;
 }
 
 /** Read-back verification of one archive against its source (both as read now). */
-export function verifyArchiveSnapshot(source: DocumentSnapshot, archive: DocumentSnapshot): ArchiveProblem | null {
+export async function verifyArchiveSnapshot(source: DocumentSnapshot, archive: DocumentSnapshot, keys: DataKeys): Promise<ArchiveProblem | null> {
   const src = source.data();
   if (!src) return "SOURCE_CHANGED";
   const a = archive.data();
@@ -244,7 +273,7 @@ export function verifyArchiveSnapshot(source: DocumentSnapshot, archive: Documen
       exists: archive.exists,
       sourcePath: typeof a?.sourcePath === "string" ? a.sourcePath : null,
       recordedSha256: typeof a?.sha256 === "string" ? a.sha256 : null,
-      dataSha256: archivedDataHash(a),
+      dataSha256: await archivedDataHash(a, archive.id, keys),
     },
   );
 }

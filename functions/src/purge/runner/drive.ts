@@ -159,7 +159,7 @@ export async function runFresh(unit: LeasedUnit, plan: UnitPlan, cfg: RunConfig,
   let archives = new Map<string, string>();
   if (plan.needsArchive.length > 0) {
     const result = await archiveAndVerify(
-      { unitKey: unit.unitKey, round: plan.round, requestId: unit.requestId, manifestHash: plan.manifestHash, policyVersion: policy().version, leaseRef: unit.leaseRef },
+      { unitKey: unit.unitKey, round: plan.round, requestId: unit.requestId, manifestHash: plan.manifestHash, policyVersion: policy().version, leaseRef: unit.leaseRef, subject: unit.subject },
       plan.needsArchive.map((a) => a.path),
       env,
     );

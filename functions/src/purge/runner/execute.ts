@@ -1,3 +1,4 @@
+import { DataKeys } from "../../shred/index";
 import type { DocumentSnapshot, Transaction } from "firebase-admin/firestore";
 import { decideExecute, decideMark, type ExecOutcome } from "../rules/decide";
 import type { PurgeItem } from "../rules/batches";
@@ -135,11 +136,18 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
     const aroundSnaps = around && around.length > 0 ? await readFactsInTx(tx, around) : [];
     const probes = around === null ? await descendantsRemainBatch(paths) : await probeBatch(paths, snaps.filter((snap) => !snap.exists).length, aroundSnaps.filter((snap) => snap.exists).length);
     const ctx = { holds: holds.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
+    // The archive is verified again now, against the source as it is in this transaction (its seal opened with its
+    // data key, each key read once per batch).
+    const keys = new DataKeys();
+    const archiveOk = await Promise.all(
+      toRead.map(async (item, k) => {
+        const archive = archiveSnaps.get(item.path);
+        return archive !== undefined && snaps[k]!.exists && (await verifyArchiveSnapshot(snaps[k]!, archive, keys)) === null;
+      }),
+    );
     const outcomes: ExecOutcome[] = toRead.map((item, k) => {
       const snap = snaps[k]!;
-      const archive = archiveSnaps.get(item.path);
-      // The archive is verified again now, against the source as it is in this transaction.
-      const archiveVerified = archive !== undefined && snap.exists && verifyArchiveSnapshot(snap, archive) === null;
+      const archiveVerified = archiveOk[k]!;
       return decideExecute(factsOf(snap), cp, ctx, {
         recorded: isRecorded(item, snap),
         archiveVerified,

@@ -120,6 +120,7 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
       archivesRetainUntil: b.archivesRetainUntilMs === null ? null : toTimestamp(b.archivesRetainUntilMs),
       ...(b.storageSoftDeleteDays !== undefined ? { storageSoftDeleteDays: b.storageSoftDeleteDays } : {}),
       ...(b.processorsDeadlineMs !== undefined ? { processorsDeadline: toTimestamp(b.processorsDeadlineMs) } : {}),
+      ...(b.archivesShredAtMs !== undefined ? { archivesShredAt: toTimestamp(b.archivesShredAtMs), archiveKeyDestroyDays: b.archiveKeyDestroyDays ?? null } : {}),
     },
     fullyGoneByUnknown: FieldValue.delete(),
   };

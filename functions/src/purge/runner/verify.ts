@@ -1,3 +1,4 @@
+import { DataKeys } from "../../shred/index";
 import {
   emptyTally,
   verifyArchivedPath,
@@ -109,6 +110,8 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
   // only what survived; when that range holds many other documents (a sweep over a live collection) each
   // batch scans its own range, or reads its paths by name.
   const survivors = first !== null && last !== null ? await documentsInRange(first, last, Math.max(1_000, deletePaths)) : null;
+  // The archive copies are read back by opening their seals: each data key once for the whole unit.
+  const keys = new DataKeys();
   for await (const b of roundBatches(cp)) {
     if (b.kind === "objects") {
       const outcomes = objectOutcomeOf(b);
@@ -128,7 +131,7 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
       }
       const archived = b.items.filter((i) => b.archives[i.path] !== undefined);
       const copies = await readAll(archived.map((i) => archiveRef(b.archives[i.path]!).path));
-      archived.forEach((i, k) => {
+      for (const [k, i] of archived.entries()) {
         const a = copies[k]!;
         const sourcePath: unknown = a.get("sourcePath");
         const recorded: unknown = a.get("sha256");
@@ -137,9 +140,9 @@ export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
           sourcePath: typeof sourcePath === "string" ? sourcePath : null,
           verified: a.get("verified") === true,
           recordedSha256: typeof recorded === "string" ? recorded : null,
-          dataSha256: archivedDataHash(a.data()),
+          dataSha256: await archivedDataHash(a.data(), a.id, keys),
         }, tally);
-      });
+      }
       continue;
     }
     const snaps = await readAll(b.items.map((i) => i.path));

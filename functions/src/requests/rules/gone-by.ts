@@ -1,4 +1,5 @@
 import { DAY_MS } from "../../kernel/policy";
+import { plannedShredMs } from "../../shred/rules";
 import type { GoneByUnknown, RequestState } from "../../kernel/request-states";
 
 /**
@@ -18,6 +19,11 @@ export interface RecoveryWindows {
   pitrDays: number;
   /** Longest retention of a scheduled backup or export in days; 0: no backups. */
   backupRetentionDays: number;
+  /**
+   * The archive keys' destroy delay in days (RETENTION_ARCHIVE_KEY_DESTROY_DAYS): a sealed archive copy is unreadable
+   * everywhere, backups included, this long after its key's shred (decision 0038). Absent: not counted.
+   */
+  archiveKeyDestroyDays?: number;
 }
 
 /** The archive copies an erasure made of the subject's data (`archives/{id}` of its purge unit), as read when it ends. */
@@ -28,6 +34,8 @@ export interface ArchiveCopies {
   latestRetainUntilMs: number | null;
   /** A copy is under a retention hold: it carries no expiry while the hold stands. */
   held: boolean;
+  /** The copies are sealed under their subject's data key (crypto-shredded at the end of their retention). */
+  sealed?: boolean;
 }
 
 /** What a date was computed from: kept on the request and in the ERASURE_COMPLETE evidence. */
@@ -41,6 +49,9 @@ export interface GoneByBasis {
   storageSoftDeleteDays?: number;
   /** The latest deadline of the processors the erasure notified (absent: it notified none; docs/decisions/0039-processors.md). */
   processorsDeadlineMs?: number;
+  /** Sealed copies only: when their key is planned to be shredded, and the KEK destroy delay counted after it. */
+  archivesShredAtMs?: number;
+  archiveKeyDestroyDays?: number;
 }
 
 export type GoneBy = { atMs: number; basis: GoneByBasis } | { atMs: null; unknown: GoneByUnknown };
@@ -83,16 +94,25 @@ export function purgedGoneBy(purgedAtMs: number, archives: ArchiveCopies, window
   if (archives.held) return { atMs: null, unknown: "ARCHIVE_UNDER_HOLD" };
   if (archives.any && archives.latestRetainUntilMs === null) return { atMs: null, unknown: "ARCHIVE_KEPT_WITHOUT_END" };
   const archivesRetainUntilMs = archives.any ? archives.latestRetainUntilMs : null;
-  const lastCopyLeavesMs = Math.max(purgedAtMs, archivesRetainUntilMs ?? purgedAtMs);
+  // A copy in the clear is gone once it has left the database and its last backup has expired. A sealed copy is
+  // unreadable everywhere once its key's KEK is destroyed: the shred after its end of retention plus the destroy
+  // delay, whichever comes first.
+  let archivesGoneMs = archivesRetainUntilMs === null ? Number.NEGATIVE_INFINITY : archivesRetainUntilMs + windowMs;
+  const shredAtMs = archives.any && archives.sealed === true && windows.archiveKeyDestroyDays !== undefined ? plannedShredMs(archivesRetainUntilMs) : null;
+  if (shredAtMs !== null) {
+    if (!Number.isInteger(windows.archiveKeyDestroyDays) || windows.archiveKeyDestroyDays! < 1) throw new Error(`archiveKeyDestroyDays must be a whole number of days of at least 1, got ${windows.archiveKeyDestroyDays}`);
+    archivesGoneMs = Math.min(archivesGoneMs, shredAtMs + windows.archiveKeyDestroyDays! * DAY_MS);
+  }
   const objectsGoneMs = objects === null ? Number.NEGATIVE_INFINITY : purgedAtMs + objects.softDeleteDays * DAY_MS;
   return {
-    atMs: Math.max(lastCopyLeavesMs + windowMs, objectsGoneMs),
+    atMs: Math.max(purgedAtMs + windowMs, archivesGoneMs, objectsGoneMs),
     basis: {
       purgedAtMs,
       pitrDays: windows.pitrDays,
       backupRetentionDays: windows.backupRetentionDays,
       archivesRetainUntilMs,
       ...(objects !== null ? { storageSoftDeleteDays: objects.softDeleteDays } : {}),
+      ...(shredAtMs !== null ? { archivesShredAtMs: shredAtMs, archiveKeyDestroyDays: windows.archiveKeyDestroyDays! } : {}),
     },
   };
 }

@@ -27,6 +27,9 @@ export const CONTROL_PLANE_INDEXES: readonly CompositeIndexConfig[] = [
   collectionIndex("deletionRequests", asc("uid"), asc("tenantId"), desc("requestedAt")),
   collectionIndex("deletionRequests", asc("erasureComplete"), asc("fullyGoneBy")),
   collectionIndex("archives", asc("unitKey"), desc("retainUntil")),
+  // The shred's reads of one data key's copies (shred/shred.ts): the latest end of retention, and those under a hold's target.
+  collectionIndex("archives", asc("dataKey"), desc("retainUntil")),
+  collectionIndex("archives", asc("dataKey"), asc("sourcePath")),
   collectionIndex("retentionHolds", asc("state"), desc("placedAt")),
   collectionIndex("retentionHolds", asc("state"), asc("reasonCode"), desc("placedAt")),
   collectionIndex("retentionHolds", asc("state"), asc("placedBy"), desc("placedAt")),

@@ -1,0 +1,260 @@
+/**
+ * Crypto-shredded archives (decision 0038): copies sealed under their subject's data key, the key shredded when the
+ * last copy's retention ends, and a backup of the app database and of the key store, taken before the shred and
+ * restored into second databases as the restore drill does, yields nothing readable afterwards.
+ */
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { exportTenant, verifyExportDir } from "../../../functions/src/export/subject";
+import type { DocumentReference, Firestore, Timestamp } from "firebase-admin/firestore";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { inDatabase } from "../../../functions/src/platform/firestore";
+import { explainEvidence } from "../../../functions/src/evidence/index";
+import { scanRetention } from "../../../functions/src/audit/scan";
+import { archiveIdFor } from "../../../functions/src/purge/rules/archive";
+import { runNightlyPurge } from "../../../functions/src/purge/job";
+import { releaseHoldById } from "../../../functions/src/holds/service";
+import { DataKeys, dataKeyIdFor, openCopy, sealPlaintextArchives, type ShredSummary } from "../../../functions/src/shred/index";
+import { sourceHash } from "../../../functions/src/purge/runner/archive";
+import { Timestamp as Ts } from "firebase-admin/firestore";
+import { newDataKey, open, sealAad, type Sealed } from "../../../functions/src/shred/rules";
+import { clearFirestore, db } from "../../helpers/emulator";
+import { AFTER_GRACE, evidence, expectChainVerifies, hold, InjectedCrash, pathCounts, putGoverned, reset, runOptions, T0 } from "../purge/support";
+
+const LEDGER = "shred-ledger";
+const APP_RESTORED = "shred-app-restored";
+const LEDGER_RESTORED = "shred-ledger-restored";
+const ageDays = 2600; // past audit-7y's 2,557 days: the sweep archives them
+const ACME = "auditRecords/ar-acme";
+const BETA = "auditRecords/ar-beta";
+const PERSONAL = ["Ada Lovelace", "ada@example.com", "Ben Okafor", "ben@example.com"];
+/** The copies end 2,557 days after the archiving run; their period ends at the next UTC midnight. */
+const SHRED_AT = AFTER_GRACE + 2559 * DAY_MS;
+const copyOf = (path: string) => `archives/${archiveIdFor(path, T0 - ageDays * DAY_MS)}`;
+
+/** Every document of a database, as path -> data. */
+async function dump(store: Firestore): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (refs: DocumentReference[]): Promise<void> => {
+    for (const ref of refs) {
+      const snap = await ref.get();
+      if (snap.exists) out.set(ref.path, JSON.stringify(snap.data()));
+      for (const c of await ref.listCollections()) await walk(await c.listDocuments());
+    }
+  };
+  for (const c of await store.listCollections()) await walk(await c.listDocuments());
+  return out;
+}
+
+/** A backup restored into another database: every document copied as it is. */
+async function restoreInto(from: Firestore, to: Firestore): Promise<void> {
+  for (const path of (await dump(from)).keys()) await to.doc(path).set((await from.doc(path).get()).data()!);
+}
+
+async function archiveBoth(): Promise<void> {
+  await putGoverned(ACME, { action: "REFUND_ISSUED", actorName: "Ada Lovelace", actorEmail: "ada@example.com" }, { ageDays, tenantId: "t-acme" });
+  await putGoverned(BETA, { action: "EXPORT", actorName: "Ben Okafor", actorEmail: "ben@example.com" }, { ageDays, tenantId: "t-beta" });
+  const run = await runNightlyPurge(runOptions());
+  expect((run.units as { unitKey: string; outcome: string }[]).find((u) => u.unitKey === "sweep-auditRecords")?.outcome).toBe("DONE");
+}
+
+async function shredRun(nowMs: number, over: Parameters<typeof runOptions>[0] = {}): Promise<ShredSummary> {
+  const run = await runNightlyPurge(runOptions({ nowMs, asOfMs: nowMs, ...over }));
+  return run.shred as ShredSummary;
+}
+
+const opened = async (path: string, databaseId?: string) => {
+  const read = async () => openCopy((await db().doc(path).get()).data()!, path.split("/")[1]!, new DataKeys());
+  return databaseId ? inDatabase(databaseId, read) : read();
+};
+
+describe("crypto-shredded archives", () => {
+  const previousLedger = process.env.RETENTION_LEDGER_DATABASE_ID;
+
+  beforeAll(() => {
+    process.env.RETENTION_LEDGER_DATABASE_ID = LEDGER;
+  });
+  afterAll(() => {
+    if (previousLedger === undefined) delete process.env.RETENTION_LEDGER_DATABASE_ID;
+    else process.env.RETENTION_LEDGER_DATABASE_ID = previousLedger;
+  });
+
+  beforeEach(async () => {
+    process.env.RETENTION_LEDGER_DATABASE_ID = LEDGER;
+    await reset();
+    for (const d of [LEDGER, APP_RESTORED, LEDGER_RESTORED]) await clearFirestore(d);
+  });
+
+  it("stores a copy's personal fields only as ciphertext: unreadable without its key, readable with it", async () => {
+    await archiveBoth();
+    const raw = (await db().doc(copyOf(ACME)).get()).data()!;
+    const text = JSON.stringify(raw);
+    for (const p of PERSONAL) expect(text).not.toContain(p);
+    // Retention, source path and hash stay readable for the audit, holds and verification.
+    expect(raw).toMatchObject({ sourcePath: ACME, retentionClass: "audit-7y", verified: true, dataKey: `${dataKeyIdFor({ kind: "scope", id: "t-acme" })}#g1` });
+    expect(raw.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(await opened(copyOf(ACME))).toMatchObject({ ok: true, plain: { actorName: "Ada Lovelace" } });
+    // One key per scope: the other scope's copy is under another key, and neither key opens the other's copy.
+    expect((await db().doc(copyOf(BETA)).get()).get("dataKey")).not.toBe(raw.dataKey);
+    expect(() => open(newDataKey(), raw.sealed as Sealed, sealAad(copyOf(ACME).split("/")[1]!, ACME, String(raw.dataKey)))).toThrow(/SEAL_INVALID/);
+    // The key store is in the ledger's database, not the governed one, and holds no key in the clear.
+    const keys = await db(LEDGER).collection("archiveKeys").get();
+    expect(keys.size).toBe(2);
+    expect(keys.docs.every((d) => (d.get("wrapped") as Uint8Array | undefined)?.length !== undefined && (d.get("wrapped") as Uint8Array).length > 32)).toBe(true);
+    expect((await db().collection("archiveKeys").get()).size).toBe(0);
+    // Without its key record the copy cannot be opened at all.
+    await db(LEDGER).doc(`archiveKeys/${dataKeyIdFor({ kind: "scope", id: "t-acme" })}`).delete();
+    expect(await opened(copyOf(ACME))).toMatchObject({ ok: false, reason: "KEY_MISSING" });
+  });
+
+  it("the audit reports an active data key no copy names any more (ORPHANED_DATA_KEY), and no sealed copy as plaintext", async () => {
+    await archiveBoth();
+    await db().doc(copyOf(BETA)).delete();
+    const findings = (await scanRetention({ nowMs: AFTER_GRACE + 2 * DAY_MS, pageSize: 50 })).findings.filter((f) => ["ORPHANED_DATA_KEY", "ARCHIVE_PLAINTEXT"].includes(f.code));
+    expect(findings.map((f) => `${f.code} ${f.path}`)).toEqual([`ORPHANED_DATA_KEY archiveKeys/${dataKeyIdFor({ kind: "scope", id: "t-beta" })}`]);
+    // Not within the day its key was made (a key is made just before its first copy).
+    expect((await scanRetention({ nowMs: AFTER_GRACE + 1000, pageSize: 50 })).findings.filter((f) => f.code === "ORPHANED_DATA_KEY")).toEqual([]);
+  });
+
+  it("the scope's export opens its archive copies for the departing customer; once shredded they are gone from it", async () => {
+    await archiveBoth();
+    const dir = mkdtempSync(join(tmpdir(), "shred-export-"));
+    await exportTenant({ tenantId: "t-acme", outDir: join(dir, "before"), nowMs: AFTER_GRACE });
+    const lines = readFileSync(join(dir, "before", "archives.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { path: string; data: { sourcePath: string; data: Record<string, unknown> } });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ path: copyOf(ACME), data: { sourcePath: ACME, data: { actorName: "Ada Lovelace", actorEmail: "ada@example.com" } } });
+    expect((await verifyExportDir(join(dir, "before"))).ok).toBe(true);
+    await shredRun(SHRED_AT);
+    await exportTenant({ tenantId: "t-acme", outDir: join(dir, "after"), nowMs: SHRED_AT });
+    expect(existsSync(join(dir, "after", "archives.jsonl"))).toBe(false);
+  });
+
+  it("shreds at the end of retention: a pre-shred backup of the app database and the key store, restored, yields no readable personal field", async () => {
+    await archiveBoth();
+    // The backups, taken before the shred: the app database, and the ledger's database with the wrapped keys.
+    await restoreInto(db(), db(APP_RESTORED));
+    await restoreInto(db(LEDGER), db(LEDGER_RESTORED));
+    process.env.RETENTION_LEDGER_DATABASE_ID = LEDGER_RESTORED;
+    expect(await opened(copyOf(ACME), APP_RESTORED)).toMatchObject({ ok: true }); // readable before the shred
+    process.env.RETENTION_LEDGER_DATABASE_ID = LEDGER;
+
+    // A night before the period ends: nothing is due.
+    expect(await shredRun(SHRED_AT - 2 * DAY_MS)).toEqual({ shredded: 0, moved: 0, kekDestroyed: 0 });
+    const summary = await shredRun(SHRED_AT);
+    expect(summary).toEqual({ shredded: 2, moved: 0, kekDestroyed: 1 });
+
+    const entries = await expectChainVerifies();
+    const shredded = entries.filter((e) => e.action === "ARCHIVE_SHREDDED");
+    expect(shredded).toHaveLength(2);
+    for (const e of shredded) {
+      expect(e.decision.reason).toBe("ARCHIVE_RETENTION_ENDED");
+      expect(e.detail).toMatchObject({ destroyDelayDays: 30, fullyGoneByMs: SHRED_AT + 30 * DAY_MS });
+    }
+    const tomb = (await db(LEDGER).doc(`archiveKeys/${dataKeyIdFor({ kind: "scope", id: "t-acme" })}`).get()).data()!;
+    expect(tomb).toMatchObject({ state: "SHREDDED", generation: 1 });
+    expect(tomb.wrapped).toBeUndefined();
+    const kek = (await db(LEDGER).collection("archiveKeks").get()).docs.map((d) => d.data());
+    expect(kek).toHaveLength(1);
+    expect(kek[0]).toMatchObject({ state: "DESTROY_SCHEDULED" });
+    expect((kek[0]!.destroyAt as Timestamp).toMillis()).toBe(SHRED_AT + 30 * DAY_MS);
+    expect(await opened(copyOf(ACME))).toMatchObject({ ok: false, reason: "SHREDDED", shreddedAtMs: SHRED_AT });
+
+    // The restore: the pre-shred copies, read with the pre-shred key store, stay sealed.
+    process.env.RETENTION_LEDGER_DATABASE_ID = LEDGER_RESTORED;
+    for (const p of [ACME, BETA]) expect(await opened(copyOf(p), APP_RESTORED)).toMatchObject({ ok: false, reason: "KEK_UNAVAILABLE" });
+    process.env.RETENTION_LEDGER_DATABASE_ID = LEDGER;
+    for (const d of [APP_RESTORED, LEDGER_RESTORED]) {
+      const text = [...(await dump(db(d))).values()].join("\n");
+      for (const p of PERSONAL) expect(text, `${d} holds ${p} in the clear`).not.toContain(p);
+    }
+    // explain, by the copy or by its source, says the copy was shredded and when it is gone for good.
+    for (const value of [copyOf(ACME), ACME]) {
+      const explained = await explainEvidence({ kind: "path", value });
+      expect(explained.summary.some((l) => l.startsWith("archive copy crypto-shredded:") && l.includes(new Date(SHRED_AT + 30 * DAY_MS).toISOString())), value).toBe(true);
+      expect(explained.verification.ok).toBe(true);
+    }
+    // A second run finds nothing more to do and writes no second entry.
+    expect(await shredRun(SHRED_AT + DAY_MS)).toEqual({ shredded: 0, moved: 0, kekDestroyed: 0 });
+    expect((await evidence()).filter((e) => e.action === "ARCHIVE_SHREDDED")).toHaveLength(2);
+  });
+
+  it("a held copy is not shredded: its key moves to a later period and the day's KEK still goes; released, it is shredded the next night", async () => {
+    await archiveBoth();
+    const holdId = await hold(copyOf(ACME), SHRED_AT - DAY_MS);
+    expect(await shredRun(SHRED_AT)).toEqual({ shredded: 1, moved: 1, kekDestroyed: 1 });
+    expect(await opened(copyOf(ACME))).toMatchObject({ ok: true, plain: { actorName: "Ada Lovelace" } });
+    expect(await opened(copyOf(BETA))).toMatchObject({ ok: false, reason: "SHREDDED" });
+    // Held: looked at again every night, moved a night on each time.
+    expect(await shredRun(SHRED_AT + DAY_MS)).toEqual({ shredded: 0, moved: 1, kekDestroyed: 1 });
+    await releaseHoldById({ holdId, reason: "case closed", actor: { type: "staff", id: "c-2002" }, nowMs: SHRED_AT + DAY_MS });
+    expect(await shredRun(SHRED_AT + 2 * DAY_MS)).toEqual({ shredded: 1, moved: 0, kekDestroyed: 1 });
+    expect(await opened(copyOf(ACME))).toMatchObject({ ok: false, reason: "SHREDDED" });
+    await expectChainVerifies();
+  });
+
+  it("a hold that lands while the shred runs stops the keys it covers (through the shred's hook)", async () => {
+    await archiveBoth();
+    const acmeKey = dataKeyIdFor({ kind: "scope", id: "t-acme" });
+    const betaKey = dataKeyIdFor({ kind: "scope", id: "t-beta" });
+    let placed = "";
+    const summary = await shredRun(SHRED_AT, {
+      afterShredDecision: async (dataKeyId) => {
+        if (placed) return;
+        // After the first key's decision committed, a hold lands on the other key's copy.
+        placed = dataKeyId === acmeKey ? BETA : ACME;
+        await hold(copyOf(placed), SHRED_AT);
+      },
+    });
+    expect(summary).toEqual({ shredded: 1, moved: 1, kekDestroyed: 1 });
+    expect(await opened(copyOf(placed))).toMatchObject({ ok: true });
+    expect(await opened(copyOf(placed === ACME ? BETA : ACME))).toMatchObject({ ok: false, reason: "SHREDDED" });
+    expect([acmeKey, betaKey]).toContain(dataKeyIdFor({ kind: "scope", id: placed === ACME ? "t-acme" : "t-beta" }));
+  });
+
+  it("migrates copies written in the clear, resumably: interrupted after a page, resumed from its cursor, each copy sealed once", async () => {
+    const old = [1, 2, 3, 4].map((n) => ({ id: `arc-old-${n}`, sourcePath: `auditRecords/ar-${n}`, data: { action: "LOGIN", actorName: `Old Person ${n}`, at: new Ts(1_700_000_000 + n, 5_000) } }));
+    for (const o of old) {
+      await db().doc(`archives/${o.id}`).set({
+        archiveId: o.id,
+        sourcePath: o.sourcePath,
+        sha256: sourceHash(o.data),
+        data: o.data,
+        tenantId: n2t(o.id),
+        unitKey: "sweep-auditRecords",
+        retentionClass: "audit-7y",
+        retainUntil: Ts.fromMillis(T0 + 2000 * DAY_MS),
+        verified: true,
+      });
+    }
+    // One copy was altered after it was written: it is left for a person, never sealed as if intact.
+    await db().doc("archives/arc-old-4").update({ "data.actorName": "Someone Else" });
+    const base = { nowMs: T0, actor: { type: "system", id: "expiryBackfill" } as const, correlationId: "test", pageSize: 1 };
+    expect(await sealPlaintextArchives({ ...base, maxDocs: 1 })).toMatchObject({ scanned: 1, sealed: 1, done: false, resumed: false });
+    // The next run is interrupted right after its first page committed.
+    await expect(
+      sealPlaintextArchives({
+        ...base,
+        afterPage: () => Promise.reject(new InjectedCrash("after a page")),
+      }),
+    ).rejects.toBeInstanceOf(InjectedCrash);
+    const resumed = await sealPlaintextArchives(base);
+    expect(resumed).toMatchObject({ resumed: true, done: true, sealed: 1, mismatched: 1 });
+    expect(await sealPlaintextArchives(base)).toMatchObject({ scanned: 0, done: true });
+    for (const o of old.slice(0, 3)) {
+      const a = (await db().doc(`archives/${o.id}`).get()).data()!;
+      expect(a.data).toBeUndefined();
+      expect(JSON.stringify(a)).not.toContain(o.data.actorName);
+      expect(await opened(`archives/${o.id}`)).toMatchObject({ ok: true, plain: { actorName: o.data.actorName, at: { $timestamp: `${o.data.at.seconds}.000005000` } } });
+    }
+    expect((await db().doc("archives/arc-old-4").get()).get("data.actorName")).toBe("Someone Else");
+    const entries = await expectChainVerifies();
+    const sealedCounts = pathCounts(entries, "ARCHIVE_SEALED");
+    expect([...sealedCounts.entries()].sort()).toEqual(old.slice(0, 3).map((o) => [`archives/${o.id}`, 1]));
+  });
+});
+
+function n2t(id: string): string {
+  return id.endsWith("1") || id.endsWith("3") ? "t-acme" : "t-beta";
+}
