@@ -21,6 +21,10 @@ export { getRetentionRegistry } from "./entrypoints/callable/get-retention-regis
 export { requestTenantDeletion } from "./entrypoints/callable/request-tenant-deletion";
 export { approveTenantDeletion } from "./entrypoints/callable/approve-tenant-deletion";
 export { cancelTenantDeletion } from "./entrypoints/callable/cancel-tenant-deletion";
+export { extendRequestDeadlineCallable as extendRequestDeadline } from "./entrypoints/callable/extend-request-deadline";
+export { requestDataExport } from "./entrypoints/callable/request-data-export";
+export { getDataExport } from "./entrypoints/callable/get-data-export";
+export { exportSubjectData } from "./entrypoints/callable/export-subject-data";
 export { onAuthUserDeleted } from "./entrypoints/auth/on-auth-user-deleted";
 // One delete trigger per TTL collection in the registry, as a function group: ttlDeleted-sessions, ttlDeleted-events.
 export { ttlDeleted } from "./entrypoints/firestore/ttl-deleted";
@@ -31,6 +35,7 @@ export { evidenceAnchor } from "./entrypoints/scheduled/evidence-anchor";
 export { purgeChunk } from "./entrypoints/tasks/purge-chunk";
 export { purgeRequest } from "./entrypoints/tasks/purge-request";
 export { applyRetentionHold } from "./entrypoints/tasks/apply-retention-hold";
+export { buildDataExport } from "./entrypoints/tasks/build-data-export";
 // The processors' outbox (docs/decisions/0039-processors.md): its relay, its delivery task and the acknowledgement endpoint.
 export { processorNotices } from "./entrypoints/scheduled/processor-notices";
 export { deliverProcessorNotice } from "./entrypoints/tasks/deliver-processor-notice";

@@ -125,6 +125,9 @@ export function governedDocs(docs: readonly DemoDoc[], nowMs: number): FixtureDo
 function controlPlaneDocs(nowMs: number): FixtureDoc[] {
   const at = (days: number) => Timestamp.fromMillis(nowMs + days * DAY_MS);
   return [
+    // The owner's own access export and one of its parts (access/service.ts): no client reads them directly.
+    { path: "dataExports/ax-1001", data: { uid: "u-1001", state: "READY", parts: 1, expireAt: at(7) } },
+    { path: "dataExports/ax-1001/exportParts/000000", data: { index: 0, file: "manifest.json", chunk: 0, encoding: "utf8", data: "{}", expireAt: at(7) } },
     {
       path: "deletionRequests/dr-1001",
       data: { subjectUid: "u-1001", tenantId: "t-acme", state: "PENDING", requestedAt: at(-1), graceEndsAt: at(6), policyVersion: "v1" },

@@ -131,6 +131,10 @@ const MATRIX: readonly Target[] = [
   closed("deletionAudits", "s0042-000000000001", { shard: "s0042", seq: 2, prevHash: "d".repeat(64), hash: "c".repeat(64) }, { mac: "0".repeat(64) }, "deletionAudits (a sharded chain)"),
   closed("retentionJobs", "evidence-head-s0042", { seq: 9, hash: "c".repeat(64) }, { seq: 0 }, "retentionJobs (a chain head)"),
   closed("retentionReports", "rr-0001", { findings: [] }, { findings: ["EDITED"] }),
+  // An access export is the owner's data, yet no client reads it directly, the owner included: it is paged to them by
+  // getDataExport, which checks who asks and that it has not expired (docs/decisions/0040-legal-clocks-and-access.md).
+  closed("dataExports", "ax-1001", { uid: "u-1001", state: "READY", parts: 1 }, { state: "PENDING" }, "dataExports (the owner's own)"),
+  closed("dataExports/ax-1001/exportParts", "000000", { uid: "u-1001", file: "manifest.json", data: "{}" }, { data: "[]" }, "dataExports/{x}/exportParts"),
   // The processors' outbox: a client must neither read whom an erasure notified nor forge an acknowledgement.
   closed("processorNotices", "dr-1001~search-index", { requestId: "dr-1001", processor: "search-index", state: "SENT" }, { state: "ACKNOWLEDGED", receiptId: "forged" }),
   closed("scratchpad", "x-001", { note: "new" }, { note: "changed" }, "scratchpad (no rule names it)"),

@@ -112,6 +112,24 @@ export function RequestDetailView() {
             <dd>
               {when(s.dueAt)} ({countdown(s.dueAt)})
             </dd>
+            {s.legalClock && (
+              <>
+                <dt>Legal deadline</dt>
+                <dd data-testid="legal-clock">
+                  {s.legalClock.name}: {when(s.legalClock.dueAt)}
+                  {s.legalClock.daysLeft !== null && ` (${s.legalClock.daysLeft < 0 ? `${-s.legalClock.daysLeft} days late` : `${s.legalClock.daysLeft} days left`})`}
+                  {s.legalClock.outcome === "late" && <span className="badge danger"> answered late</span>}
+                  {s.legalClock.extension ? (
+                    <span className="muted">
+                      {" "}
+                      Extended from {when(s.legalClock.originalDueAt)} by {s.legalClock.extension.by ?? "staff"}: {s.legalClock.extension.reason}
+                    </span>
+                  ) : (
+                    s.legalClock.limit && <span className="muted"> Extendable once, to {when(s.legalClock.limit)} at the latest.</span>
+                  )}
+                </dd>
+              </>
+            )}
             <dt>Fully gone by</dt>
             <dd data-testid="fully-gone-by">{goneByText(s)}</dd>
             <dt>Erasure complete</dt>

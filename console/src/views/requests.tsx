@@ -37,6 +37,23 @@ const columnsAt = (nowMs: number, people: Page["people"], scope: string | null):
     ),
   },
   {
+    // The legal clock's days left (negative once past), while erasure is owed: sortable, fewest first.
+    header: "Days left",
+    id: "daysLeft",
+    accessorFn: (r) => r.daysLeft ?? Number.POSITIVE_INFINITY,
+    cell: (c) => {
+      const r = c.row.original;
+      if (r.daysLeft === null) return <span className="muted">-</span>;
+      return (
+        <span data-testid={`days-left-${r.requestId}`}>
+          <span className={r.daysLeft < 0 ? "badge danger" : r.daysLeft < 7 ? "badge warn" : undefined}>{r.daysLeft < 0 ? `${-r.daysLeft} days late` : `${r.daysLeft} days`}</span>
+          {r.law && <span className="muted"> {r.law.toUpperCase()}</span>}
+          {r.extended && <span className="badge"> extended</span>}
+        </span>
+      );
+    },
+  },
+  {
     header: "Where it stands",
     id: "why",
     cell: (c) => {

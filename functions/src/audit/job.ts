@@ -93,6 +93,7 @@ async function writeReport(result: AuditResult, opts: RetentionAuditOptions): Pr
           retainedPastDue: result.stats.requests.retainedPastDue,
           dueBuckets: result.stats.requests.dueBuckets,
         },
+        deadlines: result.stats.deadlines,
         archives: result.stats.archives,
         subjectsChecked: result.stats.subjectsChecked,
       },
@@ -118,6 +119,8 @@ export function emitAuditMetrics(result: AuditResult): void {
   emitMetric("retention.orphans", byCode.ORPHANED_SUBJECT, { kind: "subject" });
   emitMetric("retention.archive_verification_failures", byCode.ARCHIVE_UNVERIFIED);
   emitMetric("retention.requests_past_due", byCode.OVERDUE_REQUEST);
+  emitMetric("retention.requests_answered", stats.deadlines.withinDeadline, { deadline: "within" });
+  emitMetric("retention.requests_answered", stats.deadlines.late, { deadline: "missed" });
   emitMetric("retention.business_expiry_overdue", byCode.EXPIRED_BUT_VISIBLE);
   emitMetric("retention.ttl_cleanup_overdue", byCode.TTL_OVERDUE);
   for (const code of FINDING_CODES) emitMetric("retention.audit_findings", byCode[code], { code });

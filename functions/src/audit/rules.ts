@@ -67,6 +67,13 @@ export const FINDING_CODES = [
    */
   "OBJECT_HELD_UNMARKED",
   /**
+   * A request answered (its first PURGED or RETAINED_UNDER_HOLD) after its deadline (its legal clock's, extension
+   * included, or its class's due date), opened within the audit's lookback (DEADLINE_LOOKBACK_DAYS): a breach of the
+   * law's deadline, reported so that it can be accounted for; nothing can put it right now
+   * (docs/decisions/0040-legal-clocks-and-access.md).
+   */
+  "DEADLINE_MISSED",
+  /**
    * A processor's deletion notice (`processorNotices/{id}`) not acknowledged by the deadline the processor agreed to
    * (its erasure plus the registry's `deadlineDays`): pending, sent and unanswered, failed, or held back by a hold.
    */
@@ -431,4 +438,23 @@ export function auditObject(o: AuditObject, holds: readonly ActiveHoldRef[], app
     if (o.heldWith.some((w) => coveringHold(w, [h]) !== undefined)) out.push({ path: o.path, code: "OBJECT_HELD_UNMARKED", detail: `hold ${h.holdId} covers it, but it carries no marker of it` });
   }
   return out;
+}
+
+/** How far back the audit looks at answered requests for DEADLINE_MISSED and the "answered within deadline" counts. */
+export const DEADLINE_LOOKBACK_DAYS = 365;
+
+/** An answered request as the deadline check reads it. */
+export interface AnsweredRequestFacts {
+  path: string;
+  dueAtMs: number | null;
+  answeredAtMs: number | null;
+  /** The law of its legal clock; null for a request due by its class. */
+  law: string | null;
+}
+
+/** DEADLINE_MISSED for a request answered after its deadline; nothing for one answered in time or not yet answered. */
+export function auditAnsweredRequest(r: AnsweredRequestFacts): Finding[] {
+  if (r.dueAtMs === null || r.answeredAtMs === null || r.answeredAtMs <= r.dueAtMs) return [];
+  const late = Math.ceil((r.answeredAtMs - r.dueAtMs) / 86_400_000);
+  return [{ path: r.path, code: "DEADLINE_MISSED", detail: `answered ${iso(r.answeredAtMs)}, ${late}d after its ${r.law ?? "due"} deadline ${iso(r.dueAtMs)}` }];
 }

@@ -1,13 +1,16 @@
 import { activeDataKeys } from "../shred/index";
 import { orphanedDataKey } from "../shred/rules";
-import { Timestamp, type DocumentData, type QueryDocumentSnapshot } from "firebase-admin/firestore";
+import { FieldPath, Timestamp, type DocumentData, type QueryDocumentSnapshot } from "firebase-admin/firestore";
+import { answeredAtMs, ANSWERED_STATES } from "../requests/rules/legal-clock";
 import {
   AUDITED_REQUEST_STATES,
   auditArchiveEntry,
   auditArchivedDoc,
+  auditAnsweredRequest,
   auditDeletionRequest,
   auditProcessorNotice,
   auditGovernedDoc,
+  DEADLINE_LOOKBACK_DAYS,
   DEFAULT_THRESHOLDS,
   FINDING_CODES,
   isHeld,
@@ -98,6 +101,7 @@ export async function scanRetention(opts: ScanOptions): Promise<AuditResult> {
     }),
     run.archives(),
     run.requests(),
+    run.answeredRequests(),
     run.processorNotices(),
     run.objects(),
   ]);
@@ -255,6 +259,44 @@ class AuditRun {
         tallyRequest(this.stats, r, fs.some((f) => f.code === "OVERDUE_REQUEST"), this.opts.nowMs);
       }
       this.progress(COLLECTIONS.deletionRequests, this.stats.requests.unfinished);
+    }
+  }
+
+  /**
+   * Requests opened within the lookback and answered (PURGED, RETAINED_UNDER_HOLD): answered by their deadline or
+   * after it (DEADLINE_MISSED). Index (state, requestedAt). The timeline says when each was answered
+   * (requests/rules/legal-clock.ts#answeredAtMs).
+   */
+  async answeredRequests(): Promise<void> {
+    const since = Timestamp.fromMillis(this.opts.nowMs - DEADLINE_LOOKBACK_DAYS * 86_400_000);
+    const answered = db()
+      .collection(COLLECTIONS.deletionRequests)
+      .where("state", "in", [...ANSWERED_STATES])
+      .where("requestedAt", ">=", since)
+      .orderBy("requestedAt")
+      .orderBy(FieldPath.documentId())
+      .select("requestedAt", "dueAt", "timeline", "legalClock.law");
+    let last: QueryDocumentSnapshot | undefined;
+    for (;;) {
+      const page = (await (last ? answered.startAfter(last.get("requestedAt") as Timestamp, last.id) : answered).limit(this.pageSize).get()).docs;
+      if (page.length === 0) return;
+      last = page[page.length - 1];
+      for (const snap of page) {
+        const timeline = Array.isArray(snap.get("timeline")) ? (snap.get("timeline") as { at?: unknown; event?: unknown }[]) : [];
+        const facts = {
+          path: snap.ref.path,
+          dueAtMs: toMs(snap.get("dueAt")),
+          answeredAtMs: answeredAtMs(timeline.map((t) => ({ atMs: toMs(t.at) ?? 0, event: String(t.event) }))),
+          law: stringOrNull(snap.get("legalClock.law")),
+        };
+        if (facts.answeredAtMs === null || facts.dueAtMs === null) continue;
+        const fs = auditAnsweredRequest(facts);
+        this.report(fs);
+        this.stats.deadlines.answered++;
+        if (fs.length > 0) this.stats.deadlines.late++;
+        else this.stats.deadlines.withinDeadline++;
+      }
+      if (page.length < this.pageSize) return;
     }
   }
 

@@ -28,6 +28,11 @@ export interface AuditStats {
    * `retainedPastDue` those of them past their due date (lawfully kept or not). The due chart lists them all.
    */
   requests: { unfinished: number; overdue: number; retainedUnderHold: number; retainedPastDue: number; dueBuckets: Record<string, number>; mostUrgent: UrgentRequest[] };
+  /**
+   * Requests opened within the lookback (audit/rules.ts#DEADLINE_LOOKBACK_DAYS) and answered: `answered` in all,
+   * `withinDeadline` of them by their deadline, `late` after it (each a DEADLINE_MISSED finding).
+   */
+  deadlines: { answered: number; withinDeadline: number; late: number };
   archives: { entries: number; unverified: number };
   subjectsChecked: number;
   /** Cloud Storage objects the object check read (at most RETENTION_AUDIT_MAX_OBJECTS), and whether that bound cut it short. */
@@ -47,6 +52,7 @@ export function newStats(activeHoldRecords: number): AuditStats {
     softDeleteAge: Object.fromEntries(SOFT_DELETE_AGE_BUCKETS.map((b) => [b.label, 0])),
     oldestSoftDeleteMs: null,
     requests: { unfinished: 0, overdue: 0, retainedUnderHold: 0, retainedPastDue: 0, dueBuckets: Object.fromEntries(DUE_BUCKETS.map((b) => [b, 0])), mostUrgent: [] },
+    deadlines: { answered: 0, withinDeadline: 0, late: 0 },
     archives: { entries: 0, unverified: 0 },
     subjectsChecked: 0,
     objects: { checked: 0, truncated: false },

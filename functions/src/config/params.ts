@@ -65,6 +65,8 @@ export const SETTINGS = {
   enforceAppCheck: { env: "RETENTION_ENFORCE_APP_CHECK", kind: "bool", default: true, emulator: false, description: "Refuse the user-facing callables (requestAccountDeletion, cancelAccountDeletion, getDeletionStatus) without a valid App Check token." },
   evidenceShards: { env: "RETENTION_EVIDENCE_SHARDS", kind: "int", default: 512, min: 1, max: 2048, description: "Independent evidence chains; each append goes to the chain a stable hash of its subject picks. Raise it with the peak append rate (docs/SCALE.md); changing it never invalidates evidence already written." },
   evidenceAnchorSchedule: { env: "RETENTION_EVIDENCE_ANCHOR_SCHEDULE", kind: "string", default: "*/10 * * * *", description: "Cron for evidenceAnchor, which writes every chain head outside the database (a truncation after the last anchor is the window it leaves)." },
+  accessExportHours: { env: "RETENTION_ACCESS_EXPORT_HOURS", kind: "int", default: 168, min: 1, max: 720, description: "Hours a subject's access export (requestDataExport) stays downloadable once ready; then Firestore's TTL deletes it (docs/decisions/0040-legal-clocks-and-access.md)." },
+  accessExportCooldownHours: { env: "RETENTION_ACCESS_EXPORT_COOLDOWN_HOURS", kind: "int", default: 24, min: 0, max: 720, description: "After a subject's own access export, a new one from the same user waits this long (0: off). Staff exports for a request received by email do not wait." },
   processorEndpoints: {
     env: "RETENTION_PROCESSOR_ENDPOINTS",
     kind: "string",
@@ -132,6 +134,8 @@ export const SETTING_PROMPTS = {
   enforceAppCheck: { label: "Require App Check on the user-facing callables" },
   evidenceShards: { label: "Evidence chains" },
   evidenceAnchorSchedule: { label: "Evidence anchor schedule", ...CRON },
+  accessExportHours: { label: "Hours an access export stays downloadable" },
+  accessExportCooldownHours: { label: "Hours between a subject's own access exports" },
   storageBucket: {
     label: "Bucket of the data map's (default) storage entries",
     pattern: /^(\(default\)|[a-z0-9][a-z0-9._-]{1,220}[a-z0-9])$/,

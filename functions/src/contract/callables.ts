@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import * as access from "./access";
 import * as admin from "./admin";
 import * as evidence from "./evidence";
 import * as holds from "./holds";
@@ -205,6 +206,50 @@ export const CALLABLES = {
     appCheck: false,
     summary: "Approves or denies a deletion set the brake holds back; an approval lets exactly that set run once.",
     refusals: ["permission-denied/NOT_RETENTION_ADMIN", "not-found/BRAKE_RUN_NOT_FOUND", "failed-precondition/BRAKE_RUN_USED", "failed-precondition/ALREADY_APPROVED"],
+  }),
+  // Legal clocks and access requests (docs/decisions/0040-legal-clocks-and-access.md).
+  extendRequestDeadline: spec({
+    input: requests.ExtendRequestDeadlineInput,
+    output: requests.ExtendRequestDeadlineOutput,
+    caller: "compliance or retention-admin",
+    appCheck: false,
+    summary:
+      "Extends a request's legal deadline once, within its law's limit (GDPR: two more months; CCPA: 45 more days), with a written reason recorded as evidence; `until` absent: to the limit. A request group's member extends the whole group.",
+    refusals: [
+      "permission-denied/NOT_STAFF",
+      "not-found/REQUEST_NOT_FOUND",
+      "invalid-argument/EXTENSION_REASON_REQUIRED",
+      "failed-precondition/NO_LEGAL_CLOCK",
+      "failed-precondition/NOT_EXTENDABLE",
+      "failed-precondition/ALREADY_EXTENDED",
+      "failed-precondition/BEYOND_LEGAL_LIMIT",
+      "failed-precondition/EXTENSION_NOT_LATER",
+    ],
+  }),
+  requestDataExport: spec({
+    input: access.RequestDataExportInput,
+    output: access.RequestDataExportOutput,
+    caller: "app user",
+    appCheck: true,
+    summary:
+      "The signed-in user asks for a copy of their own data: a task exports everything the data map finds for them (Cloud Storage objects included), in the subject export's format, whatever holds there are. Returns the export being built or still downloadable if there is one.",
+    refusals: ["unauthenticated/APP_CHECK_REQUIRED", "permission-denied/NO_TENANT_CLAIM", "resource-exhausted/EXPORT_COOLDOWN", "failed-precondition/TOO_MANY_SCOPES"],
+  }),
+  getDataExport: spec({
+    input: access.GetDataExportInput,
+    output: access.GetDataExportOutput,
+    caller: "app user",
+    appCheck: true,
+    summary: "Pages a ready export to its subject, and only to them, until it expires; each download (page 0) is recorded as evidence.",
+    refusals: ["unauthenticated/APP_CHECK_REQUIRED", "not-found/EXPORT_NOT_FOUND", "permission-denied/NOT_OWNER", "failed-precondition/EXPORT_NOT_READY", "failed-precondition/EXPORT_EXPIRED"],
+  }),
+  exportSubjectData: spec({
+    input: access.ExportSubjectDataInput,
+    output: access.ExportSubjectDataOutput,
+    caller: "compliance",
+    appCheck: false,
+    summary: "Compliance runs the same export for a user whose access request came another way (an email, a letter), with its reference; the user downloads it in the app with getDataExport. No cooldown.",
+    refusals: ["permission-denied/NOT_COMPLIANCE", "not-found/SUBJECT_NOT_FOUND", "failed-precondition/TOO_MANY_SCOPES"],
   }),
 } as const;
 

@@ -12,5 +12,6 @@ export * from "./admin";
 export * from "./evidence";
 export * from "./report";
 export * from "./registry";
+export * from "./access";
 export * from "./callables";
 export * from "./hold-target";

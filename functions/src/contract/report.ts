@@ -26,6 +26,8 @@ export const GetRetentionReportOutput = z.object({
       dueBuckets: z.array(Count),
       mostUrgent: z.array(z.object({ path: z.string(), state: z.string(), dueAt: z.string(), requestedAt: z.string().nullable() })),
     }),
+    /** Requests opened in the last year and answered: by their deadline (legal clock or class), or after it. */
+    deadlines: z.object({ answered: z.number(), withinDeadline: z.number(), late: z.number() }),
     archives: z.object({ entries: z.number(), unverified: z.number() }),
   }),
   evidence: z.object({

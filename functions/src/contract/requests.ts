@@ -58,6 +58,24 @@ export const RequestCell = z.object({
   /** Waiting for the request of record to be taken by the primary's purge before this database's purge may take it. */
   awaitingRecord: z.boolean(),
 });
+/**
+ * The legal clock a request runs on (docs/decisions/0040-legal-clocks-and-access.md): its law, the deadline the law set
+ * when the request was opened, the deadline now (after staff's one extension, if any), the latest an extension may
+ * reach, the whole days left (null once answered or withdrawn) and where it stands: open, overdue, on-time, late, none.
+ */
+export const LegalClockView = z.object({
+  law: z.string(),
+  name: z.string(),
+  startedAt: isoString,
+  originalDueAt: isoString,
+  dueAt: isoString,
+  limit: isoString.nullable(),
+  daysLeft: z.number().int().nullable(),
+  outcome: z.enum(["open", "overdue", "on-time", "late", "none"]),
+  /** `by`: staff only. */
+  extension: z.object({ dueAt: isoString, at: isoString, reason: z.string(), by: z.string().optional() }).nullable(),
+});
+
 export const GetDeletionStatusOutput = z.object({
   requestId: z.string(),
   state: RequestState,
@@ -76,6 +94,8 @@ export const GetDeletionStatusOutput = z.object({
   fullyGoneByUnknown: z.enum(GONE_BY_UNKNOWN).nullable(),
   /** When the final ERASURE_COMPLETE evidence was recorded (the date passed); null until then. */
   erasureCompleteAt: isoString.nullable(),
+  /** The legal clock it runs on (a group's: the member due first); null when it runs on none (a closure; a registry without legal clocks). */
+  legalClock: LegalClockView.nullable(),
   /**
    * A request across several governed databases: each database's part. `state` and `fullyGoneBy` above are derived
    * from them (PURGED only when every database is; RETAINED_UNDER_HOLD when any is; the latest date).
@@ -132,6 +152,11 @@ export const DeletionRequestListItem = z.object({
   dueAt: requestDate,
   /** Erasure owed and the due date passed. */
   overdue: z.boolean(),
+  /** The law of its legal clock, and whole days left until its deadline while it is owed (negative once past); null otherwise. */
+  law: z.string().nullable(),
+  daysLeft: z.number().int().nullable(),
+  /** Staff extended its deadline (once, with a reason). */
+  extended: z.boolean(),
   softDeleted: z.number(),
   blockedReason: z.string().nullable(),
   retainedUnderHold: z.number().nullable(),
@@ -164,3 +189,13 @@ export const ApproveTenantDeletionOutput = z.object({ requestId: z.string(), sta
 
 export const CancelTenantDeletionInput = z.object({ requestId: inputs.id, reason: inputs.text.min(1) }).strict();
 export const CancelTenantDeletionOutput = z.object({ requestId: z.string(), state: z.literal("CANCELLED") });
+
+/**
+ * Staff extend a request's legal deadline, once, within its law's limit, with a written reason (recorded as evidence).
+ * `until`: the new deadline (absent: the law's limit). A request group's member extends the whole group.
+ */
+export const ExtendRequestDeadlineInput = z.object({ requestId: inputs.id, reason: inputs.text, until: inputs.isoTime.optional() }).strict();
+export const ExtendRequestDeadlineOutput = z.object({
+  requestId: z.string(),
+  extended: z.array(z.object({ requestId: z.string(), law: z.string(), originalDueAt: isoString, dueAt: isoString })),
+});

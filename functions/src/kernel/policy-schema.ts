@@ -328,6 +328,64 @@ export const SubjectsSchema = z
   });
 
 /**
+ * A period of a legal clock: calendar months (GDPR's "one month", which ends on the same day of the month after, or
+ * on the month's last day when it has none) or days (CCPA's 45).
+ */
+export const LegalPeriodSchema = z.union([
+  z.object({ months: z.number().int().positive().max(24) }).strict(),
+  z.object({ days: z.number().int().positive().max(730) }).strict(),
+]);
+
+/** A law a subject's request runs under: its deadline from the moment the request is opened, and the one extension it allows. */
+export const LegalClockLawSchema = z
+  .object({
+    id: kebab,
+    /** What people call it in the console, the CLI and the evidence: `GDPR Art. 12(3)`. */
+    name: z.string().min(1),
+    period: LegalPeriodSchema,
+    /** How much longer staff may make the deadline, once, with a written reason; absent: not extendable. */
+    extension: LegalPeriodSchema.optional(),
+  })
+  .strict();
+
+/**
+ * Which law applies to a user's request, tried in order; the first that matches decides:
+ * - `scope`: the user's request in one of these scopes (a tenant in California);
+ * - `field`: a field of a document keyed by the uid (`profiles/{uid}` field `region`) holding one of `values`.
+ */
+export const LegalClockRuleSchema = z.discriminatedUnion("via", [
+  z.object({ law: kebab, via: z.literal("scope"), scopes: z.array(z.string().min(1)).min(1) }).strict(),
+  z.object({ law: kebab, via: z.literal("field"), path: docTemplate, field: fieldName, values: z.array(z.string().min(1)).min(1) }).strict(),
+]);
+
+/**
+ * The legal clocks of a subject's requests (docs/decisions/0040-legal-clocks-and-access.md): the laws, which applies
+ * to whom (`rules`, else `default`). Absent: a request is due by its class's `dueDays`, with no extension.
+ */
+export const LegalClocksSchema = z
+  .object({
+    laws: z.array(LegalClockLawSchema).min(1),
+    rules: z.array(LegalClockRuleSchema).default([]),
+    default: kebab,
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const ids = new Set<string>();
+    for (const l of c.laws) {
+      if (ids.has(l.id)) ctx.addIssue({ code: "custom", message: `legalClocks: duplicate law ${l.id}` });
+      ids.add(l.id);
+    }
+    if (!ids.has(c.default)) ctx.addIssue({ code: "custom", message: `legalClocks.default names unknown law ${c.default}` });
+    for (const r of c.rules) {
+      if (!ids.has(r.law)) ctx.addIssue({ code: "custom", message: `legalClocks.rules: unknown law ${r.law}` });
+      if (r.via === "field") {
+        const vars = templateVariables(r.path);
+        if (vars.length !== 1 || vars[0] !== "uid") ctx.addIssue({ code: "custom", message: `legalClocks.rules: a field rule's path is keyed by {uid} alone (${r.path})` });
+      }
+    }
+  });
+
+/**
  * A processor: a service the app feeds personal data to (a search index, an email tool, a payment provider) that
  * must erase its copy when a subject is erased (docs/decisions/0039-processors.md):
  * - `webhook`: an HTTPS endpoint the control plane POSTs a signed deletion notice to;
@@ -424,6 +482,8 @@ export const RegistrySchema = z
       .strict(),
     /** How long idempotency markers live: must exceed the longest redelivery window. */
     processedEventTtlDays: z.number().int().positive(),
+    /** The legal deadline each subject's request runs on (GDPR, CCPA), by scope or field, with a default. */
+    legalClocks: LegalClocksSchema.optional(),
     /** The processors an erasure must reach beyond the app's own databases (docs/decisions/0039-processors.md). */
     processors: z.array(ProcessorSchema).default([]),
   })
@@ -519,4 +579,7 @@ export type HoldReason = z.infer<typeof HoldReasonSchema>;
 export type Subjects = z.infer<typeof SubjectsSchema>;
 export type GovernedDatabase = z.infer<typeof DatabaseSchema>;
 export type ScopeLookup = z.infer<typeof ScopeLookupSchema>;
+export type LegalClocks = z.infer<typeof LegalClocksSchema>;
+export type LegalClockLaw = z.infer<typeof LegalClockLawSchema>;
+export type LegalPeriod = z.infer<typeof LegalPeriodSchema>;
 export type Processor = z.infer<typeof ProcessorSchema>;

@@ -14,6 +14,11 @@ export { approvePurgeRunHandler } from "../entrypoints/callable/approve-purge-ru
 export { approveTenantDeletionHandler } from "../entrypoints/callable/approve-tenant-deletion";
 export { cancelAccountDeletionHandler } from "../entrypoints/callable/cancel-account-deletion";
 export { cancelTenantDeletionHandler } from "../entrypoints/callable/cancel-tenant-deletion";
+export { extendRequestDeadlineHandler } from "../entrypoints/callable/extend-request-deadline";
+export { requestDataExportHandler } from "../entrypoints/callable/request-data-export";
+export { getDataExportHandler } from "../entrypoints/callable/get-data-export";
+export { exportSubjectDataHandler } from "../entrypoints/callable/export-subject-data";
+export { buildAccessExport } from "../access/index";
 export { explainDeletionHandler } from "../entrypoints/callable/explain-deletion";
 export { getDeletionStatusHandler } from "../entrypoints/callable/get-deletion-status";
 export { getRetentionRegistryHandler } from "../entrypoints/callable/get-retention-registry";

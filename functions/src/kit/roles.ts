@@ -9,7 +9,7 @@ export const KIT_ROLES: readonly { role: Role; why: string }[] = [
   { role: "roles/datastore.user", why: "read and write the governed databases, the erasure ledger and, on the emulators, the anchors database" },
   { role: "roles/firebaseauth.admin", why: "delete an erased user's Auth account, and read a deleted user's claims in the backstop" },
   { role: "roles/storage.objectAdmin", why: "list, hold-mark and delete the data map's Cloud Storage objects" },
-  { role: "roles/cloudtasks.enqueuer", why: "enqueue purgeRequest, purgeChunk, applyRetentionHold and deliverProcessorNotice tasks" },
+  { role: "roles/cloudtasks.enqueuer", why: "enqueue purgeRequest, purgeChunk, applyRetentionHold, deliverProcessorNotice and buildDataExport tasks" },
   { role: "roles/pubsub.publisher", why: "publish deletion notices to the registry's Pub/Sub processors' topics" },
   { role: "roles/iam.serviceAccountUser", why: "give each enqueued task the functions' own identity, which Cloud Tasks presents to the task function" },
   { role: "roles/run.invoker", why: "let Cloud Tasks, Cloud Scheduler and Eventarc invoke the functions as that identity" },

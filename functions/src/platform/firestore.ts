@@ -79,6 +79,8 @@ export const COLLECTIONS = {
   archives: "archives",
   retentionJobs: "retentionJobs",
   retentionReports: "retentionReports",
+  /** A subject's access exports (access/), and their parts in the `exportParts` subcollection; both TTL-deleted. */
+  dataExports: "dataExports",
   /** The processors' outbox: one deletion notice per request and processor (docs/decisions/0039-processors.md). */
   processorNotices: "processorNotices",
   /** In the ledger database (settings.ledgerDatabaseId), never in the governed one. */

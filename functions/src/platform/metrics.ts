@@ -34,6 +34,7 @@ export const METRIC_NAMES = [
   "retention.orphans",
   "retention.archive_verification_failures",
   "retention.requests_past_due",
+  "retention.requests_answered",
   "retention.audit_findings",
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];

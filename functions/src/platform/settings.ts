@@ -117,4 +117,8 @@ export const settings = {
   archiveKeyDestroyDays: (): number => setting("archiveKeyDestroyDays"),
   /** How long getDeletionStatus may answer from its stored summary before planning the subject again. */
   statusRefreshMs: (): number => setting("statusRefreshMinutes") * 60_000,
+  /** How long an access export stays downloadable once ready (then TTL deletes it). */
+  accessExportMs: (): number => setting("accessExportHours") * 3_600_000,
+  /** How long a subject waits between their own access exports; 0 turns it off. */
+  accessExportCooldownMs: (): number => setting("accessExportCooldownHours") * 3_600_000,
 };

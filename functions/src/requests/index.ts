@@ -15,3 +15,4 @@ export { subjectView } from "./rules/subject-view";
 export { planSubjectRef, subjectsOf, type ScopePart, type SubjectPlan, type SubjectRef } from "./plan-view";
 export { statusView, type StatusEnv, type StatusView } from "./status-view";
 export type { CellView } from "./view";
+export { clocksForNewRequests, extendRequestDeadline, legalClockFromFirestore, type ExtendDeadlineInput, type ExtendedDeadline } from "./legal-clock";

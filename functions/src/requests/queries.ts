@@ -1,3 +1,4 @@
+import { daysLeft } from "./rules/legal-clock";
 import { FieldPath, Timestamp, type DocumentSnapshot, type Query } from "firebase-admin/firestore";
 import { DomainError, notFound } from "../kernel/errors";
 import { policy } from "../platform/registry";
@@ -84,7 +85,7 @@ export interface ListRequestsQuery {
 }
 
 /** The fields a list item needs: never the subject's own words (`reason`) or the timeline. */
-const LIST_FIELDS = ["subjectType", "uid", "tenantId", "scopedOnly", "groupId", "requestedBy", "state", "source", "requestedAt", "graceEndsAt", "dueAt", "softDeleted", "blockedReason", "retainedUnderHold.count", "cells"];
+const LIST_FIELDS = ["subjectType", "uid", "tenantId", "scopedOnly", "groupId", "requestedBy", "state", "source", "requestedAt", "graceEndsAt", "dueAt", "softDeleted", "blockedReason", "retainedUnderHold.count", "cells", "legalClock.law", "legalClock.extension"];
 
 /**
  * One subject's requests, newest first: a user's (by uid, in one scope when named: indexes (uid, requestedAt desc)
@@ -149,6 +150,10 @@ export async function listRequests(q: ListRequestsQuery) {
       graceEndsAt: isoOrNull(toMs(d.get("graceEndsAt"))),
       dueAt: isoOrNull(dueAtMs),
       overdue: ERASURE_OWED_STATES.includes(state) && dueAtMs !== null && dueAtMs < q.nowMs,
+      law: typeof d.get("legalClock.law") === "string" ? (d.get("legalClock.law") as string) : null,
+      // What the console sorts by (the list's own order, by due date, is the same): days left while erasure is owed.
+      daysLeft: ERASURE_OWED_STATES.includes(state) && dueAtMs !== null ? daysLeft(dueAtMs, q.nowMs) : null,
+      extended: (d.get("legalClock.extension") ?? null) !== null,
       softDeleted: typeof d.get("softDeleted") === "number" ? (d.get("softDeleted") as number) : 0,
       blockedReason: facts.blockedReason,
       retainedUnderHold: facts.retainedUnderHold?.count ?? null,

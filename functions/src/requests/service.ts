@@ -26,6 +26,8 @@ import {
   type TimelineEntry,
 } from "./rules/requests";
 import { groupSubjects } from "./rules/group";
+import { clockDueAtMs, type LegalClock } from "./rules/legal-clock";
+import { clocksForNewRequests, legalClockFromFirestore, legalClockToFirestore } from "./legal-clock";
 import { isHeld } from "../kernel/held";
 import { notFound } from "../kernel/errors";
 import { TENANT_CLOSURE_FIELD, TENANT_CLOSURE_REASON } from "../kernel/visibility";
@@ -71,6 +73,7 @@ export function requestToFirestore(r: DeletionRequest): Record<string, unknown> 
     ...(r.approvedBy !== undefined ? { approvedBy: r.approvedBy } : {}),
     ...(r.approvedAtMs !== undefined ? { approvedAt: toTimestamp(r.approvedAtMs) } : {}),
     ...(r.groupId !== undefined ? { groupId: r.groupId } : {}),
+    ...(r.legalClock !== undefined ? { legalClock: legalClockToFirestore(r.legalClock) } : {}),
   };
 }
 
@@ -105,8 +108,14 @@ export function requestFromFirestore(snap: DocumentSnapshot): DeletionRequest {
     ...(typeof d.approvedBy === "string" ? { approvedBy: d.approvedBy } : {}),
     ...(toMs(d.approvedAt) !== null ? { approvedAtMs: toMs(d.approvedAt) ?? 0 } : {}),
     ...(typeof d.groupId === "string" ? { groupId: d.groupId } : {}),
+    ...withClock(legalClockFromFirestore(d)),
   };
 }
+
+const withClock = (c: LegalClock | null): { legalClock?: LegalClock } => (c === null ? {} : { legalClock: c });
+
+/** A new request on its legal clock: due when the clock says (a user's request never awaits an approval, so it has a due date from the start). */
+const onClock = (r: DeletionRequest, c: LegalClock | null | undefined): DeletionRequest => (c ? { ...r, dueAtMs: clockDueAtMs(c), legalClock: c } : r);
 
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -209,6 +218,9 @@ async function openRequests(subjects: readonly Subject[], input: Omit<OpenReques
   const states: readonly RequestState[] = backstop ? HANDLED_REQUEST_STATES : OPEN_REQUEST_STATES;
   const first = subjects[0];
   if (!first) throw new Error("a deletion request needs a subject");
+  // Each request's legal clock starts at its opening; the law is decided per scope (docs/decisions/0040-legal-clocks-and-access.md).
+  const startedClocks = await clocksForNewRequests(subjects, input.nowMs);
+  const clockOf = new Map(subjects.map((s, i) => [s.tenantId, startedClocks[i]]));
   for (;;) {
     const outcome = await db().runTransaction(async (tx) => {
       const mine = (await tx.get(requestsOf(first))).docs.map(requestFromFirestore);
@@ -241,7 +253,7 @@ async function openRequests(subjects: readonly Subject[], input: Omit<OpenReques
       const groupId = open.length > 1 ? lead.id : undefined;
       const evidence = await openEvidence(tx, lead.id);
       const members = open.map((subject, i) => ({
-        ...newDeletionRequest({ requestId: refs[i]!.id, subject, requestedBy: input.actor.id, source: input.source, reason: input.reason, nowMs: input.nowMs }, policy()),
+        ...onClock(newDeletionRequest({ requestId: refs[i]!.id, subject, requestedBy: input.actor.id, source: input.source, reason: input.reason, nowMs: input.nowMs }, policy()), clockOf.get(subject.tenantId)),
         ...(groupId !== undefined ? { groupId } : {}),
       }));
       members.forEach((request, i) => {
@@ -265,6 +277,7 @@ async function openRequests(subjects: readonly Subject[], input: Omit<OpenReques
             state: request.state,
             graceEndsAt: isoOrNull(request.graceEndsAtMs),
             dueAt: isoOrNull(request.dueAtMs),
+            ...(request.legalClock ? { law: request.legalClock.law } : {}),
             ...(input.reason ? { reasonHash: hashCanonical({ reason: input.reason }) } : {}),
             // A member of a request group: the group (its lead's id), its size, and whether it leaves the uid-only entries to the lead.
             ...(groupId !== undefined ? { groupId, groupSize: members.length, scopedOnly: request.subject.type === "user" && request.subject.scopedOnly === true } : {}),

@@ -4,6 +4,7 @@ import { factsOfGroup, groupStaffFacts, groupView, readGroup } from "./group";
 import { goneByFacts, staffFacts } from "./queries";
 import type { DeletionRequest } from "./rules/requests";
 import { describeRetained, type StatusAudience } from "./rules/status";
+import { clockView } from "./rules/legal-clock";
 import { subjectView } from "./rules/subject-view";
 import { currentStatusSummary } from "./status";
 import { cellsOfRecord } from "./cells";
@@ -39,7 +40,7 @@ async function requestView(request: DeletionRequest, snap: DocumentSnapshot, aud
   // (requests/view.ts), its state and date derived from them (docs/decisions/0036-several-databases.md).
   if (request.groupId === undefined && cellsOfRecord(snap.data()).length > 0) {
     const { staff, ...view } = await cellStatusView(request, snap, audience, env);
-    return { ...view, ...(staff ? { staff: { ...staff, subjectRef: subjectView(staff.subject) } } : {}) };
+    return { ...view, legalClock: clockView([request], env.nowMs, audience), ...(staff ? { staff: { ...staff, subjectRef: subjectView(staff.subject) } } : {}) };
   }
   return groupStatusView(request, snap, audience, env);
 }
@@ -49,6 +50,8 @@ type GroupStatusView = Awaited<ReturnType<typeof groupStatusView>>;
 /** A status as getDeletionStatus and `retention requests show` report it: a group's, or one database's or several's. */
 export type StatusView = Omit<GroupStatusView, "timeline" | "retained"> & {
   timeline: (GroupStatusView["timeline"][number] & { database?: string })[];
+  /** The legal clock the request runs on (a group's: its member due first); null when it runs on none. */
+  legalClock: ReturnType<typeof clockView>;
   retained: (GroupStatusView["retained"][number] & { database?: string })[];
   /** A request across several governed databases: each database's part. */
   cells?: CellView[];
@@ -79,6 +82,11 @@ async function groupStatusView(request: DeletionRequest, snap: DocumentSnapshot,
     ),
     ...(omitted > 0 ? { retainedOmitted: omitted } : {}),
     ...(facts ? { fullyGoneBy: isoOrNull(facts.fullyGoneByMs), fullyGoneByUnknown: facts.goneByUnknown, erasureCompleteAt: isoOrNull(facts.erasureCompleteAtMs) } : goneByFacts(snap)),
+    legalClock: clockView(
+      members.map((m) => m.request),
+      env.nowMs,
+      audience,
+    ),
     ...(grouped ? { group: groupView(members) } : {}),
     ...(staff ? { staff: { ...staff, subjectRef: subjectView(staff.subject) } } : {}),
   };

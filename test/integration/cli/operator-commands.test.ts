@@ -39,6 +39,8 @@ describe("operator commands: holds, requests, explain, approve", () => {
       ["requests"],
       ["requests", "show"],
       ["requests", "list", "--state", "DONE"],
+      ["requests", "extend", "r-1"],
+      ["requests", "extend", "r-1", "--reason", "x", "--until", "not-a-time"],
       ["explain"],
       ["explain", "events/e-001", "--request", "r-1"],
       ["explain", "not/a/document/path/x"],
@@ -111,6 +113,15 @@ describe("operator commands: holds, requests, explain, approve", () => {
     const missing = await retention(["requests", "show", "no-such-request", "--json"]);
     expect(missing.code).toBe(2);
     expect(json(missing)).toMatchObject({ ok: false, error: { kind: "REQUEST_NOT_FOUND" } });
+
+    // AtlasMart's registry has no legal clocks: its requests run on their class's due date, which cannot be extended.
+    expect(text).toMatch(/legal clock +-\n/);
+    const extend = await retention(["requests", "extend", request.requestId, "--reason", "The archive systems are slow to search.", "--as", "c-2001", "--json"]);
+    expect(extend.code).not.toBe(0);
+    expect(json(extend)).toMatchObject({ ok: false, error: { kind: "NO_LEGAL_CLOCK" } });
+    const short = await retention(["requests", "extend", request.requestId, "--reason", "busy", "--as", "c-2001", "--json"]);
+    expect(json(short)).toMatchObject({ ok: false, error: { kind: "EXTENSION_REASON_REQUIRED" } });
+    expect((await retention(["requests", "list"])).stdout).toContain("DAYS LEFT");
 
     const byRequest = json<{ entries: { action: string }[] }>(await retention(["explain", "--request", request.requestId, "--json"]));
     expect(byRequest.entries.map((e) => e.action)).toEqual(expect.arrayContaining(["DELETION_REQUESTED", "SUBJECT_SOFT_DELETED"]));

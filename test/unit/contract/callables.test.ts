@@ -30,6 +30,10 @@ import type { releaseRetentionHoldHandler } from "../../../functions/src/entrypo
 import type { requestAccountDeletionHandler } from "../../../functions/src/entrypoints/callable/request-account-deletion";
 import type { runRetentionJobHandler } from "../../../functions/src/entrypoints/callable/run-retention-job";
 import type { transitionLifecycleHandler } from "../../../functions/src/entrypoints/callable/transition-lifecycle";
+import type { extendRequestDeadlineHandler } from "../../../functions/src/entrypoints/callable/extend-request-deadline";
+import type { requestDataExportHandler } from "../../../functions/src/entrypoints/callable/request-data-export";
+import type { getDataExportHandler } from "../../../functions/src/entrypoints/callable/get-data-export";
+import type { exportSubjectDataHandler } from "../../../functions/src/entrypoints/callable/export-subject-data";
 import { policy } from "../../../functions/src/platform/registry";
 
 type Out<F extends (...args: never[]) => Promise<unknown>> = Awaited<ReturnType<F>>;
@@ -65,6 +69,10 @@ describe("the callable contract", () => {
       ["runRetentionJob", "run-retention-job", "RunRetentionJobInput"],
       ["listBrakeRuns", "list-brake-runs", "ListBrakeRunsInput"],
       ["approvePurgeRun", "approve-purge-run", "ApprovePurgeRunInput"],
+      ["extendRequestDeadline", "extend-request-deadline", "ExtendRequestDeadlineInput"],
+      ["requestDataExport", "request-data-export", "RequestDataExportInput"],
+      ["getDataExport", "get-data-export", "GetDataExportInput"],
+      ["exportSubjectData", "export-subject-data", "ExportSubjectDataInput"],
       ["confirmProcessorNotice", "confirm-processor-notice", "ConfirmProcessorNoticeInput"],
     ];
     expect(inputOf.map(([n]) => n).sort()).toEqual([...CALLABLE_NAMES].sort());
@@ -93,6 +101,10 @@ describe("the callable contract", () => {
       conforms<Out<typeof runRetentionJobHandler>, CallableOutput<"runRetentionJob">>(),
       conforms<Out<typeof listBrakeRunsHandler>, CallableOutput<"listBrakeRuns">>(),
       conforms<Out<typeof approvePurgeRunHandler>, CallableOutput<"approvePurgeRun">>(),
+      conforms<Out<typeof extendRequestDeadlineHandler>, CallableOutput<"extendRequestDeadline">>(),
+      conforms<Out<typeof requestDataExportHandler>, CallableOutput<"requestDataExport">>(),
+      conforms<Out<typeof getDataExportHandler>, CallableOutput<"getDataExport">>(),
+      conforms<Out<typeof exportSubjectDataHandler>, CallableOutput<"exportSubjectData">>(),
       conforms<Out<typeof confirmProcessorNoticeHandler>, CallableOutput<"confirmProcessorNotice">>(),
     ];
     expect(checked).toHaveLength(CALLABLE_NAMES.length);

@@ -109,6 +109,7 @@ export async function collectReportData(opts: { nowMs: number; target: string; s
           requestedAt: r.requestedAtMs === null ? null : new Date(r.requestedAtMs).toISOString(),
         })),
       },
+      deadlines: s.deadlines,
       archives: s.archives,
     },
     evidence: {

@@ -25,6 +25,7 @@ export function renderReport(d: ReportData): string {
     tile("Soft-deleted", softDeleted, "soft-deleted"),
     tile("Open deletion requests", a.requests.unfinished, "requests-open"),
     tile("Requests past due", a.requests.overdue, "requests-overdue", a.requests.overdue > 0),
+    tile("Answered within deadline", `${a.deadlines.withinDeadline} of ${a.deadlines.answered}`, "requests-within-deadline", a.deadlines.late > 0),
     tile("Audit findings", a.totalFindings, "findings-total", a.totalFindings > 0),
     `</section>`,
 
@@ -148,8 +149,8 @@ function badge(ok: boolean, text: string, testId: string): string {
   return `<span class="badge ${ok ? "ok" : "bad"}" data-testid="${testId}">${esc(text)}</span>`;
 }
 
-function tile(label: string, value: number, testId: string, alarm = false): string {
-  return `<div class="tile${alarm ? " alarm" : ""}"><div class="num" data-testid="${testId}">${value}</div><div class="lbl">${esc(label)}</div></div>`;
+function tile(label: string, value: number | string, testId: string, alarm = false): string {
+  return `<div class="tile${alarm ? " alarm" : ""}"><div class="num" data-testid="${testId}">${esc(String(value))}</div><div class="lbl">${esc(label)}</div></div>`;
 }
 
 function section(title: string, intro: string, content: string): string {

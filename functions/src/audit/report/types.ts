@@ -33,6 +33,8 @@ export interface ReportAudit {
     dueBuckets: Count[];
     mostUrgent: { path: string; state: string; dueAt: string; requestedAt: string | null }[];
   };
+  /** Requests opened in the last year and answered: by their deadline, or after it (DEADLINE_MISSED). */
+  deadlines: { answered: number; withinDeadline: number; late: number };
   archives: { entries: number; unverified: number };
 }
 

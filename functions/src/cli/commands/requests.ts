@@ -1,19 +1,20 @@
-import { GetDeletionStatusInput, ListDeletionRequestsInput } from "../../contract/requests";
-import { findRequest, listRequests, statusView } from "../../requests/index";
+import { ExtendRequestDeadlineInput, GetDeletionStatusInput, ListDeletionRequestsInput } from "../../contract/requests";
+import { extendRequestDeadline, findRequest, listRequests, statusView } from "../../requests/index";
 import type { Subject } from "../../plan/rules";
 import { settings } from "../../platform/settings";
 import { EXIT, positiveIntOpt, stringOpt, type Command, type CommandContext } from "../command";
 import { keyValues, table, writeJson, writeOut } from "../output";
 import { SCOPE_OPTIONS, scopeOpt, scopeWord } from "../scope";
-import { parseInput } from "../staff";
+import { parseInput, staffOperator } from "../staff";
 import { UsageError } from "../target";
 
 export const requestsCommand: Command = {
   name: "requests",
-  summary: "List deletion requests or show one (list | show <requestId>)",
+  summary: "List deletion requests, show one, or extend its legal deadline (list | show <requestId> | extend <requestId>)",
   usage: `retention requests list [--state <STATE>] [--overdue] [--limit <n>] [--cursor <c>]
        retention requests list (--subject <uid> [--scope <id>] | --scope <id>) [--limit <n>] [--cursor <c>]
-       retention requests show <requestId>`,
+       retention requests show <requestId>
+       retention requests extend <requestId> --reason <text> [--until <ISO time>] [--as <uid>]`,
   details: `list   deletion requests, most urgent due date first, as listDeletionRequests returns them: OVERDUE
        marks an erasure owed past its due date; --state narrows to one state (PENDING, CANCELLING,
        CANCELLED, PROCESSING, BLOCKED, RETAINED_UNDER_HOLD, PURGED), --overdue to the overdue ones;
@@ -26,13 +27,32 @@ show   one request as compliance sees it (getDeletionStatus): state, dates, time
        or why there is none yet) and when ERASURE_COMPLETE was recorded; for a member of a request group,
        the whole group (its state derived from its members', each member with its scope and state). A request
        across several governed databases shows each database's part (its state, date and ERASURE_COMPLETE);
-       the state and the date above are derived from them.
+       the state and the date above are derived from them. Its legal clock: the law, the deadline it set when the
+       request was opened, the deadline now, the days left, and the extension (when, by whom, why).
+       list's DAYS LEFT and LAW columns show the same (the list is ordered by due date: fewest days left first).
+extend the request's legal deadline, once, within its law's limit (GDPR: two more months; CCPA: 45 more
+       days), with a written reason (--reason, at least 10 characters), recorded as evidence; --until sets the
+       new deadline, else the law's limit. A request group's member extends the whole group. The operator
+       (--as <uid> on the emulators) must be compliance or retention-admin staff in Auth. Refusals change
+       nothing: EXTENSION_REASON_REQUIRED, NO_LEGAL_CLOCK, NOT_EXTENDABLE, ALREADY_EXTENDED, BEYOND_LEGAL_LIMIT,
+       EXTENSION_NOT_LATER.
 
 Options:
-  --json   machine-readable output (list: {items, nextCursor}; show: getDeletionStatus's staff answer)
+  --json   machine-readable output (list: {items, nextCursor}; show: getDeletionStatus's staff answer;
+           extend: extendRequestDeadline's answer)
 
-Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
-  options: { state: { type: "string" }, overdue: { type: "boolean" }, subject: { type: "string" }, ...SCOPE_OPTIONS, limit: { type: "string" }, cursor: { type: "string" } },
+Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, a refusal, or a connection error.`,
+  options: {
+    state: { type: "string" },
+    overdue: { type: "boolean" },
+    subject: { type: "string" },
+    ...SCOPE_OPTIONS,
+    limit: { type: "string" },
+    cursor: { type: "string" },
+    reason: { type: "string" },
+    until: { type: "string" },
+    as: { type: "string" },
+  },
   positionals: ["action", "requestId"],
   needsFirestore: true,
   validate(ctx) {
@@ -42,6 +62,19 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
     const input = inputOf(ctx);
     const nowMs = Date.now();
     const word = scopeWord();
+    if (input.action === "extend") {
+      // Either staff role may extend, as with the callable: compliance first, else retention-admin.
+      const actor = await staffOperator(ctx.values, ctx.target, "compliance").catch((err: unknown) => {
+        if ((err as { reason?: string }).reason === "NOT_COMPLIANCE") return staffOperator(ctx.values, ctx.target, "retention-admin");
+        throw err;
+      });
+      const out = await extendRequestDeadline({ requestId: input.input.requestId, reason: input.input.reason, ...(input.input.until !== undefined ? { untilMs: Date.parse(input.input.until) } : {}), actor, nowMs });
+      const iso = (ms: number) => new Date(ms).toISOString();
+      const rows = out.extended.map((e) => ({ requestId: e.requestId, law: e.law, originalDueAt: iso(e.originalDueAtMs), dueAt: iso(e.dueAtMs) }));
+      if (ctx.json) writeJson({ requestId: out.requestId, extended: rows });
+      else writeOut([table(["REQUEST", "LAW", "WAS DUE", "NOW DUE"], rows.map((r) => [r.requestId, r.law, r.originalDueAt, r.dueAt])), "", `extended by ${actor.id}`].join("\n"));
+      return EXIT.ok;
+    }
     if (input.action === "list") {
       const page = await listRequests({ ...input.list, nowMs });
       if (ctx.json) writeJson(page);
@@ -49,7 +82,7 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
         writeOut(
           [
             table(
-              ["REQUEST", "STATE", "SUBJECT", word.toUpperCase(), "GROUP", "REQUESTED", "DUE", "FLAGS"],
+              ["REQUEST", "STATE", "SUBJECT", word.toUpperCase(), "GROUP", "REQUESTED", "DUE", "DAYS LEFT", "LAW", "FLAGS"],
               page.items.map((r) => [
                 r.requestId,
                 // Across several governed databases: the derived state, and each database's.
@@ -59,7 +92,9 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
                 r.group ? `${r.group.groupId}${r.group.lead ? " (lead)" : ""}` : "-",
                 r.requestedAt,
                 r.dueAt ?? "-",
-                [r.overdue ? "OVERDUE" : "", r.blockedReason ?? "", r.retainedUnderHold !== null ? `${r.retainedUnderHold} under hold` : ""].filter(Boolean).join(", ") || "-",
+                r.daysLeft === null ? "-" : String(r.daysLeft),
+                r.law ?? "-",
+                [r.overdue ? "OVERDUE" : "", r.extended ? "EXTENDED" : "", r.blockedReason ?? "", r.retainedUnderHold !== null ? `${r.retainedUnderHold} under hold` : ""].filter(Boolean).join(", ") || "-",
               ]),
             ),
             ...(page.nextCursor ? ["", `more: --cursor ${page.nextCursor}`] : []),
@@ -84,6 +119,8 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
           ["group", shown.group ? `${shown.group.groupId}: ${shown.group.requests.length} ${word}s` : null],
           ["grace ends", shown.graceEndsAt],
           ["due", shown.dueAt],
+          ["legal clock", shown.legalClock ? `${shown.legalClock.name} (${shown.legalClock.law}): ${shown.legalClock.outcome}${shown.legalClock.daysLeft !== null ? `, ${shown.legalClock.daysLeft} days left` : ""}; due ${shown.legalClock.originalDueAt} when opened${shown.legalClock.limit ? `, extendable to ${shown.legalClock.limit}` : ", not extendable"}` : null],
+          ["extended", shown.legalClock?.extension ? `to ${shown.legalClock.extension.dueAt} on ${shown.legalClock.extension.at} by ${shown.legalClock.extension.by ?? "-"}: ${shown.legalClock.extension.reason}` : null],
           ["fully gone by", shown.fullyGoneBy ?? `unknown (${shown.fullyGoneByUnknown ?? "-"})`],
           ["erasure complete", shown.erasureCompleteAt],
           ["blocked", staff.blockedReason],
@@ -126,11 +163,25 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, or a connection error.`,
 
 const subjectText = (s: Subject, word: string): string => (s.type === "user" ? `user ${s.uid}${s.tenantId ? ` (${word} ${s.tenantId})` : ""}` : `${word} ${s.tenantId}`);
 
-type RequestsInput = { action: "list"; list: ReturnType<typeof ListDeletionRequestsInput.parse> } | { action: "show"; requestId: string };
+type RequestsInput =
+  | { action: "list"; list: ReturnType<typeof ListDeletionRequestsInput.parse> }
+  | { action: "show"; requestId: string }
+  | { action: "extend"; input: ReturnType<typeof ExtendRequestDeadlineInput.parse> };
 
 function inputOf({ values, positionals }: CommandContext): RequestsInput {
   const action = positionals[0];
+  const only = (allowed: readonly string[]) => {
+    const extra = ["state", "overdue", "subject", "scope", "tenant", "limit", "cursor", "reason", "until", "as"].filter((o) => !allowed.includes(o) && values[o] !== undefined);
+    if (extra.length > 0) throw new UsageError(`requests ${action} does not take --${extra.join(", --")}.`);
+  };
+  if (action === "extend") {
+    only(["reason", "until", "as"]);
+    if (positionals[1] === undefined) throw new UsageError("requests extend needs a request id.");
+    if (stringOpt(values, "reason") === undefined) throw new UsageError("requests extend needs --reason <text>: an extension is given with a written reason.");
+    return { action, input: parseInput(ExtendRequestDeadlineInput, { requestId: positionals[1], reason: stringOpt(values, "reason"), until: stringOpt(values, "until") }) };
+  }
   if (action === "list") {
+    only(["state", "overdue", "subject", "scope", "tenant", "limit", "cursor"]);
     if (positionals[1] !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[1])}.`);
     const uid = stringOpt(values, "subject");
     const scope = scopeOpt(values);
@@ -145,11 +196,10 @@ function inputOf({ values, positionals }: CommandContext): RequestsInput {
     return { action, list };
   }
   if (action === "show") {
-    const extra = ["state", "overdue", "subject", "scope", "tenant", "limit", "cursor"].filter((o) => values[o] !== undefined);
-    if (extra.length > 0) throw new UsageError(`requests show does not take --${extra.join(", --")}.`);
+    only([]);
     if (positionals[1] === undefined) throw new UsageError("requests show needs a request id.");
     const { requestId } = parseInput(GetDeletionStatusInput, { requestId: positionals[1] });
     return { action, requestId: requestId! };
   }
-  throw new UsageError("requests needs an action: list, show.");
+  throw new UsageError("requests needs an action: list, show, extend.");
 }

@@ -1,3 +1,4 @@
+import type { LegalClock } from "./legal-clock";
 import { DomainError, permissionDenied, preconditionFailed } from "../../kernel/errors";
 import type { GovernedFields } from "../../kernel/governed";
 import { assertTransition, isLifecycleState, type LifecycleState } from "../../kernel/lifecycle";
@@ -189,6 +190,11 @@ export interface DeletionRequest {
    * id, which is its lead's request id (requests/rules/group.ts). Absent for a request on its own.
    */
   groupId?: string;
+  /**
+   * The legal clock the request runs on (rules/legal-clock.ts): its law, its deadline from the moment it was opened, and
+   * staff's one extension. `dueAtMs` is the clock's deadline. Absent: due by its class's `dueDays`, not extendable.
+   */
+  legalClock?: LegalClock;
 }
 
 /**

@@ -45,13 +45,17 @@ export const CONTROL_PLANE_INDEXES: readonly CompositeIndexConfig[] = [
 ];
 
 /**
- * The control plane's field overrides: its TTL policies (idempotency markers, archive copies), each exempt from
+ * The control plane's field overrides: its TTL policies (idempotency markers, archive copies, access exports and their
+ * parts), each exempt from
  * indexing as nothing queries the field, and the evidence's append time, exempt so that appends never make a
  * hotspot of its index.
  */
 export const CONTROL_PLANE_OVERRIDES: readonly FieldOverrideConfig[] = [
   { collectionGroup: "processedEvents", fieldPath: "expireAt", ttl: true, indexes: [] },
   { collectionGroup: "archives", fieldPath: "expireAt", ttl: true, indexes: [] },
+  // Access exports and their parts (access/service.ts): deleted by TTL once they expire.
+  { collectionGroup: "dataExports", fieldPath: "expireAt", ttl: true, indexes: [] },
+  { collectionGroup: "exportParts", fieldPath: "expireAt", ttl: true, indexes: [] },
   { collectionGroup: "deletionAudits", fieldPath: "atMs", indexes: [] },
 ];
 

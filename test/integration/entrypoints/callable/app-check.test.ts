@@ -9,6 +9,8 @@ import { cancelAccountDeletion } from "../../../../functions/src/entrypoints/cal
 import { getDeletionStatus } from "../../../../functions/src/entrypoints/callable/get-deletion-status";
 import { placeRetentionHold } from "../../../../functions/src/entrypoints/callable/place-retention-hold";
 import { requestAccountDeletion } from "../../../../functions/src/entrypoints/callable/request-account-deletion";
+import { requestDataExport } from "../../../../functions/src/entrypoints/callable/request-data-export";
+import { getDataExport } from "../../../../functions/src/entrypoints/callable/get-data-export";
 import { seedDemo } from "../../../../examples/atlasmart/seed";
 import { clearAuth, clearFirestore, db } from "../../../helpers/emulator";
 import { readFileSync } from "node:fs";
@@ -42,12 +44,15 @@ describe("App Check on the user-facing callables", () => {
       [requestAccountDeletion, {}],
       [cancelAccountDeletion, { requestId: "r-1" }],
       [getDeletionStatus, { requestId: "r-1" }],
+      [requestDataExport, {}],
+      [getDataExport, { exportId: "x-1" }],
     ] as const) {
       await expect(call(fn, request(data, ADA))).rejects.toMatchObject({ code: "unauthenticated", details: { reason: "APP_CHECK_REQUIRED" } });
       // Before the payload is even looked at.
       await expect(call(fn, request({ bogus: 1 }, ADA))).rejects.toMatchObject({ details: { reason: "APP_CHECK_REQUIRED" } });
     }
     expect(await requests()).toBe(0);
+    expect((await db().collection("dataExports").get()).size).toBe(0);
     vi.stubEnv("RETENTION_ENFORCE_APP_CHECK", "true");
     await expect(call(requestAccountDeletion, request({}, ADA))).rejects.toMatchObject({ details: { reason: "APP_CHECK_REQUIRED" } });
     expect(await requests()).toBe(0);

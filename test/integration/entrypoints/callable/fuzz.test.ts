@@ -22,11 +22,22 @@ import { TransitionLifecycleInput } from "../../../../functions/src/entrypoints/
 import { RequestTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/request-tenant-deletion";
 import { ApproveTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/approve-tenant-deletion";
 import { CancelTenantDeletionInput } from "../../../../functions/src/entrypoints/callable/cancel-tenant-deletion";
+import {
+  ExplainDeletionInput,
+  ExportSubjectDataInput,
+  ExtendRequestDeadlineInput,
+  GetDataExportInput,
+  GetRetentionRegistryInput,
+  GetRetentionReportInput,
+  ListBrakeRunsInput,
+  ListDeletionRequestsInput,
+  ListRetentionHoldsInput,
+  RequestDataExportInput,
+} from "../../../../functions/src/contract";
 import { ConfirmProcessorNoticeInput } from "../../../../functions/src/entrypoints/callable/confirm-processor-notice";
-import { ExplainDeletionInput, GetRetentionRegistryInput, GetRetentionReportInput, ListBrakeRunsInput, ListDeletionRequestsInput, ListRetentionHoldsInput } from "../../../../functions/src/contract";
 import { DEMO_DOCS } from "../../../../examples/atlasmart/data";
 import { LIFECYCLE_STATES } from "../../../../functions/src/kernel/lifecycle";
-import { call, db } from "../../../helpers/emulator";
+import { call, db, waitFor } from "../../../helpers/emulator";
 import { callExpect, docData, freshDemo, snapshotDatabase, type Tokens } from "./support";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
@@ -120,7 +131,7 @@ const docPaths = DEMO_DOCS.map((d) => d.path);
 
 const hex32 = fc.string({ unit: fc.constantFrom(..."0123456789abcdef".split("")), minLength: 32, maxLength: 32 });
 
-function specs(ctx: { benRequestId: string; closureRequestId: string; financeHoldId: string; waitingRunKey: string; usedRunKey: string; tokens: Tokens }): Spec[] {
+function specs(ctx: { benRequestId: string; closureRequestId: string; financeHoldId: string; waitingRunKey: string; usedRunKey: string; adaExportId: string; tokens: Tokens }): Spec[] {
   const activeGoverned = docPaths.filter((p) => !p.startsWith("tenants/t-acme/users/u-1002") && !p.includes("u-1002") && !p.startsWith("sessions/s-1002") && p !== "activity/a-002");
   return [
     {
@@ -408,6 +419,61 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       documented: ["PERMISSION_DENIED/NOT_COMPLIANCE"],
     },
     {
+      // AtlasMart's registry has no legal clocks: a well-formed extension by staff with a written reason reaches
+      // NO_LEGAL_CLOCK, and writes nothing like every other refusal.
+      name: "extendRequestDeadline",
+      schema: ExtendRequestDeadlineInput,
+      base: () => ({ requestId: ctx.benRequestId, reason: "The request spans several archive systems." }),
+      alternates: () => [{ requestId: ctx.benRequestId, reason: "The request spans several archive systems.", until: "2031-01-01T00:00:00Z" }],
+      privileged: "clara",
+      unprivileged: "ada",
+      refusals: () =>
+        fc.oneof(
+          fuzzId.map((requestId) => ({ payload: { requestId, reason: "a written reason of some length" }, token: "clara" as const })),
+          fc.string({ maxLength: 9 }).map((reason) => ({ payload: { requestId: ctx.benRequestId, reason }, token: "rita" as const })),
+          fc.string({ minLength: 10, maxLength: 500 }).filter((r) => r.trim().length >= 10).map((reason) => ({ payload: { requestId: ctx.benRequestId, reason }, token: "clara" as const })),
+          fc.constantFrom<TokenRole>("ada", "ben", "stranger").map((token) => ({ payload: { requestId: ctx.benRequestId, reason: "a written reason of some length" }, token })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_STAFF", "NOT_FOUND/REQUEST_NOT_FOUND", "INVALID_ARGUMENT/EXTENSION_REASON_REQUIRED", "FAILED_PRECONDITION/NO_LEGAL_CLOCK"],
+    },
+    {
+      // Ada's export is ready (built in the set-up): her own ask returns it, so a well-formed ask is sent by those with no scope.
+      name: "requestDataExport",
+      schema: RequestDataExportInput,
+      base: () => ({}),
+      privileged: "ada",
+      unprivileged: "stranger",
+      refusals: () => fc.constantFrom<TokenRole>("clara", "rita", "stranger").map((token) => ({ payload: {}, token })),
+      documented: ["PERMISSION_DENIED/NO_TENANT_CLAIM"],
+    },
+    {
+      name: "getDataExport",
+      schema: GetDataExportInput,
+      base: () => ({ exportId: ctx.adaExportId }),
+      alternates: () => [{ exportId: ctx.adaExportId, from: 0 }],
+      privileged: "ada",
+      unprivileged: "ben",
+      refusals: () =>
+        fc.oneof(
+          fuzzId.map((exportId) => ({ payload: { exportId }, token: "ada" as const })),
+          fc.tuple(fc.constantFrom<TokenRole>("ben", "clara", "rita", "stranger"), fc.option(fc.nat({ max: 1_000_000 }), { nil: undefined })).map(([token, from]) => ({ payload: { exportId: ctx.adaExportId, ...(from === undefined ? {} : { from }) }, token })),
+        ),
+      documented: ["NOT_FOUND/EXPORT_NOT_FOUND", "PERMISSION_DENIED/NOT_OWNER"],
+    },
+    {
+      name: "exportSubjectData",
+      schema: ExportSubjectDataInput,
+      base: () => ({ uid: "u-1001", reference: "ticket 42" }),
+      privileged: "clara",
+      unprivileged: "ada",
+      refusals: () =>
+        fc.oneof(
+          fuzzId.map((uid) => ({ payload: { uid, reference: "ticket 42" }, token: "clara" as const })),
+          fc.constantFrom<TokenRole>("ada", "ben", "rita", "stranger").map((token) => ({ payload: { uid: "u-1001", reference: "ticket 42" }, token })),
+        ),
+      documented: ["PERMISSION_DENIED/NOT_COMPLIANCE", "NOT_FOUND/SUBJECT_NOT_FOUND"],
+    },
+    {
       name: "getRetentionRegistry",
       schema: GetRetentionRegistryInput,
       base: () => ({}),
@@ -461,7 +527,10 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
     ] as const) {
       await db().doc(`retentionJobs/brake-${runKey}`).set({ runKey, state, units: ["sweep-events"], wouldDelete: 40, decision: null });
     }
-    all = specs({ benRequestId: requestId, closureRequestId: closure.requestId, financeHoldId: holdId, waitingRunKey, usedRunKey, tokens });
+    // Ada's access export, built by the buildDataExport task before anything is fuzzed (so nothing changes under a snapshot).
+    const { exportId } = await callExpect<{ exportId: string }>("requestDataExport", {}, tokens.ada);
+    await waitFor(async () => (await db().doc(`dataExports/${exportId}`).get()).get("state") === "READY", "Ada's export built", 120_000);
+    all = specs({ benRequestId: requestId, closureRequestId: closure.requestId, financeHoldId: holdId, waitingRunKey, usedRunKey, adaExportId: exportId, tokens });
   }, 120_000);
 
   const names = [
@@ -483,6 +552,10 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
     "explainDeletion",
     "getRetentionReport",
     "getRetentionRegistry",
+    "extendRequestDeadline",
+    "requestDataExport",
+    "getDataExport",
+    "exportSubjectData",
     "confirmProcessorNotice",
   ];
   for (const [index, name] of names.entries()) {

@@ -24,6 +24,7 @@ function data(over: Partial<ReportData> = {}): ReportData {
       activeHoldRecords: 1,
       softDeleteAge: [{ label: "<1d", count: 0 }],
       requests: { unfinished: 0, overdue: 0, dueBuckets: [{ label: "overdue", count: 0 }], mostUrgent: [] },
+      deadlines: { answered: 3, withinDeadline: 2, late: 1 },
       archives: { entries: 0, unverified: 0 },
     },
     evidence: { ok: true, checked: 3, chains: 2, macs: "checked", anchors: "1 from emulator database evidence-anchors", problems: [] },
@@ -40,6 +41,12 @@ describe("report page", () => {
     expect(html).toContain(`content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"`);
     expect(html).not.toMatch(/<(link|img|iframe)\b/);
     expect(html).not.toMatch(/\bsrc=/);
+  });
+
+  it("counts the requests answered within their deadline, and flags a missed one", () => {
+    expect(renderReport(data())).toContain('<div class="tile alarm"><div class="num" data-testid="requests-within-deadline">2 of 3</div>');
+    const onTime = renderReport(data({ audit: { ...data().audit, deadlines: { answered: 2, withinDeadline: 2, late: 0 } } }));
+    expect(onTime).toContain('<div class="tile"><div class="num" data-testid="requests-within-deadline">2 of 2</div>');
   });
 
   it("escapes whatever the data says, in markup and in the embedded JSON", () => {

@@ -1,0 +1,74 @@
+/**
+ * Legal clocks on a request group, in-process on the emulator (docs/decisions/0040-legal-clocks-and-access.md): a user
+ * in two workspaces, one of them in California, opens one request per workspace; each member runs on its own law's
+ * clock, the group on its member due first, and one extension extends every member within its own law's limit.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { extendRequestDeadlineHandler } from "../../../functions/src/entrypoints/callable/extend-request-deadline";
+import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
+import { requestAccountDeletionHandler } from "../../../functions/src/entrypoints/callable/request-account-deletion";
+import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
+import { DomainError } from "../../../functions/src/kernel/errors";
+import { registryPolicy, useRegistryForTests } from "../../../functions/src/platform/registry";
+import { settings } from "../../../functions/src/platform/settings";
+import { addPeriod } from "../../../functions/src/requests/rules/legal-clock";
+import { PATH_LOOKUP, WORKSPACES_DATABASE, workspacesRegistry } from "../../fixtures/workspaces/registry";
+import { clearFirestore, db } from "../../helpers/emulator";
+import { withClocks } from "../../helpers/legal-clocks";
+import { useDatabase } from "../purge/support";
+
+useDatabase(WORKSPACES_DATABASE);
+
+const DAY = 86_400_000;
+const CLARA: Caller = { uid: "c-2001", tenantId: null, roles: ["compliance"] };
+const REASON = "The request spans three years of orders and two archive systems.";
+const iso = (ms: number) => new Date(ms).toISOString();
+
+async function refusal(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof DomainError) return `${err.kind}/${err.reason}`;
+    throw err;
+  }
+  return "none";
+}
+
+describe("legal clocks on a request group", () => {
+  const ADA: Caller = { uid: "u-ada", tenantId: null, roles: [] };
+  // Workspace w-b is in California: Ada's member request there runs on the CCPA's clock, w-a's on the GDPR's.
+  beforeAll(() => useRegistryForTests(withClocks(workspacesRegistry([PATH_LOOKUP]), { scope: "w-b", fieldPath: "people/{uid}" })));
+  afterAll(() => useRegistryForTests(undefined));
+
+  it("each member carries its own law's deadline, the group its earliest; one extension extends every member within its own limit", async () => {
+    await clearFirestore(settings.databaseId());
+    const pol = registryPolicy();
+    for (const [path, tenantId, data] of [
+      ["workspaces/w-a/members/m-1", "w-a", { uid: "u-ada" }],
+      ["workspaces/w-b/members/m-2", "w-b", { uid: "u-ada" }],
+      ["people/u-ada", "", { displayName: "Ada" }],
+    ] as const) {
+      const cls = pol.classForPath(path)!;
+      await db().doc(path).set({ ...data, retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId, policyVersion: pol.version, createdAt: new Date(), legalHold: false, holdIds: [] });
+    }
+    const opened = await requestAccountDeletionHandler({}, ADA);
+    expect(opened.group?.requests).toHaveLength(2);
+    const members = (await db().collection("deletionRequests").where("groupId", "==", opened.requestId).get()).docs.map((d) => d.data());
+    const byScope = new Map(members.map((m) => [m.tenantId as string, m]));
+    const lawOf = (m: Record<string, unknown>) => (m.legalClock as { law: string }).law;
+    expect(lawOf(byScope.get("w-a")!)).toBe("gdpr");
+    expect(lawOf(byScope.get("w-b")!)).toBe("ccpa");
+    const dueOf = (m: Record<string, unknown>) => (m.dueAt as { toMillis(): number }).toMillis();
+    const earliest = Math.min(...members.map(dueOf));
+    const status = await getDeletionStatusHandler({ requestId: opened.requestId }, ADA, { nowMs: Date.now(), refreshMs: settings.statusRefreshMs() });
+    expect(status.dueAt).toBe(iso(earliest));
+    expect(status.legalClock!.dueAt).toBe(iso(earliest));
+
+    const out = await extendRequestDeadlineHandler({ requestId: opened.requestId, reason: REASON }, CLARA);
+    expect(out.extended.map((e) => e.law).sort()).toEqual(["ccpa", "gdpr"]);
+    const extended = new Map((await db().collection("deletionRequests").where("groupId", "==", opened.requestId).get()).docs.map((d) => [d.get("tenantId") as string, d.data()]));
+    expect(dueOf(extended.get("w-a")!)).toBe(addPeriod(dueOf(byScope.get("w-a")!), { months: 2 }));
+    expect(dueOf(extended.get("w-b")!)).toBe(dueOf(byScope.get("w-b")!) + 45 * DAY);
+    expect(await refusal(extendRequestDeadlineHandler({ requestId: opened.requestId, reason: REASON }, CLARA))).toBe("failed-precondition/ALREADY_EXTENDED");
+  });
+});
