@@ -6,7 +6,7 @@ import { DataKeys, openCopy } from "../../../functions/src/shred/index";
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DocumentReference, Firestore, Timestamp } from "firebase-admin/firestore";
+import type { Timestamp } from "firebase-admin/firestore";
 import { seedDemo } from "../../../examples/atlasmart/seed";
 import { keyedSubjectHash } from "../../../functions/src/evidence/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
@@ -16,6 +16,7 @@ import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/i
 import { approveTenantClosure, openDeletionRequest } from "../../../functions/src/requests/index";
 import { replayErasures, type ReplayReport } from "../../../functions/src/restore/index";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { dumpDatabase as dump, restoreInto as snapshot } from "../../helpers/restore";
 import { repoRoot } from "../../helpers/policy";
 import { allGovernedPaths, expectChainVerifies, hold, runOptions, T0 } from "../purge/support";
 
@@ -25,30 +26,6 @@ const LEDGER = "drill-ledger";
 const OPERATOR = { type: "staff", id: "r-3001" } as const;
 /** The second person a tenant's closure needs. */
 const APPROVER = { type: "staff", id: "c-2001" } as const;
-
-/** Every document of a database, at any depth, as path -> data (JSON, so timestamps compare too). */
-async function dump(store: Firestore): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  const walk = async (refs: DocumentReference[]): Promise<void> => {
-    for (const ref of refs) {
-      const snap = await ref.get();
-      if (snap.exists) out.set(ref.path, JSON.stringify(snap.data()));
-      for (const c of await ref.listCollections()) await walk(await c.listDocuments());
-    }
-  };
-  for (const c of await store.listCollections()) await walk(await c.listDocuments());
-  return out;
-}
-
-/** The backup: every document copied as it is, control plane included (holds, requests, evidence, checkpoints). */
-async function snapshot(from: Firestore, to: Firestore): Promise<number> {
-  const docs = await dump(from);
-  for (const path of docs.keys()) {
-    const snap = await from.doc(path).get();
-    await to.doc(path).set(snap.data()!);
-  }
-  return docs.size;
-}
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { exportTenant, verifyExportDir } from "../../../functions/src/export/subject";
-import type { DocumentReference, Firestore, Timestamp } from "firebase-admin/firestore";
+import type { Timestamp } from "firebase-admin/firestore";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { inDatabase } from "../../../functions/src/platform/firestore";
 import { explainEvidence } from "../../../functions/src/evidence/index";
@@ -21,6 +21,7 @@ import { sourceHash } from "../../../functions/src/purge/runner/archive";
 import { Timestamp as Ts } from "firebase-admin/firestore";
 import { newDataKey, open, sealAad, type Sealed } from "../../../functions/src/shred/rules";
 import { clearFirestore, db } from "../../helpers/emulator";
+import { dumpDatabase as dump, restoreInto } from "../../helpers/restore";
 import { AFTER_GRACE, evidence, expectChainVerifies, hold, InjectedCrash, pathCounts, putGoverned, reset, runOptions, T0 } from "../purge/support";
 
 const LEDGER = "shred-ledger";
@@ -33,25 +34,6 @@ const PERSONAL = ["Ada Lovelace", "ada@example.com", "Ben Okafor", "ben@example.
 /** The copies end 2,557 days after the archiving run; their period ends at the next UTC midnight. */
 const SHRED_AT = AFTER_GRACE + 2559 * DAY_MS;
 const copyOf = (path: string) => `archives/${archiveIdFor(path, T0 - ageDays * DAY_MS)}`;
-
-/** Every document of a database, as path -> data. */
-async function dump(store: Firestore): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  const walk = async (refs: DocumentReference[]): Promise<void> => {
-    for (const ref of refs) {
-      const snap = await ref.get();
-      if (snap.exists) out.set(ref.path, JSON.stringify(snap.data()));
-      for (const c of await ref.listCollections()) await walk(await c.listDocuments());
-    }
-  };
-  for (const c of await store.listCollections()) await walk(await c.listDocuments());
-  return out;
-}
-
-/** A backup restored into another database: every document copied as it is. */
-async function restoreInto(from: Firestore, to: Firestore): Promise<void> {
-  for (const path of (await dump(from)).keys()) await to.doc(path).set((await from.doc(path).get()).data()!);
-}
 
 async function archiveBoth(): Promise<void> {
   await putGoverned(ACME, { action: "REFUND_ISSUED", actorName: "Ada Lovelace", actorEmail: "ada@example.com" }, { ageDays, tenantId: "t-acme" });
