@@ -1,37 +1,15 @@
 // Child of bench/run.mjs, under a fresh emulator of its own: the figures that are not contender races. The purge's
 // peak heap at two sizes (flat memory), what one query of fixed result size costs as the database grows, what one
 // TTL delete costs, and the evidence ledger against a single head. BENCH_ONLY=evidence-ledger: the last alone.
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { clearDatabase, runChild } from "./children.mjs";
 import { ordersFor, treeSize } from "./lib.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, "..");
-const project = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
 const host = process.env.FIRESTORE_EMULATOR_HOST;
 if (!host) throw new Error("bench/extras.mjs runs under the emulator harness (bench/run.mjs starts it)");
 const [outFile, sizesRaw] = process.argv.slice(2);
 const sizes = sizesRaw.split(",").map(Number);
 const FAST = { RETENTION_PURGE_START_OPS_PER_SECOND: "1000000", RETENTION_PURGE_MAX_OPS_PER_SECOND: "1000000" };
-
-function runChild(script, args, env = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(here, script), ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.on("exit", (code) => {
-      if (code !== 0) return reject(new Error(`${script} ${args.join(" ")} exited ${code}`));
-      resolve(JSON.parse(out.trim().split("\n").pop()));
-    });
-  });
-}
-
-async function clearDatabase() {
-  const res = await fetch(`http://${host}/emulator/v1/projects/${project}/databases/(default)/documents`, { method: "DELETE" });
-  if (!res.ok) throw new Error(`clear failed: ${res.status}`);
-}
 
 // Evidence appends per second with 64 concurrent TTL-shaped writers: the single head (every append in one chain, as
 // the first release had it) against the sharded ledger (the default RETENTION_EVIDENCE_SHARDS), each on an empty

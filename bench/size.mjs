@@ -6,16 +6,11 @@
 // documents of the ones before it (the emulator scans every document it ever held). The readers (audit, raw
 // stream) run on the first tree of each round, before its deleter, in the same alternation. Ratios are taken
 // within a round, so both sides of a ratio saw the same emulator history and, as nearly as can be, the same load.
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { clearDatabase, runChild } from "./children.mjs";
 import { ordersFor, treeSize } from "./lib.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, "..");
-const project = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
 const host = process.env.FIRESTORE_EMULATOR_HOST;
 if (!host) throw new Error("bench/size.mjs runs under the emulator harness (bench/run.mjs starts it)");
 const [sizeRaw, outFile] = process.argv.slice(2);
@@ -47,23 +42,6 @@ const singles = quick
       { name: "purge (fastest, 128 MB heap)", worker: "purge", env: { ...FAST, NODE_OPTIONS: "--max-old-space-size=128" } },
       { name: "recursiveDelete", worker: "recursiveDelete", env: {} },
     ];
-
-function runChild(script, args, env = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(here, script), ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.on("exit", (code) => {
-      if (code !== 0) return reject(new Error(`${script} ${args.join(" ")} exited ${code}`));
-      resolve(JSON.parse(out.trim().split("\n").pop()));
-    });
-  });
-}
-
-async function clearDatabase() {
-  const res = await fetch(`http://${host}/emulator/v1/projects/${project}/databases/(default)/documents`, { method: "DELETE" });
-  if (!res.ok) throw new Error(`clear failed: ${res.status}`);
-}
 
 async function freshTree(n = orders) {
   await clearDatabase();
