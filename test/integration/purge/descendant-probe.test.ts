@@ -113,7 +113,8 @@ describe("the batch probe: a count first, the scan only when the count differs",
   });
 
   /** The batch probe's answer, with the queries it sent: counts (runAggregationQuery) and scans (runQuery). */
-  async function probed(items: string[], readGone = 0, inRangePresent = 0): Promise<{ remain: string[]; counts: number; scans: number }> {
+  /** As the batch transaction calls it: `inRangePresent` defaults to what ancestorsInRange allows (0 parents, or null: scan). */
+  async function probed(items: string[], readGone = 0, inRangePresent: number | null = ancestorsInRange(items) === null ? null : 0): Promise<{ remain: string[]; counts: number; scans: number }> {
     resetCounts();
     const remain = [...(await probeBatch(items, readGone, inRangePresent))].sort();
     return { remain, counts: rpcsByMethod.get("runAggregationQuery") ?? 0, scans: rpcsByMethod.get("runQuery") ?? 0 };

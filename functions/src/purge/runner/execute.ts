@@ -7,7 +7,7 @@ import { db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { emitMetric } from "../../platform/metrics";
-import { ancestorsInRange, descendantsRemainBatch, probeBatch } from "./probe";
+import { ancestorsInRange, probeBatch } from "./probe";
 import { fire, wants, type StepEnv } from "./env";
 import { inBatch, type BatchDecisionResult, type BatchSpec } from "./step";
 import { timestampOfVersion, versionOf } from "./records";
@@ -134,7 +134,7 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
     const paths = items.map((i) => i.path);
     const around = ancestorsInRange(paths);
     const aroundSnaps = around && around.length > 0 ? await readFactsInTx(tx, around) : [];
-    const probes = around === null ? await descendantsRemainBatch(paths) : await probeBatch(paths, snaps.filter((snap) => !snap.exists).length, aroundSnaps.filter((snap) => snap.exists).length);
+    const probes = await probeBatch(paths, snaps.filter((snap) => !snap.exists).length, around === null ? null : aroundSnaps.filter((snap) => snap.exists).length);
     const ctx = { holds: holds.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
     // The archive is verified again now, against the source as it is in this transaction (its seal opened with its
     // data key, each key read once per batch).

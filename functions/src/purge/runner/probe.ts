@@ -132,7 +132,7 @@ export async function countInBatchRange(paths: readonly string[]): Promise<numbe
 }
 
 /** Whether an item of the batch lies under another: then one item's count hides the other's descendants, and only the scan can say. */
-export function itemsNest(paths: readonly string[]): boolean {
+function itemsNest(paths: readonly string[]): boolean {
   const items = new Set(paths);
   return paths.some((p) => {
     const parent = parentDocumentPath(p);
@@ -149,12 +149,12 @@ export function itemsNest(paths: readonly string[]): boolean {
  * - `inRangePresent` is how many of {@link ancestorsInRange} the transaction read and found: a batch of children
  *   spanning several parents takes the parents between in, and they are read (and so locked) in the transaction.
  * A descendant, any other document, or a gone item's orphan makes the count differ, and the range scan then says which
- * items have descendants. Items nested in one another make the count unsound (an item would stand for its parent's
- * descendant), so such a batch is always scanned.
+ * items have descendants. `inRangePresent` null (ancestorsInRange said the count cannot be used: items nested in one
+ * another, where an item would stand for its parent's descendant, or too many parents) sends the batch to the scan.
  */
-export async function probeBatch(paths: readonly string[], readGone: number, inRangePresent = 0): Promise<Set<string>> {
+export async function probeBatch(paths: readonly string[], readGone: number, inRangePresent: number | null): Promise<Set<string>> {
   if (paths.length === 0) return new Set();
-  if (!itemsNest(paths) && (await countInBatchRange(paths)) === paths.length - readGone + inRangePresent) return new Set();
+  if (inRangePresent !== null && (await countInBatchRange(paths)) === paths.length - readGone + inRangePresent) return new Set();
   return descendantsRemainBatch(paths);
 }
 

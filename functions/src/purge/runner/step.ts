@@ -73,12 +73,9 @@ export async function inBatch(cp: UnitCheckpoint, spec: BatchSpec, env: StepEnv,
   const decision = await db().runTransaction(async (tx) => {
     // One round trip for every read the fence and the record need: the lease, the checkpoint (the same document
     // for a sweep), the batch record, the hold fence and the head of the batch's evidence chain.
-    const leaseRef = leaseRefOf(cp);
-    const cpRef = checkpointRef(cp.unitKey);
-    const own = leaseRef.path === cpRef.path;
-    const refs = own ? [leaseRef, spec.ref, holdFenceRef(), evidenceHeadRef(evidenceKey)] : [leaseRef, cpRef, spec.ref, holdFenceRef(), evidenceHeadRef(evidenceKey)];
-    const snaps = await tx.getAll(...refs);
-    const [leaseSnap, cpSnap, batchSnap, fenceSnap, headSnap] = own ? [snaps[0]!, snaps[0]!, snaps[1]!, snaps[2]!, snaps[3]!] : [snaps[0]!, snaps[1]!, snaps[2]!, snaps[3]!, snaps[4]!];
+    const refs = [leaseRefOf(cp), checkpointRef(cp.unitKey), spec.ref, holdFenceRef(), evidenceHeadRef(evidenceKey)];
+    const byPath = new Map((await tx.getAll(...new Map(refs.map((r) => [r.path, r])).values())).map((s) => [s.ref.path, s]));
+    const [leaseSnap, cpSnap, batchSnap, fenceSnap, headSnap] = refs.map((r) => byPath.get(r.path)!) as [DocumentSnapshot, DocumentSnapshot, DocumentSnapshot, DocumentSnapshot, DocumentSnapshot];
     checkLease(leaseSnap, env.holder);
     const now = checkpointAt(cpSnap, cp, spec.step);
     if (!now) return null;
