@@ -133,7 +133,7 @@ export async function deliverNotice(noticeId: string, opts: DeliveryOptions = {}
     }
     tx.update(noticeRef(noticeId), { state: "PENDING", attempts: FieldValue.increment(1), lastAttemptAt: Timestamp.fromMillis(now()), heldBy: FieldValue.delete() });
     return { ...n, attempts: n.attempts + 1 };
-  });
+  }, EVIDENCE_TX);
   if (start === null) return { outcome: "NOTHING_TO_DO" };
   if (start === "HELD") {
     log.info("processor.notice.held", { noticeId });
@@ -160,9 +160,11 @@ async function send(n: Notice, p: Processor): Promise<Sent> {
       return { ok: false, error: "PUBLISH_FAILED" };
     }
   }
+  // A bad endpoint setting is a configuration error, not a network failure: it throws here, loudly, unretried as NETWORK.
+  const url = webhookUrl(p);
   let answer: WebhookAnswer;
   try {
-    answer = await postWebhook(webhookUrl(p), body, headers);
+    answer = await postWebhook(url, body, headers);
   } catch (err) {
     const name = (err as { name?: string }).name;
     return { ok: false, error: name === "TimeoutError" || name === "AbortError" ? "TIMEOUT" : "NETWORK" };

@@ -174,8 +174,11 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
   const objects = tally.objectsDeleted > 0 || objectsDeletedEarlier ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
   // It also waits for the deadlines of the processors the erasure notifies (docs/decisions/0039-processors.md).
   const goneBy =
-    end === "PURGED" && cp.requestId && cp.subject
-      ? withProcessorsDeadline(purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows(), objects), processorsDeadlineMs(policy().registry.processors, cp.subject.type, env.nowMs))
+    end === "PURGED" && cp.requestId
+      ? withProcessorsDeadline(
+          purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows(), objects),
+          cp.subject ? processorsDeadlineMs(policy().registry.processors, cp.subject.type, env.nowMs) : null,
+        )
       : null;
   // The erasure ledger hears of it before the request says PURGED: a restore cannot lose what it records.
   if (end !== "BLOCKED") await recordLedgerEntry(cp, env, goneBy?.atMs ?? null);
