@@ -7,27 +7,12 @@ if (!Number.isInteger(orders) || orders < 1) throw new Error("usage: generate.mj
 const { db } = functionsLib("platform/firestore.js");
 const { policy } = functionsLib("platform/registry.js");
 const { governedToFirestore } = functionsLib("platform/governed-doc.js");
-const { computeExpireAt, computeRetainUntil } = functionsLib("kernel/retention.js");
+const { freshGovernedFields } = functionsLib("kernel/governed-write.js");
 
 const pol = policy();
 const createdAtMs = Date.now() - 9 * 365 * 86_400_000; // older than every retention period in v1
 function governed(path) {
-  const cls = pol.classForPath(path);
-  return governedToFirestore(
-    {
-      retentionClass: cls.id,
-      lifecycleState: "ACTIVE",
-      tenantId: BENCH_TENANT,
-      policyVersion: pol.version,
-      createdAtMs,
-      expireAtMs: computeExpireAt(cls, createdAtMs),
-      retainUntilMs: computeRetainUntil(cls, createdAtMs),
-      legalHold: false,
-      holdIds: [],
-      preHold: null,
-    },
-    "set",
-  );
+  return governedToFirestore(freshGovernedFields(pol.classForPath(path), { tenantId: BENCH_TENANT, policyVersion: pol.version, createdAtMs }), "set");
 }
 
 const firestore = db();

@@ -85,7 +85,7 @@ Firestore.prototype.runTransaction = function (updateFunction, options) {
 const { db } = functionsLib("platform/firestore.js");
 const { policy } = functionsLib("platform/registry.js");
 const { governedToFirestore } = functionsLib("platform/governed-doc.js");
-const { computeExpireAt, computeRetainUntil } = functionsLib("kernel/retention.js");
+const { freshGovernedFields } = functionsLib("kernel/governed-write.js");
 const { placeHold } = functionsLib("holds/service.js");
 
 const pol = policy();
@@ -150,21 +150,7 @@ const { openRunBudget } = functionsLib("purge/runner/run-budget.js");
 function governed(path) {
   const cls = pol.classForPath(path);
   const createdAtMs = T0 - 5 * DAY;
-  return governedToFirestore(
-    {
-      retentionClass: cls.id,
-      lifecycleState: "ACTIVE",
-      tenantId: TENANT,
-      policyVersion: pol.version,
-      createdAtMs,
-      expireAtMs: computeExpireAt(cls, createdAtMs),
-      retainUntilMs: computeRetainUntil(cls, createdAtMs),
-      legalHold: false,
-      holdIds: [],
-      preHold: null,
-    },
-    "set",
-  );
+  return governedToFirestore(freshGovernedFields(cls, { tenantId: TENANT, policyVersion: pol.version, createdAtMs }), "set");
 }
 
 async function seedAccount(uid) {

@@ -15,7 +15,7 @@ import { getAuth } from "firebase-admin/auth";
 import { cancelAccountDeletionHandler } from "../functions/src/entrypoints/callable/cancel-account-deletion";
 import { getDeletionStatusHandler } from "../functions/src/entrypoints/callable/get-deletion-status";
 import { requestAccountDeletionHandler } from "../functions/src/entrypoints/callable/request-account-deletion";
-import { computeRetainUntil } from "../functions/src/kernel/retention";
+import { freshGovernedFields } from "../functions/src/kernel/governed-write";
 import { adminApp, db } from "../functions/src/platform/firestore";
 import { governedToFirestore } from "../functions/src/platform/governed-doc";
 import { policy, useRegistryForTests } from "../functions/src/platform/registry";
@@ -48,7 +48,7 @@ async function seed(workspaces: number): Promise<void> {
     const cls = pol.classForPath(path)!;
     batch.set(db().doc(path), {
       ...data,
-      ...governedToFirestore({ retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId, policyVersion: pol.version, createdAtMs: now, expireAtMs: null, retainUntilMs: computeRetainUntil(cls, now), legalHold: false, holdIds: [], preHold: null }, "set"),
+      ...governedToFirestore(freshGovernedFields(cls, { tenantId, policyVersion: pol.version, createdAtMs: now, expireAtMs: null }), "set"),
     });
     if (++n % 400 === 0) {
       await batch.commit();

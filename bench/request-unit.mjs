@@ -33,7 +33,7 @@ countOperations();
 const { db } = functionsLib("platform/firestore.js");
 const { policy } = functionsLib("platform/registry.js");
 const { governedToFirestore } = functionsLib("platform/governed-doc.js");
-const { computeExpireAt, computeRetainUntil } = functionsLib("kernel/retention.js");
+const { freshGovernedFields } = functionsLib("kernel/governed-write.js");
 const { openDeletionRequest } = functionsLib("requests/service.js");
 const { runPurgeRequest } = functionsLib("purge/request-tasks.js");
 const { openRunBudget } = functionsLib("purge/runner/run-budget.js");
@@ -46,21 +46,7 @@ const asOf = T0 + 8 * DAY;
 function governed(path, tenantId) {
   const cls = pol.classForPath(path);
   const createdAtMs = T0 - 5 * DAY;
-  return governedToFirestore(
-    {
-      retentionClass: cls.id,
-      lifecycleState: "ACTIVE",
-      tenantId,
-      policyVersion: pol.version,
-      createdAtMs,
-      expireAtMs: computeExpireAt(cls, createdAtMs),
-      retainUntilMs: computeRetainUntil(cls, createdAtMs),
-      legalHold: false,
-      holdIds: [],
-      preHold: null,
-    },
-    "set",
-  );
+  return governedToFirestore(freshGovernedFields(cls, { tenantId, policyVersion: pol.version, createdAtMs }), "set");
 }
 
 async function seedAccount(uid, size) {

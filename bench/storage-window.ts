@@ -24,7 +24,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FieldPath } from "firebase-admin/firestore";
 import { DAY_MS } from "../functions/src/kernel/policy";
-import { computeExpireAt, computeRetainUntil } from "../functions/src/kernel/retention";
+import { freshGovernedFields } from "../functions/src/kernel/governed-write";
 import type { ChainedEvidence } from "../functions/src/evidence/rules";
 import { governedToFirestore } from "../functions/src/platform/governed-doc";
 import { settings } from "../functions/src/platform/settings";
@@ -48,7 +48,7 @@ async function putGoverned(path: string, data: Record<string, unknown>): Promise
   const createdAtMs = T0 - 5 * DAY_MS;
   await db().doc(path).set({
     ...data,
-    ...governedToFirestore({ retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId: "t-acme", policyVersion: pol.version, createdAtMs, expireAtMs: computeExpireAt(cls, createdAtMs, { parentExpireAtMs: null }), retainUntilMs: computeRetainUntil(cls, createdAtMs), legalHold: false, holdIds: [], preHold: null }, "set"),
+    ...governedToFirestore(freshGovernedFields(cls, { tenantId: "t-acme", policyVersion: pol.version, createdAtMs }), "set"),
   });
 }
 

@@ -1,7 +1,8 @@
 import { getAuth } from "firebase-admin/auth";
 import { getStorage } from "firebase-admin/storage";
 import { DAY_MS } from "../../functions/src/kernel/policy";
-import { computeExpireAt, computeRetainUntil } from "../../functions/src/kernel/retention";
+import { computeExpireAt } from "../../functions/src/kernel/retention";
+import { freshGovernedFields } from "../../functions/src/kernel/governed-write";
 import { DEMO_DOCS, DEMO_OBJECTS, DEMO_PASSWORD, DEMO_USERS } from "./data";
 import { adminApp, db } from "../../functions/src/platform/firestore";
 import { governedToFirestore, readGovernedStrict } from "../../functions/src/platform/governed-doc";
@@ -37,18 +38,7 @@ export async function seedDemo(opts: { nowMs: number; withAuth?: boolean }): Pro
     batch.set(firestore.doc(d.path), {
       ...d.data,
       ...timestamps,
-      ...governedToFirestore({
-        retentionClass: cls.id,
-        lifecycleState: "ACTIVE",
-        tenantId: d.tenantId,
-        policyVersion: pol.version,
-        createdAtMs,
-        expireAtMs,
-        retainUntilMs: computeRetainUntil(cls, createdAtMs),
-        legalHold: false,
-        holdIds: [],
-        preHold: null,
-      }, "set"),
+      ...governedToFirestore(freshGovernedFields(cls, { tenantId: d.tenantId, policyVersion: pol.version, createdAtMs, expireAtMs }), "set"),
     });
   }
   // set() without merge replaces each document, so leftovers of a demo run (soft-delete marks) go too.

@@ -1,6 +1,7 @@
 import { DomainError } from "./errors";
 import { PROTECTED_FIELDS, type GovernedFields } from "./governed";
 import type { PolicyIndex } from "./policy";
+import type { RetentionClass } from "./policy-schema";
 import { computeExpireAt, computeRetainUntil } from "./retention";
 
 export interface GovernedWriteInput {
@@ -56,5 +57,25 @@ export function prepareGovernedWrite(input: GovernedWriteInput, policy: PolicyIn
     legalHold,
     holdIds: prev?.holdIds ?? [],
     preHold: prev?.preHold ?? null,
+  };
+}
+
+/**
+ * The retention fields of a document written for the first time and under no hold: ACTIVE, its class's dates
+ * counted from `createdAtMs`, and the TTL its class gives (or `expireAtMs` when the caller knows better: a child
+ * that inherits its parent's, or none). What seeds, fixtures and benchmarks write directly.
+ */
+export function freshGovernedFields(cls: RetentionClass, at: { tenantId: string; policyVersion: string; createdAtMs: number; expireAtMs?: number | null }): GovernedFields {
+  return {
+    retentionClass: cls.id,
+    lifecycleState: "ACTIVE",
+    tenantId: at.tenantId,
+    policyVersion: at.policyVersion,
+    createdAtMs: at.createdAtMs,
+    expireAtMs: at.expireAtMs !== undefined ? at.expireAtMs : computeExpireAt(cls, at.createdAtMs),
+    retainUntilMs: computeRetainUntil(cls, at.createdAtMs),
+    legalHold: false,
+    holdIds: [],
+    preHold: null,
   };
 }

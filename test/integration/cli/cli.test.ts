@@ -20,7 +20,7 @@ import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
 import { seedExample } from "../../helpers/cli";
 import { repoRoot } from "../../helpers/policy";
 import { clearStorage, putObject } from "../../helpers/storage";
-import { computeRetainUntil } from "../../../functions/src/kernel/retention";
+import { freshGovernedFields } from "../../../functions/src/kernel/governed-write";
 import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
 import { policy } from "../../../functions/src/platform/registry";
 import { defaultBucket } from "../../../functions/src/platform/storage";
@@ -348,7 +348,7 @@ describe("npx retention", () => {
     const put = async (path: string, tenantId: string, data: Record<string, unknown>) => {
       const cls = pol.classForPath(path)!;
       const now = Date.now();
-      const governed = { retentionClass: cls.id, lifecycleState: "ACTIVE" as const, tenantId, policyVersion: pol.version, createdAtMs: now, expireAtMs: null, retainUntilMs: computeRetainUntil(cls, now), legalHold: false, holdIds: [], preHold: null };
+      const governed = freshGovernedFields(cls, { tenantId, policyVersion: pol.version, createdAtMs: now, expireAtMs: null });
       await db().doc(path).set({ ...data, ...governedToFirestore(governed, "set") });
     };
     await put("tenants/t-globex", "t-globex", { name: "Globex" });

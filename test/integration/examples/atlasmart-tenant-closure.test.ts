@@ -25,7 +25,7 @@ import { defaultBucket, readObject } from "../../../functions/src/platform/stora
 import { clearStorage } from "../../helpers/storage";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
-import { computeRetainUntil } from "../../../functions/src/kernel/retention";
+import { freshGovernedFields } from "../../../functions/src/kernel/governed-write";
 import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
 import { policy } from "../../../functions/src/platform/registry";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/index";
@@ -72,7 +72,7 @@ describe("closing the demo tenant t-acme, end to end", () => {
       const cls = pol.classForPath(path)!;
       await db().doc(path).set({
         ...data,
-        ...governedToFirestore({ retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId: "t-globex", policyVersion: pol.version, createdAtMs: startedMs, expireAtMs: null, retainUntilMs: computeRetainUntil(cls, startedMs), legalHold: false, holdIds: [], preHold: null }, "set"),
+        ...governedToFirestore(freshGovernedFields(cls, { tenantId: "t-globex", policyVersion: pol.version, createdAtMs: startedMs, expireAtMs: null }), "set"),
       });
     }
     exportDir = await mkdtemp(join(tmpdir(), "t-acme-export-"));

@@ -8,7 +8,8 @@ import { expect } from "vitest";
 import { deletedWhileHeld, entryDocId, shardOf, type ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { hashCanonical } from "../../../functions/src/kernel/canonical";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
-import { computeExpireAt, computeRetainUntil } from "../../../functions/src/kernel/retention";
+import { computeExpireAt } from "../../../functions/src/kernel/retention";
+import { freshGovernedFields } from "../../../functions/src/kernel/governed-write";
 import { verifyEvidence } from "../../../functions/src/evidence/verify";
 import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
 import { placeHold } from "../../../functions/src/holds/service";
@@ -67,21 +68,7 @@ export async function putGoverned(path: string, data: Record<string, unknown>, o
     .doc(path)
     .set({
       ...data,
-      ...governedToFirestore(
-        {
-          retentionClass: cls.id,
-          lifecycleState: "ACTIVE",
-          tenantId: opts.tenantId ?? "t-acme",
-          policyVersion: pol.version,
-          createdAtMs,
-          expireAtMs,
-          retainUntilMs: computeRetainUntil(cls, createdAtMs),
-          legalHold: false,
-          holdIds: [],
-          preHold: null,
-        },
-        "set",
-      ),
+      ...governedToFirestore(freshGovernedFields(cls, { tenantId: opts.tenantId ?? "t-acme", policyVersion: pol.version, createdAtMs, expireAtMs }), "set"),
     });
   return { expireAtMs };
 }

@@ -8,7 +8,7 @@
 import { getAuth } from "firebase-admin/auth";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { CallableOutput } from "../../../../functions/src/contract";
-import { computeRetainUntil } from "../../../../functions/src/kernel/retention";
+import { freshGovernedFields } from "../../../../functions/src/kernel/governed-write";
 import { governedToFirestore } from "../../../../functions/src/platform/governed-doc";
 import { policy } from "../../../../functions/src/platform/registry";
 import { adminApp, call, db, waitFor } from "../../../helpers/emulator";
@@ -25,7 +25,7 @@ async function putGoverned(path: string, tenantId: string, data: Record<string, 
     .set({
       ...data,
       ...governedToFirestore(
-        { retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId, policyVersion: pol.version, createdAtMs: now, expireAtMs: null, retainUntilMs: computeRetainUntil(cls, now), legalHold: false, holdIds: [], preHold: null },
+        freshGovernedFields(cls, { tenantId, policyVersion: pol.version, createdAtMs: now, expireAtMs: null }),
         "set",
       ),
     });
