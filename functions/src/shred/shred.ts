@@ -8,7 +8,7 @@ import { archiveKeks, archiveKeksIfConfigured, ArchiveKeyRingMissingError } from
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import { settings } from "../platform/settings";
-import { keksCol, keyRecordOf, keysCol, moveKey, periodKey, ringTag, shredQueue, tombstoneKey } from "./keys";
+import { keksCol, keyRecordOf, keysCol, moveKey, periodKey, ringTag, shredMarkerRef, shredQueue, tombstoneKey } from "./keys";
 import { dataKeyRef, kekIdOf, lastEndedPeriod, shredVerdict, type KeyCopies, type ShredVerdict } from "./rules";
 
 /**
@@ -46,7 +46,7 @@ export interface ShredSummary {
   kekDestroyed: number;
 }
 
-const markerRef = (dataKeyId: string, generation: number) => db().collection(COLLECTIONS.retentionJobs).doc(`archive-shred-${dataKeyId}-g${generation}`);
+const markerRef = shredMarkerRef;
 
 /** The copies sealed under one key generation, in the current governed database. */
 const copiesOf = (ref: string): Query => db().collection(COLLECTIONS.archives).where("dataKey", "==", ref);
