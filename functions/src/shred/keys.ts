@@ -65,17 +65,19 @@ export function keyRecordOf(snap: DocumentSnapshot): KeyRecord | null {
   };
 }
 
-/** Makes sure the period's KEK exists (in KMS, and its record here); refuses a period whose KEK was destroyed. */
+/**
+ * Makes sure the period's KEK exists (in KMS, and its record here); refuses a period whose KEK was destroyed. The
+ * record is written only after KMS made the key, so an ACTIVE record of this ring means the key is there: no KMS
+ * call then (creating a crypto key is an admin call with its own quota).
+ */
 async function ensurePeriod(kms: KeyEncryptionKeys, period: string, nowMs: number): Promise<void> {
   const ref = keksCol().doc(period);
   const snap = await ref.get();
-  if (snap.exists && snap.get("ring") === kms.ring && snap.get("state") !== "ACTIVE") {
-    throw new Error(`KEK_DESTROYED: the key-encryption key of period ${period} was destroyed; no data key may be wrapped under it`);
-  }
+  const inRing = snap.exists && snap.get("ring") === kms.ring;
+  if (inRing && snap.get("state") === "ACTIVE") return;
+  if (inRing) throw new Error(`KEK_DESTROYED: the key-encryption key of period ${period} was destroyed; no data key may be wrapped under it`);
   await kms.ensure(kekIdOf(period));
-  if (!snap.exists || snap.get("ring") !== kms.ring) {
-    await ref.set({ period, ring: kms.ring, kekId: kekIdOf(period), state: "ACTIVE", liveKey: periodKey(kms.ring, period), createdAt: Timestamp.fromMillis(nowMs) });
-  }
+  await ref.set({ period, ring: kms.ring, kekId: kekIdOf(period), state: "ACTIVE", liveKey: periodKey(kms.ring, period), createdAt: Timestamp.fromMillis(nowMs) });
 }
 
 /** Writes `data` to the key record only if it is as it was read (`snap`): a concurrent writer makes the caller retry. */

@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { exportTenant, verifyExportDir } from "../../../functions/src/export/subject";
 import type { Timestamp } from "firebase-admin/firestore";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
@@ -17,7 +17,7 @@ import { archiveIdFor } from "../../../functions/src/purge/rules/archive";
 import { runNightlyPurge } from "../../../functions/src/purge/job";
 import { releaseHoldById } from "../../../functions/src/holds/service";
 import { DataKeys, dataKeyIdFor, keyForSubject, openCopy, sealPlaintextArchives, type ShredSummary } from "../../../functions/src/shred/index";
-import { LOCAL_KMS_DATABASE } from "../../../functions/src/platform/kms";
+import { LOCAL_KMS_DATABASE, LocalKeys } from "../../../functions/src/platform/kms";
 import { sourceHash } from "../../../functions/src/purge/runner/archive";
 import { Timestamp as Ts } from "firebase-admin/firestore";
 import { kekIdOf, newDataKey, open, periodOf, sealAad, type Sealed } from "../../../functions/src/shred/rules";
@@ -289,6 +289,22 @@ describe("crypto-shredded archives", () => {
     await db(LOCAL_KMS_DATABASE).doc(`rings/${LEDGER}/keks/${kekIdOf(String(before.get("period")))}`).update({ state: "ENABLED" });
     expect(await opened(copyOf(ACME))).toMatchObject({ ok: true });
     expect((await keyForSubject(acme, periodOf(SHRED_AT), AFTER_GRACE + DAY_MS)).generation).toBe(1);
+  });
+
+  it("asks KMS to make a period's key only when the key store has no active record of it in this ring", async () => {
+    await archiveBoth();
+    const ensure = vi.spyOn(LocalKeys.prototype, "ensure");
+    try {
+      // Both keys move to the same later period: the first move makes its KEK, the second finds its record.
+      const later = periodOf(SHRED_AT + 10 * DAY_MS);
+      for (const id of ["t-acme", "t-beta"]) expect((await keyForSubject({ kind: "scope", id }, later, AFTER_GRACE + DAY_MS)).generation).toBe(1);
+      expect(ensure.mock.calls.map((c) => c[0])).toEqual([kekIdOf(later)]);
+      // Nothing to move: no KMS call at all.
+      await keyForSubject({ kind: "scope", id: "t-acme" }, later, AFTER_GRACE + DAY_MS);
+      expect(ensure).toHaveBeenCalledTimes(1);
+    } finally {
+      ensure.mockRestore();
+    }
   });
 
   it("migrates copies written in the clear, resumably: interrupted after a page, resumed from its cursor, each copy sealed once", async () => {
