@@ -170,9 +170,14 @@ async function unwrapOrNull(kms: KeyEncryptionKeys, period: string, wrapped: Buf
 /** A copy's key as found now: the key, or why there is none (its generation was shredded, or its KEK is gone). */
 export type KeyLookup = { ok: true; key: Buffer } | { ok: false; reason: "SHREDDED" | "KEY_MISSING" | "KEK_UNAVAILABLE"; shreddedAtMs: number | null; destroyAtMs: number | null };
 
-/** Opens data keys by a copy's `dataKey` reference, each at most once per instance (one per archive batch or export). */
+/** Opens data keys by a copy's `dataKey` reference, each at most once per instance (one per archive run, purge step or export). */
 export class DataKeys {
   private readonly cache = new Map<string, Promise<KeyLookup>>();
+
+  /** Whether `ref` was opened (or is being opened) already: a transaction opens only these, the rest first outside it. */
+  has(ref: string): boolean {
+    return this.cache.has(ref);
+  }
 
   open(ref: string): Promise<KeyLookup> {
     let hit = this.cache.get(ref);
