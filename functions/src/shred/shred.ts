@@ -47,7 +47,6 @@ export interface ShredSummary {
   kekDestroyed: number;
 }
 
-const markerRef = shredMarkerRef;
 
 /** The copies sealed under one key generation, in the current governed database. */
 const copiesOf = (ref: string): Query => db().collection(COLLECTIONS.archives).where("dataKey", "==", ref);
@@ -75,7 +74,7 @@ async function decide(snap: DocumentSnapshot, opts: ShredOptions, destroyAtMs: n
   const rec = keyRecordOf(snap)!;
   const ref = dataKeyRef(snap.id, rec.generation);
   return db().runTransaction(async (tx) => {
-    const marker = await tx.get(markerRef(snap.id, rec.generation));
+    const marker = await tx.get(shredMarkerRef(snap.id, rec.generation));
     if (marker.exists) return { verdict: { shred: true as const, reason: "ARCHIVE_RETENTION_ENDED" as const }, already: true };
     // The active holds through the hold fence (docs/HOLD-FENCE.md): the fence is read here, the hold records only when
     // its generation moved since the last key. A placement or release writes the fence this transaction read, so it
@@ -97,7 +96,7 @@ async function decide(snap: DocumentSnapshot, opts: ShredOptions, destroyAtMs: n
     const verdict = shredVerdict(facts, opts.nowMs);
     if (!verdict.shred) return { verdict, already: false };
     const evidence = await openEvidence(tx, snap.id);
-    tx.create(markerRef(snap.id, rec.generation), {
+    tx.create(shredMarkerRef(snap.id, rec.generation), {
       dataKey: ref,
       period: rec.period,
       kekId: kekIdOf(rec.period),
@@ -178,14 +177,4 @@ async function destroyEmptyPeriods(ring: string, due: string, nowMs: number): Pr
     n += destroyed;
     if (live.size < PAGE || destroyed === 0) return n;
   }
-}
-
-/** Whether copies of a key generation were shredded, and when they are fully gone (explain, export). */
-export async function shredMarker(ref: string): Promise<{ shreddedAtMs: number; fullyGoneByMs: number } | null> {
-  const m = /^(dk-[0-9a-f]{40})#g([0-9]+)$/.exec(ref);
-  if (!m) return null;
-  const snap = await markerRef(m[1]!, Number(m[2])).get();
-  const at = snap.get("shreddedAt") as unknown;
-  const gone = snap.get("fullyGoneBy") as unknown;
-  return at instanceof Timestamp && gone instanceof Timestamp ? { shreddedAtMs: at.toMillis(), fullyGoneByMs: gone.toMillis() } : null;
 }
