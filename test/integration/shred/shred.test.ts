@@ -16,7 +16,7 @@ import { scanRetention } from "../../../functions/src/audit/scan";
 import { archiveIdFor } from "../../../functions/src/purge/rules/archive";
 import { runNightlyPurge } from "../../../functions/src/purge/job";
 import { releaseHoldById } from "../../../functions/src/holds/service";
-import { DataKeys, dataKeyIdFor, keyForSubject, openCopy, sealPlaintextArchives, type ShredSummary } from "../../../functions/src/shred/index";
+import { DataKeys, dataKeyIdFor, keyForSubject, openCopy, sealPlaintextArchives, shredMarkerRef, type ShredSummary } from "../../../functions/src/shred/index";
 import { LOCAL_KMS_DATABASE, LocalKeys } from "../../../functions/src/platform/kms";
 import { sourceHash } from "../../../functions/src/purge/runner/archive";
 import { Timestamp as Ts } from "firebase-admin/firestore";
@@ -242,6 +242,50 @@ describe("crypto-shredded archives", () => {
     expect(await shredRun(SHRED_AT + DAY_MS)).toMatchObject({ shredded: 0 });
     for (const p of [copyOf(LATE), CLEAR]) expect(await opened(p)).toMatchObject({ ok: true });
     await expectChainVerifies();
+  });
+
+  it("Firestore serialises the shred's decision against a writer when both transactions read before either commits (the shapes decision 0038 relies on)", async () => {
+    // The decision reads the key's copies (a query on dataKey) and writes the marker; the writer reads the marker and
+    // writes a copy under the key. Each stalls after its reads until the other has read; whichever then commits, the
+    // other is retried and sees its write: never a marker and a copy under its generation both.
+    const ref = `${dataKeyIdFor({ kind: "scope", id: "t-race" })}#g1`;
+    const marker = shredMarkerRef(dataKeyIdFor({ kind: "scope", id: "t-race" }), 1);
+    for (const first of ["writer", "shred"] as const) {
+      await marker.delete();
+      const copy = db().doc(`archives/arc-race-${first}`);
+      let shredRead!: () => void;
+      let writerRead!: () => void;
+      const shredHasRead = new Promise<void>((r) => (shredRead = r));
+      const writerHasRead = new Promise<void>((r) => (writerRead = r));
+      let shredTries = 0;
+      let writerTries = 0;
+      const shred = db().runTransaction(async (tx) => {
+        shredTries++;
+        const copies = await tx.get(db().collection("archives").where("dataKey", "==", ref));
+        shredRead();
+        if (shredTries === 1) await writerHasRead;
+        if (first === "writer" && shredTries === 1) await new Promise((r) => setTimeout(r, 300));
+        if (!copies.empty) return "kept";
+        tx.create(marker, { dataKey: ref });
+        return "shredded";
+      });
+      const writer = db().runTransaction(async (tx) => {
+        writerTries++;
+        if (writerTries === 1) await shredHasRead;
+        const m = await tx.get(marker);
+        writerRead();
+        if (m.exists) return "refused";
+        if (first === "shred" && writerTries === 1) await new Promise((r) => setTimeout(r, 300));
+        tx.create(copy, { dataKey: ref });
+        return "written";
+      });
+      const outcome = await Promise.all([shred, writer]);
+      const state = { marker: (await marker.get()).exists, copy: (await copy.get()).exists };
+      // Which one wins is the lock manager's choice; that only one does, and the other saw it, is the invariant.
+      expect([["kept", "written"], ["shredded", "refused"]], first).toContainEqual(outcome);
+      expect(state, first).toEqual(outcome[0] === "kept" ? { marker: false, copy: true } : { marker: true, copy: false });
+      expect(shredTries + writerTries, first).toBeGreaterThanOrEqual(3);
+    }
   });
 
   it("a key ring rotation wraps a subject's active key again under the new ring and keeps its generation: its copies stay readable", async () => {
