@@ -351,6 +351,44 @@ describe("crypto-shredded archives", () => {
     }
   });
 
+  it("opens data keys outside transactions: the archive's read-back and the delete batches unwrap before their transactions, never in them", async () => {
+    // Every transaction's callback is counted while it runs; an unwrap (a KMS decrypt in production) must not happen
+    // inside one, where it would hold the transaction's locks for a KMS round trip.
+    let inTx = 0;
+    let unwraps = 0;
+    const inside: string[] = [];
+    const original = (proto: object, name: string) => Object.getOwnPropertyDescriptor(proto, name)!.value as (...args: unknown[]) => unknown;
+    // The governed database's instance (platform/firestore.ts wraps runTransaction on it): where the read-back and the
+    // delete batches run their transactions.
+    const governed = db();
+    const run = original(governed, "runTransaction") as typeof governed.runTransaction;
+    const txSpy = vi.spyOn(governed, "runTransaction").mockImplementation((fn, opts) =>
+      run(async (tx) => {
+        inTx++;
+        try {
+          return await fn(tx);
+        } finally {
+          inTx--;
+        }
+      }, opts),
+    );
+    const unwrap = original(LocalKeys.prototype, "unwrap");
+    const unwrapSpy = vi.spyOn(LocalKeys.prototype, "unwrap").mockImplementation(function (this: LocalKeys, ...args: unknown[]) {
+      unwraps++;
+      if (inTx > 0) inside.push(String(args[0]));
+      return Reflect.apply(unwrap, this, args) as Promise<Buffer>;
+    });
+    try {
+      await archiveBoth();
+    } finally {
+      txSpy.mockRestore();
+      unwrapSpy.mockRestore();
+    }
+    expect(inside).toEqual([]);
+    expect(unwraps).toBeGreaterThan(0);
+    for (const p of [ACME, BETA]) expect((await db().doc(p).get()).exists).toBe(false);
+  });
+
   it("migrates copies written in the clear, resumably: interrupted after a page, resumed from its cursor, each copy sealed once", async () => {
     const old = [1, 2, 3, 4].map((n) => ({ id: `arc-old-${n}`, sourcePath: `auditRecords/ar-${n}`, data: { action: "LOGIN", actorName: `Old Person ${n}`, at: new Ts(1_700_000_000 + n, 5_000) } }));
     for (const o of old) {

@@ -89,7 +89,7 @@ const MARKED_KEY_RETRIES = 3;
  * markers of the keys it seals under, in the same round trip as the sources: a key generation the shred has decided
  * to destroy seals nothing (its copy would be born unreadable); the slice is tried again under the next generation.
  */
-async function writeCopies(unit: ArchiveUnit, paths: readonly string[], env: StepEnv): Promise<ArchiveEntry[]> {
+async function writeCopies(unit: ArchiveUnit, paths: readonly string[], env: StepEnv): Promise<{ entries: ArchiveEntry[]; keyRefs: string[] }> {
   const entries: ArchiveEntry[] = [];
   // Every copy this run writes ends in the same period: the archive class's duration from now.
   const period = periodOf(archiveRetainUntil(archiveClassOf(policy()), env.nowMs));
@@ -123,7 +123,7 @@ async function writeCopies(unit: ArchiveUnit, paths: readonly string[], env: Ste
       log.warn("purge.archive.key_marked", { unitKey: unit.unitKey, keys: result.marked.map((k) => k.ref) });
     }
   }
-  return entries;
+  return { entries, keyRefs: [...new Set([...keys.values()].map((k) => k.ref))] };
 }
 
 type SliceResult = { ok: true; entries: ArchiveEntry[] } | { ok: false; marked: DataKey[] };
@@ -221,11 +221,14 @@ async function verifySlice(
 
 /** Archives and verifies the sources of a unit that need an archive. Nothing is deleted here. */
 export async function archiveAndVerify(unit: ArchiveUnit, paths: readonly string[], env: StepEnv): Promise<ArchiveResult> {
-  const entries = await writeCopies(unit, paths, env);
+  const { entries, keyRefs } = await writeCopies(unit, paths, env);
   await fire(env, { point: "afterArchiveWrite", unitKey: unit.unitKey, round: unit.round, step: null, batch: null, paths: entries.map((e) => archiveRef(e.archiveId).path) });
   const manifestHash = archiveManifestHash(entries);
   const problems: { path: string; problem: ArchiveProblem }[] = [];
+  // The keys the copies were sealed with, opened from the key store before the read-back's transactions (no KMS call
+  // while they hold their locks); a copy from an earlier run under another key is opened in its transaction.
   const keys = new DataKeys();
+  await Promise.all(keyRefs.map((r) => keys.open(r)));
   for (let i = 0; i < entries.length; i += ARCHIVE_SLICE) {
     problems.push(...(await verifySlice(unit, entries.slice(i, i + ARCHIVE_SLICE), manifestHash, env, keys)));
   }
