@@ -6,6 +6,7 @@ import { getAuth } from "firebase-admin/auth";
 import { ANCHOR_DATABASE, localAnchors } from "../../functions/src/platform/anchors";
 import { adminApp, db } from "../../functions/src/platform/firestore";
 import { LOCAL_KMS_DATABASE } from "../../functions/src/platform/kms";
+import { ARCHIVE_KEYS } from "../../functions/src/shred/keys";
 import { settleDeleteTriggers } from "./triggers";
 
 export const PROJECT_ID = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
@@ -55,7 +56,7 @@ export async function clearDataKeysOf(databaseId: string): Promise<void> {
   const ledger = process.env.RETENTION_LEDGER_DATABASE_ID || "erasure-ledger";
   if (ledger === databaseId) return;
   for (;;) {
-    const snap = await db(ledger).collection("archiveKeys").where("database", "==", databaseId).limit(400).get();
+    const snap = await db(ledger).collection(ARCHIVE_KEYS).where("database", "==", databaseId).limit(400).get();
     if (snap.empty) return;
     const batch = db(ledger).batch();
     for (const d of snap.docs) batch.delete(d.ref);

@@ -125,11 +125,6 @@ async function matchPage(q: ExplainQuery, size: number, afterDocId: string | nul
   return { docs: snap.docs.slice(0, size), more: snap.docs.length > size };
 }
 
-/**
- * The entries that say who allowed what the matches record: for each request they name, the request's own
- * decisions (who asked, what the purge decided, how it ended); for each purge run, the run's start (JOB_RUN,
- * an operator's) and any brake approval, with the approver's own decision entry.
- */
 /** How many archive copies of one source path explain looks at (a source is archived once per retention anchor). */
 const COPIES_SHOWN = 5;
 
@@ -152,6 +147,11 @@ async function shreddedCopiesOf(path: string): Promise<ChainedEvidence[]> {
   return out;
 }
 
+/**
+ * The entries that say who allowed what the matches record: for each request they name, the request's own
+ * decisions (who asked, what the purge decided, how it ended); for each purge run, the run's start (JOB_RUN,
+ * an operator's) and any brake approval, with the approver's own decision entry.
+ */
 async function contextOf(matches: readonly ChainedEvidence[]): Promise<ChainedEvidence[]> {
   const found = new Map<string, ChainedEvidence>();
   const keep = (e: ChainedEvidence) => found.set(entryDocId(e), e);

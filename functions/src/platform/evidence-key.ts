@@ -46,11 +46,17 @@ function onEmulatorOutsideFunction(env: Readonly<Record<string, string | undefin
 /** `functions/.secret.local`: from functions/src/platform (sources) and functions/lib/platform (the build) alike. */
 export const LOCAL_SECRET_FILE = join(__dirname, "..", "..", ".secret.local");
 
-function readLocalSecret(name: string): string | undefined {
-  if (!existsSync(LOCAL_SECRET_FILE)) return undefined;
-  for (const line of readFileSync(LOCAL_SECRET_FILE, "utf8").split("\n")) {
-    const m = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
-    if (m?.[1] === name) return m[2]!.replace(/^"(.*)"$/, "$1");
+/**
+ * A secret's line in the first of `files` that has it (`NAME=value`, quotes stripped), the emulators' secret files:
+ * `functions/.secret.local` unless told otherwise. Only for local secrets; the callers decide when to look.
+ */
+export function readLocalSecret(name: string, files: readonly string[] = [LOCAL_SECRET_FILE]): string | undefined {
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      const m = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
+      if (m?.[1] === name) return m[2]!.replace(/^"(.*)"$/, "$1");
+    }
   }
   return undefined;
 }

@@ -1,9 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KeyManagementServiceClient, protos } from "@google-cloud/kms";
 import { db } from "./firestore";
-import { LOCAL_SECRET_FILE } from "./evidence-key";
+import { LOCAL_SECRET_FILE, readLocalSecret } from "./evidence-key";
 import { settings } from "./settings";
 
 /**
@@ -139,14 +138,7 @@ export const ARCHIVE_KEK_SECRET = "RETENTION_ARCHIVE_KEK";
  * Functions emulator runs in, its working directory. Emulators only.
  */
 export function localRootKey(env: Readonly<Record<string, string | undefined>> = process.env): Buffer | null {
-  let raw = env[ARCHIVE_KEK_SECRET];
-  for (const file of [LOCAL_SECRET_FILE, join(process.cwd(), ".secret.local")]) {
-    if (raw || !existsSync(file)) continue;
-    for (const line of readFileSync(file, "utf8").split("\n")) {
-      const m = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
-      if (m?.[1] === ARCHIVE_KEK_SECRET) raw = m[2]!.replace(/^"(.*)"$/, "$1");
-    }
-  }
+  const raw = env[ARCHIVE_KEK_SECRET] || readLocalSecret(ARCHIVE_KEK_SECRET, [LOCAL_SECRET_FILE, join(process.cwd(), ".secret.local")]);
   if (!raw) return null;
   if (raw.length < 32) throw new Error(`${ARCHIVE_KEK_SECRET} must be at least 32 characters (e.g. \`openssl rand -hex 32\`)`);
   return createHash("sha256").update(raw, "utf8").digest();

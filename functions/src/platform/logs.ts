@@ -54,6 +54,7 @@ export type LogEvent =
   | "purge.request.moved_on"
   | "purge.hold_stopped"
   | "purge.brake.tripped"
+  | "purge.archive.key_marked"
   | "purge.archive.unverified"
   | "purge.verify.failed"
   | "purge.archive.verified"

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { FieldValue, Timestamp, type DocumentSnapshot } from "firebase-admin/firestore";
+import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot } from "firebase-admin/firestore";
 import { ledgerDb } from "../erasure/index";
 import { keyedSubjectHash } from "../evidence/index";
-import { governedDatabaseId } from "../platform/firestore";
+import { COLLECTIONS, db, governedDatabaseId } from "../platform/firestore";
 import { archiveKeks, archiveKeksIfConfigured, keksOfRing, KekUnavailableError, type KeyEncryptionKeys } from "../platform/kms";
 import { dataKeyName, dataKeyRef, kekIdOf, laterPeriod, newDataKey, parseDataKeyRef, type KeySubject } from "./rules";
 
@@ -65,17 +65,19 @@ export function keyRecordOf(snap: DocumentSnapshot): KeyRecord | null {
   };
 }
 
-/** Makes sure the period's KEK exists (in KMS, and its record here); refuses a period whose KEK was destroyed. */
+/**
+ * Makes sure the period's KEK exists (in KMS, and its record here); refuses a period whose KEK was destroyed. The
+ * record is written only after KMS made the key, so an ACTIVE record of this ring means the key is there: no KMS
+ * call then (creating a crypto key is an admin call with its own quota).
+ */
 async function ensurePeriod(kms: KeyEncryptionKeys, period: string, nowMs: number): Promise<void> {
   const ref = keksCol().doc(period);
   const snap = await ref.get();
-  if (snap.exists && snap.get("ring") === kms.ring && snap.get("state") !== "ACTIVE") {
-    throw new Error(`KEK_DESTROYED: the key-encryption key of period ${period} was destroyed; no data key may be wrapped under it`);
-  }
+  const inRing = snap.exists && snap.get("ring") === kms.ring;
+  if (inRing && snap.get("state") === "ACTIVE") return;
+  if (inRing) throw new Error(`KEK_DESTROYED: the key-encryption key of period ${period} was destroyed; no data key may be wrapped under it`);
   await kms.ensure(kekIdOf(period));
-  if (!snap.exists || snap.get("ring") !== kms.ring) {
-    await ref.set({ period, ring: kms.ring, kekId: kekIdOf(period), state: "ACTIVE", liveKey: periodKey(kms.ring, period), createdAt: Timestamp.fromMillis(nowMs) });
-  }
+  await ref.set({ period, ring: kms.ring, kekId: kekIdOf(period), state: "ACTIVE", liveKey: periodKey(kms.ring, period), createdAt: Timestamp.fromMillis(nowMs) });
 }
 
 /** Writes `data` to the key record only if it is as it was read (`snap`): a concurrent writer makes the caller retry. */
@@ -102,30 +104,51 @@ const activeFields = (kms: KeyEncryptionKeys, database: string, period: string, 
   destroyAt: FieldValue.delete(),
 });
 
+/** The error a step fails with when a subject's active data key cannot be opened: nothing is replaced or written. */
+export class DataKeyUnavailableError extends Error {
+  constructor(dataKeyId: string, generation: number, why: string) {
+    super(`DATA_KEY_UNAVAILABLE: the active data key ${dataKeyId}#g${generation} cannot be unwrapped (${why}); its copies stay as they are and none is written until it can`);
+    this.name = "DataKeyUnavailableError";
+  }
+}
+
+/**
+ * The marker the shred commits with its decision to shred a key generation (`retentionJobs/archive-shred-<key>-g<n>`,
+ * in the governed database): once it exists the generation is as good as shredded, whether or not its record is a
+ * tombstone yet. A writer that seals copies reads the markers of its keys in its own transaction (decision 0038).
+ */
+export const shredMarkerRef = (dataKeyId: string, generation: number): DocumentReference => db().collection(COLLECTIONS.retentionJobs).doc(`archive-shred-${dataKeyId}-g${generation}`);
+
 /**
  * The data key that seals a subject's copies ending in `period` (the latest period among the copies about to be
- * written): the subject's active key, wrapped again under `period` when its own period is earlier, or a new key
- * (a new generation) when it has none, or its key was shredded or cannot be unwrapped any more.
+ * written). A new key (the next generation) is made only when the subject has none, or its key was shredded, or the
+ * caller found the shred's marker on its active generation (`markedGeneration`: that generation is being shredded,
+ * and no copy may be sealed under it). Otherwise the active key is kept: wrapped again under `period` when its own
+ * period is earlier, and under the current ring when it was wrapped in another (a ring rotation keeps the
+ * generation). An active key that cannot be unwrapped fails loudly (DATA_KEY_UNAVAILABLE): replacing it would turn
+ * every copy it sealed into a shredded one.
  */
-export async function keyForSubject(subject: KeySubject, period: string, nowMs: number): Promise<DataKey> {
+export async function keyForSubject(subject: KeySubject, period: string, nowMs: number, markedGeneration = 0): Promise<DataKey> {
   const kms = await archiveKeks();
   const dataKeyId = dataKeyIdFor(subject);
   const ref = keysCol().doc(dataKeyId);
   for (let attempt = 0; attempt < 8; attempt++) {
     const snap = await ref.get();
     const rec = keyRecordOf(snap);
-    if (rec?.state === "ACTIVE" && rec.ring === kms.ring && rec.wrapped) {
-      const key = await unwrapOrNull(kms, rec.period, rec.wrapped, wrapAad(kms.ring, dataKeyId, rec.generation));
-      if (key) {
-        const target = laterPeriod(rec.period, period);
-        if (target === rec.period) return { dataKeyId, generation: rec.generation, ref: dataKeyRef(dataKeyId, rec.generation), key };
-        await ensurePeriod(kms, target, nowMs);
-        const wrapped = await kms.wrap(kekIdOf(target), key, wrapAad(kms.ring, dataKeyId, rec.generation));
-        if (await commitIf(snap, activeFields(kms, String(snap.get("database")), target, wrapped, nowMs))) return { dataKeyId, generation: rec.generation, ref: dataKeyRef(dataKeyId, rec.generation), key };
-        continue;
-      }
+    if (rec?.state === "ACTIVE" && rec.generation > markedGeneration) {
+      const own = rec.ring === kms.ring ? kms : await keksOfRing(rec.ring);
+      const key = rec.wrapped ? await unwrapOrNull(own, rec.period, rec.wrapped, wrapAad(rec.ring, dataKeyId, rec.generation)) : null;
+      if (!key) throw new DataKeyUnavailableError(dataKeyId, rec.generation, rec.wrapped ? `the KEK of period ${rec.period} in ${rec.ring} is unavailable` : "its record holds no wrapped key");
+      const target = laterPeriod(rec.period, period);
+      const found = { dataKeyId, generation: rec.generation, ref: dataKeyRef(dataKeyId, rec.generation), key };
+      if (target === rec.period && rec.ring === kms.ring) return found;
+      await ensurePeriod(kms, target, nowMs);
+      const wrapped = await kms.wrap(kekIdOf(target), key, wrapAad(kms.ring, dataKeyId, rec.generation));
+      if (await commitIf(snap, activeFields(kms, String(snap.get("database")), target, wrapped, nowMs))) return found;
+      continue;
     }
-    const generation = (rec?.generation ?? 0) + 1;
+    // None yet, shredded, or its active generation is being shredded: the next generation.
+    const generation = Math.max(rec?.generation ?? 0, markedGeneration) + 1;
     const key = newDataKey();
     await ensurePeriod(kms, period, nowMs);
     const wrapped = await kms.wrap(kekIdOf(period), key, wrapAad(kms.ring, dataKeyId, generation));
@@ -147,9 +170,14 @@ async function unwrapOrNull(kms: KeyEncryptionKeys, period: string, wrapped: Buf
 /** A copy's key as found now: the key, or why there is none (its generation was shredded, or its KEK is gone). */
 export type KeyLookup = { ok: true; key: Buffer } | { ok: false; reason: "SHREDDED" | "KEY_MISSING" | "KEK_UNAVAILABLE"; shreddedAtMs: number | null; destroyAtMs: number | null };
 
-/** Opens data keys by a copy's `dataKey` reference, each at most once per instance (one per archive batch or export). */
+/** Opens data keys by a copy's `dataKey` reference, each at most once per instance (one per archive run, purge step or export). */
 export class DataKeys {
   private readonly cache = new Map<string, Promise<KeyLookup>>();
+
+  /** Whether `ref` was opened (or is being opened) already: a transaction opens only these, the rest first outside it. */
+  has(ref: string): boolean {
+    return this.cache.has(ref);
+  }
 
   open(ref: string): Promise<KeyLookup> {
     let hit = this.cache.get(ref);

@@ -1,4 +1,4 @@
-import { FieldPath, FieldValue, Timestamp, type DocumentData } from "firebase-admin/firestore";
+import { FieldPath, FieldValue, Timestamp, type DocumentData, type DocumentReference } from "firebase-admin/firestore";
 import type { Actor } from "../kernel/actor";
 import { canonicalJson, hashCanonical } from "../kernel/canonical";
 import { EVIDENCE_TX, openEvidence } from "../evidence/index";
@@ -7,7 +7,7 @@ import { log } from "../platform/logs";
 import { toPlain } from "../platform/plain";
 import { subjectFromRecord } from "../requests/rules/requests";
 import { policy } from "../platform/registry";
-import { keyForSubject, type DataKey } from "./keys";
+import { keyForSubject, shredMarkerRef, type DataKey } from "./keys";
 import { isSealed, keySubjectOf, periodOf, seal, sealAad, type KeySubject } from "./rules";
 
 /**
@@ -56,6 +56,58 @@ async function subjectOfCopy(a: DocumentData): Promise<KeySubject> {
 
 const inClear = (a: DocumentData | undefined): boolean => !!a && !isSealed(a.sealed) && !!a.data && typeof a.data === "object";
 
+/** How often a page is tried again after the shred's marker turned up on one of its keys. */
+const MARKED_KEY_RETRIES = 3;
+
+type PageResult = { sealed: number; mismatched: number } | { marked: DataKey[] } | null;
+
+/**
+ * One page in one transaction: the cursor must still be where this run read the page (null: another run moved it),
+ * and no key it seals under may carry the shred's marker (`marked`: nothing written).
+ */
+async function sealPage(opts: SealMigrationOptions, refs: DocumentReference[], keys: Map<string, DataKey>, after: string | null, last: string | null, end: boolean, first: boolean): Promise<PageResult> {
+  const used = [...new Map([...keys.values()].map((k) => [k.ref, k])).values()];
+  return db().runTransaction(async (tx): Promise<PageResult> => {
+    const cp = (await tx.get(checkpointRef())).data();
+    const cursor = typeof cp?.after === "string" ? cp.after : null;
+    // Another run moved the cursor since this page was read: leave the page to it.
+    if (cursor !== after && !(opts.restart && first)) return null;
+    const read = refs.length + used.length > 0 ? await tx.getAll(...refs, ...used.map((k) => shredMarkerRef(k.dataKeyId, k.generation))) : [];
+    const marked = used.filter((_, j) => read[refs.length + j]!.exists);
+    if (marked.length > 0) return { marked };
+    const snaps = read.slice(0, refs.length);
+    const evidence = await openEvidence(tx, SEAL_MIGRATION_DOC);
+    const sealedPaths: string[] = [];
+    let mismatched = 0;
+    for (const s of snaps) {
+      const a = s.data();
+      const key = keys.get(s.id);
+      if (!inClear(a) || !key) continue;
+      const plaintext = canonicalJson(toPlain(a!.data));
+      if (hashCanonical(JSON.parse(plaintext)) !== a!.sha256 || typeof a!.sourcePath !== "string") {
+        mismatched++;
+        continue;
+      }
+      tx.update(s.ref, { sealed: seal(key.key, plaintext, sealAad(s.id, a!.sourcePath, key.ref)), dataKey: key.ref, data: FieldValue.delete() });
+      sealedPaths.push(s.ref.path);
+    }
+    tx.set(checkpointRef(), { after: last, done: end, updatedAt: Timestamp.fromMillis(opts.nowMs), sealedTotal: FieldValue.increment(sealedPaths.length) }, { merge: true });
+    if (sealedPaths.length > 0) {
+      evidence.append({
+        action: "ARCHIVE_SEALED",
+        actor: opts.actor,
+        decision: { reason: "ARCHIVE_PLAINTEXT_MIGRATED" },
+        policyVersion: policy().version,
+        atMs: opts.nowMs,
+        correlationId: opts.correlationId ?? null,
+        paths: sealedPaths,
+        counts: { sealed: sealedPaths.length, mismatched },
+      });
+    }
+    return { sealed: sealedPaths.length, mismatched };
+  }, EVIDENCE_TX);
+}
+
 export async function sealPlaintextArchives(opts: SealMigrationOptions): Promise<SealMigrationSummary> {
   const maxDocs = opts.maxDocs ?? 2_000;
   const pageSize = opts.pageSize ?? 100;
@@ -70,52 +122,35 @@ export async function sealPlaintextArchives(opts: SealMigrationOptions): Promise
     const page = await q.get();
     const last = page.docs[page.docs.length - 1]?.id ?? after;
     const end = page.size < Math.min(pageSize, maxDocs - summary.scanned);
-    // Keys first (another database), for the copies that need one; the page's transaction then re-reads the copies.
+    // Keys first (another database), for the copies that need one; the page's transaction then re-reads the copies,
+    // with the shred markers of those keys: a generation the shred decided on seals nothing, and the page is tried
+    // again under the next one (decision 0038, "race with a writer").
     const keys = new Map<string, DataKey>();
-    for (const d of page.docs) {
-      const a = d.data();
-      if (!inClear(a) || opts.dryRun) continue;
+    const subjects = new Map<string, KeySubject>();
+    const marked = new Map<string, number>();
+    const keyOf = async (id: string, a: DocumentData): Promise<DataKey> => {
+      const subject = subjects.get(id) ?? (await subjectOfCopy(a));
+      subjects.set(id, subject);
       const retainUntil = a.retainUntil as unknown;
-      keys.set(d.id, await keyForSubject(await subjectOfCopy(a), periodOf(retainUntil instanceof Timestamp ? retainUntil.toMillis() : null), opts.nowMs));
+      return keyForSubject(subject, periodOf(retainUntil instanceof Timestamp ? retainUntil.toMillis() : null), opts.nowMs, marked.get(`${subject.kind}:${subject.id}`));
+    };
+    if (!opts.dryRun) for (const d of page.docs) if (inClear(d.data())) keys.set(d.id, await keyOf(d.id, d.data()));
+    let counts: { sealed: number; mismatched: number } | null = null;
+    for (let attempt = 0; ; attempt++) {
+      const result = opts.dryRun ? { sealed: page.docs.filter((d) => inClear(d.data())).length, mismatched: 0 } : await sealPage(opts, page.docs.map((d) => d.ref), keys, after, last, end, summary.pages === 0);
+      if (result === null || !("marked" in result)) {
+        counts = result;
+        break;
+      }
+      if (attempt >= MARKED_KEY_RETRIES) throw new Error(`DATA_KEY_CONTENTION: the shred kept deciding on the data keys of the copies after ${after ?? "the start"} (${result.marked.map((k) => k.ref).join(", ")})`);
+      const refused = new Set(result.marked.map((k) => k.ref));
+      for (const [id, k] of [...keys]) {
+        if (!refused.has(k.ref)) continue;
+        const subject = subjects.get(id)!;
+        marked.set(`${subject.kind}:${subject.id}`, k.generation);
+        keys.set(id, await keyOf(id, page.docs.find((d) => d.id === id)!.data()));
+      }
     }
-    const counts = opts.dryRun
-      ? { sealed: page.docs.filter((d) => inClear(d.data())).length, mismatched: 0 }
-      : await db().runTransaction(async (tx) => {
-          const cp = (await tx.get(checkpointRef())).data();
-          const cursor = typeof cp?.after === "string" ? cp.after : null;
-          // Another run moved the cursor since this page was read: leave the page to it.
-          if (cursor !== after && !(opts.restart && summary.pages === 0)) return null;
-          const snaps = page.empty ? [] : await tx.getAll(...page.docs.map((d) => d.ref));
-          const evidence = await openEvidence(tx, SEAL_MIGRATION_DOC);
-          const sealedPaths: string[] = [];
-          let mismatched = 0;
-          for (const s of snaps) {
-            const a = s.data();
-            const key = keys.get(s.id);
-            if (!inClear(a) || !key) continue;
-            const plaintext = canonicalJson(toPlain(a!.data));
-            if (hashCanonical(JSON.parse(plaintext)) !== a!.sha256 || typeof a!.sourcePath !== "string") {
-              mismatched++;
-              continue;
-            }
-            tx.update(s.ref, { sealed: seal(key.key, plaintext, sealAad(s.id, a!.sourcePath, key.ref)), dataKey: key.ref, data: FieldValue.delete() });
-            sealedPaths.push(s.ref.path);
-          }
-          tx.set(checkpointRef(), { after: last, done: end, updatedAt: Timestamp.fromMillis(opts.nowMs), sealedTotal: FieldValue.increment(sealedPaths.length) }, { merge: true });
-          if (sealedPaths.length > 0) {
-            evidence.append({
-              action: "ARCHIVE_SEALED",
-              actor: opts.actor,
-              decision: { reason: "ARCHIVE_PLAINTEXT_MIGRATED" },
-              policyVersion: policy().version,
-              atMs: opts.nowMs,
-              correlationId: opts.correlationId ?? null,
-              paths: sealedPaths,
-              counts: { sealed: sealedPaths.length, mismatched },
-            });
-          }
-          return { sealed: sealedPaths.length, mismatched };
-        }, EVIDENCE_TX);
     if (counts === null) break;
     summary.scanned += page.size;
     summary.sealed += counts.sealed;

@@ -1,20 +1,21 @@
 import { FieldValue, Timestamp, type DocumentSnapshot, type Query, type Transaction } from "firebase-admin/firestore";
 import type { Actor } from "../kernel/actor";
 import { EVIDENCE_TX, openEvidence } from "../evidence/index";
-import { activeHoldsInTx } from "../holds/index";
+import { HoldView } from "../holds/index";
 import { DAY_MS } from "../kernel/policy";
 import { COLLECTIONS, db, governedDatabaseId } from "../platform/firestore";
 import { archiveKeks, archiveKeksIfConfigured, ArchiveKeyRingMissingError } from "../platform/kms";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import { settings } from "../platform/settings";
-import { keksCol, keyRecordOf, keysCol, moveKey, periodKey, ringTag, shredQueue, tombstoneKey } from "./keys";
+import { keksCol, keyRecordOf, keysCol, moveKey, periodKey, ringTag, shredMarkerRef, shredQueue, tombstoneKey } from "./keys";
 import { dataKeyRef, kekIdOf, lastEndedPeriod, shredVerdict, type KeyCopies, type ShredVerdict } from "./rules";
 
 /**
  * The shred (decision 0038), run by the nightly purge after its units, once per governed database:
  * 1. every active data key of this database whose period has ended is judged in a transaction of the governed
- *    database that reads the hold fence (every active hold) and the key's copies: no copy held or covered by an
+ *    database that reads the hold fence (and the active holds when its generation moved since the last key: HoldView)
+ *    and the key's copies: no copy held or covered by an
  *    active hold, and every copy's retention ended, and it is shredded: a marker
  *    (`retentionJobs/archive-shred-<key>-g<n>`) and ARCHIVE_SHREDDED evidence commit together, then the key record
  *    becomes a tombstone with no key material. Otherwise the key is wrapped again under a later period (its last
@@ -46,7 +47,6 @@ export interface ShredSummary {
   kekDestroyed: number;
 }
 
-const markerRef = (dataKeyId: string, generation: number) => db().collection(COLLECTIONS.retentionJobs).doc(`archive-shred-${dataKeyId}-g${generation}`);
 
 /** The copies sealed under one key generation, in the current governed database. */
 const copiesOf = (ref: string): Query => db().collection(COLLECTIONS.archives).where("dataKey", "==", ref);
@@ -70,13 +70,16 @@ async function coveredByHold(tx: Transaction, ref: string, targets: readonly str
 }
 
 /** Judges one due key in the governed database, and records the shred with its evidence when it may go. */
-async function decide(snap: DocumentSnapshot, opts: ShredOptions, destroyAtMs: number): Promise<{ verdict: ShredVerdict; already: boolean }> {
+async function decide(snap: DocumentSnapshot, opts: ShredOptions, destroyAtMs: number, holdView: HoldView): Promise<{ verdict: ShredVerdict; already: boolean }> {
   const rec = keyRecordOf(snap)!;
   const ref = dataKeyRef(snap.id, rec.generation);
   return db().runTransaction(async (tx) => {
-    const marker = await tx.get(markerRef(snap.id, rec.generation));
+    const marker = await tx.get(shredMarkerRef(snap.id, rec.generation));
     if (marker.exists) return { verdict: { shred: true as const, reason: "ARCHIVE_RETENTION_ENDED" as const }, already: true };
-    const holds = await activeHoldsInTx(tx);
+    // The active holds through the hold fence (docs/HOLD-FENCE.md): the fence is read here, the hold records only when
+    // its generation moved since the last key. A placement or release writes the fence this transaction read, so it
+    // is serialised against the decision as when the records themselves were read.
+    const { holds } = await holdView.inTx(tx);
     const [held, latest, open, count] = await Promise.all([
       tx.get(copiesOf(ref).where("legalHold", "==", true).select().limit(1)),
       tx.get(copiesOf(ref).orderBy("retainUntil", "desc").select("retainUntil").limit(1)),
@@ -93,7 +96,7 @@ async function decide(snap: DocumentSnapshot, opts: ShredOptions, destroyAtMs: n
     const verdict = shredVerdict(facts, opts.nowMs);
     if (!verdict.shred) return { verdict, already: false };
     const evidence = await openEvidence(tx, snap.id);
-    tx.create(markerRef(snap.id, rec.generation), {
+    tx.create(shredMarkerRef(snap.id, rec.generation), {
       dataKey: ref,
       period: rec.period,
       kekId: kekIdOf(rec.period),
@@ -130,6 +133,7 @@ export async function shredDueKeys(opts: ShredOptions): Promise<ShredSummary> {
   const destroyAtMs = opts.nowMs + settings.archiveKeyDestroyDays() * DAY_MS;
   const summary: ShredSummary = { shredded: 0, moved: 0, kekDestroyed: 0 };
   const database = governedDatabaseId();
+  const holdView = new HoldView();
   let after: DocumentSnapshot | null = null;
   for (;;) {
     let q = keysCol().where("shredQueue", ">=", shredQueue(kms.ring, database, "")).where("shredQueue", "<=", shredQueue(kms.ring, database, due)).orderBy("shredQueue").limit(PAGE);
@@ -137,7 +141,7 @@ export async function shredDueKeys(opts: ShredOptions): Promise<ShredSummary> {
     const page = await q.get();
     for (const snap of page.docs) {
       const rec = keyRecordOf(snap)!;
-      const { verdict } = await decide(snap, opts, destroyAtMs);
+      const { verdict } = await decide(snap, opts, destroyAtMs, holdView);
       await opts.afterDecision?.(snap.id, verdict);
       if (verdict.shred) {
         await tombstoneKey(snap.id, rec.generation, opts.nowMs, destroyAtMs);
@@ -173,14 +177,4 @@ async function destroyEmptyPeriods(ring: string, due: string, nowMs: number): Pr
     n += destroyed;
     if (live.size < PAGE || destroyed === 0) return n;
   }
-}
-
-/** Whether copies of a key generation were shredded, and when they are fully gone (explain, export). */
-export async function shredMarker(ref: string): Promise<{ shreddedAtMs: number; fullyGoneByMs: number } | null> {
-  const m = /^(dk-[0-9a-f]{40})#g([0-9]+)$/.exec(ref);
-  if (!m) return null;
-  const snap = await markerRef(m[1]!, Number(m[2])).get();
-  const at = snap.get("shreddedAt") as unknown;
-  const gone = snap.get("fullyGoneBy") as unknown;
-  return at instanceof Timestamp && gone instanceof Timestamp ? { shreddedAtMs: at.toMillis(), fullyGoneByMs: gone.toMillis() } : null;
 }

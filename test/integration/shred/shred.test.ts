@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { exportTenant, verifyExportDir } from "../../../functions/src/export/subject";
 import type { Timestamp } from "firebase-admin/firestore";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
@@ -16,10 +16,11 @@ import { scanRetention } from "../../../functions/src/audit/scan";
 import { archiveIdFor } from "../../../functions/src/purge/rules/archive";
 import { runNightlyPurge } from "../../../functions/src/purge/job";
 import { releaseHoldById } from "../../../functions/src/holds/service";
-import { DataKeys, dataKeyIdFor, openCopy, sealPlaintextArchives, type ShredSummary } from "../../../functions/src/shred/index";
+import { DataKeys, dataKeyIdFor, keyForSubject, openCopy, sealPlaintextArchives, shredMarkerRef, type ShredSummary } from "../../../functions/src/shred/index";
+import { LOCAL_KMS_DATABASE, LocalKeys } from "../../../functions/src/platform/kms";
 import { sourceHash } from "../../../functions/src/purge/runner/archive";
 import { Timestamp as Ts } from "firebase-admin/firestore";
-import { newDataKey, open, sealAad, type Sealed } from "../../../functions/src/shred/rules";
+import { kekIdOf, newDataKey, open, periodOf, sealAad, type Sealed } from "../../../functions/src/shred/rules";
 import { clearFirestore, db } from "../../helpers/emulator";
 import { dumpDatabase as dump, restoreInto } from "../../helpers/restore";
 import { AFTER_GRACE, evidence, expectChainVerifies, hold, InjectedCrash, pathCounts, putGoverned, reset, runOptions, T0 } from "../purge/support";
@@ -27,6 +28,8 @@ import { AFTER_GRACE, evidence, expectChainVerifies, hold, InjectedCrash, pathCo
 const LEDGER = "shred-ledger";
 const APP_RESTORED = "shred-app-restored";
 const LEDGER_RESTORED = "shred-ledger-restored";
+/** A second ledger database: its local key ring is another ring (platform/kms.ts names a local ring after its ledger). */
+const LEDGER_ROTATED = "shred-ledger-rotated";
 const ageDays = 2600; // past audit-7y's 2,557 days: the sweep archives them
 const ACME = "auditRecords/ar-acme";
 const BETA = "auditRecords/ar-beta";
@@ -66,7 +69,7 @@ describe("crypto-shredded archives", () => {
   beforeEach(async () => {
     process.env.RETENTION_LEDGER_DATABASE_ID = LEDGER;
     await reset();
-    for (const d of [LEDGER, APP_RESTORED, LEDGER_RESTORED]) await clearFirestore(d);
+    for (const d of [LEDGER, APP_RESTORED, LEDGER_RESTORED, LEDGER_ROTATED]) await clearFirestore(d);
   });
 
   it("stores a copy's personal fields only as ciphertext: unreadable without its key, readable with it", async () => {
@@ -193,6 +196,197 @@ describe("crypto-shredded archives", () => {
     expect(await opened(copyOf(placed))).toMatchObject({ ok: true });
     expect(await opened(copyOf(placed === ACME ? BETA : ACME))).toMatchObject({ ok: false, reason: "SHREDDED" });
     expect([acmeKey, betaKey]).toContain(dataKeyIdFor({ kind: "scope", id: placed === ACME ? "t-acme" : "t-beta" }));
+  });
+
+  it("a copy written while the shred decides on its key is never sealed under the shredded generation: the writer and the migration take the next one", async () => {
+    await archiveBoth();
+    const acmeKey = dataKeyIdFor({ kind: "scope", id: "t-acme" });
+    const betaKey = dataKeyIdFor({ kind: "scope", id: "t-beta" });
+    // Each key's shred decision has committed (its marker) and its tombstone has not, when another process seals a
+    // copy under it: for acme, another purge run archives a new record of the scope; for beta, the backfill seals a
+    // copy of the scope written in the clear.
+    const LATE = "auditRecords/ar-acme-late";
+    const CLEAR = "archives/arc-clear-beta";
+    const clearData = { action: "LOGIN", actorName: "Cleo Clear" };
+    const raced = new Set<string>();
+    const summary = await shredRun(SHRED_AT, {
+      afterShredDecision: async (dataKeyId, verdict) => {
+        if (raced.has(dataKeyId)) return;
+        raced.add(dataKeyId);
+        expect(verdict.shred).toBe(true);
+        if (dataKeyId === acmeKey) {
+          await putGoverned(LATE, { action: "REFUND_ISSUED", actorName: "Ada Later", actorEmail: "ada.later@example.com" }, { ageDays, tenantId: "t-acme" });
+          const run = await runNightlyPurge(runOptions({ nowMs: SHRED_AT, asOfMs: SHRED_AT, shred: false }));
+          expect((run.units as { unitKey: string; outcome: string }[]).find((u) => u.unitKey === "sweep-auditRecords")?.outcome).toBe("DONE");
+        } else {
+          await db().doc(CLEAR).set({ archiveId: CLEAR.split("/")[1], sourcePath: "auditRecords/ar-clear", sha256: sourceHash(clearData), data: clearData, tenantId: "t-beta", unitKey: "sweep-auditRecords", retentionClass: "audit-7y", retainUntil: Ts.fromMillis(SHRED_AT + 1000 * DAY_MS), verified: true });
+          expect(await sealPlaintextArchives({ nowMs: SHRED_AT, actor: { type: "system", id: "expiryBackfill" }, restart: true })).toMatchObject({ sealed: 1 });
+        }
+      },
+    });
+    expect([...raced].sort()).toEqual([acmeKey, betaKey].sort());
+    expect(summary.shredded).toBe(2);
+    // Each found the marker on g1 and sealed under g2; the shred's tombstone of g1 found g2 and left it.
+    expect((await db().doc(copyOf(LATE)).get()).get("dataKey")).toBe(`${acmeKey}#g2`);
+    expect((await db().doc(CLEAR).get()).get("dataKey")).toBe(`${betaKey}#g2`);
+    expect(await opened(copyOf(LATE))).toMatchObject({ ok: true, plain: { actorName: "Ada Later" } });
+    expect(await opened(CLEAR)).toMatchObject({ ok: true, plain: { actorName: "Cleo Clear" } });
+    for (const p of [ACME, BETA]) expect(await opened(copyOf(p))).toMatchObject({ ok: false, reason: "SHREDDED" });
+    for (const k of [acmeKey, betaKey]) expect((await db(LEDGER).doc(`archiveKeys/${k}`).get()).data()).toMatchObject({ state: "ACTIVE", generation: 2 });
+    // The invariant: every copy that no longer opens had reached the end of its retention; none still retained is sealed for good.
+    for (const d of (await db().collection("archives").get()).docs) {
+      const o = await opened(d.ref.path);
+      if (!o.ok) expect((d.get("retainUntil") as Timestamp).toMillis(), `${d.ref.path} unreadable while retained (${o.reason})`).toBeLessThanOrEqual(SHRED_AT);
+    }
+    // The next night's shred leaves the new generations alone (their copies end years later).
+    expect(await shredRun(SHRED_AT + DAY_MS)).toMatchObject({ shredded: 0 });
+    for (const p of [copyOf(LATE), CLEAR]) expect(await opened(p)).toMatchObject({ ok: true });
+    await expectChainVerifies();
+  });
+
+  it("Firestore serialises the shred's decision against a writer when both transactions read before either commits (the shapes decision 0038 relies on)", async () => {
+    // The decision reads the key's copies (a query on dataKey) and writes the marker; the writer reads the marker and
+    // writes a copy under the key. Each stalls after its reads until the other has read; whichever then commits, the
+    // other is retried and sees its write: never a marker and a copy under its generation both.
+    const ref = `${dataKeyIdFor({ kind: "scope", id: "t-race" })}#g1`;
+    const marker = shredMarkerRef(dataKeyIdFor({ kind: "scope", id: "t-race" }), 1);
+    for (const first of ["writer", "shred"] as const) {
+      await marker.delete();
+      const copy = db().doc(`archives/arc-race-${first}`);
+      let shredRead!: () => void;
+      let writerRead!: () => void;
+      const shredHasRead = new Promise<void>((r) => (shredRead = r));
+      const writerHasRead = new Promise<void>((r) => (writerRead = r));
+      let shredTries = 0;
+      let writerTries = 0;
+      const shred = db().runTransaction(async (tx) => {
+        shredTries++;
+        const copies = await tx.get(db().collection("archives").where("dataKey", "==", ref));
+        shredRead();
+        if (shredTries === 1) await writerHasRead;
+        if (first === "writer" && shredTries === 1) await new Promise((r) => setTimeout(r, 300));
+        if (!copies.empty) return "kept";
+        tx.create(marker, { dataKey: ref });
+        return "shredded";
+      });
+      const writer = db().runTransaction(async (tx) => {
+        writerTries++;
+        if (writerTries === 1) await shredHasRead;
+        const m = await tx.get(marker);
+        writerRead();
+        if (m.exists) return "refused";
+        if (first === "shred" && writerTries === 1) await new Promise((r) => setTimeout(r, 300));
+        tx.create(copy, { dataKey: ref });
+        return "written";
+      });
+      const outcome = await Promise.all([shred, writer]);
+      const state = { marker: (await marker.get()).exists, copy: (await copy.get()).exists };
+      // Which one wins is the lock manager's choice; that only one does, and the other saw it, is the invariant.
+      expect([["kept", "written"], ["shredded", "refused"]], first).toContainEqual(outcome);
+      expect(state, first).toEqual(outcome[0] === "kept" ? { marker: false, copy: true } : { marker: true, copy: false });
+      expect(shredTries + writerTries, first).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it("a key ring rotation wraps a subject's active key again under the new ring and keeps its generation: its copies stay readable", async () => {
+    await archiveBoth();
+    const acme = { kind: "scope", id: "t-acme" } as const;
+    const acmeKey = dataKeyIdFor(acme);
+    // The key store moves to another ledger database, whose local ring is another ring (as a new KMS key ring would be).
+    await restoreInto(db(LEDGER), db(LEDGER_ROTATED));
+    process.env.RETENTION_LEDGER_DATABASE_ID = LEDGER_ROTATED;
+    const before = (await db(LEDGER_ROTATED).doc(`archiveKeys/${acmeKey}`).get()).data()!;
+    expect(before.ring).toBe(`local/${LEDGER}`);
+    const key = await keyForSubject(acme, periodOf(SHRED_AT), AFTER_GRACE + DAY_MS);
+    expect(key.generation).toBe(1);
+    const after = (await db(LEDGER_ROTATED).doc(`archiveKeys/${acmeKey}`).get()).data()!;
+    expect(after).toMatchObject({ state: "ACTIVE", generation: 1, ring: `local/${LEDGER_ROTATED}` });
+    expect(Buffer.from(after.wrapped as Uint8Array).equals(Buffer.from(before.wrapped as Uint8Array))).toBe(false);
+    expect(await opened(copyOf(ACME))).toMatchObject({ ok: true, plain: { actorName: "Ada Lovelace" } });
+    // And the next call finds it in the current ring: nothing more to do.
+    expect((await keyForSubject(acme, periodOf(SHRED_AT), AFTER_GRACE + DAY_MS)).key.equals(key.key)).toBe(true);
+  });
+
+  it("an active key that cannot be unwrapped fails the archive loudly (DATA_KEY_UNAVAILABLE) and changes nothing", async () => {
+    await archiveBoth();
+    const acme = { kind: "scope", id: "t-acme" } as const;
+    const keyRef = db(LEDGER).doc(`archiveKeys/${dataKeyIdFor(acme)}`);
+    const before = await keyRef.get();
+    // Its period's KEK is unavailable (disabled in KMS, or a permission lost).
+    await db(LOCAL_KMS_DATABASE).doc(`rings/${LEDGER}/keks/${kekIdOf(String(before.get("period")))}`).update({ state: "DISABLED" });
+    await expect(keyForSubject(acme, periodOf(SHRED_AT), AFTER_GRACE + DAY_MS)).rejects.toThrow(/^DATA_KEY_UNAVAILABLE: /);
+    // A new record of the scope: the sweep's archive step fails, so its source is neither copied nor deleted.
+    const LATE = "auditRecords/ar-acme-late";
+    await putGoverned(LATE, { action: "REFUND_ISSUED", actorName: "Ada Later" }, { ageDays, tenantId: "t-acme" });
+    const failed = await runNightlyPurge(runOptions({ nowMs: AFTER_GRACE + DAY_MS, asOfMs: AFTER_GRACE + DAY_MS, shred: false })).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    expect(failed?.message).toBe("PURGE_RUN_FAILED: 1 unit(s) failed (sweep-auditRecords)");
+    expect(String((failed?.cause as Error | undefined)?.message)).toMatch(/^DATA_KEY_UNAVAILABLE: /);
+    expect((await db().doc(LATE).get()).exists).toBe(true);
+    expect((await db().doc(copyOf(LATE)).get()).exists).toBe(false);
+    const after = await keyRef.get();
+    expect(after.updateTime!.isEqual(before.updateTime!)).toBe(true);
+    expect(after.data()).toEqual(before.data());
+    // Once the KEK is back, the old copy opens and the subject's key is the same generation.
+    await db(LOCAL_KMS_DATABASE).doc(`rings/${LEDGER}/keks/${kekIdOf(String(before.get("period")))}`).update({ state: "ENABLED" });
+    expect(await opened(copyOf(ACME))).toMatchObject({ ok: true });
+    expect((await keyForSubject(acme, periodOf(SHRED_AT), AFTER_GRACE + DAY_MS)).generation).toBe(1);
+  });
+
+  it("asks KMS to make a period's key only when the key store has no active record of it in this ring", async () => {
+    await archiveBoth();
+    const ensure = vi.spyOn(LocalKeys.prototype, "ensure");
+    try {
+      // Both keys move to the same later period: the first move makes its KEK, the second finds its record.
+      const later = periodOf(SHRED_AT + 10 * DAY_MS);
+      for (const id of ["t-acme", "t-beta"]) expect((await keyForSubject({ kind: "scope", id }, later, AFTER_GRACE + DAY_MS)).generation).toBe(1);
+      expect(ensure.mock.calls.map((c) => c[0])).toEqual([kekIdOf(later)]);
+      // Nothing to move: no KMS call at all.
+      await keyForSubject({ kind: "scope", id: "t-acme" }, later, AFTER_GRACE + DAY_MS);
+      expect(ensure).toHaveBeenCalledTimes(1);
+    } finally {
+      ensure.mockRestore();
+    }
+  });
+
+  it("opens data keys outside transactions: the archive's read-back and the delete batches unwrap before their transactions, never in them", async () => {
+    // Every transaction's callback is counted while it runs; an unwrap (a KMS decrypt in production) must not happen
+    // inside one, where it would hold the transaction's locks for a KMS round trip.
+    let inTx = 0;
+    let unwraps = 0;
+    const inside: string[] = [];
+    const original = (proto: object, name: string) => Object.getOwnPropertyDescriptor(proto, name)!.value as (...args: unknown[]) => unknown;
+    // The governed database's instance (platform/firestore.ts wraps runTransaction on it): where the read-back and the
+    // delete batches run their transactions.
+    const governed = db();
+    const run = original(governed, "runTransaction") as typeof governed.runTransaction;
+    const txSpy = vi.spyOn(governed, "runTransaction").mockImplementation((fn, opts) =>
+      run(async (tx) => {
+        inTx++;
+        try {
+          return await fn(tx);
+        } finally {
+          inTx--;
+        }
+      }, opts),
+    );
+    const unwrap = original(LocalKeys.prototype, "unwrap");
+    const unwrapSpy = vi.spyOn(LocalKeys.prototype, "unwrap").mockImplementation(function (this: LocalKeys, ...args: unknown[]) {
+      unwraps++;
+      if (inTx > 0) inside.push(String(args[0]));
+      return Reflect.apply(unwrap, this, args) as Promise<Buffer>;
+    });
+    try {
+      await archiveBoth();
+    } finally {
+      txSpy.mockRestore();
+      unwrapSpy.mockRestore();
+    }
+    expect(inside).toEqual([]);
+    expect(unwraps).toBeGreaterThan(0);
+    for (const p of [ACME, BETA]) expect((await db().doc(p).get()).exists).toBe(false);
   });
 
   it("migrates copies written in the clear, resumably: interrupted after a page, resumed from its cursor, each copy sealed once", async () => {

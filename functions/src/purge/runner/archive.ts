@@ -11,7 +11,7 @@ import { policy } from "../../platform/registry";
 import { archiveClassOf, archiveIdFor, archiveManifestHash, archiveRetainUntil, archiveRetention, businessData, checkArchive, contentHash, type ArchiveEntry, type ArchiveProblem } from "../rules/archive";
 import { canonicalJson } from "../../kernel/canonical";
 import type { Subject } from "../../plan/rules";
-import { DataKeys, isSealed, keyForSubject, keySubjectOf, openCopy, periodOf, seal, sealAad, type DataKey, type KeySubject } from "../../shred/index";
+import { DataKeys, isSealed, keyForSubject, keySubjectOf, openCopy, periodOf, seal, sealAad, shredMarkerRef, type DataKey, type KeySubject } from "../../shred/index";
 import type { ArchiveCopies } from "../../requests/rules/gone-by";
 import type { UnitCheckpoint } from "../store";
 import { fire, purgeEvidence, type StepEnv } from "./env";
@@ -81,63 +81,103 @@ function archiveRecord(src: DocumentSnapshot, archiveId: string, holds: readonly
   };
 }
 
-/** Step 1: writes the missing copies, a slice per transaction, each with its evidence. */
-async function writeCopies(unit: ArchiveUnit, paths: readonly string[], env: StepEnv): Promise<ArchiveEntry[]> {
+/** How often a slice is tried again after the shred's marker turned up on one of its keys (each time with a new generation). */
+const MARKED_KEY_RETRIES = 3;
+
+/**
+ * Step 1: writes the missing copies, a slice per transaction, each with its evidence. The transaction reads the shred
+ * markers of the keys it seals under, in the same round trip as the sources: a key generation the shred has decided
+ * to destroy seals nothing (its copy would be born unreadable); the slice is tried again under the next generation.
+ */
+async function writeCopies(unit: ArchiveUnit, paths: readonly string[], env: StepEnv): Promise<{ entries: ArchiveEntry[]; keyRefs: string[] }> {
   const entries: ArchiveEntry[] = [];
   // Every copy this run writes ends in the same period: the archive class's duration from now.
   const period = periodOf(archiveRetainUntil(archiveClassOf(policy()), env.nowMs));
   const keys = new Map<string, DataKey>();
+  // Per subject, the generation the shred's marker was found on: never handed out again by this run.
+  const marked = new Map<string, number>();
+  const nameOf = (subject: KeySubject) => `${subject.kind}:${subject.id}`;
   const keyOf = async (subject: KeySubject): Promise<DataKey> => {
-    const name = `${subject.kind}:${subject.id}`;
+    const name = nameOf(subject);
     const hit = keys.get(name);
     if (hit) return hit;
-    const key = await keyForSubject(subject, period, env.nowMs);
+    const key = await keyForSubject(subject, period, env.nowMs, marked.get(name));
     keys.set(name, key);
     return key;
   };
   const subjectFor = (data: DocumentData | undefined): KeySubject => keySubjectOf(unit.subject, readGoverned(data ?? {})?.tenantId ?? "");
   for (let i = 0; i < paths.length; i += ARCHIVE_SLICE) {
     const slice = paths.slice(i, i + ARCHIVE_SLICE);
-    // The data keys first (the key store is another database): one per subject of the slice, as the sources read now.
-    const pre = await db().getAll(...slice.map((p) => db().doc(p)));
-    const sliceKeys = new Map<string, DataKey>();
-    for (const s of pre) if (s.exists) sliceKeys.set(s.ref.path, await keyOf(subjectFor(s.data())));
-    const written = await db().runTransaction(async (tx) => {
-      await fenceLease(tx, unit.leaseRef, env.holder);
-      const sources = (await tx.getAll(...slice.map((p) => db().doc(p)))).filter((s) => s.exists);
-      const ids = sources.map((s) => archiveIdFor(s.ref.path, readGoverned(s.data())?.createdAtMs ?? 0));
-      const archives = ids.length > 0 ? await tx.getAll(...ids.map(archiveRef)) : [];
-      const holds = await activeHoldsInTx(tx);
-      const evidence = await openEvidence(tx, unit.unitKey);
-      const created: string[] = [];
-      const out: ArchiveEntry[] = [];
-      sources.forEach((s, k) => {
-        const archiveId = ids[k]!;
-        out.push({ sourcePath: s.ref.path, archiveId, sha256: sourceHash(s.data() ?? {}) });
-        if (archives[k]!.exists) return;
-        const key = sliceKeys.get(s.ref.path);
-        const subject = subjectFor(s.data());
-        // A source that appeared or changed scope since the keys were fetched is left for the next run: no copy, no delete.
-        if (!key || key !== keys.get(`${subject.kind}:${subject.id}`)) return;
-        tx.create(archiveRef(archiveId), archiveRecord(s, archiveId, holds, env, unit, key));
-        created.push(s.ref.path);
-      });
-      renewLeaseInTx(tx, unit.leaseRef, env.holder);
-      if (created.length > 0) {
-        evidence.append(
-          purgeEvidence(env, unit, {
-            action: "ARCHIVE_CREATED",
-            decision: { reason: "ARCHIVE_REQUIRED_BY_POLICY" },
-            paths: created,
-            counts: { created: created.length },
-          }),
-        );
+    for (let attempt = 0; ; attempt++) {
+      const result = await writeSlice(unit, slice, env, keyOf, (s) => keys.get(nameOf(subjectFor(s.data()))), subjectFor);
+      if (result.ok) {
+        entries.push(...result.entries);
+        break;
       }
-      return out;
-    }, EVIDENCE_TX);
-    entries.push(...written);
+      if (attempt >= MARKED_KEY_RETRIES) throw new Error(`DATA_KEY_CONTENTION: the shred kept deciding on the data keys of ${unit.unitKey}'s copies (${result.marked.map((k) => k.ref).join(", ")})`);
+      for (const [name, k] of [...keys]) {
+        if (!result.marked.includes(k)) continue;
+        marked.set(name, k.generation);
+        keys.delete(name);
+      }
+      log.warn("purge.archive.key_marked", { unitKey: unit.unitKey, keys: result.marked.map((k) => k.ref) });
+    }
   }
-  return entries;
+  return { entries, keyRefs: [...new Set([...keys.values()].map((k) => k.ref))] };
+}
+
+type SliceResult = { ok: true; entries: ArchiveEntry[] } | { ok: false; marked: DataKey[] };
+
+async function writeSlice(
+  unit: ArchiveUnit,
+  slice: readonly string[],
+  env: StepEnv,
+  keyOf: (subject: KeySubject) => Promise<DataKey>,
+  currentKey: (source: DocumentSnapshot) => DataKey | undefined,
+  subjectFor: (data: DocumentData | undefined) => KeySubject,
+): Promise<SliceResult> {
+  // The data keys first (the key store is another database): one per subject of the slice, as the sources read now.
+  const pre = await db().getAll(...slice.map((p) => db().doc(p)));
+  const sliceKeys = new Map<string, DataKey>();
+  for (const s of pre) if (s.exists) sliceKeys.set(s.ref.path, await keyOf(subjectFor(s.data())));
+  const used = [...new Set(sliceKeys.values())];
+  return db().runTransaction(async (tx): Promise<SliceResult> => {
+    await fenceLease(tx, unit.leaseRef, env.holder);
+    const read = await tx.getAll(...slice.map((p) => db().doc(p)), ...used.map((k) => shredMarkerRef(k.dataKeyId, k.generation)));
+    // A marker on a key: the shred decided on it (its decision transaction read the key's copies and wrote the marker,
+    // which this transaction has now read, so the two are serialized). Nothing is written under it.
+    const marked = used.filter((_, j) => read[slice.length + j]!.exists);
+    if (marked.length > 0) return { ok: false, marked };
+    const sources = read.slice(0, slice.length).filter((s) => s.exists);
+    const ids = sources.map((s) => archiveIdFor(s.ref.path, readGoverned(s.data())?.createdAtMs ?? 0));
+    const archives = ids.length > 0 ? await tx.getAll(...ids.map(archiveRef)) : [];
+    const holds = await activeHoldsInTx(tx);
+    const evidence = await openEvidence(tx, unit.unitKey);
+    const created: string[] = [];
+    const out: ArchiveEntry[] = [];
+    sources.forEach((s, k) => {
+      const archiveId = ids[k]!;
+      out.push({ sourcePath: s.ref.path, archiveId, sha256: sourceHash(s.data() ?? {}) });
+      if (archives[k]!.exists) return;
+      const key = sliceKeys.get(s.ref.path);
+      // A source that appeared or changed scope since the keys were fetched is left for the next run: no copy, no delete.
+      if (!key || key !== currentKey(s)) return;
+      tx.create(archiveRef(archiveId), archiveRecord(s, archiveId, holds, env, unit, key));
+      created.push(s.ref.path);
+    });
+    renewLeaseInTx(tx, unit.leaseRef, env.holder);
+    if (created.length > 0) {
+      evidence.append(
+        purgeEvidence(env, unit, {
+          action: "ARCHIVE_CREATED",
+          decision: { reason: "ARCHIVE_REQUIRED_BY_POLICY" },
+          paths: created,
+          counts: { created: created.length },
+        }),
+      );
+    }
+    return { ok: true, entries: out };
+  }, EVIDENCE_TX);
 }
 
 /**
@@ -181,11 +221,14 @@ async function verifySlice(
 
 /** Archives and verifies the sources of a unit that need an archive. Nothing is deleted here. */
 export async function archiveAndVerify(unit: ArchiveUnit, paths: readonly string[], env: StepEnv): Promise<ArchiveResult> {
-  const entries = await writeCopies(unit, paths, env);
+  const { entries, keyRefs } = await writeCopies(unit, paths, env);
   await fire(env, { point: "afterArchiveWrite", unitKey: unit.unitKey, round: unit.round, step: null, batch: null, paths: entries.map((e) => archiveRef(e.archiveId).path) });
   const manifestHash = archiveManifestHash(entries);
   const problems: { path: string; problem: ArchiveProblem }[] = [];
+  // The keys the copies were sealed with, opened from the key store before the read-back's transactions (no KMS call
+  // while they hold their locks); a copy from an earlier run under another key is opened in its transaction.
   const keys = new DataKeys();
+  await Promise.all(keyRefs.map((r) => keys.open(r)));
   for (let i = 0; i < entries.length; i += ARCHIVE_SLICE) {
     problems.push(...(await verifySlice(unit, entries.slice(i, i + ARCHIVE_SLICE), manifestHash, env, keys)));
   }

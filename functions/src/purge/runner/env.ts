@@ -3,6 +3,7 @@ import type { HoldView } from "../../holds/index";
 import type { LeaseHolder } from "../../platform/lease";
 import type { RampLimiter } from "./rate-limiter";
 import type { UnitCheckpoint } from "../store";
+import type { DataKeys } from "../../shred/index";
 
 /**
  * Points where a test may inject a fault (throw, as a crash would) or act between batches (place a hold).
@@ -83,6 +84,11 @@ export interface StepEnv {
   parallelBatches: number;
   /** The active holds, read through the hold fence and cached per fence generation (holds/fence.ts). */
   holdView: HoldView;
+  /**
+   * The data keys that open archive copies, one cache per step (`runGroup` sets it); without one, a batch opens its
+   * own. Opened outside the batch's transaction (execute.ts), so no KMS call runs while it holds its locks.
+   */
+  dataKeys?: DataKeys;
   hook: PurgeHook | undefined;
   /** Wall-clock time after which no new step starts (the invocation's budget); the unit resumes later. */
   deadlineMs: number;

@@ -46,13 +46,20 @@ export async function deleteBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inP
   // The batch's items are known only inside the transaction: it reserves a full batch and gives back the rest.
   const reserved = purgeSettings.batchSize();
   await env.limiter.acquire(reserved);
+  const keys = env.dataKeys ?? new DataKeys();
   let done: BatchDecisionResult | null = null;
   try {
     for (let mode: "fast" | "read" = "fast"; ; ) {
       try {
-        done = await executeTx(cp, spec, env, mode);
+        done = await executeTx(cp, spec, env, mode, keys);
         break;
       } catch (err) {
+        if (err instanceof KeysFirst) {
+          // Archive copies under keys not opened yet: opened now, outside the transaction (a ledger read and a KMS
+          // unwrap each), then the transaction runs again and finds them in the step's cache.
+          await Promise.all(err.refs.map((r) => keys.open(r)));
+          continue;
+        }
         if (err instanceof MarkFirst) {
           // Trigger-collection documents are marked in a transaction of their own before the delete.
           const marked = await markBatch(cp, spec, env);
@@ -76,6 +83,13 @@ export async function deleteBatch(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inP
   countDeletions(done.paths, env);
   log.info("purge.batch.done", { unitKey: cp.unitKey, batch: spec.ref.id, deleted: done.paths.length });
   return done.outcome;
+}
+
+/** The delete transaction found archive copies under data keys not opened yet: nothing was written; open them first. */
+class KeysFirst extends Error {
+  constructor(readonly refs: readonly string[]) {
+    super("the batch's archive copies' data keys must be opened first");
+  }
 }
 
 /** The delete transaction found trigger-collection items not yet marked: nothing was written; mark them first. */
@@ -109,7 +123,7 @@ async function hooksAhead(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | 
 /** Whether a document read now is the version its batch decided on. */
 const isRecorded = (item: PurgeItem, snap: DocumentSnapshot): boolean => item.version !== undefined && versionOf(snap.updateTime) === item.version;
 
-function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv, mode: "fast" | "read"): Promise<BatchDecisionResult | null> {
+function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterPoint">, env: StepEnv, mode: "fast" | "read", keys: DataKeys): Promise<BatchDecisionResult | null> {
   const pol = policy();
   return inBatch(cp, { ...spec, inPoint: "inExecute", afterPoint: "afterExecute" }, env, async ({ tx, batch, holds }) => {
     if (!batch.marked && batch.items.some((i) => i.mark)) throw new MarkFirst();
@@ -128,6 +142,10 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
     const snaps =
       toRead.length === 0 ? [] : toRead.some((i) => i.archive) ? await tx.getAll(...toRead.map((i) => db().doc(i.path))) : await readFactsInTx(tx, toRead.map((i) => i.path));
     const archiveSnaps = await readArchives(tx, toRead, batch);
+    // Keys are opened outside the transaction (no KMS call while it holds its locks): any not opened yet, and nothing
+    // is decided here.
+    const unopened = [...new Set([...archiveSnaps.values()].map((a) => a.get("dataKey") as unknown).filter((r): r is string => typeof r === "string" && !keys.has(r)))];
+    if (unopened.length > 0) throw new KeysFirst(unopened);
     // A parent with anything under it is not deleted. Every item is probed, after the fence, the record and the
     // items are read (the probe is a plain query: it locks nothing): a child may have been created since the plan
     // under any of them, a planned leaf included (docs/PURGE-ENGINE.md, "Why every item is probed").
@@ -137,8 +155,7 @@ function executeTx(cp: UnitCheckpoint, spec: Omit<BatchSpec, "inPoint" | "afterP
     const probes = await probeBatch(paths, snaps.filter((snap) => !snap.exists).length, around === null ? null : aroundSnaps.filter((snap) => snap.exists).length);
     const ctx = { holds: holds.holds, workflowEligible: cp.kind === "request", policy: pol, nowMs: env.nowMs };
     // The archive is verified again now, against the source as it is in this transaction (its seal opened with its
-    // data key, each key read once per batch).
-    const keys = new DataKeys();
+    // data key, opened once per step before the transaction).
     const archiveOk = await Promise.all(
       toRead.map(async (item, k) => {
         const archive = archiveSnaps.get(item.path);

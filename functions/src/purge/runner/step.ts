@@ -4,6 +4,7 @@ import { EVIDENCE_TX, evidenceHeadRef, openEvidenceFrom } from "../../evidence/i
 import type { EvidenceBody } from "../../evidence/rules";
 import { fenceGenerationOf, holdFenceRef, type HoldSnapshot } from "../../holds/index";
 import { db } from "../../platform/firestore";
+import { DataKeys } from "../../shred/index";
 import { checkLease, fenceLease, leaseValue } from "../../platform/lease";
 import { stepsOf, type PurgeStep } from "../rules/batches";
 import { recordProblem } from "../rules/manifest";
@@ -182,8 +183,10 @@ async function runGroup(cp: UnitCheckpoint, step: number, s: Extract<PurgeStep, 
   const run = steps[s.batchKind];
   const first = firstOrdinal(cp, s.stage);
   const limit = pLimit(env.parallelBatches);
+  // One cache of data keys for the step's batches: each archive copy's key is opened once per step, not per batch.
+  const stepEnv: StepEnv = { ...env, dataKeys: new DataKeys() };
   const settled = await Promise.allSettled(
-    Array.from({ length: s.count }, (_, k) => limit(() => run(cp, { step, ref: batchRef(cp.unitKey, cp.planId, s.stage, s.first + k), ordinal: first + s.first + k }, env))),
+    Array.from({ length: s.count }, (_, k) => limit(() => run(cp, { step, ref: batchRef(cp.unitKey, cp.planId, s.stage, s.first + k), ordinal: first + s.first + k }, stepEnv))),
   );
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) throw failed.reason;
