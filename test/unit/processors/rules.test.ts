@@ -184,7 +184,7 @@ describe("a callback is authenticated from what it carries and the registry, bef
   it("a receipt signed with the named processor's key passes, with that processor", () => {
     const { asked, keysOf } = keys();
     const body = ack("r-1~email-platform");
-    expect(authenticateCallback(body, sign(body, KEY, T0), processors, keysOf, T0)).toEqual({ ok: true, ack: JSON.parse(body), processor: topic });
+    expect(authenticateCallback(body, sign(body, KEY, T0), processors, keysOf, T0)).toEqual({ ok: true, ack: { noticeId: "r-1~email-platform", idempotencyKey: "erase-x", receiptId: "rcpt-1" }, processor: topic });
     expect(asked).toEqual(["email-platform"]);
   });
 
