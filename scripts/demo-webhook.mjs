@@ -55,6 +55,7 @@ export function startDemoWebhook({ root, processor, secret, port, log = (line) =
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${port}/erasures`, stop: () => new Promise((r) => server.close(() => r())) }));
+    // Port 0 takes a free one (the seed's suite): the URL names the port bound.
+    server.listen(port, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${server.address().port}/erasures`, stop: () => new Promise((r) => server.close(() => r())) }));
   });
 }

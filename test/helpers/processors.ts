@@ -88,12 +88,20 @@ export async function startPubSubEmulator(): Promise<{ host: string; stop: () =>
   const child: ChildProcess = spawn(PUBSUB_EMULATOR, [`--host=127.0.0.1`, `--port=${port}`], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the Pub/Sub emulator did not start on ${host} in 30 s:\n${output}`)), 30_000);
+    // An emulator that did not start is stopped here: its JVM outlives a failed bind, and the suite never gets a stop.
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      reject(new Error(`the Pub/Sub emulator ${why}:\n${output}`));
+    };
+    const timer = setTimeout(() => fail(`did not start on ${host} in 30 s`), 30_000);
     const seen = (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes("Server started")) {
         clearTimeout(timer);
         resolve();
+      } else if (output.includes("BindException")) {
+        fail(`could not take ${host} (another run's emulator has it? EMULATOR_PORT_OFFSET moves it)`);
       }
     };
     child.stdout!.on("data", seen);

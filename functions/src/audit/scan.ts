@@ -25,6 +25,7 @@ import {
 } from "./rules";
 import type { ActiveHoldRef } from "../kernel/held";
 import { parentDocumentPath, segments } from "../kernel/paths";
+import { OPEN_NOTICE_STATES } from "../kernel/processor-states";
 import { newStats, tallyDoc, tallyRequest, type AuditStats } from "./stats";
 import { auditObjects } from "./objects";
 import { storageSettings } from "../platform/storage";
@@ -305,7 +306,7 @@ class AuditRun {
     if (this.ctx.policy.registry.processors.length === 0) return;
     const overdue = db()
       .collection(COLLECTIONS.processorNotices)
-      .where("state", "in", ["PENDING", "SENT", "FAILED", "HELD"])
+      .where("state", "in", [...OPEN_NOTICE_STATES])
       .where("deadlineAt", "<", Timestamp.fromMillis(this.opts.nowMs))
       .orderBy("deadlineAt")
       .select("processor", "state", "deadlineAt");

@@ -22,6 +22,8 @@ export const ProcessorView = z.object({
   /** Why the last delivery attempt failed (a code: TIMEOUT, HTTP_503, RECEIPT_FORGED...), null after a success. */
   lastError: z.string().nullable(),
 });
+/** One processor as a status shows it: the schema's own type, which the engine builds (processors/views.ts). */
+export type ProcessorView = z.infer<typeof ProcessorView>;
 
 /** Staff confirm that a manual processor (a vendor with no API) erased the subject: the vendor's receipt or ticket id. */
 export const ConfirmProcessorNoticeInput = z

@@ -1,10 +1,9 @@
-import { getFunctions } from "firebase-admin/functions";
 import { hashCanonical } from "../kernel/canonical";
 import { PRIMARY_CELL } from "../kernel/policy";
-import { adminApp, currentCell } from "../platform/firestore";
-import { functionId } from "../platform/function-ids";
-import type { ApplyHold } from "./service";
+import { currentCell } from "../platform/firestore";
 import { log } from "../platform/logs";
+import { enqueueOnce } from "../platform/tasks";
+import type { ApplyHold } from "./service";
 
 /** The payload of one `applyRetentionHold` task: which hold, and from which cursor (for the task id). */
 export interface ApplyHoldTask {
@@ -24,12 +23,7 @@ export async function enqueueHoldTask(unstamped: ApplyHoldTask): Promise<void> {
   // A hold's flagging runs in its own cell: the payload names it (absent for the primary, whose ids are as they were).
   const cell = currentCell();
   const task = cell === PRIMARY_CELL ? unstamped : { ...unstamped, database: cell };
-  try {
-    await getFunctions(adminApp()).taskQueue<ApplyHoldTask>(functionId("applyRetentionHold")).enqueue(task, { id: `ah-${hashCanonical(task).slice(0, 40)}` });
-  } catch (err) {
-    if ((err as { code?: string }).code === "functions/task-already-exists") return;
-    throw err;
-  }
+  if (!(await enqueueOnce("applyRetentionHold", task, `ah-${hashCanonical(task).slice(0, 40)}`))) return;
   log.info("hold.apply.enqueued", { holdId: task.holdId });
 }
 

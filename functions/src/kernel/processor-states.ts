@@ -11,6 +11,9 @@
 export const NOTICE_STATES = ["PENDING", "SENT", "ACKNOWLEDGED", "FAILED", "HELD"] as const;
 export type NoticeState = (typeof NOTICE_STATES)[number];
 
+/** The notice states that are still open: the processor has not confirmed the deletion (every state but ACKNOWLEDGED). */
+export const OPEN_NOTICE_STATES: readonly NoticeState[] = NOTICE_STATES.filter((s) => s !== "ACKNOWLEDGED");
+
 /** What a status, `requests show`, `explain` and the console say of a processor: an open notice past its deadline is overdue. */
 export const PROCESSOR_STATUSES = ["pending", "held", "sent", "acknowledged", "overdue", "failed"] as const;
 export type ProcessorStatus = (typeof PROCESSOR_STATUSES)[number];

@@ -96,7 +96,8 @@ export type LogEvent =
   | "processor.notice.held"
   | "processor.acknowledged"
   | "processor.ack.refused"
-  | "processor.sweep.done";
+  | "processor.sweep.done"
+  | "processor.sweep.failed";
 
 type Fields = Record<string, string | number | boolean | null | undefined | string[]>;
 

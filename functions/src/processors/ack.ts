@@ -6,8 +6,8 @@ import { db } from "../platform/firestore";
 import { log } from "../platform/logs";
 import { processorKeys } from "../platform/processors";
 import { policy } from "../platform/registry";
-import { ackDecision, noticeId as noticeIdOf, parseAcknowledgement, verifySignature, type AckDecision, type Acknowledgement, type Notice } from "./rules";
-import { noticeOf, noticeRef, processorOf, requestDocRef } from "./store";
+import { ackDecision, authenticateCallback, noticeId as noticeIdOf, type AckDecision, type Acknowledgement, type Notice } from "./rules";
+import { noticeOf, noticeRef, requestDocRef } from "./store";
 
 /** How an acknowledgement arrived: the webhook's own answer, a signed callback, or a staff member's confirmation. */
 export type AckVia = "response" | "callback" | "staff";
@@ -54,28 +54,24 @@ export interface CallbackAnswer {
 }
 
 /**
- * A processor's signed callback (the ackProcessorNotice endpoint): the body is an acknowledgement, signed
- * with the processor's key in the signature header. Everything is checked before anything is written: a body that
- * is not an acknowledgement is 400; an unknown notice, a manual processor's (it has no key), a bad, stale or
- * missing signature, or the wrong idempotency key is 401 and changes nothing; a valid one is recorded once (200,
- * `recorded: false` with ALREADY_ACKNOWLEDGED for the second answer).
+ * A processor's signed callback (the ackProcessorNotice endpoint): the body is an acknowledgement, signed with the
+ * processor's key in the signature header. It is authenticated before anything is read (processors/rules.ts
+ * #authenticateCallback): a body that is not an acknowledgement is 400; a notice id that names no webhook or topic
+ * processor of the registry, or a bad, stale or missing signature with that processor's keys, is 401 with nothing
+ * read or written. Only then is the notice read, in the transaction that records it: an unknown notice or the wrong
+ * idempotency key is 401 and changes nothing; a valid one is recorded once (200, `recorded: false` with
+ * ALREADY_ACKNOWLEDGED for the second answer).
  */
 export async function handleAckCallback(rawBody: string, signature: string | undefined, nowMs: number): Promise<CallbackAnswer> {
-  const ack = parseAcknowledgement(rawBody);
-  if (!ack) return { status: 400, body: { recorded: false, reason: "MALFORMED_ACKNOWLEDGEMENT" } };
-  const refused = (why: string): CallbackAnswer => {
-    log.warn("processor.ack.refused", { noticeId: ack.noticeId.slice(0, 300), why });
+  const refused = (noticeId: string, why: string): CallbackAnswer => {
+    log.warn("processor.ack.refused", { noticeId: noticeId.slice(0, 300), why });
     return { status: 401, body: { recorded: false, reason: "ACKNOWLEDGEMENT_REFUSED" } };
   };
-  const n = noticeOf(await noticeRef(ack.noticeId).get());
-  if (!n) return refused("NOT_FOUND");
-  const p = processorOf(n);
-  if (p.kind === "manual") return refused("MANUAL_PROCESSOR");
   // Against the wall clock (a signature's time is the sender's), whatever business time the caller records at.
-  const check = verifySignature(rawBody, signature, processorKeys(p), Date.now());
-  if (check !== "VALID") return refused(check);
-  const decision = await acknowledgeNotice(ack, "callback", { type: "system", id: `processor:${p.name}` }, nowMs);
-  if (decision === "WRONG_KEY") return refused("WRONG_KEY");
+  const auth = authenticateCallback(rawBody, signature, policy().registry.processors, processorKeys, Date.now());
+  if (!auth.ok) return auth.status === 400 ? { status: 400, body: { recorded: false, reason: auth.reason } } : refused(auth.noticeId, auth.reason);
+  const decision = await acknowledgeNotice(auth.ack, "callback", { type: "system", id: `processor:${auth.processor.name}` }, nowMs);
+  if (decision === "WRONG_KEY" || decision === "NOT_FOUND") return refused(auth.ack.noticeId, decision);
   return { status: 200, body: { recorded: decision === "RECORD", reason: decision } };
 }
 

@@ -4,5 +4,5 @@ export { writeNoticesInTx, existingNoticesInTx, deliverNotice, heldPathsOf, type
 export { acknowledgeNotice, confirmManualProcessor, handleAckCallback, type CallbackAnswer } from "./ack";
 export { sweepProcessorNotices, enqueueNoticeTask, type EnqueueNotice, type NoticeTask } from "./sweep";
 export { noticesOfRequest, noticeRef } from "./store";
-export { openProcessors, processorStatus, processorsDeadlineMs, type Notice, type ProcessorStatus } from "./rules";
+export { notifiedRequestIds, openProcessors, processorStatus, processorsDeadlineMs, type Notice, type ProcessorStatus } from "./rules";
 export { processorViews, type ProcessorView } from "./views";

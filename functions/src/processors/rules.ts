@@ -2,7 +2,8 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { hashCanonical } from "../kernel/canonical";
 import { DAY_MS } from "../kernel/policy";
 import type { Processor } from "../kernel/policy-schema";
-import { NOTICE_STATES, type NoticeState, type ProcessorStatus } from "../kernel/processor-states";
+import type { RequestState } from "../kernel/request-states";
+import { NOTICE_STATES, OPEN_NOTICE_STATES, type NoticeState, type ProcessorStatus } from "../kernel/processor-states";
 
 /**
  * The processors' rules, pure (docs/decisions/0039-processors.md): which processors an erasure notifies, the notice
@@ -12,9 +13,7 @@ import { NOTICE_STATES, type NoticeState, type ProcessorStatus } from "../kernel
 
 export type { Processor };
 
-export { NOTICE_STATES, type NoticeState, type ProcessorStatus };
-/** Not closed: the processor has not confirmed the deletion. */
-export const OPEN_NOTICE_STATES: readonly NoticeState[] = ["PENDING", "SENT", "FAILED", "HELD"];
+export { NOTICE_STATES, OPEN_NOTICE_STATES, type NoticeState, type ProcessorStatus };
 
 /** The subject kinds a data map has, as a processor's `receives` names them. */
 export type SubjectKind = "user" | "tenant";
@@ -26,6 +25,15 @@ export function processorsFor(processors: readonly Processor[], kind: SubjectKin
 
 /** The outbox entry's id: one per request and processor, so writing it twice is writing it once. */
 export const noticeId = (requestId: string, processor: string): string => `${requestId}~${processor}`;
+
+/**
+ * The processor a notice id names: what follows its last `~` (a processor's name is kebab-case, so it has none);
+ * null when the id has no `~` or nothing after it.
+ */
+export function processorNameOf(noticeId: string): string | null {
+  const i = noticeId.lastIndexOf("~");
+  return i < 0 || i === noticeId.length - 1 ? null : noticeId.slice(i + 1);
+}
 
 /** The key the processor deduplicates on: the same for every delivery of one notice, and nothing personal. */
 export const idempotencyKey = (requestId: string, processor: string): string => `erase-${hashCanonical({ requestId, processor }).slice(0, 40)}`;
@@ -76,6 +84,15 @@ export function newNotice(p: Processor, request: { requestId: string; subject: N
   };
 }
 
+/**
+ * The requests among these that can have notices: only a PURGED one, since its notices are written in the
+ * transaction that ends it PURGED (and PURGED is final). A status asks for no other's (a group's members still in
+ * grace or under a hold would be a query each that finds nothing).
+ */
+export function notifiedRequestIds(requests: readonly { requestId: string; state: RequestState }[]): string[] {
+  return requests.filter((r) => r.state === "PURGED").map((r) => r.requestId);
+}
+
 /** The latest agreed deadline of the processors an erasure notifies (null: none): "fully gone by" waits for it. */
 export function processorsDeadlineMs(processors: readonly Processor[], kind: SubjectKind, purgedAtMs: number): number | null {
   const days = processorsFor(processors, kind).map((p) => p.deadlineDays);
@@ -91,7 +108,7 @@ export function processorStatus(n: Pick<Notice, "state" | "deadlineAtMs">, nowMs
 
 /** The processors still open on a request (not acknowledged), as `name:status`: what ERASURE_COMPLETE records. */
 export function openProcessors(notices: readonly Pick<Notice, "processor" | "state" | "deadlineAtMs">[], nowMs: number): string[] {
-  return notices.filter((n) => n.state !== "ACKNOWLEDGED").map((n) => `${n.processor}:${processorStatus(n, nowMs)}`).sort();
+  return notices.filter((n) => OPEN_NOTICE_STATES.includes(n.state)).map((n) => `${n.processor}:${processorStatus(n, nowMs)}`).sort();
 }
 
 /**
@@ -176,6 +193,39 @@ export function parseAcknowledgement(body: string): Acknowledgement | null {
   const text = (x: unknown, max: number) => typeof x === "string" && x.length > 0 && x.length <= max && /^[\x20-\x7E]+$/.test(x);
   if (!text(o.noticeId, 300) || !text(o.idempotencyKey, 100) || !text(o.receiptId, 200)) return null;
   return { noticeId: o.noticeId as string, idempotencyKey: o.idempotencyKey as string, receiptId: o.receiptId as string };
+}
+
+/** Why a callback is refused before anything is read (the endpoint answers all of them alike, 401). */
+export type CallbackRefusal = "UNKNOWN_PROCESSOR" | "MANUAL_PROCESSOR" | Exclude<SignatureCheck, "VALID">;
+
+export type CallbackAuthentication =
+  | { ok: true; ack: Acknowledgement; processor: Processor }
+  | { ok: false; status: 400; reason: "MALFORMED_ACKNOWLEDGEMENT" }
+  | { ok: false; status: 401; reason: CallbackRefusal; noticeId: string };
+
+/**
+ * Authenticates a processor's signed callback from what it carries and the registry alone, before anything is read:
+ * the body must be an acknowledgement; the notice id in it names the processor, whose keys (`keysOf`, asked only for
+ * a registered webhook or topic processor) must verify the signature at `nowMs`. The stored notice is looked at only
+ * after this passes, so an unauthenticated caller costs no read and learns nothing of which notices exist.
+ */
+export function authenticateCallback(
+  rawBody: string,
+  signature: string | undefined,
+  processors: readonly Processor[],
+  keysOf: (p: Processor) => readonly string[],
+  nowMs: number,
+): CallbackAuthentication {
+  const ack = parseAcknowledgement(rawBody);
+  if (!ack) return { ok: false, status: 400, reason: "MALFORMED_ACKNOWLEDGEMENT" };
+  const refused = (reason: CallbackRefusal): CallbackAuthentication => ({ ok: false, status: 401, reason, noticeId: ack.noticeId });
+  const name = processorNameOf(ack.noticeId);
+  const p = processors.find((x) => x.name === name);
+  if (!p) return refused("UNKNOWN_PROCESSOR");
+  // A manual processor has no key: staff confirm it in the console, never a callback.
+  if (p.kind === "manual") return refused("MANUAL_PROCESSOR");
+  const check = verifySignature(rawBody, signature, keysOf(p), nowMs);
+  return check === "VALID" ? { ok: true, ack, processor: p } : refused(check);
 }
 
 /** What recording an acknowledgement does to a notice: record it, or nothing (a second answer, or the wrong notice). */

@@ -1,26 +1,15 @@
+import type { ProcessorView } from "../contract/processors";
 import { policy } from "../platform/registry";
-import { processorStatus, type Notice, type ProcessorStatus } from "./rules";
+import { processorStatus } from "./rules";
 import { noticesOfRequest } from "./store";
+
+export type { ProcessorView };
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** What a status shows of one processor's notice. */
-export interface ProcessorView {
-  processor: string;
-  kind: Notice["kind"];
-  status: ProcessorStatus;
-  requestId: string;
-  deadline: string;
-  sentAt: string | null;
-  acknowledgedAt: string | null;
-  receiptId: string | null;
-  attempts: number;
-  lastError: string | null;
-}
-
 /** The notices of these requests as a status shows them, by request then processor. */
 export async function processorViews(requestIds: readonly string[], nowMs: number): Promise<ProcessorView[]> {
-  if (policy().registry.processors.length === 0) return [];
+  if (policy().registry.processors.length === 0 || requestIds.length === 0) return [];
   const notices = (await Promise.all(requestIds.map((id) => noticesOfRequest(id)))).flat();
   return notices.map((n) => ({
     processor: n.processor,

@@ -9,7 +9,7 @@ import { subjectView } from "./rules/subject-view";
 import { currentStatusSummary } from "./status";
 import { cellsOfRecord } from "./cells";
 import { statusView as cellStatusView, type CellView } from "./view";
-import { processorViews, type ProcessorView } from "../processors/index";
+import { notifiedRequestIds, processorViews, type ProcessorView } from "../processors/index";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 /** A request's grace and due dates: null while a tenant's closure awaits its approval. */
@@ -30,8 +30,9 @@ export interface StatusEnv {
  */
 export async function statusView(request: DeletionRequest, snap: DocumentSnapshot, audience: StatusAudience, env: StatusEnv): Promise<StatusView> {
   const view = await requestView(request, snap, audience, env);
-  // The processors each request (a group: each member) notified when it ended PURGED (docs/decisions/0039-processors.md).
-  const processors = await processorViews(view.group ? view.group.requests.map((r) => r.requestId) : [request.requestId], env.nowMs);
+  // The processors each request (a group: each member) notified when it ended PURGED (docs/decisions/0039-processors.md);
+  // a request or member not PURGED yet has none to read.
+  const processors = await processorViews(notifiedRequestIds(view.group ? view.group.requests : [request]), env.nowMs);
   return processors.length > 0 ? { ...view, processors } : view;
 }
 

@@ -1,13 +1,18 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_DOCS, DEMO_USERS } from "../../../examples/atlasmart/data";
 import { SCENARIO_CLOSED_TENANT, SCENARIO_SUBJECTS, seedDemoScenario } from "../../../examples/atlasmart/scenario";
 import { seedDemo } from "../../../examples/atlasmart/seed";
+import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import { listBrakeRunsHandler } from "../../../functions/src/entrypoints/callable/list-brake-runs";
 import { listDeletionRequestsHandler } from "../../../functions/src/entrypoints/callable/list-deletion-requests";
 import { verifyEvidence } from "../../../functions/src/evidence/index";
 import { policy } from "../../../functions/src/platform/registry";
 import { getAuth } from "firebase-admin/auth";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import example from "../../../examples/atlasmart/example.json";
+import { startDemoWebhook } from "../../../scripts/demo-webhook.mjs";
 
 async function snapshotAll(): Promise<Record<string, unknown>> {
   const snaps = await db().getAll(...DEMO_DOCS.map((d) => db().doc(d.path)));
@@ -15,9 +20,21 @@ async function snapshotAll(): Promise<Record<string, unknown>> {
 }
 
 describe("seed-demo", () => {
+  // The local webhook `npm start` runs for the example's demo processor (scripts/demo-webhook.mjs, example.json
+  // `demoWebhook`), pointed at as the harness points it: the scenario's erasure must reach it.
+  const webhookLines: string[] = [];
+  let webhook: { url: string; stop: () => Promise<void> } | undefined;
+
   beforeAll(async () => {
     await clearFirestore();
     await clearAuth();
+    webhook = await startDemoWebhook({ root: join(import.meta.dirname, "..", "..", ".."), processor: example.demoWebhook.processor, secret: example.demoWebhook.secret, port: 0, log: (line) => webhookLines.push(line) });
+    process.env.RETENTION_PROCESSOR_ENDPOINTS = `${example.demoWebhook.processor}=${webhook.url}`;
+  });
+
+  afterAll(async () => {
+    delete process.env.RETENTION_PROCESSOR_ENDPOINTS;
+    await webhook?.stop();
   });
 
   it("seeds every fixed id with retention fields, and a second run leaves the same data", async () => {
@@ -72,11 +89,22 @@ describe("seed-demo", () => {
     expect(page.people[closure[0]!.requestedBy]).toEqual({ name: "Rita (retention-admin)", email: "rita.admin@atlasmart.test" });
     const brake = await listBrakeRunsHandler({ state: "WAITING" }, officer);
     expect(brake.items.map((r) => r.collection)).toEqual(["events"]);
+    // The erasure reached the demo's webhook processor, signed with its key, and its signed receipt is recorded: the
+    // request shows it acknowledged (the topic waits for the relay the emulators never fire; staff confirm the manual one).
+    expect(webhookLines).toEqual([expect.stringMatching(/^\[demo-webhook\] search-index received the erasure of user u-1104 \(entries profile, directory; idempotency key erase-[0-9a-f]+\); signature valid; answered receipt demo-search-index-1$/)]);
+    const status = await getDeletionStatusHandler({ requestId: erased![0]!.requestId }, officer, { nowMs, refreshMs: DAY_MS });
+    expect(Object.fromEntries((status.processors ?? []).map((p) => [p.processor, [p.status, p.receiptId]]))).toEqual({
+      "search-index": ["acknowledged", "demo-search-index-1"],
+      "email-platform": ["pending", null],
+      "payment-provider": ["sent", null],
+    });
+    expect(status.timeline.map((t) => t.event)).toEqual(expect.arrayContaining(["PROCESSOR_NOTICE_SENT", "PROCESSOR_ACKNOWLEDGED"]));
     expect((await verifyEvidence({ maxFindings: 5 })).findings).toEqual([]);
     // Idempotent: the same requests, states and waiting run after a second seed.
     const again = await seedDemoScenario({ nowMs: nowMs + 60_000 });
     expect(again).toEqual(first);
     expect((await listed()).map((r) => [r.requestId, r.state])).toEqual(items.map((r) => [r.requestId, r.state]));
     expect((await listBrakeRunsHandler({ state: "WAITING" }, officer)).items.map((r) => r.runKey)).toEqual(brake.items.map((r) => r.runKey));
+    expect(webhookLines).toHaveLength(1);
   }, 120_000);
 });

@@ -7,16 +7,19 @@
  */
 import { PubSub, type Message, type Subscription } from "@google-cloud/pubsub";
 import { Timestamp } from "firebase-admin/firestore";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { confirmProcessorNoticeHandler } from "../../../functions/src/entrypoints/callable/confirm-processor-notice";
 import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import { DELIVERY_RETRY } from "../../../functions/src/entrypoints/tasks/deliver-processor-notice";
 import { scanRetention } from "../../../functions/src/audit/scan";
 import { releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { policy } from "../../../functions/src/platform/registry";
 import { deliverNotice, handleAckCallback, sweepProcessorNotices, type NoticeTask } from "../../../functions/src/processors/index";
 import { recordErasureCompletions, runNightlyPurge } from "../../../functions/src/purge/index";
-import { idempotencyKey, sign } from "../../../functions/src/processors/rules";
+import { idempotencyKey, newNotice, sign } from "../../../functions/src/processors/rules";
+import { noticeFields } from "../../../functions/src/processors/store";
+import { noticeTaskId, QUEUEING_IN_FLIGHT } from "../../../functions/src/processors/sweep";
 import { db } from "../../helpers/emulator";
 import { keyOf, startPubSubEmulator, Webhook } from "../../helpers/processors";
 import { AFTER_GRACE, evidence, expectChainVerifies, hold, putCustomer, requestDeletion, reset, runOptions } from "../purge/support";
@@ -33,6 +36,26 @@ const actions = async (action: string) => (await evidence()).filter((e) => e.act
 const receipt = (requestId: string, processor: string, receiptId: string) => JSON.stringify({ noticeId: `${requestId}~${processor}`, idempotencyKey: idempotencyKey(requestId, processor), receiptId });
 const status = (requestId: string, nowMs: number) => getDeletionStatusHandler({ requestId }, staff, { nowMs, refreshMs: DAY_MS });
 const processorsOf = async (requestId: string, nowMs: number) => Object.fromEntries(((await status(requestId, nowMs)).processors ?? []).map((p) => [p.processor, p.status]));
+
+/**
+ * Runs `work` and returns the processor-notice paths the engine touched meanwhile: every reference to the
+ * processorNotices collection or one of its documents goes through the engine's Firestore (db(), the one the helpers
+ * share), whether it is then read alone, in a transaction or in a batch.
+ */
+async function noticeAccessDuring(work: () => Promise<unknown>): Promise<string[]> {
+  const touched: string[] = [];
+  const f = db();
+  const collection = vi.spyOn(f, "collection");
+  const doc = vi.spyOn(f, "doc");
+  try {
+    await work();
+  } finally {
+    for (const [path] of [...collection.mock.calls, ...doc.mock.calls]) if (path.startsWith("processorNotices")) touched.push(path);
+    collection.mockRestore();
+    doc.mockRestore();
+  }
+  return touched;
+}
 
 /** What Cloud Tasks does with one task: delivers it, again after each failure, up to the queue's maxAttempts. */
 async function deliverAsTheQueueDoes(noticeId: string, maxAttempts: number = DELIVERY_RETRY.maxAttempts) {
@@ -136,6 +159,46 @@ describe("the erasure writes its processors' notices with its PURGED", () => {
     expect(await sweepProcessorNotices({ nowMs: AFTER_GRACE + 2 * 60 * 60_000, enqueue })).toEqual({ queued: 2 });
     expect(new Set(queued.map((q) => q.id)).size).toBe(4);
   });
+
+  it("the relay queues a backlog a few at a time, each notice once under its own task id; one that fails to queue stops none of the others", async () => {
+    const search = policy().registry.processors.find((p) => p.name === SEARCH)!;
+    const ids: string[] = [];
+    for (let i = 0; i < 3 * QUEUEING_IN_FLIGHT; i++) {
+      const n = newNotice(search, { requestId: `r-backlog-${String(i).padStart(2, "0")}`, subject: { type: "user", id: `u-b${i}` } }, AFTER_GRACE - DAY_MS);
+      await db().doc(`processorNotices/${n.noticeId}`).create(noticeFields(n));
+      ids.push(n.noticeId);
+    }
+    // Each Cloud Tasks call is held until as many are in flight as the relay allows (or 10 s pass, which fails the
+    // test): a relay that queued one at a time would never get there.
+    let inFlight = 0;
+    let most = 0;
+    let full!: () => void;
+    const reached = new Promise<void>((r) => (full = r));
+    const tooFew = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`only ${most} queued at once in 10 s`)), 10_000).unref());
+    const queued: { task: NoticeTask; id: string }[] = [];
+    const failing = ids[5]!;
+    const enqueue = async (task: NoticeTask, id: string) => {
+      most = Math.max(most, ++inFlight);
+      if (inFlight === QUEUEING_IN_FLIGHT) full();
+      try {
+        await Promise.race([reached, tooFew]);
+        if (task.noticeId === failing) throw new Error("Cloud Tasks unavailable");
+        queued.push({ task, id });
+      } finally {
+        inFlight--;
+      }
+    };
+    await expect(sweepProcessorNotices({ nowMs: AFTER_GRACE, enqueue })).rejects.toThrow("Cloud Tasks unavailable");
+    expect(most).toBe(QUEUEING_IN_FLIGHT);
+    expect(queued.map((q) => q.task.noticeId).sort()).toEqual(ids.filter((id) => id !== failing));
+    expect(queued.map((q) => q.id)).toEqual(queued.map((q) => noticeTaskId(q.task.noticeId, AFTER_GRACE - DAY_MS)));
+    // The ones queued moved on; the one that failed is due still, and the schedule's retry queues it alone.
+    expect((await notice("r-backlog-00", SEARCH)).queuedUntil).toEqual(Timestamp.fromMillis(AFTER_GRACE + 2 * 3_600_000));
+    expect((await db().doc(`processorNotices/${failing}`).get()).get("queuedUntil")).toEqual(Timestamp.fromMillis(AFTER_GRACE - DAY_MS));
+    queued.length = 0;
+    expect(await sweepProcessorNotices({ nowMs: AFTER_GRACE + 60_000, enqueue: (task, id) => Promise.resolve(void queued.push({ task, id })) })).toEqual({ queued: 1 });
+    expect(queued).toEqual([{ task: { noticeId: failing }, id: noticeTaskId(failing, AFTER_GRACE - DAY_MS) }]);
+  });
 });
 
 describe("a webhook processor", () => {
@@ -237,6 +300,28 @@ describe("a webhook processor", () => {
     expect((await handleAckCallback(desk, sign(desk, SEARCH_KEY(), Date.now()), AFTER_GRACE)).status).toBe(401);
     expect(await notice(requestId, EMAIL)).toEqual(before);
     expect((await evidence()).length).toBe(entries);
+  });
+
+  it("a callback's signature is checked before the notice is read: a forged one reads nothing, a valid one reads it", async () => {
+    const requestId = await erased("u-7106");
+    const body = receipt(requestId, EMAIL, "rcpt-7106");
+    const refusals: { status: number }[] = [];
+    const forged = await noticeAccessDuring(async () => {
+      refusals.push(await handleAckCallback(body, sign(body, SEARCH_KEY(), Date.now()), AFTER_GRACE));
+      refusals.push(await handleAckCallback(body, sign(body, EMAIL_KEY(), Date.now() - 6 * 60_000), AFTER_GRACE));
+      refusals.push(await handleAckCallback(body, "t=1,v1=00", AFTER_GRACE));
+      // A guessed notice id (of a processor the registry has, or not): no read tells the caller whether it exists.
+      const guess = receipt("r-guess", EMAIL, "x");
+      refusals.push(await handleAckCallback(guess, sign(guess, SEARCH_KEY(), Date.now()), AFTER_GRACE));
+      const unknown = JSON.stringify({ noticeId: `${requestId}~no-such-processor`, idempotencyKey: "erase-x", receiptId: "x" });
+      refusals.push(await handleAckCallback(unknown, sign(unknown, EMAIL_KEY(), Date.now()), AFTER_GRACE));
+    });
+    expect(refusals.map((r) => r.status)).toEqual([401, 401, 401, 401, 401]);
+    expect(forged).toEqual([]);
+    // The control: a valid receipt is read (and recorded), so the spy does see a read when there is one.
+    const valid = await noticeAccessDuring(async () => expect((await handleAckCallback(body, sign(body, EMAIL_KEY(), Date.now()), AFTER_GRACE)).status).toBe(200));
+    expect(valid).toContain("processorNotices");
+    expect((await notice(requestId, EMAIL)).state).toBe("ACKNOWLEDGED");
   });
 
   it("a hold on what the processor receives stops its delivery; after the release the relay delivers it", async () => {

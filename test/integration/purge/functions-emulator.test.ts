@@ -4,6 +4,7 @@ import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
 import { fanOutNightlyPurge } from "../../../functions/src/purge/request-tasks";
 import type { PurgeRequestTask } from "../../../functions/src/purge/runner/tasks";
+import { enqueueOnce } from "../../../functions/src/platform/tasks";
 import { adminApp, callOk, db, idTokenFor, waitFor } from "../../helpers/emulator";
 import { AFTER_GRACE, allGovernedPaths, evidence, expectChainVerifies, expectDeletionsExplained, putCustomer, requestDeletion, reset, runOptions, useDatabase } from "./support";
 
@@ -105,4 +106,14 @@ describe("the purge through the functions emulator", () => {
       expect(entries.filter((e) => e.action === "PURGE_BATCH" && e.requestId === id).every((e) => e.actor.id === "purgeRequest" && e.correlationId === correlationId)).toBe(true);
     }
   }, 120_000);
+
+  it("enqueueOnce queues a task id once: the real queue refuses the second, which is reported as already queued, not thrown", async () => {
+    // An id of this run's own (the emulator keeps ids for its lifetime); the task finds no such notice and does nothing.
+    const id = `pn-enqueue-once-${Date.now()}`;
+    const task = { noticeId: `no-such-request-${Date.now()}~search-index` };
+    expect(await enqueueOnce("deliverProcessorNotice", task, id)).toBe(true);
+    expect(await enqueueOnce("deliverProcessorNotice", task, id)).toBe(false);
+    // Any other refusal still throws: a queue that does not exist.
+    await expect(enqueueOnce("noSuchQueue", task, `${id}-x`)).rejects.toThrow();
+  });
 });

@@ -4,7 +4,7 @@
  * id fits `kit-<instance>-<name>`; every param has a label and a check that agrees with the runtime reader; task
  * queues are the instance's own.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { intPattern, paramOptions, SETTINGS, type SettingKey } from "../../../functions/src/config/params";
@@ -55,11 +55,18 @@ describe("the kit's functions", () => {
     expect(kitInstance({})).toBeNull();
     expect(functionId("purgeChunk", { FIREBASE_KIT_INSTANCE_ID: "eu" })).toBe("kit-eu-purgeChunk");
     expect(functionId("purgeChunk", { FIREBASE_KIT_INSTANCE_ID: "us" })).not.toBe(functionId("purgeChunk", { FIREBASE_KIT_INSTANCE_ID: "eu" }));
-    // Every enqueue goes through functionId: no queue is named by a bare string.
-    for (const file of ["holds/tasks.ts", "purge/runner/tasks.ts"]) {
+    // Every enqueue goes through functionId: no queue is named by a bare string, wherever a queue is opened.
+    const opening = readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts") && readFileSync(join(SRC, f), "utf8").includes("taskQueue"));
+    expect(opening).toContain(join("platform", "tasks.ts"));
+    for (const file of opening) {
       const text = readFileSync(join(SRC, file), "utf8");
-      expect(text, file).not.toMatch(/taskQueue<[^>]+>\("/);
-      expect(text, file).toMatch(/taskQueue<[^>]+>\(functionId\(/);
+      expect(text, file).not.toMatch(/taskQueue(<[^>]+>)?\((?!functionId\()/);
+    }
+    // The wings queue through platform/tasks.ts#enqueueOnce, which does.
+    for (const file of ["holds/tasks.ts", "purge/runner/tasks.ts", "processors/sweep.ts"]) {
+      const text = readFileSync(join(SRC, file), "utf8");
+      expect(text, file).not.toContain("taskQueue");
+      expect(text, file).toMatch(/enqueueOnce\("/);
     }
   });
 

@@ -1,7 +1,23 @@
 import { describe, expect, it } from "vitest";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { RegistrySchema, type Processor } from "../../../functions/src/kernel/policy-schema";
-import { ackDecision, idempotencyKey, newNotice, openProcessors, parseAcknowledgement, payloadOf, processorsDeadlineMs, processorStatus, sign, SIGNATURE_TOLERANCE_MS, verifySignature } from "../../../functions/src/processors/rules";
+import { OPEN_NOTICE_STATES } from "../../../functions/src/kernel/processor-states";
+import {
+  ackDecision,
+  authenticateCallback,
+  idempotencyKey,
+  newNotice,
+  notifiedRequestIds,
+  openProcessors,
+  parseAcknowledgement,
+  payloadOf,
+  processorNameOf,
+  processorsDeadlineMs,
+  processorStatus,
+  sign,
+  SIGNATURE_TOLERANCE_MS,
+  verifySignature,
+} from "../../../functions/src/processors/rules";
 import { withProcessorsDeadline, purgedGoneBy } from "../../../functions/src/requests/rules/gone-by";
 import { loadCurrent } from "../../helpers/policy";
 
@@ -140,5 +156,78 @@ describe("signatures and acknowledgements", () => {
     expect(ackDecision({ state: "SENT", idempotencyKey: "erase-x" }, ack)).toBe("RECORD");
     expect(ackDecision({ state: "FAILED", idempotencyKey: "erase-x" }, ack)).toBe("RECORD");
     expect(ackDecision({ state: "ACKNOWLEDGED", idempotencyKey: "erase-x" }, ack)).toBe("ALREADY_ACKNOWLEDGED");
+  });
+});
+
+describe("a callback is authenticated from what it carries and the registry, before any read", () => {
+  const topic: Processor = { name: "email-platform", description: "d", kind: "pubsub", topic: "erasures", receives: { user: ["profile"], tenant: [] }, deadlineDays: 30, acknowledges: "callback", secret: "RETENTION_PROCESSOR_EMAIL_KEY" };
+  const OTHER = "o".repeat(40);
+  const processors = [webhook, topic, manual];
+  const ack = (noticeId: string) => JSON.stringify({ noticeId, idempotencyKey: "erase-x", receiptId: "rcpt-1" });
+  /** The keys each processor has, and which processors' keys were asked for. */
+  function keys() {
+    const asked: string[] = [];
+    const keysOf = (p: Processor) => {
+      asked.push(p.name);
+      return p.name === "email-platform" ? [KEY] : [OTHER];
+    };
+    return { asked, keysOf };
+  }
+
+  it("the notice id names the processor: what follows its last ~", () => {
+    expect(processorNameOf("r-1~email-platform")).toBe("email-platform");
+    expect(processorNameOf("a~b~email-platform")).toBe("email-platform");
+    expect(processorNameOf("r-1")).toBeNull();
+    expect(processorNameOf("r-1~")).toBeNull();
+  });
+
+  it("a receipt signed with the named processor's key passes, with that processor", () => {
+    const { asked, keysOf } = keys();
+    const body = ack("r-1~email-platform");
+    expect(authenticateCallback(body, sign(body, KEY, T0), processors, keysOf, T0)).toEqual({ ok: true, ack: { noticeId: "r-1~email-platform", idempotencyKey: "erase-x", receiptId: "rcpt-1" }, processor: topic });
+    expect(asked).toEqual(["email-platform"]);
+  });
+
+  it("refuses, naming why, a forged, stale or missing signature, another processor's key, an unknown or manual processor, and a body that is no acknowledgement", () => {
+    const { asked, keysOf } = keys();
+    const body = ack("r-1~email-platform");
+    const check = (b: string, sig: string | undefined) => {
+      const r = authenticateCallback(b, sig, processors, keysOf, T0);
+      return r.ok ? "ok" : `${r.status}:${r.reason}`;
+    };
+    expect(check(body, sign(body, "f".repeat(40), T0))).toBe("401:MISMATCH");
+    expect(check(body, sign(body, KEY, T0 - SIGNATURE_TOLERANCE_MS - 1))).toBe("401:STALE");
+    expect(check(body, undefined)).toBe("401:MALFORMED");
+    // Signed with the search index's key, for the email platform's notice: the key is the named processor's, never the signer's choice.
+    expect(check(body, sign(body, OTHER, T0))).toBe("401:MISMATCH");
+    // The search index's own notice, signed with the email platform's key.
+    const misdirected = ack("r-1~search-index");
+    expect(check(misdirected, sign(misdirected, KEY, T0))).toBe("401:MISMATCH");
+    expect(asked).toEqual(["email-platform", "email-platform", "email-platform", "email-platform", "search-index"]);
+    // No processor of the registry, no processor named, or a manual one: no key is even looked up.
+    asked.length = 0;
+    for (const id of ["r-1~no-such-processor", "r-1", "r-1~payment-provider"]) {
+      const b = ack(id);
+      expect(check(b, sign(b, KEY, T0)), id).toBe(id.endsWith("payment-provider") ? "401:MANUAL_PROCESSOR" : "401:UNKNOWN_PROCESSOR");
+    }
+    expect(check("not json", sign("not json", KEY, T0))).toBe("400:MALFORMED_ACKNOWLEDGEMENT");
+    expect(asked).toEqual([]);
+  });
+});
+
+describe("which notices a status reads", () => {
+  it("only a PURGED request's: its notices are written with its PURGED, which is final", () => {
+    const rs = [
+      { requestId: "r-1", state: "PURGED" as const },
+      { requestId: "r-2", state: "PENDING" as const },
+      { requestId: "r-3", state: "RETAINED_UNDER_HOLD" as const },
+      { requestId: "r-4", state: "PURGED" as const },
+    ];
+    expect(notifiedRequestIds(rs)).toEqual(["r-1", "r-4"]);
+    expect(notifiedRequestIds(rs.filter((r) => r.state !== "PURGED"))).toEqual([]);
+  });
+
+  it("a notice is open in every state but ACKNOWLEDGED", () => {
+    expect([...OPEN_NOTICE_STATES]).toEqual(["PENDING", "SENT", "FAILED", "HELD"]);
   });
 });

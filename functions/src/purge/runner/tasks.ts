@@ -1,9 +1,8 @@
-import { getFunctions } from "firebase-admin/functions";
 import { hashCanonical } from "../../kernel/canonical";
 import { PRIMARY_CELL } from "../../kernel/policy";
-import { adminApp, currentCell } from "../../platform/firestore";
-import { functionId } from "../../platform/function-ids";
+import { currentCell } from "../../platform/firestore";
 import { log } from "../../platform/logs";
+import { enqueueOnce } from "../../platform/tasks";
 
 /** The payload of one `purgeChunk` task: which unit, round and chain, where to start, and as of when. */
 export interface PurgeChunkTask {
@@ -44,12 +43,7 @@ export function chunkTaskId(task: Pick<PurgeChunkTask, "unitKey" | "round" | "ge
 /** Enqueues a chunk on the `purgeChunk` queue, in the cell it is enqueued from. A duplicate id means it is already queued: that is the goal. */
 export const enqueueChunk: Enqueue = async (unstamped) => {
   const task = inCellOf(unstamped);
-  try {
-    await getFunctions(adminApp()).taskQueue<PurgeChunkTask>(functionId("purgeChunk")).enqueue(task, { id: chunkTaskId(task) });
-  } catch (err) {
-    if ((err as { code?: string }).code === "functions/task-already-exists") return;
-    throw err;
-  }
+  if (!(await enqueueOnce("purgeChunk", task, chunkTaskId(task)))) return;
   log.info("purge.chunk.enqueued", { unitKey: task.unitKey, round: task.round, generation: task.generation, start: task.start });
 };
 
@@ -80,10 +74,5 @@ export function requestTaskId(task: Pick<PurgeRequestTask, "requestId" | "runKey
 /** Enqueues a deletion request on the `purgeRequest` queue, in the cell it is enqueued from. A duplicate id means it is already queued. */
 export const enqueueRequest: EnqueueRequest = async (unstamped) => {
   const task = inCellOf(unstamped);
-  try {
-    await getFunctions(adminApp()).taskQueue<PurgeRequestTask>(functionId("purgeRequest")).enqueue(task, { id: requestTaskId(task) });
-  } catch (err) {
-    if ((err as { code?: string }).code === "functions/task-already-exists") return;
-    throw err;
-  }
+  await enqueueOnce("purgeRequest", task, requestTaskId(task));
 };
