@@ -14,7 +14,6 @@ import { settings } from "../../../functions/src/platform/settings";
 import { addPeriod } from "../../../functions/src/requests/rules/legal-clock";
 import { PATH_LOOKUP, WORKSPACES_DATABASE, workspacesRegistry } from "../../fixtures/workspaces/registry";
 import { clearFirestore, db } from "../../helpers/emulator";
-import { withClocks } from "../../helpers/legal-clocks";
 import { useDatabase } from "../purge/support";
 
 useDatabase(WORKSPACES_DATABASE);
@@ -37,7 +36,7 @@ async function refusal(p: Promise<unknown>): Promise<string> {
 describe("legal clocks on a request group", () => {
   const ADA: Caller = { uid: "u-ada", tenantId: null, roles: [] };
   // Workspace w-b is in California: Ada's member request there runs on the CCPA's clock, w-a's on the GDPR's.
-  beforeAll(() => useRegistryForTests(withClocks(workspacesRegistry([PATH_LOOKUP]), { scope: "w-b", fieldPath: "people/{uid}" })));
+  beforeAll(() => useRegistryForTests(workspacesRegistry([PATH_LOOKUP], { clocks: true })));
   afterAll(() => useRegistryForTests(undefined));
 
   it("each member carries its own law's deadline, the group its earliest; one extension extends every member within its own limit", async () => {

@@ -5,7 +5,7 @@
  * refusal writes nothing); the status, the staff list and the audit report it. A request group's clocks:
  * legal-clock-group.test.ts.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { seedDemo } from "../../../examples/atlasmart/seed";
 import { scanRetention } from "../../../functions/src/audit/index";
 import { extendRequestDeadlineHandler } from "../../../functions/src/entrypoints/callable/extend-request-deadline";
@@ -15,12 +15,9 @@ import { requestAccountDeletionHandler } from "../../../functions/src/entrypoint
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
 import { verifyEvidence } from "../../../functions/src/evidence/index";
 import { DomainError } from "../../../functions/src/kernel/errors";
-import { useRegistryForTests } from "../../../functions/src/platform/registry";
 import { settings } from "../../../functions/src/platform/settings";
 import { addPeriod } from "../../../functions/src/requests/rules/legal-clock";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
-import { withClocks } from "../../helpers/legal-clocks";
-import { loadCurrent } from "../../helpers/policy";
 
 const DAY = 86_400_000;
 const CLARA: Caller = { uid: "c-2001", tenantId: null, roles: ["compliance"] };
@@ -45,11 +42,9 @@ async function requestsAndEvidence(): Promise<unknown> {
   return { requests: await read("deletionRequests"), evidence: await read("deletionAudits") };
 }
 
-describe("legal clocks on AtlasMart's requests", () => {
+describe("legal clocks on AtlasMart's requests (its published registry, v7)", () => {
   const ADA: Caller = { uid: "u-1001", tenantId: "t-acme", roles: [] };
   const BEN: Caller = { uid: "u-1002", tenantId: "t-acme", roles: [] };
-  beforeAll(() => useRegistryForTests(withClocks(loadCurrent())));
-  afterAll(() => useRegistryForTests(undefined));
 
   let t0: number;
   beforeEach(async () => {

@@ -4,8 +4,7 @@
  * whether a request was answered in time.
  */
 import { describe, expect, it } from "vitest";
-import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
-import { testClocks } from "../../helpers/legal-clocks";
+import { LegalClocksSchema, RegistrySchema } from "../../../functions/src/kernel/policy-schema";
 import { addPeriod, answeredAtMs, clockView, deadlineOutcome, daysLeft, extensionDecision, lawFor, startClock } from "../../../functions/src/requests/rules/legal-clock";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { loadCurrent } from "../../helpers/policy";
@@ -13,7 +12,15 @@ import { loadCurrent } from "../../helpers/policy";
 const at = (iso: string) => Date.parse(iso);
 const DAY = 86_400_000;
 
-const CLOCKS = testClocks({ scope: "t-ca" });
+/**
+ * AtlasMart's published laws (registry v7) plus what it does not use: a scope rule (t-ca is in California) and a law
+ * without an extension.
+ */
+const CLOCKS = LegalClocksSchema.parse({
+  laws: [...loadCurrent().legalClocks!.laws, { id: "strict", name: "No extension", period: { days: 30 } }],
+  rules: [{ law: "ccpa", via: "scope", scopes: ["t-ca"] }, ...loadCurrent().legalClocks!.rules],
+  default: "gdpr",
+});
 
 const refusal = (fn: () => unknown): string => {
   try {
@@ -33,6 +40,17 @@ describe("legal clocks", () => {
     expect(new Date(addPeriod(at("2026-11-30T00:00:00Z"), { months: 3 })).toISOString()).toBe("2027-02-28T00:00:00.000Z");
     expect(new Date(addPeriod(at("2026-12-31T23:59:59Z"), { months: 1 })).toISOString()).toBe("2027-01-31T23:59:59.000Z");
     expect(addPeriod(at("2026-03-01T00:00:00Z"), { days: 45 }) - at("2026-03-01T00:00:00Z")).toBe(45 * DAY);
+  });
+
+  it("AtlasMart's published registry: GDPR by default, the CCPA for a customer whose directory entry says California", () => {
+    const published = loadCurrent().legalClocks!;
+    expect(published.laws.map((l) => [l.id, l.period, l.extension])).toEqual([
+      ["gdpr", { months: 1 }, { months: 2 }],
+      ["ccpa", { days: 45 }, { days: 45 }],
+    ]);
+    expect(published.rules).toEqual([{ law: "ccpa", via: "field", path: "userDirectory/{uid}", field: "region", values: ["US-CA"] }]);
+    expect(lawFor(published, { scope: "t-acme", fieldValues: new Map([[0, "US-CA"]]) }).id).toBe("ccpa");
+    expect(lawFor(published, { scope: "t-acme", fieldValues: new Map() }).id).toBe("gdpr");
   });
 
   it("the first matching rule decides the law, else the default", () => {
