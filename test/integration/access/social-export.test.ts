@@ -193,11 +193,18 @@ describe("an access request on the social example", () => {
     expect((await ask(requestedAt + HOUR)).created).toBe(false);
     const renewed = await ask(expired);
     expect(renewed.created).toBe(true);
-    // That one failed: a new ask within the cooldown after it is refused, and writes nothing.
+    // That one is being built: asking again returns it.
+    expect(await ask(expired + 1)).toMatchObject({ created: false, export: { exportId: renewed.export.exportId } });
+    // It failed: a failed build is no copy, so it neither blocks a new ask nor starts a cooldown (export-lifecycle.test.ts
+    // fails a build for real).
     await db().doc(`dataExports/${renewed.export.exportId}`).update({ state: "FAILED" });
-    expect(await refusal(ask(expired + cooldown - 1))).toBe("resource-exhausted/EXPORT_COOLDOWN");
-    expect((await db().collection("dataExports").where("uid", "==", "u-ana").get()).size).toBe(2);
-    expect((await ask(expired + cooldown)).created).toBe(true);
+    const third = await ask(expired + 2);
+    expect(third.created).toBe(true);
+    // That one is ready and expires: within the cooldown after it, a new ask is refused and writes nothing.
+    await db().doc(`dataExports/${third.export.exportId}`).update({ state: "READY", expireAt: new Date(expired + 3) });
+    expect(await refusal(ask(expired + cooldown))).toBe("resource-exhausted/EXPORT_COOLDOWN");
+    expect((await db().collection("dataExports").where("uid", "==", "u-ana").get()).size).toBe(3);
+    expect((await ask(expired + 2 + cooldown)).created).toBe(true);
 
     const staff = await exportSubjectDataHandler({ uid: "u-bo", reference: "email 2026-12-02 from bo@example.test" }, DANA, enqueue);
     expect(staff).toMatchObject({ state: "PENDING", created: true });

@@ -33,6 +33,23 @@ async function refusal(p: Promise<unknown>): Promise<string> {
   return "none";
 }
 
+/** Ada, a member of workspaces w-a (GDPR) and w-b (California: the CCPA), asks for erasure: a group of two requests. */
+async function adaInTwoWorkspaces() {
+  await clearFirestore(settings.databaseId());
+  const pol = registryPolicy();
+  for (const [path, tenantId, data] of [
+    ["workspaces/w-a/members/m-1", "w-a", { uid: "u-ada" }],
+    ["workspaces/w-b/members/m-2", "w-b", { uid: "u-ada" }],
+    ["people/u-ada", "", { displayName: "Ada" }],
+  ] as const) {
+    const cls = pol.classForPath(path)!;
+    await db().doc(path).set({ ...data, retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId, policyVersion: pol.version, createdAt: new Date(), legalHold: false, holdIds: [] });
+  }
+  return requestAccountDeletionHandler({}, { uid: "u-ada", tenantId: null, roles: [] });
+}
+
+const membersOf = async (groupId: string) => new Map((await db().collection("deletionRequests").where("groupId", "==", groupId).get()).docs.map((d) => [d.get("tenantId") as string, d.data()]));
+
 describe("legal clocks on a request group", () => {
   const ADA: Caller = { uid: "u-ada", tenantId: null, roles: [] };
   // Workspace w-b is in California: Ada's member request there runs on the CCPA's clock, w-a's on the GDPR's.
@@ -40,17 +57,7 @@ describe("legal clocks on a request group", () => {
   afterAll(() => useRegistryForTests(undefined));
 
   it("each member carries its own law's deadline, the group its earliest; one extension extends every member within its own limit", async () => {
-    await clearFirestore(settings.databaseId());
-    const pol = registryPolicy();
-    for (const [path, tenantId, data] of [
-      ["workspaces/w-a/members/m-1", "w-a", { uid: "u-ada" }],
-      ["workspaces/w-b/members/m-2", "w-b", { uid: "u-ada" }],
-      ["people/u-ada", "", { displayName: "Ada" }],
-    ] as const) {
-      const cls = pol.classForPath(path)!;
-      await db().doc(path).set({ ...data, retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId, policyVersion: pol.version, createdAt: new Date(), legalHold: false, holdIds: [] });
-    }
-    const opened = await requestAccountDeletionHandler({}, ADA);
+    const opened = await adaInTwoWorkspaces();
     expect(opened.group?.requests).toHaveLength(2);
     const members = (await db().collection("deletionRequests").where("groupId", "==", opened.requestId).get()).docs.map((d) => d.data());
     const byScope = new Map(members.map((m) => [m.tenantId as string, m]));
@@ -69,5 +76,29 @@ describe("legal clocks on a request group", () => {
     expect(dueOf(extended.get("w-a")!)).toBe(addPeriod(dueOf(byScope.get("w-a")!), { months: 2 }));
     expect(dueOf(extended.get("w-b")!)).toBe(dueOf(byScope.get("w-b")!) + 45 * DAY);
     expect(await refusal(extendRequestDeadlineHandler({ requestId: opened.requestId, reason: REASON }, CLARA))).toBe("failed-precondition/ALREADY_EXTENDED");
+  });
+
+  it("a member already answered keeps its answer: the extension extends the members still owed one, read by the group's id", async () => {
+    const opened = await adaInTwoWorkspaces();
+    const before = await membersOf(opened.requestId);
+    // The CCPA member (w-b) was answered: erased.
+    const answered = before.get("w-b")!;
+    await db().doc(`deletionRequests/${answered.requestId as string}`).update({ state: "PURGED", timeline: [{ at: new Date(), event: "PURGED", detail: "test" }] });
+    // Through either member: here the answered one, which names the group.
+    const out = await extendRequestDeadlineHandler({ requestId: answered.requestId as string, reason: REASON }, CLARA);
+    expect(out.extended.map((e) => [e.requestId, e.law])).toEqual([[before.get("w-a")!.requestId, "gdpr"]]);
+    const after = await membersOf(opened.requestId);
+    const dueOf = (m: Record<string, unknown>) => (m.dueAt as { toMillis(): number }).toMillis();
+    expect(dueOf(after.get("w-a")!)).toBe(addPeriod(dueOf(before.get("w-a")!), { months: 2 }));
+    expect(after.get("w-b")!.dueAt).toEqual(answered.dueAt);
+    expect((after.get("w-b")!.legalClock as { extension: unknown }).extension).toBeNull();
+    expect(after.get("w-b")!.state).toBe("PURGED");
+    const entries = (await db().collection("deletionAudits").where("action", "==", "DEADLINE_EXTENDED").get()).docs.map((d) => d.data());
+    expect(entries.map((e) => [e.requestId, (e.detail as { law: string }).law])).toEqual([[before.get("w-a")!.requestId, "gdpr"]]);
+    // Every member answered: refused, nothing written.
+    await db().doc(`deletionRequests/${before.get("w-a")!.requestId as string}`).update({ state: "PURGED" });
+    const settled = await membersOf(opened.requestId);
+    expect(await refusal(extendRequestDeadlineHandler({ requestId: opened.requestId, reason: REASON }, CLARA))).toBe("failed-precondition/NOT_EXTENDABLE");
+    expect(await membersOf(opened.requestId)).toEqual(settled);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { LegalClocksSchema, RegistrySchema } from "../../../functions/src/kernel/policy-schema";
-import { addPeriod, answeredAtMs, clockView, deadlineOutcome, daysLeft, extensionDecision, lawFor, startClock } from "../../../functions/src/requests/rules/legal-clock";
+import { addPeriod, answeredAtMs, clockView, deadlineOutcome, daysLeft, extensionDecision, groupExtension, lawFor, startClock } from "../../../functions/src/requests/rules/legal-clock";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { loadCurrent } from "../../helpers/policy";
 
@@ -59,6 +59,22 @@ describe("legal clocks", () => {
     expect(lawFor(CLOCKS, { scope: "t-acme", fieldValues: new Map([[1, "US-CA"]]) }).id).toBe("ccpa");
     expect(lawFor(CLOCKS, { scope: "t-acme", fieldValues: new Map([[1, "DE"]]) }).id).toBe("gdpr");
     expect(lawFor(CLOCKS, { scope: "", fieldValues: none }).id).toBe("gdpr");
+  });
+
+  it("a group's extension extends its members still owed an answer, each within its own law's limit; answered members keep theirs", () => {
+    const opened = at("2026-03-01T00:00:00Z");
+    const gdpr = { state: "PENDING" as const, legalClock: startClock(CLOCKS.laws[0]!, opened) };
+    const ccpaAnswered = { state: "PURGED" as const, legalClock: startClock(CLOCKS.laws[1]!, opened) };
+    const reason = "Many records across three systems";
+    const out = groupExtension([gdpr, ccpaAnswered], { reason });
+    expect(out).toEqual([{ member: gdpr, dueAtMs: gdpr.legalClock.limitMs }]);
+    // Any open member's refusal refuses the group: beyond the GDPR member's limit.
+    const ccpaOpen = { state: "PROCESSING" as const, legalClock: startClock(CLOCKS.laws[1]!, opened) };
+    expect(refusal(() => groupExtension([gdpr, ccpaOpen], { reason, untilMs: gdpr.legalClock.limitMs! }))).toBe("failed-precondition/BEYOND_LEGAL_LIMIT");
+    expect(groupExtension([gdpr, ccpaOpen], { reason }).map((d) => d.dueAtMs)).toEqual([gdpr.legalClock.limitMs, ccpaOpen.legalClock.limitMs]);
+    // Nothing owed: refused as one answered request is; no reason: refused for that first.
+    expect(refusal(() => groupExtension([ccpaAnswered], { reason }))).toBe("failed-precondition/NOT_EXTENDABLE");
+    expect(refusal(() => groupExtension([ccpaAnswered, gdpr], { reason: "short" }))).toBe("invalid-argument/EXTENSION_REASON_REQUIRED");
   });
 
   it("GDPR: one month, extendable once by two with a written reason; refused without one, twice, or beyond the limit", () => {
