@@ -48,7 +48,11 @@ async function adaInTwoWorkspaces() {
   return requestAccountDeletionHandler({}, { uid: "u-ada", tenantId: null, roles: [] });
 }
 
-const membersOf = async (groupId: string) => new Map((await db().collection("deletionRequests").where("groupId", "==", groupId).get()).docs.map((d) => [d.get("tenantId") as string, d.data()]));
+/** A group's members as stored, by scope. */
+async function membersOf(groupId: string): Promise<Map<string, Record<string, unknown>>> {
+  const snap = await db().collection("deletionRequests").where("groupId", "==", groupId).get();
+  return new Map(snap.docs.map((d) => [d.get("tenantId") as string, d.data() as Record<string, unknown>]));
+}
 
 describe("legal clocks on a request group", () => {
   const ADA: Caller = { uid: "u-ada", tenantId: null, roles: [] };
@@ -94,7 +98,7 @@ describe("legal clocks on a request group", () => {
     expect((after.get("w-b")!.legalClock as { extension: unknown }).extension).toBeNull();
     expect(after.get("w-b")!.state).toBe("PURGED");
     const entries = (await db().collection("deletionAudits").where("action", "==", "DEADLINE_EXTENDED").get()).docs.map((d) => d.data());
-    expect(entries.map((e) => [e.requestId, (e.detail as { law: string }).law])).toEqual([[before.get("w-a")!.requestId, "gdpr"]]);
+    expect(entries.map((e) => [e.requestId as string, (e.detail as { law: string }).law])).toEqual([[before.get("w-a")!.requestId, "gdpr"]]);
     // Every member answered: refused, nothing written.
     await db().doc(`deletionRequests/${before.get("w-a")!.requestId as string}`).update({ state: "PURGED" });
     const settled = await membersOf(opened.requestId);
