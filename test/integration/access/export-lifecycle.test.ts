@@ -13,7 +13,6 @@ import { exportSubjectDataHandler } from "../../../functions/src/entrypoints/cal
 import { requestDataExportHandler } from "../../../functions/src/entrypoints/callable/request-data-export";
 import { BUILD_RETRY } from "../../../functions/src/entrypoints/tasks/build-data-export";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
-import { DomainError } from "../../../functions/src/kernel/errors";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { runNightlyPurge } from "../../../functions/src/purge/index";
 import { purgeSettings } from "../../../functions/src/purge/settings";
@@ -21,20 +20,11 @@ import { recoveryWindowMs } from "../../../functions/src/requests/rules/gone-by"
 import { settings } from "../../../functions/src/platform/settings";
 import { db } from "../../helpers/emulator";
 import { AFTER_GRACE, evidence, expectChainVerifies, hold, putCustomer, requestDeletion, reset, runOptions, T0 } from "../purge/support";
+import { refusal } from "../../helpers/refusal";
 
 const ADA: Caller = { uid: "u-8001", tenantId: "t-acme", roles: [] };
 const CLARA: Caller = { uid: "c-2001", tenantId: null, roles: ["compliance"] };
 const noQueue = (): Promise<void> => Promise.resolve();
-
-async function refusal(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof DomainError) return `${err.kind}/${err.reason}`;
-    throw err;
-  }
-  return "none";
-}
 
 const record = async (exportId: string) => (await db().doc(`dataExports/${exportId}`).get()).data();
 const partsOf = async (exportId: string) => (await db().collection(`dataExports/${exportId}/exportParts`).get()).size;

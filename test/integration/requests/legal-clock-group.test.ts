@@ -8,13 +8,13 @@ import { extendRequestDeadlineHandler } from "../../../functions/src/entrypoints
 import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import { requestAccountDeletionHandler } from "../../../functions/src/entrypoints/callable/request-account-deletion";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
-import { DomainError } from "../../../functions/src/kernel/errors";
 import { registryPolicy, useRegistryForTests } from "../../../functions/src/platform/registry";
 import { settings } from "../../../functions/src/platform/settings";
 import { addPeriod } from "../../../functions/src/requests/rules/legal-clock";
 import { PATH_LOOKUP, WORKSPACES_DATABASE, workspacesRegistry } from "../../fixtures/workspaces/registry";
 import { clearFirestore, db } from "../../helpers/emulator";
 import { useDatabase } from "../purge/support";
+import { refusal } from "../../helpers/refusal";
 
 useDatabase(WORKSPACES_DATABASE);
 
@@ -22,16 +22,6 @@ const DAY = 86_400_000;
 const CLARA: Caller = { uid: "c-2001", tenantId: null, roles: ["compliance"] };
 const REASON = "The request spans three years of orders and two archive systems.";
 const iso = (ms: number) => new Date(ms).toISOString();
-
-async function refusal(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof DomainError) return `${err.kind}/${err.reason}`;
-    throw err;
-  }
-  return "none";
-}
 
 /** Ada, a member of workspaces w-a (GDPR) and w-b (California: the CCPA), asks for erasure: a group of two requests. */
 async function adaInTwoWorkspaces() {

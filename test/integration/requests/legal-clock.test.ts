@@ -14,27 +14,16 @@ import { listDeletionRequestsHandler } from "../../../functions/src/entrypoints/
 import { requestAccountDeletionHandler } from "../../../functions/src/entrypoints/callable/request-account-deletion";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
 import { verifyEvidence } from "../../../functions/src/evidence/index";
-import { DomainError } from "../../../functions/src/kernel/errors";
 import { settings } from "../../../functions/src/platform/settings";
 import { addPeriod } from "../../../functions/src/requests/rules/legal-clock";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { refusal } from "../../helpers/refusal";
 
 const DAY = 86_400_000;
 const CLARA: Caller = { uid: "c-2001", tenantId: null, roles: ["compliance"] };
 const RITA: Caller = { uid: "r-3001", tenantId: null, roles: ["retention-admin"] };
 const REASON = "The request spans three years of orders and two archive systems.";
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** The refusal a call ends in, as `kind/REASON`. */
-async function refusal(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof DomainError) return `${err.kind}/${err.reason}`;
-    throw err;
-  }
-  return "none";
-}
 
 /** Every request and every evidence entry, as stored: what a refusal must leave as it was. */
 async function requestsAndEvidence(): Promise<unknown> {
