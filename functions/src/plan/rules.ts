@@ -1,7 +1,7 @@
 import { hashCanonical } from "../kernel/canonical";
 import { coveringHold, heldBy, type ActiveHoldRef } from "../kernel/held";
 import type { GovernedFields } from "../kernel/governed";
-import { compareNames, sortedUnique } from "../kernel/paths";
+import { compareNames, fillTemplate, sortedUnique } from "../kernel/paths";
 import type { DataMapEntry, StorageEntry } from "../kernel/policy-schema";
 import type { PolicyIndex } from "../kernel/policy";
 import { isExpired } from "../kernel/retention";
@@ -192,6 +192,53 @@ export const retainedDescendant = (path: string): RetainedItem => ({
   reasonCode: "RETAINED_DESCENDANT",
   reason: "kept because a document under it is retained",
 });
+
+/**
+ * The archive entries a recursive delete entry's stream can plan by itself, keyed by that entry's id and then by
+ * the filled collection path. Such an archive entry names a whole collection (a `query` without a filter, neither
+ * recursive nor external) inside the tree of a recursive `doc` delete entry of the same database, and no other
+ * erasing entry can reach that collection. Planned in its own pass, each of its documents is read there and read
+ * again by the tree's stream. Judged with the archive entry as the tree's stream passes it, each is read once and
+ * decided as the separate pass decided it: the archive entry comes first, and nothing else reaches it. Anything
+ * this cannot show from the templates alone (a collection group, a filter, a template that does not fill) keeps
+ * its own pass.
+ */
+export function archivesInTrees(erasing: readonly DataMapEntry[], vars: Readonly<Record<string, string>>): Map<string, Map<string, DataMapEntry>> {
+  const found = new Map<string, Map<string, DataMapEntry>>();
+  const filled = (template: string | undefined): string | null => {
+    try {
+      return fillTemplate(template ?? "", vars);
+    } catch {
+      return null;
+    }
+  };
+  const dbOf = (e: DataMapEntry): string => e.database ?? "";
+  for (const archive of erasing) {
+    if (archive.action !== "archive" || archive.kind !== "query" || archive.where.length > 0 || archive.recursive || archive.external) continue;
+    const collection = filled(archive.collection);
+    if (collection === null) continue;
+    const inTree = (e: DataMapEntry): boolean => {
+      const root = e.kind === "doc" && e.recursive && dbOf(e) === dbOf(archive) ? filled(e.path) : null;
+      return root !== null && collection.startsWith(`${root}/`);
+    };
+    const tree = erasing.find((e) => e.action === "delete" && inTree(e));
+    if (!tree || erasing.some((e) => e !== archive && e !== tree && mayReachCollection(e, collection, dbOf(archive), filled))) continue;
+    const trees = found.get(tree.id) ?? new Map<string, DataMapEntry>();
+    trees.set(collection, archive);
+    found.set(tree.id, trees);
+  }
+  return found;
+}
+
+/** Whether an entry may reach a document of `collection` (a filled path) in `database`; true when it can't be ruled out. */
+function mayReachCollection(e: DataMapEntry, collection: string, database: string, filled: (t: string | undefined) => string | null): boolean {
+  if (e.kind === "storage" || (e.database ?? "") !== database) return false;
+  if (e.kind === "collectionGroup") return e.recursive || collection.slice(collection.lastIndexOf("/") + 1) === e.collectionId;
+  const at = filled(e.kind === "doc" ? e.path : e.collection);
+  if (at === null) return true;
+  const docsIn = e.kind === "doc" ? at.slice(0, Math.max(at.lastIndexOf("/"), 0)) : at;
+  return docsIn === collection || (e.recursive && collection.startsWith(`${e.kind === "doc" ? at : docsIn}/`));
+}
 
 /**
  * The ancestor rule over documents taken in Firestore's name order (kernel/paths.ts#compareNames), where a

@@ -17,14 +17,13 @@ import type { ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { runNightlyJob } from "../../../functions/src/jobs/nightly-purge";
 import { DAY_MS, PRIMARY_CELL } from "../../../functions/src/kernel/policy";
 import { RegistrySchema, type Registry } from "../../../functions/src/kernel/policy-schema";
-import { computeRetainUntil } from "../../../functions/src/kernel/retention";
 import { inCell } from "../../../functions/src/platform/firestore";
-import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
 import { writeGoverned } from "../../../functions/src/platform/governed-repo";
-import { policy, useRegistryForTests } from "../../../functions/src/platform/registry";
+import { useRegistryForTests } from "../../../functions/src/platform/registry";
 import { runNightlyPurge, type PurgeHook, type PurgeRequestTask, type PurgeRunOptions } from "../../../functions/src/purge/index";
 import { PATH_LOOKUP, WORKSPACES_DATABASE, workspacesRegistry } from "../../fixtures/workspaces/registry";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { seedWorkspaceDocs } from "../../fixtures/workspaces/seed";
 import { useDatabase } from "../purge/support";
 
 const ACTIVITY = "activity";
@@ -67,26 +66,7 @@ async function seed(): Promise<void> {
   await clearFirestore(WORKSPACES_DATABASE);
   await clearFirestore(ACTIVITY_DB);
   await clearAuth();
-  const pol = policy();
-  const put = async (path: string, tenantId: string, data: Record<string, unknown>) => {
-    const cls = pol.classForPath(path)!;
-    await db()
-      .doc(path)
-      .set({
-        ...data,
-        ...governedToFirestore(
-          { retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId, policyVersion: pol.version, createdAtMs: CREATED, expireAtMs: null, retainUntilMs: computeRetainUntil(cls, CREATED), legalHold: false, holdIds: [], preHold: null },
-          "set",
-        ),
-      });
-  };
-  for (const w of ["w-a", "w-b"]) await put(`workspaces/${w}`, w, { name: `Workspace ${w}` });
-  await put("workspaces/w-a/members/m-1", "w-a", { uid: "u-ada", role: "owner" });
-  await put("workspaces/w-b/members/m-2", "w-b", { uid: "u-ada", role: "editor" });
-  await put("workspaces/w-a/members/m-3", "w-a", { uid: "u-ben", role: "editor" });
-  await put("workspaces/w-a/docs/d-1", "w-a", { authorUid: "u-ada", title: "Ada's plan" });
-  await put("workspaces/w-b/docs/d-2", "w-b", { authorUid: "u-ada", title: "Ada's notes" });
-  await put("people/u-ada", "", { displayName: "Ada" });
+  await seedWorkspaceDocs("member");
   await inCell(ACTIVITY, async () => {
     await writeGoverned(ADA_ACTIVITY["w-a"], { uid: "u-ada", kind: "opened" }, "w-a", CREATED);
     await writeGoverned(ADA_ACTIVITY["w-b"], { uid: "u-ada", kind: "edited" }, "w-b", CREATED);

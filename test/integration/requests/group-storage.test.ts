@@ -18,10 +18,8 @@ import { exportSubject, verifyExportDir } from "../../../functions/src/export/in
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { objectPath } from "../../../functions/src/kernel/storage-map";
-import { computeRetainUntil } from "../../../functions/src/kernel/retention";
 import { inDatabase } from "../../../functions/src/platform/firestore";
-import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
-import { policy, useRegistryForTests } from "../../../functions/src/platform/registry";
+import { useRegistryForTests } from "../../../functions/src/platform/registry";
 import { settings } from "../../../functions/src/platform/settings";
 import { defaultBucket, readObject } from "../../../functions/src/platform/storage";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/index";
@@ -29,6 +27,7 @@ import { subjectsOf } from "../../../functions/src/requests/index";
 import { replayErasures } from "../../../functions/src/restore/index";
 import { PATH_LOOKUP, WORKSPACES_DATABASE, WORKSPACES_RESTORED_DATABASE, workspacesRegistry } from "../../fixtures/workspaces/registry";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { seedWorkspaceDocs } from "../../fixtures/workspaces/seed";
 import { clearStorage, putObject } from "../../helpers/storage";
 import { expectChainVerifies, objectDeletions, useDatabase } from "../purge/support";
 
@@ -36,7 +35,6 @@ useDatabase(WORKSPACES_DATABASE);
 
 const ADA: Caller = { uid: "u-ada", tenantId: null, roles: [] };
 const CLARA: Caller = { uid: "c-2001", tenantId: null, roles: ["compliance"] };
-const CREATED = Date.parse("2026-06-01T00:00:00Z");
 
 /** Ada's objects: a file in each workspace's folder, and her avatar (no workspace). Ben's file in w-a. */
 const FILE_A = "workspaces/w-a/users/u-ada/plan.pdf";
@@ -48,31 +46,6 @@ const ADA_DOCS = ["people/u-ada", "workspaces/w-a/docs/d-1", "workspaces/w-a/mem
 let bucket: string;
 const gs = (name: string) => objectPath(bucket, name);
 
-/** The documents of the group suite's app (Ada in w-a and w-b, Ben in w-a), in the database `db()` names. */
-async function seedDocuments(): Promise<void> {
-  const pol = policy();
-  const put = async (path: string, tenantId: string, data: Record<string, unknown>) => {
-    const cls = pol.classForPath(path)!;
-    await db()
-      .doc(path)
-      .set({
-        ...data,
-        ...governedToFirestore(
-          { retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId, policyVersion: pol.version, createdAtMs: CREATED, expireAtMs: null, retainUntilMs: computeRetainUntil(cls, CREATED), legalHold: false, holdIds: [], preHold: null },
-          "set",
-        ),
-      });
-  };
-  for (const w of ["w-a", "w-b"]) await put(`workspaces/${w}`, w, { name: `Workspace ${w}` });
-  await put("workspaces/w-a/members/m-1", "w-a", { uid: "u-ada", role: "owner" });
-  await put("workspaces/w-b/members/m-2", "w-b", { uid: "u-ada", role: "editor" });
-  await put("workspaces/w-a/members/m-3", "w-a", { uid: "u-ben", role: "editor" });
-  await put("workspaces/w-a/docs/d-1", "w-a", { authorUid: "u-ada", title: "Ada's plan" });
-  await put("workspaces/w-b/docs/d-2", "w-b", { authorUid: "u-ada", title: "Ada's notes" });
-  await put("workspaces/w-a/docs/d-3", "w-a", { authorUid: "u-ben", title: "Ben's doc" });
-  await put("people/u-ada", "", { displayName: "Ada" });
-  await put("people/u-ben", "", { displayName: "Ben" });
-}
 
 const generationOf = async (name: string) => (await readObject(bucket, name))?.generation ?? null;
 const requestsOf = async (uid: string) =>
@@ -87,7 +60,7 @@ describe("a user in two workspaces with Cloud Storage objects, erased by one req
     await clearAuth();
     await clearStorage();
     bucket = defaultBucket();
-    await seedDocuments();
+    await seedWorkspaceDocs();
     for (const name of [FILE_A, FILE_B, AVATAR, BEN_FILE]) await putObject(bucket, name, `bytes of ${name}`);
     for (const uid of ["u-ada", "u-ben"]) await getAuth(adminApp()).createUser({ uid, email: `${uid}@example.test` });
   });
@@ -187,7 +160,7 @@ describe("a user in two workspaces with Cloud Storage objects, erased by one req
   it("5. a restored backup and objects put back: the replay erases each again by the member that owns it, once", async () => {
     const replay = (apply: boolean) => replayErasures({ databaseId: WORKSPACES_RESTORED_DATABASE, apply, actor: { type: "staff", id: "s-dana" }, nowMs: graceEndsAtMs + 4 * DAY_MS });
     await clearFirestore(WORKSPACES_RESTORED_DATABASE);
-    await inDatabase(WORKSPACES_RESTORED_DATABASE, seedDocuments);
+    await inDatabase(WORKSPACES_RESTORED_DATABASE, () => seedWorkspaceDocs());
     // The avatar and w-b's file come back (a bucket restore, an undelete from soft delete); w-a's file does not.
     await putObject(bucket, AVATAR, "the avatar, back");
     await putObject(bucket, FILE_B, "w-b's file, back");

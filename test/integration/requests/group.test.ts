@@ -19,7 +19,6 @@ import { readLedger } from "../../../functions/src/erasure/index";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import type { ScopeLookup } from "../../../functions/src/kernel/policy-schema";
-import { computeRetainUntil } from "../../../functions/src/kernel/retention";
 import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
 import { policy, useRegistryForTests } from "../../../functions/src/platform/registry";
 import { settings } from "../../../functions/src/platform/settings";
@@ -27,6 +26,7 @@ import { runNightlyPurge, type PurgeHook, type UnitReport } from "../../../funct
 import { GROUP_MAX_SCOPES } from "../../../functions/src/requests/rules/group";
 import { MEMBERSHIP_LOOKUP, PATH_LOOKUP, WORKSPACES_DATABASE, workspacesRegistry } from "../../fixtures/workspaces/registry";
 import { adminApp, clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { seedWorkspaceDocs } from "../../fixtures/workspaces/seed";
 import { evidence, expectChainVerifies, expectDeletionsExplained, useDatabase } from "../purge/support";
 
 useDatabase(WORKSPACES_DATABASE);
@@ -39,28 +39,7 @@ const CREATED = Date.parse("2026-06-01T00:00:00Z");
 async function seed(): Promise<void> {
   await clearFirestore(settings.databaseId());
   await clearAuth();
-  const pol = policy();
-  const put = async (path: string, tenantId: string, data: Record<string, unknown>) => {
-    const cls = pol.classForPath(path)!;
-    await db()
-      .doc(path)
-      .set({
-        ...data,
-        ...governedToFirestore(
-          { retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId, policyVersion: pol.version, createdAtMs: CREATED, expireAtMs: null, retainUntilMs: computeRetainUntil(cls, CREATED), legalHold: false, holdIds: [], preHold: null },
-          "set",
-        ),
-      });
-  };
-  for (const w of ["w-a", "w-b"]) await put(`workspaces/${w}`, w, { name: `Workspace ${w}` });
-  await put("workspaces/w-a/members/m-1", "w-a", { uid: "u-ada", role: "owner" });
-  await put("workspaces/w-b/members/m-2", "w-b", { uid: "u-ada", role: "editor" });
-  await put("workspaces/w-a/members/m-3", "w-a", { uid: "u-ben", role: "editor" });
-  await put("workspaces/w-a/docs/d-1", "w-a", { authorUid: "u-ada", title: "Ada's plan" });
-  await put("workspaces/w-b/docs/d-2", "w-b", { authorUid: "u-ada", title: "Ada's notes" });
-  await put("workspaces/w-a/docs/d-3", "w-a", { authorUid: "u-ben", title: "Ben's doc" });
-  await put("people/u-ada", "", { displayName: "Ada" });
-  await put("people/u-ben", "", { displayName: "Ben" });
+  await seedWorkspaceDocs();
   const auth = getAuth(adminApp());
   for (const uid of ["u-ada", "u-ben"]) await auth.createUser({ uid, email: `${uid}@example.test` });
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildDeletionPlan, judgeObject, type DiscoveredDoc, type DiscoveredObject } from "../../../functions/src/plan/rules";
+import { archivesInTrees, buildDeletionPlan, judgeObject, type DiscoveredDoc, type DiscoveredObject } from "../../../functions/src/plan/rules";
+import { DataMapEntrySchema, type DataMapEntry } from "../../../functions/src/kernel/policy-schema";
 import { isBusinessVisible, isTenantOpen } from "../../../functions/src/kernel/visibility";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { hashCanonical } from "../../../functions/src/kernel/canonical";
@@ -179,5 +180,48 @@ describe("Cloud Storage objects in a manifest (storage entries of the current re
     expect(judgeObject(obj("a.pdf", { storageHold: true }), current.storageMap("user")[0]!, [])).toMatchObject({ reasonCode: "LEGAL_HOLD", reason: "the object carries a Cloud Storage hold" });
     // A hold on another customer of the tenant does not.
     expect(judgeObject(obj("a.pdf"), current.storageMap("user")[0]!, [{ holdId: "h-x", targetPath: "tenants/t-acme/users/u-10", reasonCode: "LITIGATION" }])).toBeNull();
+  });
+});
+
+describe("archive entries planned from a tree's stream (archivesInTrees)", () => {
+  const e = (over: Partial<DataMapEntry> & Pick<DataMapEntry, "id" | "kind" | "action">): DataMapEntry => DataMapEntrySchema.parse(over);
+  const tree = e({ id: "tree", kind: "doc", path: "tenants/{tenantId}", action: "delete", recursive: true });
+  const why = { reason: "finance retention", reasonCode: "FINANCE_RETENTION" };
+  const orders = e({ id: "orders", kind: "query", collection: "tenants/{tenantId}/orders", action: "archive", ...why });
+  const vars = { tenantId: "t-1" };
+  const ids = (m: Map<string, Map<string, DataMapEntry>>) => Object.fromEntries([...m].map(([k, v]) => [k, Object.fromEntries([...v].map(([c, x]) => [c, x.id]))]));
+
+  it("hands a whole collection inside a recursive delete entry's tree to that tree", () => {
+    expect(ids(archivesInTrees([orders, tree], vars))).toEqual({ tree: { "tenants/t-1/orders": "orders" } });
+  });
+
+  it("keeps the archive entry's own pass whenever anything else could reach its documents or it is not a whole collection", () => {
+    const cases: DataMapEntry[][] = [
+      // a filter: the tree's stream would find documents the entry doesn't reach
+      [e({ id: "orders", kind: "query", collection: "tenants/{tenantId}/orders", action: "archive", where: [["status", "==", "PAID"]], ...why }), tree],
+      // not inside the tree
+      [e({ id: "orders", kind: "query", collection: "orders", action: "archive", ...why }), tree],
+      // the tree is not recursive, or not a delete
+      [orders, e({ id: "tree", kind: "doc", path: "tenants/{tenantId}", action: "delete" })],
+      // another entry reaches the same collection: by its id, by a query, by a second recursive root, by a doc in it
+      [orders, tree, e({ id: "cg", kind: "collectionGroup", collectionId: "orders", action: "delete" })],
+      [orders, tree, e({ id: "cg", kind: "collectionGroup", collectionId: "anything", action: "delete", recursive: true })],
+      [orders, tree, e({ id: "again", kind: "query", collection: "tenants/{tenantId}/orders", action: "delete" })],
+      [orders, tree, e({ id: "tree2", kind: "doc", path: "tenants/{tenantId}", action: "delete", recursive: true })],
+      [orders, tree, e({ id: "one", kind: "doc", path: "tenants/{tenantId}/orders/o-1", action: "delete" })],
+      // a template the subject can't fill
+      [orders, tree, e({ id: "other", kind: "query", collection: "users/{uid}/orders", action: "delete" })],
+    ];
+    for (const entries of cases) expect(ids(archivesInTrees(entries, vars))).toEqual({});
+  });
+
+  it("ignores entries that cannot reach the collection (another database, storage, elsewhere)", () => {
+    const others = [
+      e({ id: "dir", kind: "query", collection: "userDirectory", action: "delete", where: [["tenantId", "==", "{tenantId}"]] }),
+      e({ id: "remote", kind: "query", database: "analytics", collection: "tenants/{tenantId}/orders", action: "delete" }),
+      e({ id: "files", kind: "storage", bucket: "(default)", prefix: "tenants/{tenantId}/files/", heldWith: "tenants/{tenantId}", action: "delete" }),
+      e({ id: "msgs", kind: "collectionGroup", collectionId: "messages", action: "delete" }),
+    ];
+    expect(ids(archivesInTrees([orders, tree, ...others], vars))).toEqual({ tree: { "tenants/t-1/orders": "orders" } });
   });
 });

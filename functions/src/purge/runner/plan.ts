@@ -14,7 +14,7 @@ import { hasDeleteTrigger } from "../../ttl/rules";
 import { streamGovernedDescendants, toTimestamp } from "../../platform/governed-doc";
 import { db } from "../../platform/firestore";
 import { activeHolds, readFence } from "../../holds/index";
-import { archivedOnErasure, discoverEntry, discoverEntryObjects, discoveredFrom, judgeDiscovered, judgeObject, KeptBelow, retainedDescendant, type DiscoveredSnapshot, type Subject } from "../../plan/index";
+import { archivedOnErasure, archivesInTrees, discoverEntry, discoverEntryObjects, discoveredFrom, judgeDiscovered, judgeObject, KeptBelow, retainedDescendant, subjectVars, type DiscoveredSnapshot, type Subject } from "../../plan/index";
 import { factsOfData, readAll, requestRef } from "../store";
 import { policy } from "../../platform/registry";
 import { versionOf, type PlanSink } from "./records";
@@ -175,7 +175,13 @@ export async function planRequestUnit(requestId: string, subject: Subject, input
   // again leaves it to that decision, and keeps its ancestors when it was kept.
   const archivedByEntry = new Map<string, boolean>();
   const erasing = [...entries.filter((e) => e.action === "archive"), ...entries.filter((e) => e.action === "delete")];
+  // An archive entry of a whole collection inside a recursive delete entry's tree is judged as that tree's stream
+  // passes its documents, instead of in a pass of its own that reads each of them a second time.
+  const inTrees = archivesInTrees(erasing, subjectVars(subject));
+  const streamedByTree = new Set([...inTrees.values()].flatMap((m) => [...m.values()].map((e) => e.id)));
   for (const entry of erasing) {
+    if (streamedByTree.has(entry.id)) continue;
+    const archives = inTrees.get(entry.id);
     const keeper = new KeptBelow<Pending>(emit);
     for await (const d of discoverEntry(subject, entry)) {
       const path = d.snap.ref.path;
@@ -183,7 +189,8 @@ export async function planRequestUnit(requestId: string, subject: Subject, input
       if (planned !== undefined) {
         keeper.push(path, { kind: "refused" }, planned);
       } else {
-        const p = judgeRequestDoc(d, entry, keptByEntry, ctx);
+        const by = archives?.get(path.slice(0, path.lastIndexOf("/"))) ?? entry;
+        const p = judgeRequestDoc(d, by, keptByEntry, ctx);
         if (entry.action === "archive") archivedByEntry.set(path, p.kind !== "delete");
         keeper.push(path, p, p.kind !== "delete");
       }
