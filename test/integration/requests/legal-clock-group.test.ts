@@ -8,10 +8,11 @@ import { extendRequestDeadlineHandler } from "../../../functions/src/entrypoints
 import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import { requestAccountDeletionHandler } from "../../../functions/src/entrypoints/callable/request-account-deletion";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
-import { registryPolicy, useRegistryForTests } from "../../../functions/src/platform/registry";
+import { useRegistryForTests } from "../../../functions/src/platform/registry";
 import { settings } from "../../../functions/src/platform/settings";
 import { addPeriod } from "../../../functions/src/requests/rules/legal-clock";
 import { PATH_LOOKUP, WORKSPACES_DATABASE, workspacesRegistry } from "../../fixtures/workspaces/registry";
+import { putWorkspaceDoc } from "../../fixtures/workspaces/seed";
 import { clearFirestore, db } from "../../helpers/emulator";
 import { useDatabase } from "../purge/support";
 import { refusal } from "../../helpers/refusal";
@@ -26,15 +27,9 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** Ada, a member of workspaces w-a (GDPR) and w-b (California: the CCPA), asks for erasure: a group of two requests. */
 async function adaInTwoWorkspaces() {
   await clearFirestore(settings.databaseId());
-  const pol = registryPolicy();
-  for (const [path, tenantId, data] of [
-    ["workspaces/w-a/members/m-1", "w-a", { uid: "u-ada" }],
-    ["workspaces/w-b/members/m-2", "w-b", { uid: "u-ada" }],
-    ["people/u-ada", "", { displayName: "Ada" }],
-  ] as const) {
-    const cls = pol.classForPath(path)!;
-    await db().doc(path).set({ ...data, retentionClass: cls.id, lifecycleState: "ACTIVE", tenantId, policyVersion: pol.version, createdAt: new Date(), legalHold: false, holdIds: [] });
-  }
+  await putWorkspaceDoc("workspaces/w-a/members/m-1", "w-a", { uid: "u-ada" });
+  await putWorkspaceDoc("workspaces/w-b/members/m-2", "w-b", { uid: "u-ada" });
+  await putWorkspaceDoc("people/u-ada", "", { displayName: "Ada" });
   return requestAccountDeletionHandler({}, { uid: "u-ada", tenantId: null, roles: [] });
 }
 
