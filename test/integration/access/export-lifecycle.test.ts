@@ -13,6 +13,7 @@ import { exportSubjectDataHandler } from "../../../functions/src/entrypoints/cal
 import { requestDataExportHandler } from "../../../functions/src/entrypoints/callable/request-data-export";
 import { BUILD_RETRY } from "../../../functions/src/entrypoints/tasks/build-data-export";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
+import { releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { runNightlyPurge } from "../../../functions/src/purge/index";
 import { purgeSettings } from "../../../functions/src/purge/settings";
@@ -170,6 +171,30 @@ describe("an erasure and the subject's exports", () => {
     expect(await partsOf(building.exportId)).toBe(0);
     // Erased: a new ask is the subject's again.
     expect(await ask(ADA.uid, Date.now())).toMatchObject({ created: true });
+    await expectChainVerifies();
+  });
+
+  it("that expiry outlives a first round retained under a hold: the round that ends PURGED still counts it", async () => {
+    await putCustomer(ADA.uid);
+    const { export: building } = await ask(ADA.uid, T0 - DAY_MS);
+    const leaseEnd = Date.now() + 10 * 60_000;
+    await db().doc(`dataExports/${building.exportId}`).update({ state: "RUNNING", lease: { owner: "build-stalled", expiresAt: Timestamp.fromMillis(leaseEnd) } });
+    const holdId = await hold(`tenants/t-acme/users/${ADA.uid}`);
+    const requestId = await requestDeletion(ADA.uid);
+    await runNightlyPurge(runOptions());
+    const retained = (await db().doc(`deletionRequests/${requestId}`).get()).data()!;
+    expect(retained.state).toBe("RETAINED_UNDER_HOLD");
+    const survives = leaseEnd + settings.accessExportMs();
+    expect((retained.exportsExpireAt as Timestamp).toMillis()).toBe(survives);
+    expect(await record(building.exportId)).toBeUndefined();
+
+    await releaseHoldById({ holdId, reason: "dispute settled", actor: { type: "staff", id: "c-2002" }, nowMs: AFTER_GRACE + DAY_MS });
+    await runNightlyPurge(runOptions({ nowMs: AFTER_GRACE + 2 * DAY_MS, asOfMs: AFTER_GRACE + 2 * DAY_MS }));
+    const purged = (await db().doc(`deletionRequests/${requestId}`).get()).data()!;
+    expect(purged.state).toBe("PURGED");
+    expect((purged.fullyGoneByBasis as { exportsExpireAt: Timestamp }).exportsExpireAt.toMillis()).toBe(survives);
+    expect((purged.fullyGoneBy as Timestamp).toMillis()).toBe(survives + recoveryWindowMs(purgeSettings.recoveryWindows()));
+    expect(await actions("ACCESS_EXPORT_ERASED")).toHaveLength(1);
     await expectChainVerifies();
   });
 });

@@ -5,7 +5,7 @@ import { assertRequestMove, heldAtGeneration, parseRequestState } from "../../re
 import { spansCells } from "../../requests/index";
 import { requestOutcome, type VerifyTally } from "../rules/verify";
 import { db } from "../../platform/firestore";
-import { toTimestamp } from "../../platform/governed-doc";
+import { toMs, toTimestamp } from "../../platform/governed-doc";
 import { activeAmongInTx, readFenceInTx } from "../../holds/index";
 import { log } from "../../platform/logs";
 import { fenceStep, writeCheckpoint } from "./step";
@@ -135,15 +135,16 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
  * Cloud Storage objects (`objectsErased`: the date still waits out their soft delete when this round deletes none).
  * A tenant's closure in an app without storage entries reads nothing.
  */
-async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | null; objectsDeletedEarlier: boolean; cellRequest: boolean }> {
+async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | null; objectsDeletedEarlier: boolean; cellRequest: boolean; exportsExpireAtMs: number | null }> {
   const user = cp.subject?.type === "user";
   const storage = policy().hasStorageEntries;
-  if (!cp.requestId || (!user && !storage)) return { groupId: null, objectsDeletedEarlier: false, cellRequest: false };
+  if (!cp.requestId || (!user && !storage)) return { groupId: null, objectsDeletedEarlier: false, cellRequest: false, exportsExpireAtMs: null };
   const snap = await requestRef(cp.requestId).get();
   const cellRequest = typeof snap.get("cellOf") === "string";
   // A member's cell request in another database carries the group's id too, but the account is the primary's business.
   const groupId = user && !cellRequest ? groupIdOf(snap.get("groupId")) : null;
-  return { groupId, objectsDeletedEarlier: storage && snap.get("objectsErased") === true, cellRequest };
+  // An earlier round (RETAINED_UNDER_HOLD) that deleted an export while its build was under way: its parts' expiry.
+  return { groupId, objectsDeletedEarlier: storage && snap.get("objectsErased") === true, cellRequest, exportsExpireAtMs: toMs(snap.get("exportsExpireAt")) };
 }
 
 /**
@@ -166,7 +167,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
   const end = requestOutcome(tally);
   // A member of a request group: the group's account goes once, from the finalize transaction below (group-account.ts).
   // A closure across several databases: the request of record's account step takes the accounts (cells/accounts.ts).
-  const { groupId, objectsDeletedEarlier, cellRequest } = await requestFacts(cp);
+  const { groupId, objectsDeletedEarlier, cellRequest, exportsExpireAtMs } = await requestFacts(cp);
   if (end !== "BLOCKED" && groupId === null) {
     if (cp.subject?.type === "tenant") {
       if (!cp.requestId || !(await accountsAcrossCells(cp.requestId))) await deleteTenantAccounts(cp, step, env);
@@ -179,6 +180,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
     end !== "BLOCKED" && cp.requestId && cp.subject?.type === "user" && !cellRequest
       ? await eraseSubjectExports({ uid: cp.subject.uid, requestId: cp.requestId, actor: env.actor, nowMs: env.nowMs })
       : null;
+  const exportsSurviveMs = Math.max(exports?.survivesUntilMs ?? 0, exportsExpireAtMs ?? 0) || null;
   // A PURGED request's "fully gone by" date: this moment, the recovery windows, and the archive copies it made.
   // Deleted objects wait out the buckets' soft delete (docs/STORAGE.md); a round that deleted none does not count it.
   const objects = tally.objectsDeleted > 0 || objectsDeletedEarlier ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
@@ -191,7 +193,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
             purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows(), objects),
             cp.subject ? processorsDeadlineMs(policy().registry.processors, cp.subject.type, env.nowMs) : null,
           ),
-          exports?.survivesUntilMs ?? null,
+          exportsSurviveMs,
           purgeSettings.recoveryWindows(),
         )
       : null;
@@ -228,7 +230,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
             purgeCounts: counts,
             ...(tally.objectsDeleted > 0 ? { objectsErased: true } : {}),
             // Kept on the request too, for a date computed again later (completion.ts#redateOne).
-            ...(exports?.survivesUntilMs != null ? { exportsExpireAt: toTimestamp(exports.survivesUntilMs) } : {}),
+            ...(exportsSurviveMs !== null ? { exportsExpireAt: toTimestamp(exportsSurviveMs) } : {}),
             blockedReason: FieldValue.delete(),
             ...(end === "PURGED"
               ? { purgedAt: at, retainedUnderHold: FieldValue.delete(), heldAtGeneration: FieldValue.delete(), heldFenceGeneration: FieldValue.delete(), ...goneByFields(goneBy) }
