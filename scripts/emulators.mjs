@@ -240,8 +240,11 @@ async function main() {
   const configFile = configWithOffset(offset, withHosting, example);
   const config = JSON.parse(readFileSync(join(root, configFile), "utf8"));
   const em = config.emulators;
-  if (withStorage && em.storage.port === FETCH_BAD_PORT) {
-    fail(`EMULATOR_PORT_OFFSET=${offset} puts the Storage emulator on port ${FETCH_BAD_PORT}, which Node's fetch refuses to reach. Pick another offset.`);
+  // Every emulator this run starts is reached over HTTP by fetch somewhere (the tests clear Firestore and Auth through
+  // their REST endpoints; the Storage client is fetch itself): offset 2000 puts Firestore's 8080 there.
+  const started = [...cliOnly, ...(withStorage ? ["storage"] : [])];
+  for (const name of started) {
+    if (em[name]?.port === FETCH_BAD_PORT) fail(`EMULATOR_PORT_OFFSET=${offset} puts the ${name} emulator on port ${FETCH_BAD_PORT}, which Node's fetch refuses to reach. Pick another offset.`);
   }
   const storage = withStorage ? await startStorage(em.storage, PROJECT) : null;
   const env = {

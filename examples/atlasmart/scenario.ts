@@ -12,7 +12,8 @@ import { DEMO_TENANT } from "./data";
  * The demo's deletion requests, one in each state a compliance officer meets, and one purge run the brake holds
  * back, so that a fresh `npm start` has something in Requests and in Approvals. Each is made by the product's own
  * code, on the product's own clock moved back where a state needs time to have passed:
- * - Grace Hopper (u-1101) asked today: PENDING, in her grace period;
+ * - Grace Hopper (u-1101) asked today: PENDING, in her grace period; her directory entry says California, so her
+ *   request runs on the CCPA's 45 days (the registry's legal clocks), the others' on GDPR's month;
  * - Alan Turing (u-1102) asked ten days ago: PENDING, grace over, not yet run (the next nightly run takes it);
  * - Hedy Lamarr (u-1103) asked ten days ago, her profile under a LITIGATION hold, and a run two days ago erased the
  *   rest: RETAINED_UNDER_HOLD;
@@ -31,9 +32,11 @@ export interface ScenarioResult {
 interface DemoSubject {
   uid: string;
   name: string;
+  /** What the directory entry says of where they live: the registry's legal clocks read it (US-CA: the CCPA). */
+  region?: string;
 }
 
-const ASKED_TODAY: DemoSubject = { uid: "u-1101", name: "Grace Hopper" };
+const ASKED_TODAY: DemoSubject = { uid: "u-1101", name: "Grace Hopper", region: "US-CA" };
 const GRACE_OVER: DemoSubject = { uid: "u-1102", name: "Alan Turing" };
 const UNDER_HOLD: DemoSubject = { uid: "u-1103", name: "Hedy Lamarr" };
 const ERASED: DemoSubject = { uid: "u-1104", name: "Katherine Johnson" };
@@ -58,7 +61,7 @@ async function hasRequest(uid: string): Promise<boolean> {
 /** A customer's data across the collections the data map erases: a profile, a directory entry, an activity. */
 async function writeCustomer(s: DemoSubject, atMs: number): Promise<void> {
   await writeGoverned(`tenants/${DEMO_TENANT}/users/${s.uid}`, { uid: s.uid, displayName: s.name }, DEMO_TENANT, atMs);
-  await writeGoverned(`userDirectory/${s.uid}`, { uid: s.uid }, DEMO_TENANT, atMs);
+  await writeGoverned(`userDirectory/${s.uid}`, { uid: s.uid, ...(s.region ? { region: s.region } : {}) }, DEMO_TENANT, atMs);
   await writeGoverned(`activity/a-${s.uid}`, { subjectUid: s.uid, type: "SIGNED_IN" }, DEMO_TENANT, atMs);
 }
 
@@ -84,7 +87,7 @@ async function deliverToLocalWebhooks(requestIds: readonly string[], atMs: numbe
 
 export async function seedDemoScenario(opts: { nowMs: number }): Promise<ScenarioResult> {
   const now = opts.nowMs;
-  // Ten days ago: past a user's seven-day grace, well inside the thirty days an erasure is due in.
+  // Ten days ago: past a user's seven-day grace, well inside the month GDPR gives an erasure.
   const asked = now - 10 * DAY_MS;
   const ranAt = now - 2 * DAY_MS;
   const toRun: string[] = [];

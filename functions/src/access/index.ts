@@ -1,3 +1,3 @@
-export { buildAccessExport, readAccessExport, readExportPage, requestAccessExport, EXPORT_PARTS, type ExportPage, type RequestExportInput } from "./service";
+export { buildAccessExport, eraseSubjectExports, readAccessExport, readExportPage, requestAccessExport, EXPORT_PARTS, type BuildOptions, type BuildOutcome, type ErasedExports, type ExportPage, type RequestExportInput } from "./service";
 export { enqueueExportBuild, type BuildExportTask } from "./tasks";
 export type { AccessExport, ExportState } from "./rules";

@@ -82,22 +82,59 @@ export function partsOf(files: readonly { file: string; bytes: Uint8Array }[], p
 export const partId = (index: number): string => String(index).padStart(6, "0");
 
 /**
- * Whether the subject may ask for a new export now. An export still being built, or ready and not expired, is
- * returned instead of a second one ("existing"). Otherwise a subject's own ask waits out the cooldown after their last
- * one (EXPORT_COOLDOWN, resource-exhausted); staff, acting on a request received another way, do not wait.
+ * How long after its ask an export still being built (PENDING, RUNNING) counts as live. Well past the build queue's
+ * whole retry schedule (8 attempts, backoff up to 10 minutes, 9 minutes each: under 2 hours), so only an export whose
+ * build was lost (its task never ran, or died without marking it FAILED) passes it; it then blocks no one, and TTL
+ * removes it at the expiry it was created with.
  */
-export function exportDecision(mine: readonly AccessExport[], source: ExportSource, cooldownMs: number, nowMs: number): { kind: "existing"; export: AccessExport } | { kind: "create" } {
-  const live = mine
-    .filter((e) => e.state === "PENDING" || e.state === "RUNNING" || (e.state === "READY" && (e.expireAtMs ?? 0) > nowMs))
-    .sort((a, b) => b.requestedAtMs - a.requestedAtMs)[0];
+export const BUILD_GIVE_UP_MS = 6 * 3_600_000;
+
+/** An export the subject can have now: being built (within BUILD_GIVE_UP_MS of its ask), or READY and not expired. */
+export function isLiveExport(e: AccessExport, nowMs: number): boolean {
+  if (e.state === "PENDING" || e.state === "RUNNING") return e.requestedAtMs + BUILD_GIVE_UP_MS > nowMs;
+  return e.state === "READY" && (e.expireAtMs ?? 0) > nowMs;
+}
+
+/**
+ * Whether the subject may ask for a new export now. An export still being built, or ready and not expired, is
+ * returned instead of a second one ("existing"). A new one is refused while an erasure of the subject is open
+ * (ERASURE_OPEN, failed-precondition: the erasure deletes the subject's exports, and a new one would copy the data it
+ * is erasing; docs/decisions/0040-legal-clocks-and-access.md). Otherwise a subject's own ask waits out the cooldown
+ * after their last one that did not fail (EXPORT_COOLDOWN, resource-exhausted: a FAILED build is no copy, so it costs
+ * the subject no wait); staff, acting on a request received another way, do not wait.
+ */
+export function exportDecision(
+  mine: readonly AccessExport[],
+  source: ExportSource,
+  cooldownMs: number,
+  nowMs: number,
+  erasureOpen: boolean = false,
+): { kind: "existing"; export: AccessExport } | { kind: "create" } {
+  const live = mine.filter((e) => isLiveExport(e, nowMs)).sort((a, b) => b.requestedAtMs - a.requestedAtMs)[0];
   if (live) return { kind: "existing", export: live };
+  if (erasureOpen) throw preconditionFailed("ERASURE_OPEN", "An erasure of this person's data is under way: no new copy is made of the data it erases.");
   if (source === "subject" && cooldownMs > 0) {
-    const last = mine.filter((e) => e.source === "subject").reduce((m, e) => Math.max(m, e.requestedAtMs), Number.NEGATIVE_INFINITY);
+    const last = mine.filter((e) => e.source === "subject" && e.state !== "FAILED").reduce((m, e) => Math.max(m, e.requestedAtMs), Number.NEGATIVE_INFINITY);
     if (last + cooldownMs > nowMs) {
       throw new DomainError("resource-exhausted", "EXPORT_COOLDOWN", "A copy of your data was made recently; ask again later.", { retryAfter: new Date(last + cooldownMs).toISOString() });
     }
   }
   return { kind: "create" };
+}
+
+/**
+ * Whether a build that threw ends the export FAILED now, or throws again for the queue to retry: FAILED on the queue's
+ * last attempt, and at once for an error no retry can fix (a domain error: the registry or the subject refuses the
+ * export, the same way every time).
+ */
+export const buildGivesUp = (err: unknown, finalAttempt: boolean): boolean => finalAttempt || err instanceof DomainError;
+
+/** What a FAILED export's evidence says of the error: its stable code or its class, never its message (it may name data). */
+export function failureCode(err: unknown): string {
+  if (err instanceof DomainError) return err.reason;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" || typeof code === "number") return String(code);
+  return err instanceof Error ? err.name : "UNKNOWN";
 }
 
 /**

@@ -10,7 +10,7 @@ import { parseRequestState } from "../requests/rules/requests";
 import { cellsOfRecord, requestCells } from "../requests/index";
 import { PRIMARY_CELL } from "../kernel/policy";
 import { storageSettings } from "../platform/storage";
-import { completionDecision, purgedGoneBy, recoveryWindowMs, type CompletionDecision } from "../requests/rules/gone-by";
+import { completionDecision, purgedGoneBy, recoveryWindowMs, withExportsExpiry, type CompletionDecision } from "../requests/rules/gone-by";
 import { archiveCopiesOf, archiveCopyLeftInTx } from "./runner/archive";
 import { goneByFields } from "./runner/finalize";
 import { purgeSettings } from "./settings";
@@ -111,6 +111,7 @@ async function completeOne(requestId: string, opts: CompletionOptions): Promise<
         backupRetentionDays: typeof basis.backupRetentionDays === "number" ? basis.backupRetentionDays : null,
         archivesRetainUntil: iso(toMs(basis.archivesRetainUntil)),
         ...(typeof basis.storageSoftDeleteDays === "number" ? { storageSoftDeleteDays: basis.storageSoftDeleteDays } : {}),
+        ...(basis.exportsExpireAt ? { exportsExpireAt: iso(toMs(basis.exportsExpireAt)) } : {}),
         ...(notices.length > 0 ? { processorsDeadline: iso(toMs(basis.processorsDeadline)), processorsAcknowledged: notices.length - open.length, processorsOpen: open.join(",") } : {}),
         // Across databases: each other cell's own date; the request's is the latest of them and its own.
         ...(cells ? { cells: cells.map((c) => `${c.cell}:${iso(c.fullyGoneByMs) ?? "-"}`).join(","), latestFullyGoneBy: iso(Math.max(fullyGoneByMs ?? 0, ...cells.map((c) => c.fullyGoneByMs ?? 0))) } : {}),
@@ -134,7 +135,7 @@ async function redateOne(requestId: string, opts: CompletionOptions): Promise<bo
     const purgedAtMs = toMs(snap.get("purgedAt"));
     if (parseRequestState(snap.get("state")) !== "PURGED" || snap.get("fullyGoneByUnknown") !== "ARCHIVE_UNDER_HOLD" || purgedAtMs === null) return false;
     const objects = snap.get("objectsErased") === true ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
-    const goneBy = purgedGoneBy(purgedAtMs, await archiveCopiesOf(requestId, tx), purgeSettings.recoveryWindows(), objects);
+    const goneBy = withExportsExpiry(purgedGoneBy(purgedAtMs, await archiveCopiesOf(requestId, tx), purgeSettings.recoveryWindows(), objects), toMs(snap.get("exportsExpireAt")), purgeSettings.recoveryWindows());
     if (goneBy.atMs === null && goneBy.unknown === "ARCHIVE_UNDER_HOLD") return false;
     if (opts.dryRun) return true;
     const detail = goneBy.atMs === null ? `no archive copy is held any more: fully gone by unknown (${goneBy.unknown})` : `no archive copy is held any more: fully gone by ${iso(goneBy.atMs)}`;

@@ -6,7 +6,7 @@ import { COLLECTIONS, db, inCell } from "../platform/firestore";
 import { toMs } from "../platform/governed-doc";
 import { log } from "../platform/logs";
 import { registryPolicy } from "../platform/registry";
-import { accountsMayGo, cellsSettled, derivedGoneBy, derivedState, followAction, recordTaken, type CellRequestFacts, type FollowAction } from "./rules/cells";
+import { accountsMayGo, cellsOfRecord, cellsSettled, derivedGoneBy, derivedState, followAction, recordTaken, type CellRequestFacts, type FollowAction } from "./rules/cells";
 import { GROUP_MAX_SCOPES } from "./rules/group";
 import { parseRequestState, type DeletionRequest, type RequestState } from "./rules/requests";
 import {
@@ -38,11 +38,7 @@ import type { Canceller } from "./rules/requests";
 
 const requestsCol = () => db().collection(COLLECTIONS.deletionRequests);
 
-/** The other cells a request of record lists (none: a request of one database, or a cell request). */
-export function cellsOfRecord(data: DocumentData | undefined): string[] {
-  const cells = data?.cells as unknown;
-  return Array.isArray(cells) ? cells.filter((c): c is string => typeof c === "string") : [];
-}
+export { cellsOfRecord };
 
 /**
  * Whether a request document is part of a request across cells: a request of record with cells, or a cell request.

@@ -9,8 +9,10 @@ import { toMs, toTimestamp } from "../platform/governed-doc";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import type { Subject } from "../plan/rules";
-import { clockDueAtMs, extensionDecision, lawFor, startClock, type LegalClock } from "./rules/legal-clock";
+import { clockDueAtMs, groupExtension, lawFor, startClock, type LegalClock } from "./rules/legal-clock";
+import { GROUP_MAX_SCOPES } from "./rules/group";
 import { parseRequestState } from "./rules/requests";
+import { cellsOfRecord } from "./rules/cells";
 
 /**
  * Legal clocks on requests (docs/decisions/0040-legal-clocks-and-access.md): the clock each new user request starts
@@ -19,9 +21,6 @@ import { parseRequestState } from "./rules/requests";
  */
 
 const requestsCol = () => db().collection(COLLECTIONS.deletionRequests);
-
-/** The other governed databases a request of record lists (`cells`; requests/cells.ts reads them the same way). */
-const cellsOfRecord = (data: DocumentData | undefined): string[] => (Array.isArray(data?.cells) ? (data.cells as unknown[]).filter((c): c is string => typeof c === "string") : []);
 
 /**
  * The legal clock of each new request, in the order of `subjects`: for a user, the law the registry's `legalClocks`
@@ -102,7 +101,8 @@ export interface ExtendedDeadline {
 /**
  * Staff extend a request's legal deadline, once, within its law's limit, with a written reason (rules/legal-clock.ts#
  * extensionDecision says when it is refused; a refusal writes nothing). A member of a request group extends the whole
- * group, every member within its own law's limit, or none: the group is one person's request. One transaction moves
+ * group (its members read by the group's id): every member still owed an answer, each within its own law's limit, or
+ * none; a member already answered keeps its answer (rules/legal-clock.ts#groupExtension). One transaction moves
  * each request's `dueAt` and records the extension on its clock and timeline, with DEADLINE_EXTENDED evidence per
  * member (the reason's text and its hash, the law, both deadlines) in the lead's chain. Then each other governed
  * database's copy of the request (its cell request) follows; a cell request opened later copies the record as it is.
@@ -113,16 +113,16 @@ export async function extendRequestDeadline(input: ExtendDeadlineInput): Promise
     const snap = await tx.get(ref);
     if (!snap.exists || typeof snap.get("cellOf") === "string") throw notFound("REQUEST_NOT_FOUND", "No such deletion request.");
     const groupId = snap.get("groupId") as unknown;
-    const uid = snap.get("uid") as unknown;
+    // A group's members by its id (the lead's), as every other reader of a group finds them; cell requests of other
+    // databases follow their record below.
     const members =
-      typeof groupId === "string" && typeof uid === "string"
-        ? (await tx.get(requestsCol().where("uid", "==", uid))).docs.filter((d) => d.get("groupId") === groupId)
+      typeof groupId === "string"
+        ? (await tx.get(requestsCol().where("groupId", "==", groupId).limit(GROUP_MAX_SCOPES))).docs.filter((d) => typeof d.get("cellOf") !== "string")
         : [snap];
-    const decided = members.map((m) => {
-      const clock = legalClockFromFirestore(m.data());
-      const { dueAtMs } = extensionDecision({ state: parseRequestState(m.get("state")), legalClock: clock }, { reason: input.reason, untilMs: input.untilMs });
-      return { snap: m, clock: clock!, dueAtMs };
-    });
+    const decided = groupExtension(
+      members.map((m) => ({ snap: m, state: parseRequestState(m.get("state")), legalClock: legalClockFromFirestore(m.data()) })),
+      { reason: input.reason, untilMs: input.untilMs },
+    ).map(({ member, dueAtMs }) => ({ snap: member.snap, clock: member.legalClock!, dueAtMs }));
     const reason = (input.reason ?? "").trim();
     const lead = typeof groupId === "string" ? groupId : input.requestId;
     const evidence = await openEvidence(tx, lead);

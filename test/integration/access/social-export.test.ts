@@ -9,7 +9,6 @@
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { HttpsError } from "firebase-functions/v2/https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOCIAL_OBJECTS } from "../../../examples/social/data";
 import { NO_SCOPE, seedSocial } from "../../../examples/social/seed";
@@ -22,7 +21,6 @@ import type { Caller } from "../../../functions/src/entrypoints/callable/shared"
 import { verifyEvidence } from "../../../functions/src/evidence/index";
 import { verifyExportDir } from "../../../functions/src/export/index";
 import { placeHold } from "../../../functions/src/holds/index";
-import { DomainError } from "../../../functions/src/kernel/errors";
 import { PRIMARY_CELL } from "../../../functions/src/kernel/policy";
 import { objectPath } from "../../../functions/src/kernel/storage-map";
 import { discoverObjects, discoverSubject } from "../../../functions/src/plan/index";
@@ -33,6 +31,7 @@ import { settings } from "../../../functions/src/platform/settings";
 import { clearAuth, clearFirestore } from "../../helpers/emulator";
 import { onSocialExample } from "../../helpers/social";
 import { clearStorage } from "../../helpers/storage";
+import { refusal } from "../../helpers/refusal";
 
 onSocialExample();
 
@@ -46,18 +45,6 @@ const enqueue = (exportId: string): Promise<void> => {
   queued.push(exportId);
   return Promise.resolve();
 };
-
-async function refusal(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof DomainError) return `${err.kind}/${err.reason}`;
-    // A role check at the edge refuses with the HttpsError the callable sends.
-    if (err instanceof HttpsError) return `${err.code}/${(err.details as { reason?: string }).reason}`;
-    throw err;
-  }
-  return "none";
-}
 
 /** Every document the data map finds for a subject, in every governed database, as `database:path`. */
 async function dataMapOf(subject: Subject): Promise<string[]> {
@@ -193,11 +180,18 @@ describe("an access request on the social example", () => {
     expect((await ask(requestedAt + HOUR)).created).toBe(false);
     const renewed = await ask(expired);
     expect(renewed.created).toBe(true);
-    // That one failed: a new ask within the cooldown after it is refused, and writes nothing.
+    // That one is being built: asking again returns it.
+    expect(await ask(expired + 1)).toMatchObject({ created: false, export: { exportId: renewed.export.exportId } });
+    // It failed: a failed build is no copy, so it neither blocks a new ask nor starts a cooldown (export-lifecycle.test.ts
+    // fails a build for real).
     await db().doc(`dataExports/${renewed.export.exportId}`).update({ state: "FAILED" });
-    expect(await refusal(ask(expired + cooldown - 1))).toBe("resource-exhausted/EXPORT_COOLDOWN");
-    expect((await db().collection("dataExports").where("uid", "==", "u-ana").get()).size).toBe(2);
-    expect((await ask(expired + cooldown)).created).toBe(true);
+    const third = await ask(expired + 2);
+    expect(third.created).toBe(true);
+    // That one is ready and expires: within the cooldown after it, a new ask is refused and writes nothing.
+    await db().doc(`dataExports/${third.export.exportId}`).update({ state: "READY", expireAt: new Date(expired + 3) });
+    expect(await refusal(ask(expired + cooldown))).toBe("resource-exhausted/EXPORT_COOLDOWN");
+    expect((await db().collection("dataExports").where("uid", "==", "u-ana").get()).size).toBe(3);
+    expect((await ask(expired + 2 + cooldown)).created).toBe(true);
 
     const staff = await exportSubjectDataHandler({ uid: "u-bo", reference: "email 2026-12-02 from bo@example.test" }, DANA, enqueue);
     expect(staff).toMatchObject({ state: "PENDING", created: true });

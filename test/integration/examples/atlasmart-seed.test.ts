@@ -81,6 +81,13 @@ describe("seed-demo", () => {
     expect(graceOver![0]!.overdue).toBe(false);
     expect(underHold!.map((r) => r.state)).toEqual(["RETAINED_UNDER_HOLD"]);
     expect(erased!.map((r) => r.state)).toEqual(["PURGED"]);
+    // Each runs on the law the published registry assigns (Grace's directory entry says California), and the open
+    // ones show the days left the console sorts by; answered ones have none.
+    expect([askedToday, graceOver, underHold, erased].map((r) => r![0]!.law)).toEqual(["ccpa", "gdpr", "gdpr", "gdpr"]);
+    expect(askedToday![0]!.daysLeft).toBe(44);
+    expect(graceOver![0]!.daysLeft).toBeGreaterThanOrEqual(17);
+    expect(graceOver![0]!.daysLeft).toBeLessThanOrEqual(20);
+    expect(erased![0]!.daysLeft).toBeNull();
     // A closure awaiting approval has no due date yet: it is listed under its state.
     const page = await listDeletionRequestsHandler({ state: "AWAITING_APPROVAL", pageSize: 100 }, officer);
     const closure = page.items.filter((r) => r.subject.tenantId === SCENARIO_CLOSED_TENANT);

@@ -113,7 +113,7 @@ describe("the social example: seeded through the governed write path, planned fo
         retentionClass: d.path.split("/").length === 2 && d.path.startsWith("chats/") ? "shared-thread" : notification ? "notification-30d" : "user-delete",
         lifecycleState: "ACTIVE",
         tenantId: NO_SCOPE,
-        policyVersion: "v4",
+        policyVersion: "v5",
         createdAtMs: T0,
         // Notifications are kept 30 days by TTL (registry v2); nothing else has a TTL value.
         expireAtMs: notification ? T0 + 30 * DAY_MS : null,
@@ -186,7 +186,7 @@ describe("the social example: seeded through the governed write path, planned fo
       const manifest = await exportSubject({ subject: ANA, outDir: join(dir, "ana"), nowMs: T0 });
       expect(manifest.subject).toEqual({ type: "user", uid: "u-ana", tenantId: NO_SCOPE });
       expect(manifest.tenantId).toBeUndefined();
-      expect(manifest.policyVersion).toBe("v4");
+      expect(manifest.policyVersion).toBe("v5");
       // Her notifications are in her data map since the registry's v2 (n-ana-1, n-ana-2; Bo's stays his), and from
       // the analytics database (v4) her activity log, in a file named by it.
       expect(manifest.files.map((f) => f.file).sort()).toEqual(["analytics--events.jsonl", "chats.jsonl", "chats.messages.jsonl", "notifications.jsonl", "posts.comments.jsonl", "posts.jsonl", "users.following.jsonl", "users.jsonl"]);

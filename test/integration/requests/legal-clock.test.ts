@@ -5,7 +5,7 @@
  * refusal writes nothing); the status, the staff list and the audit report it. A request group's clocks:
  * legal-clock-group.test.ts.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { seedDemo } from "../../../examples/atlasmart/seed";
 import { scanRetention } from "../../../functions/src/audit/index";
 import { extendRequestDeadlineHandler } from "../../../functions/src/entrypoints/callable/extend-request-deadline";
@@ -14,13 +14,10 @@ import { listDeletionRequestsHandler } from "../../../functions/src/entrypoints/
 import { requestAccountDeletionHandler } from "../../../functions/src/entrypoints/callable/request-account-deletion";
 import type { Caller } from "../../../functions/src/entrypoints/callable/shared";
 import { verifyEvidence } from "../../../functions/src/evidence/index";
-import { DomainError } from "../../../functions/src/kernel/errors";
-import { useRegistryForTests } from "../../../functions/src/platform/registry";
 import { settings } from "../../../functions/src/platform/settings";
 import { addPeriod } from "../../../functions/src/requests/rules/legal-clock";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
-import { withClocks } from "../../helpers/legal-clocks";
-import { loadCurrent } from "../../helpers/policy";
+import { refusal } from "../../helpers/refusal";
 
 const DAY = 86_400_000;
 const CLARA: Caller = { uid: "c-2001", tenantId: null, roles: ["compliance"] };
@@ -28,28 +25,15 @@ const RITA: Caller = { uid: "r-3001", tenantId: null, roles: ["retention-admin"]
 const REASON = "The request spans three years of orders and two archive systems.";
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** The refusal a call ends in, as `kind/REASON`. */
-async function refusal(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof DomainError) return `${err.kind}/${err.reason}`;
-    throw err;
-  }
-  return "none";
-}
-
 /** Every request and every evidence entry, as stored: what a refusal must leave as it was. */
 async function requestsAndEvidence(): Promise<unknown> {
   const read = async (c: string) => (await db().collection(c).get()).docs.map((d) => [d.ref.path, d.data()]).sort();
   return { requests: await read("deletionRequests"), evidence: await read("deletionAudits") };
 }
 
-describe("legal clocks on AtlasMart's requests", () => {
+describe("legal clocks on AtlasMart's requests (its published registry, v7)", () => {
   const ADA: Caller = { uid: "u-1001", tenantId: "t-acme", roles: [] };
   const BEN: Caller = { uid: "u-1002", tenantId: "t-acme", roles: [] };
-  beforeAll(() => useRegistryForTests(withClocks(loadCurrent())));
-  afterAll(() => useRegistryForTests(undefined));
 
   let t0: number;
   beforeEach(async () => {

@@ -1,10 +1,11 @@
 /**
  * Access exports, pure (functions/src/access/rules.ts): parts that reassemble every file byte for byte, never split a
- * line or a character needlessly, the manifest first; the subject's cooldown and staff without one; who may fetch.
+ * line or a character needlessly, the manifest first; the subject's cooldown and staff without one; a failed build that
+ * blocks no one; no new export while an erasure is open; who may fetch.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { assertMayFetch, exportDecision, partsOf, type AccessExport } from "../../../functions/src/access/rules";
+import { assertMayFetch, BUILD_GIVE_UP_MS, buildGivesUp, exportDecision, failureCode, isLiveExport, partsOf, type AccessExport } from "../../../functions/src/access/rules";
 import { DomainError } from "../../../functions/src/kernel/errors";
 
 const HOUR = 3_600_000;
@@ -64,13 +65,45 @@ describe("access export parts", () => {
 describe("asking for an export", () => {
   it("returns one being built or still downloadable; a subject waits out the cooldown, staff do not", () => {
     const now = 50 * HOUR;
-    expect(exportDecision([ex({ state: "RUNNING" })], "subject", 24 * HOUR, now)).toMatchObject({ kind: "existing" });
+    expect(exportDecision([ex({ state: "RUNNING", requestedAtMs: now - HOUR })], "subject", 24 * HOUR, now)).toMatchObject({ kind: "existing" });
     expect(exportDecision([ex({ state: "READY", expireAtMs: now + 1 })], "subject", 24 * HOUR, now)).toMatchObject({ kind: "existing" });
     expect(reasonOf(() => exportDecision([ex({ state: "READY", expireAtMs: now, requestedAtMs: now - HOUR })], "subject", 24 * HOUR, now))).toBe("resource-exhausted/EXPORT_COOLDOWN");
     expect(exportDecision([ex({ state: "READY", expireAtMs: now, requestedAtMs: now - HOUR })], "staff", 24 * HOUR, now)).toEqual({ kind: "create" });
     expect(exportDecision([ex({ state: "FAILED", requestedAtMs: now - 25 * HOUR })], "subject", 24 * HOUR, now)).toEqual({ kind: "create" });
     expect(exportDecision([ex({ state: "FAILED", requestedAtMs: now - HOUR, source: "staff" })], "subject", 24 * HOUR, now)).toEqual({ kind: "create" });
     expect(exportDecision([], "subject", 0, now)).toEqual({ kind: "create" });
+  });
+
+  it("a failed build blocks no one: FAILED is never live and costs no cooldown; a build lost for longer than the queue retries is not live either", () => {
+    const now = 50 * HOUR;
+    // Asked an hour ago by the subject, failed: a new ask is made at once, by the subject too.
+    expect(exportDecision([ex({ state: "FAILED", requestedAtMs: now - HOUR, expireAtMs: now + 100 * HOUR })], "subject", 24 * HOUR, now)).toEqual({ kind: "create" });
+    // A build that never ended (its task lost) counts as live only up to BUILD_GIVE_UP_MS after the ask.
+    expect(isLiveExport(ex({ state: "PENDING", requestedAtMs: now - BUILD_GIVE_UP_MS + 1 }), now)).toBe(true);
+    expect(isLiveExport(ex({ state: "PENDING", requestedAtMs: now - BUILD_GIVE_UP_MS }), now)).toBe(false);
+    expect(isLiveExport(ex({ state: "FAILED", expireAtMs: now + HOUR }), now)).toBe(false);
+    // ... after which only the subject's cooldown applies, counted from that ask.
+    expect(reasonOf(() => exportDecision([ex({ state: "RUNNING", requestedAtMs: now - 7 * HOUR })], "subject", 24 * HOUR, now))).toBe("resource-exhausted/EXPORT_COOLDOWN");
+    expect(exportDecision([ex({ state: "RUNNING", requestedAtMs: now - 7 * HOUR })], "subject", 6 * HOUR, now)).toEqual({ kind: "create" });
+  });
+
+  it("no new export while an erasure of the subject is open, for the subject or staff; one made before is still theirs", () => {
+    const now = 50 * HOUR;
+    expect(reasonOf(() => exportDecision([], "subject", 24 * HOUR, now, true))).toBe("failed-precondition/ERASURE_OPEN");
+    expect(reasonOf(() => exportDecision([ex({ state: "FAILED", requestedAtMs: now - HOUR })], "staff", 24 * HOUR, now, true))).toBe("failed-precondition/ERASURE_OPEN");
+    expect(exportDecision([ex({ state: "READY", expireAtMs: now + HOUR })], "subject", 24 * HOUR, now, true)).toMatchObject({ kind: "existing" });
+  });
+
+  it("a build gives up on the queue's last attempt, or at once when no retry can help; its evidence names a code, never a message", () => {
+    const transient = Object.assign(new Error("ENOENT: no such file or directory, mkdtemp '/secret/path'"), { code: "ENOENT" });
+    const refused = new DomainError("failed-precondition", "TOO_MANY_SCOPES", "too many");
+    expect(buildGivesUp(transient, false)).toBe(false);
+    expect(buildGivesUp(transient, true)).toBe(true);
+    expect(buildGivesUp(refused, false)).toBe(true);
+    expect(failureCode(transient)).toBe("ENOENT");
+    expect(failureCode(refused)).toBe("TOO_MANY_SCOPES");
+    expect(failureCode(new TypeError("u-1's name"))).toBe("TypeError");
+    expect(failureCode("odd")).toBe("UNKNOWN");
   });
 
   it("only the subject fetches a ready export before it expires", () => {

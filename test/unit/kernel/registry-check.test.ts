@@ -69,9 +69,11 @@ describe("policy registry checks", () => {
     const noSubjects = v2Text.replace('"version": "v2"', `"version": "${next}"`);
     const file = `${next}.json`;
     const withNext = [...lock, { version: next, file, sha256: sha256Hex(noSubjects) }];
-    // v2 predates the processors' outbox, which the rules close as part of the control plane since v6.
+    // v2 predates the processors' outbox and the access exports, which the rules close as part of the control plane
+    // since v6 and v7.
     const used = inUse();
     used.delete("processorNotices");
+    used.delete("dataExports");
     const r = checkRegistry({ files: new Map([...published(), [file, noSubjects]]), lock: withNext, collectionsInUse: used });
     expect(r.errors).toEqual([`${file}: the version the functions enforce must declare subjects (who the data belongs to)`]);
   });

@@ -5,6 +5,7 @@ import {
   purgedGoneBy,
   recoveryWindowMs,
   unknownForState,
+  withExportsExpiry,
   type ArchiveCopies,
   type CompletionFacts,
 } from "../../../functions/src/requests/rules/gone-by";
@@ -142,5 +143,19 @@ describe("when ERASURE_COMPLETE is recorded", () => {
 
   it("not while an archive copy of the erasure is still in the database", () => {
     expect(completionDecision({ ...due, archiveCopiesLeft: true }, now)).toBe("ARCHIVE_COPY_LEFT");
+  });
+});
+
+describe("access-export parts a build was still writing", () => {
+  it("hold the date back to their expiry plus the recovery window, when later; no date stays no date", () => {
+    const base = purgedGoneBy(PURGED_AT, NONE, DEFAULTS);
+    expect(withExportsExpiry(base, null, DEFAULTS)).toEqual(base);
+    const expiry = PURGED_AT + 7 * DAY_MS;
+    expect(withExportsExpiry(base, expiry, DEFAULTS)).toEqual({ atMs: expiry + 35 * DAY_MS, basis: { ...(base as { basis: object }).basis, exportsExpireAtMs: expiry } });
+    // An expiry long gone by the purge's own date moves nothing but is recorded.
+    const early = withExportsExpiry(base, PURGED_AT - 40 * DAY_MS, DEFAULTS);
+    expect(early.atMs).toBe(base.atMs);
+    const unknown = purgedGoneBy(PURGED_AT, { any: true, latestRetainUntilMs: null, held: true }, DEFAULTS);
+    expect(withExportsExpiry(unknown, expiry, DEFAULTS)).toEqual(unknown);
   });
 });

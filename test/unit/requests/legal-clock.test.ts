@@ -4,16 +4,23 @@
  * whether a request was answered in time.
  */
 import { describe, expect, it } from "vitest";
-import { RegistrySchema } from "../../../functions/src/kernel/policy-schema";
-import { testClocks } from "../../helpers/legal-clocks";
-import { addPeriod, answeredAtMs, clockView, deadlineOutcome, daysLeft, extensionDecision, lawFor, startClock } from "../../../functions/src/requests/rules/legal-clock";
+import { LegalClocksSchema, RegistrySchema } from "../../../functions/src/kernel/policy-schema";
+import { addPeriod, answeredAtMs, clockView, deadlineOutcome, daysLeft, extensionDecision, groupExtension, lawFor, startClock } from "../../../functions/src/requests/rules/legal-clock";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { loadCurrent } from "../../helpers/policy";
 
 const at = (iso: string) => Date.parse(iso);
 const DAY = 86_400_000;
 
-const CLOCKS = testClocks({ scope: "t-ca" });
+/**
+ * AtlasMart's published laws (registry v7) plus what it does not use: a scope rule (t-ca is in California) and a law
+ * without an extension.
+ */
+const CLOCKS = LegalClocksSchema.parse({
+  laws: [...loadCurrent().legalClocks!.laws, { id: "strict", name: "No extension", period: { days: 30 } }],
+  rules: [{ law: "ccpa", via: "scope", scopes: ["t-ca"] }, ...loadCurrent().legalClocks!.rules],
+  default: "gdpr",
+});
 
 const refusal = (fn: () => unknown): string => {
   try {
@@ -35,12 +42,39 @@ describe("legal clocks", () => {
     expect(addPeriod(at("2026-03-01T00:00:00Z"), { days: 45 }) - at("2026-03-01T00:00:00Z")).toBe(45 * DAY);
   });
 
+  it("AtlasMart's published registry: GDPR by default, the CCPA for a customer whose directory entry says California", () => {
+    const published = loadCurrent().legalClocks!;
+    expect(published.laws.map((l) => [l.id, l.period, l.extension])).toEqual([
+      ["gdpr", { months: 1 }, { months: 2 }],
+      ["ccpa", { days: 45 }, { days: 45 }],
+    ]);
+    expect(published.rules).toEqual([{ law: "ccpa", via: "field", path: "userDirectory/{uid}", field: "region", values: ["US-CA"] }]);
+    expect(lawFor(published, { scope: "t-acme", fieldValues: new Map([[0, "US-CA"]]) }).id).toBe("ccpa");
+    expect(lawFor(published, { scope: "t-acme", fieldValues: new Map() }).id).toBe("gdpr");
+  });
+
   it("the first matching rule decides the law, else the default", () => {
     const none = new Map<number, unknown>();
     expect(lawFor(CLOCKS, { scope: "t-ca", fieldValues: none }).id).toBe("ccpa");
     expect(lawFor(CLOCKS, { scope: "t-acme", fieldValues: new Map([[1, "US-CA"]]) }).id).toBe("ccpa");
     expect(lawFor(CLOCKS, { scope: "t-acme", fieldValues: new Map([[1, "DE"]]) }).id).toBe("gdpr");
     expect(lawFor(CLOCKS, { scope: "", fieldValues: none }).id).toBe("gdpr");
+  });
+
+  it("a group's extension extends its members still owed an answer, each within its own law's limit; answered members keep theirs", () => {
+    const opened = at("2026-03-01T00:00:00Z");
+    const gdpr = { state: "PENDING" as const, legalClock: startClock(CLOCKS.laws[0]!, opened) };
+    const ccpaAnswered = { state: "PURGED" as const, legalClock: startClock(CLOCKS.laws[1]!, opened) };
+    const reason = "Many records across three systems";
+    const out = groupExtension([gdpr, ccpaAnswered], { reason });
+    expect(out).toEqual([{ member: gdpr, dueAtMs: gdpr.legalClock.limitMs }]);
+    // Any open member's refusal refuses the group: beyond the GDPR member's limit.
+    const ccpaOpen = { state: "PROCESSING" as const, legalClock: startClock(CLOCKS.laws[1]!, opened) };
+    expect(refusal(() => groupExtension([gdpr, ccpaOpen], { reason, untilMs: gdpr.legalClock.limitMs! }))).toBe("failed-precondition/BEYOND_LEGAL_LIMIT");
+    expect(groupExtension([gdpr, ccpaOpen], { reason }).map((d) => d.dueAtMs)).toEqual([gdpr.legalClock.limitMs, ccpaOpen.legalClock.limitMs]);
+    // Nothing owed: refused as one answered request is; no reason: refused for that first.
+    expect(refusal(() => groupExtension([ccpaAnswered], { reason }))).toBe("failed-precondition/NOT_EXTENDABLE");
+    expect(refusal(() => groupExtension([ccpaAnswered, gdpr], { reason: "short" }))).toBe("invalid-argument/EXTENSION_REASON_REQUIRED");
   });
 
   it("GDPR: one month, extendable once by two with a written reason; refused without one, twice, or beyond the limit", () => {

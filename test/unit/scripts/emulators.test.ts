@@ -75,6 +75,16 @@ describe("emulator harness", () => {
     expect(r.stderr).toContain("port 10080");
   });
 
+  it("refuses the offset 2000 too: it puts the Firestore emulator (8080) on port 10080, which the tests reach by fetch", () => {
+    const r = spawnSync(process.execPath, [join(repoRoot, "scripts", "emulators.mjs"), "exec", "--only", "firestore", "--", "echo", "SHOULD-NOT-RUN"], {
+      env: { ...process.env, EMULATOR_PORT_OFFSET: "2000" },
+      encoding: "utf8",
+    });
+    expect(r.status).toBe(2);
+    expect(r.stdout).not.toContain("SHOULD-NOT-RUN");
+    expect(r.stderr).toContain("firestore emulator on port 10080");
+  });
+
   it("never commits or deploys the local key", () => {
     expect(readFileSync(join(repoRoot, ".gitignore"), "utf8")).toMatch(/^functions\/\.secret\.local$/m);
     const config = JSON.parse(readFileSync(join(repoRoot, "firebase.json"), "utf8")) as { functions: { ignore: string[] }[] };

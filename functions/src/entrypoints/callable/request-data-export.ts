@@ -13,7 +13,8 @@ export const exportView = (e: AccessExport, created: boolean) => ({
   exportId: e.exportId,
   state: e.state,
   requestedAt: new Date(e.requestedAtMs).toISOString(),
-  expiresAt: e.expireAtMs === null ? null : new Date(e.expireAtMs).toISOString(),
+  // Until when it can be downloaded: a READY export's expiry (the record of one not ready carries only TTL's date).
+  expiresAt: e.state === "READY" && e.expireAtMs !== null ? new Date(e.expireAtMs).toISOString() : null,
   created,
 });
 

@@ -5,7 +5,7 @@ import { assertRequestMove, heldAtGeneration, parseRequestState } from "../../re
 import { spansCells } from "../../requests/index";
 import { requestOutcome, type VerifyTally } from "../rules/verify";
 import { db } from "../../platform/firestore";
-import { toTimestamp } from "../../platform/governed-doc";
+import { toMs, toTimestamp } from "../../platform/governed-doc";
 import { activeAmongInTx, readFenceInTx } from "../../holds/index";
 import { log } from "../../platform/logs";
 import { fenceStep, writeCheckpoint } from "./step";
@@ -17,7 +17,8 @@ import { deleteTenantAccounts } from "./tenant-accounts";
 import type { Steps } from "./step";
 import { recordLedgerEntry } from "./ledger";
 import { archiveCopiesOf } from "./archive";
-import { purgedGoneBy, withProcessorsDeadline, type GoneBy } from "../../requests/rules/gone-by";
+import { purgedGoneBy, withExportsExpiry, withProcessorsDeadline, type GoneBy } from "../../requests/rules/gone-by";
+import { eraseSubjectExports } from "../../access/index";
 import { existingNoticesInTx, processorsDeadlineMs, writeNoticesInTx } from "../../processors/index";
 import type { Subject } from "../../plan/rules";
 import { purgeSettings } from "../settings";
@@ -120,6 +121,7 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
       archivesRetainUntil: b.archivesRetainUntilMs === null ? null : toTimestamp(b.archivesRetainUntilMs),
       ...(b.storageSoftDeleteDays !== undefined ? { storageSoftDeleteDays: b.storageSoftDeleteDays } : {}),
       ...(b.processorsDeadlineMs !== undefined ? { processorsDeadline: toTimestamp(b.processorsDeadlineMs) } : {}),
+      ...(b.exportsExpireAtMs !== undefined ? { exportsExpireAt: toTimestamp(b.exportsExpireAtMs) } : {}),
       ...(b.archivesShredAtMs !== undefined ? { archivesShredAt: toTimestamp(b.archivesShredAtMs), archiveKeyDestroyDays: b.archiveKeyDestroyDays ?? null } : {}),
     },
     fullyGoneByUnknown: FieldValue.delete(),
@@ -133,14 +135,16 @@ export function goneByFields(goneBy: GoneBy | null): Record<string, unknown> {
  * Cloud Storage objects (`objectsErased`: the date still waits out their soft delete when this round deletes none).
  * A tenant's closure in an app without storage entries reads nothing.
  */
-async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | null; objectsDeletedEarlier: boolean }> {
+async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | null; objectsDeletedEarlier: boolean; cellRequest: boolean; exportsExpireAtMs: number | null }> {
   const user = cp.subject?.type === "user";
   const storage = policy().hasStorageEntries;
-  if (!cp.requestId || (!user && !storage)) return { groupId: null, objectsDeletedEarlier: false };
+  if (!cp.requestId || (!user && !storage)) return { groupId: null, objectsDeletedEarlier: false, cellRequest: false, exportsExpireAtMs: null };
   const snap = await requestRef(cp.requestId).get();
+  const cellRequest = typeof snap.get("cellOf") === "string";
   // A member's cell request in another database carries the group's id too, but the account is the primary's business.
-  const groupId = user && typeof snap.get("cellOf") !== "string" ? groupIdOf(snap.get("groupId")) : null;
-  return { groupId, objectsDeletedEarlier: storage && snap.get("objectsErased") === true };
+  const groupId = user && !cellRequest ? groupIdOf(snap.get("groupId")) : null;
+  // An earlier round (RETAINED_UNDER_HOLD) that deleted an export while its build was under way: its parts' expiry.
+  return { groupId, objectsDeletedEarlier: storage && snap.get("objectsErased") === true, cellRequest, exportsExpireAtMs: toMs(snap.get("exportsExpireAt")) };
 }
 
 /**
@@ -163,21 +167,34 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
   const end = requestOutcome(tally);
   // A member of a request group: the group's account goes once, from the finalize transaction below (group-account.ts).
   // A closure across several databases: the request of record's account step takes the accounts (cells/accounts.ts).
-  const { groupId, objectsDeletedEarlier } = await requestFacts(cp);
+  const { groupId, objectsDeletedEarlier, cellRequest, exportsExpireAtMs } = await requestFacts(cp);
   if (end !== "BLOCKED" && groupId === null) {
     if (cp.subject?.type === "tenant") {
       if (!cp.requestId || !(await accountsAcrossCells(cp.requestId))) await deleteTenantAccounts(cp, step, env);
     } else await deleteAuthAccount(cp, step, env);
   }
+  // The user's access exports are copies of what is erased: they go with the erasure, held data or not (the hold keeps
+  // the data itself). Exports live with the control plane, in the primary database: a cell request leaves them to its
+  // request of record. Idempotent: a member of a request group after the first finds none.
+  const exports =
+    end !== "BLOCKED" && cp.requestId && cp.subject?.type === "user" && !cellRequest
+      ? await eraseSubjectExports({ uid: cp.subject.uid, requestId: cp.requestId, actor: env.actor, nowMs: env.nowMs })
+      : null;
+  const exportsSurviveMs = Math.max(exports?.survivesUntilMs ?? 0, exportsExpireAtMs ?? 0) || null;
   // A PURGED request's "fully gone by" date: this moment, the recovery windows, and the archive copies it made.
   // Deleted objects wait out the buckets' soft delete (docs/STORAGE.md); a round that deleted none does not count it.
   const objects = tally.objectsDeleted > 0 || objectsDeletedEarlier ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
   // It also waits for the deadlines of the processors the erasure notifies (docs/decisions/0039-processors.md).
+  // And for export parts a build was still writing when their export was deleted (their expiry, when TTL takes them).
   const goneBy =
     end === "PURGED" && cp.requestId
-      ? withProcessorsDeadline(
-          purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows(), objects),
-          cp.subject ? processorsDeadlineMs(policy().registry.processors, cp.subject.type, env.nowMs) : null,
+      ? withExportsExpiry(
+          withProcessorsDeadline(
+            purgedGoneBy(env.nowMs, await archiveCopiesOf(cp.unitKey), purgeSettings.recoveryWindows(), objects),
+            cp.subject ? processorsDeadlineMs(policy().registry.processors, cp.subject.type, env.nowMs) : null,
+          ),
+          exportsSurviveMs,
+          purgeSettings.recoveryWindows(),
         )
       : null;
   // The erasure ledger hears of it before the request says PURGED: a restore cannot lose what it records.
@@ -212,6 +229,8 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
             manifestHash: cp.manifestHash,
             purgeCounts: counts,
             ...(tally.objectsDeleted > 0 ? { objectsErased: true } : {}),
+            // Kept on the request too, for a date computed again later (completion.ts#redateOne).
+            ...(exportsSurviveMs !== null ? { exportsExpireAt: toTimestamp(exportsSurviveMs) } : {}),
             blockedReason: FieldValue.delete(),
             ...(end === "PURGED"
               ? { purgedAt: at, retainedUnderHold: FieldValue.delete(), heldAtGeneration: FieldValue.delete(), heldFenceGeneration: FieldValue.delete(), ...goneByFields(goneBy) }

@@ -8,6 +8,12 @@ import { PRIMARY_CELL } from "../../kernel/policy";
  * every cell's state, its own included. Pure: the reads are in requests/cells.ts.
  */
 
+/** The other cells a request of record lists (none: a request of one database, or a cell request). */
+export function cellsOfRecord(data: { cells?: unknown } | undefined): string[] {
+  const cells = data?.cells;
+  return Array.isArray(cells) ? cells.filter((c): c is string => typeof c === "string") : [];
+}
+
 /** One cell's request as read: its state (null: not there yet) and its "fully gone by" facts. */
 export interface CellRequestFacts {
   /** The cell's logical name (kernel/policy.ts#PRIMARY_CELL for the request of record). */

@@ -49,6 +49,11 @@ export interface GoneByBasis {
   storageSoftDeleteDays?: number;
   /** The latest deadline of the processors the erasure notified (absent: it notified none; docs/decisions/0039-processors.md). */
   processorsDeadlineMs?: number;
+  /**
+   * The latest expiry of access-export parts a build was still writing when the erasure deleted the subject's exports
+   * (absent: none; docs/decisions/0040-legal-clocks-and-access.md).
+   */
+  exportsExpireAtMs?: number;
   /** Sealed copies only: when their key is planned to be shredded, and the KEK destroy delay counted after it. */
   archivesShredAtMs?: number;
   archiveKeyDestroyDays?: number;
@@ -124,6 +129,16 @@ export function purgedGoneBy(purgedAtMs: number, archives: ArchiveCopies, window
 export function withProcessorsDeadline(goneBy: GoneBy, processorsDeadlineMs: number | null): GoneBy {
   if (goneBy.atMs === null || processorsDeadlineMs === null) return goneBy;
   return { atMs: Math.max(goneBy.atMs, processorsDeadlineMs), basis: { ...goneBy.basis, processorsDeadlineMs } };
+}
+
+/**
+ * A date that also waits for access-export parts the erasure could not delete (a build was writing them as it ran):
+ * no earlier than their expiry, when TTL deletes them, plus the recovery windows their backups live on for, as for
+ * any other deleted document. No date stays no date.
+ */
+export function withExportsExpiry(goneBy: GoneBy, exportsExpireAtMs: number | null, windows: RecoveryWindows): GoneBy {
+  if (goneBy.atMs === null || exportsExpireAtMs === null) return goneBy;
+  return { atMs: Math.max(goneBy.atMs, exportsExpireAtMs + recoveryWindowMs(windows)), basis: { ...goneBy.basis, exportsExpireAtMs } };
 }
 
 /** What the request document says about its date (written by the purge's finalize when it became PURGED). */

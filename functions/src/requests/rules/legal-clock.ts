@@ -1,4 +1,5 @@
 import { DomainError, preconditionFailed } from "../../kernel/errors";
+import { DAY_MS } from "../../kernel/policy";
 import type { LegalClockLaw, LegalClocks, LegalPeriod } from "../../kernel/policy-schema";
 import type { RequestState } from "../../kernel/request-states";
 
@@ -8,7 +9,6 @@ import type { RequestState } from "../../kernel/request-states";
  * request was answered in time. The registry's `legalClocks` names the laws and which applies to whom.
  */
 
-const DAY_MS = 86_400_000;
 
 /**
  * `startMs` plus a period. Days are 24-hour days. Months are calendar months in UTC, the way the EU counts a period
@@ -122,6 +122,25 @@ export function extensionDecision(
     throw preconditionFailed("EXTENSION_NOT_LATER", `An extension moves the deadline later than ${new Date(clock.originalDueAtMs).toISOString()}.`, { dueAt: new Date(clock.originalDueAtMs).toISOString() });
   }
   return { dueAtMs };
+}
+
+/**
+ * A request group's extension (the group is one person's request): every member still owed an answer is extended,
+ * each within its own law's limit, or none is (any member's refusal refuses the whole group); a member already
+ * answered keeps its answer and its deadline. Refused as extensionDecision refuses one request when no member is
+ * still owed one.
+ */
+export function groupExtension<M extends { state: RequestState; legalClock: LegalClock | null }>(
+  members: readonly M[],
+  input: { reason: string | undefined; untilMs?: number | undefined },
+): { member: M; dueAtMs: number }[] {
+  const open = members.filter((m) => EXTENDABLE_STATES.includes(m.state));
+  if (open.length === 0) {
+    // Every member answered or withdrawn: the first one's refusal says why (a missing reason first, as for one request).
+    extensionDecision(members[0] ?? { state: "CANCELLED", legalClock: null }, input);
+    throw preconditionFailed("NOT_EXTENDABLE", "Every part of this request is answered or withdrawn: its deadline no longer runs.");
+  }
+  return open.map((member) => ({ member, ...extensionDecision(member, input) }));
 }
 
 /** The states in which a request has been answered: erased, or erased but for what a hold keeps (the subject is told why). */

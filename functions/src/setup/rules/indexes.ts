@@ -46,9 +46,8 @@ export const CONTROL_PLANE_INDEXES: readonly CompositeIndexConfig[] = [
 
 /**
  * The control plane's field overrides: its TTL policies (idempotency markers, archive copies, access exports and their
- * parts), each exempt from
- * indexing as nothing queries the field, and the evidence's append time, exempt so that appends never make a
- * hotspot of its index.
+ * parts), each exempt from indexing as nothing queries the field; the access export parts' contents, exempt as nothing
+ * queries them; and the evidence's append time, exempt so that appends never make a hotspot of its index.
  */
 export const CONTROL_PLANE_OVERRIDES: readonly FieldOverrideConfig[] = [
   { collectionGroup: "processedEvents", fieldPath: "expireAt", ttl: true, indexes: [] },
@@ -56,6 +55,12 @@ export const CONTROL_PLANE_OVERRIDES: readonly FieldOverrideConfig[] = [
   // Access exports and their parts (access/service.ts): deleted by TTL once they expire.
   { collectionGroup: "dataExports", fieldPath: "expireAt", ttl: true, indexes: [] },
   { collectionGroup: "exportParts", fieldPath: "expireAt", ttl: true, indexes: [] },
+  // A part's bytes and what names them: read by id and by `index` only. Indexing `data` would cost a write per part
+  // for nothing and fail a string past the 1,500-byte index entry limit.
+  { collectionGroup: "exportParts", fieldPath: "data", indexes: [] },
+  { collectionGroup: "exportParts", fieldPath: "file", indexes: [] },
+  { collectionGroup: "exportParts", fieldPath: "chunk", indexes: [] },
+  { collectionGroup: "exportParts", fieldPath: "encoding", indexes: [] },
   { collectionGroup: "deletionAudits", fieldPath: "atMs", indexes: [] },
 ];
 

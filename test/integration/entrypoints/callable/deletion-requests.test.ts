@@ -4,6 +4,7 @@ import { DAY_MS } from "../../../../functions/src/kernel/policy";
 import { policy } from "../../../../functions/src/platform/registry";
 import { handleAuthUserDeleted } from "../../../../functions/src/entrypoints/auth/on-auth-user-deleted";
 import { toMs } from "../../../../functions/src/platform/governed-doc";
+import { addPeriod } from "../../../../functions/src/requests/rules/legal-clock";
 import { adminApp, call, db, waitFor } from "../../../helpers/emulator";
 import { callExpect, docData, evidenceActions, expectRefused, freshDemo, readChain, snapshotDatabase, verifyStoredChain, type Tokens } from "./support";
 
@@ -65,7 +66,9 @@ describe("account deletion requests", () => {
     const requestedAt = toMs(req.requestedAt)!;
     expect(requestedAt).toBeGreaterThanOrEqual(before - 1000);
     expect(toMs(req.graceEndsAt)).toBe(requestedAt + 7 * DAY_MS);
-    expect(toMs(req.dueAt)).toBe(requestedAt + 30 * DAY_MS);
+    // Ada's directory entry names no region: her request runs on the registry's default law, GDPR's month.
+    expect(toMs(req.dueAt)).toBe(addPeriod(requestedAt, { months: 1 }));
+    expect(req.legalClock).toMatchObject({ law: "gdpr", extension: null });
     expect(opened.graceEndsAt).toBe(new Date(requestedAt + 7 * DAY_MS).toISOString());
     expect((req.timeline as { event: string }[]).map((e) => e.event)).toEqual(["REQUESTED", "SOFT_DELETED"]);
 

@@ -419,8 +419,8 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
       documented: ["PERMISSION_DENIED/NOT_COMPLIANCE"],
     },
     {
-      // AtlasMart's registry has no legal clocks: a well-formed extension by staff with a written reason reaches
-      // NO_LEGAL_CLOCK, and writes nothing like every other refusal.
+      // Ben's request was extended in the set-up: a well-formed extension by staff with a written reason reaches
+      // ALREADY_EXTENDED, and writes nothing like every other refusal.
       name: "extendRequestDeadline",
       schema: ExtendRequestDeadlineInput,
       base: () => ({ requestId: ctx.benRequestId, reason: "The request spans several archive systems." }),
@@ -434,7 +434,7 @@ function specs(ctx: { benRequestId: string; closureRequestId: string; financeHol
           fc.string({ minLength: 10, maxLength: 500 }).filter((r) => r.trim().length >= 10).map((reason) => ({ payload: { requestId: ctx.benRequestId, reason }, token: "clara" as const })),
           fc.constantFrom<TokenRole>("ada", "ben", "stranger").map((token) => ({ payload: { requestId: ctx.benRequestId, reason: "a written reason of some length" }, token })),
         ),
-      documented: ["PERMISSION_DENIED/NOT_STAFF", "NOT_FOUND/REQUEST_NOT_FOUND", "INVALID_ARGUMENT/EXTENSION_REASON_REQUIRED", "FAILED_PRECONDITION/NO_LEGAL_CLOCK"],
+      documented: ["PERMISSION_DENIED/NOT_STAFF", "NOT_FOUND/REQUEST_NOT_FOUND", "INVALID_ARGUMENT/EXTENSION_REASON_REQUIRED", "FAILED_PRECONDITION/ALREADY_EXTENDED"],
     },
     {
       // Ada's export is ready (built in the set-up): her own ask returns it, so a well-formed ask is sent by those with no scope.
@@ -509,6 +509,9 @@ describe(`fuzzing every callable (${RUNS} payloads each, seed ${SEED})`, () => {
   beforeAll(async () => {
     tokens = await freshDemo();
     const { requestId } = await callExpect<{ requestId: string }>("requestAccountDeletion", {}, tokens.ben);
+    // Ben's request runs on AtlasMart's legal clock (GDPR): its one extension is granted now, so every extension the
+    // fuzz sends is a refusal that writes nothing (ALREADY_EXTENDED at best).
+    await callExpect("extendRequestDeadline", { requestId, reason: "The request spans several archive systems." }, tokens.clara);
     // A tenant's closure awaiting its approval: the target of approve and cancel payloads (nothing hidden yet).
     const closure = await callExpect<{ requestId: string; state: string }>("requestTenantDeletion", { tenantId: "t-acme", reason: "fuzz target" }, tokens.rita);
     expect(closure.state).toBe("AWAITING_APPROVAL");
