@@ -11,7 +11,7 @@
  * - no import cycles.
  * `test/unit/scripts/layering.test.ts` runs these rules over a tree that breaks each of them and checks they catch it.
  */
-const WINGS = "requests|holds|lifecycle|plan|ttl|backfill|audit|evidence|purge|export|discover|security-rules|cells|indexes|setup|shred|processors|erasure|restore";
+const WINGS = "requests|holds|lifecycle|plan|ttl|backfill|audit|evidence|purge|export|discover|security-rules|cells|indexes|setup|shred|processors|erasure|restore|access";
 const SRC = "^functions/src/";
 const PURE = `${SRC}(kernel/|(${WINGS})/rules(\\.ts$|/))`;
 /** Node's built-in modules (as dependency-cruiser names them: without `node:`), which no browser bundle has. */

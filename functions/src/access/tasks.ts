@@ -1,6 +1,4 @@
-import { getFunctions } from "firebase-admin/functions";
-import { adminApp } from "../platform/firestore";
-import { functionId } from "../platform/function-ids";
+import { enqueueOnce } from "../platform/tasks";
 
 /** The payload of one `buildDataExport` task: which export. */
 export interface BuildExportTask {
@@ -12,10 +10,5 @@ export interface BuildExportTask {
  * queues one build; a duplicate id means it is already queued, which is the goal.
  */
 export async function enqueueExportBuild(exportId: string): Promise<void> {
-  try {
-    await getFunctions(adminApp()).taskQueue<BuildExportTask>(functionId("buildDataExport")).enqueue({ exportId }, { id: `ax-${exportId}` });
-  } catch (err) {
-    if ((err as { code?: string }).code === "functions/task-already-exists") return;
-    throw err;
-  }
+  await enqueueOnce<BuildExportTask>("buildDataExport", { exportId }, `ax-${exportId}`);
 }
