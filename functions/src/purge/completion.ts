@@ -10,11 +10,11 @@ import { parseRequestState } from "../requests/rules/requests";
 import { cellsOfRecord, requestCells } from "../requests/index";
 import { PRIMARY_CELL } from "../kernel/policy";
 import { storageSettings } from "../platform/storage";
-import { completionDecision, purgedGoneBy, recoveryWindowMs, withExportsExpiry, type CompletionDecision } from "../requests/rules/gone-by";
+import { completionDecision, purgedGoneBy, recoveryWindowMs, withExportsExpiry, withProcessorsDeadline, type CompletionDecision } from "../requests/rules/gone-by";
 import { archiveCopiesOf, archiveCopyLeftInTx } from "./runner/archive";
 import { goneByFields } from "./runner/finalize";
 import { purgeSettings } from "./settings";
-import { noticesOfRequest, openProcessors } from "../processors/index";
+import { noticesOfRequest, openProcessors, processorsDeadlineMs } from "../processors/index";
 import { requestRef } from "./store";
 
 /**
@@ -135,7 +135,12 @@ async function redateOne(requestId: string, opts: CompletionOptions): Promise<bo
     const purgedAtMs = toMs(snap.get("purgedAt"));
     if (parseRequestState(snap.get("state")) !== "PURGED" || snap.get("fullyGoneByUnknown") !== "ARCHIVE_UNDER_HOLD" || purgedAtMs === null) return false;
     const objects = snap.get("objectsErased") === true ? { softDeleteDays: storageSettings.softDeleteDays() } : null;
-    const goneBy = withExportsExpiry(purgedGoneBy(purgedAtMs, await archiveCopiesOf(requestId, tx), purgeSettings.recoveryWindows(), objects), toMs(snap.get("exportsExpireAt")), purgeSettings.recoveryWindows());
+    // The same date the finalize gives a PURGED request (runner/finalize.ts), from the moment it was purged: the
+    // processors it notified then have until their deadline, whichever copy held the date back.
+    const kind = snap.get("subjectType") === "tenant" ? "tenant" : "user";
+    const processorsDue = processorsDeadlineMs(policy().registry.processors, kind, purgedAtMs);
+    const purged = purgedGoneBy(purgedAtMs, await archiveCopiesOf(requestId, tx), purgeSettings.recoveryWindows(), objects);
+    const goneBy = withExportsExpiry(withProcessorsDeadline(purged, processorsDue), toMs(snap.get("exportsExpireAt")), purgeSettings.recoveryWindows());
     if (goneBy.atMs === null && goneBy.unknown === "ARCHIVE_UNDER_HOLD") return false;
     if (opts.dryRun) return true;
     const detail = goneBy.atMs === null ? `no archive copy is held any more: fully gone by unknown (${goneBy.unknown})` : `no archive copy is held any more: fully gone by ${iso(goneBy.atMs)}`;
