@@ -7,7 +7,9 @@
  */
 import { plannedShredMs } from "../../../functions/src/shred/index";
 import { Timestamp } from "firebase-admin/firestore";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useRegistryForTests } from "../../../functions/src/platform/registry";
+import { loadCurrent } from "../../helpers/policy";
 import { getDeletionStatusHandler } from "../../../functions/src/entrypoints/callable/get-deletion-status";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/index";
 import { runNightlyJob } from "../../../functions/src/jobs/nightly-purge";
@@ -45,7 +47,20 @@ async function copies() {
   }));
 }
 
+/**
+ * The current registry with one more processor, a manual one that receives the tenant's records (30 days): the
+ * closure's date waits for it, and must still wait for it when the request is dated again after a release.
+ */
+function withTenantProcessor() {
+  const r = loadCurrent();
+  const mirror = { name: "ledger-mirror", description: "A mirror of the tenant's ledger at an accounting vendor.", kind: "manual", instructions: "Ask the ledger mirror to delete the tenant.", receives: { tenant: ["tenant-tree"] }, deadlineDays: 30, acknowledges: "staff" };
+  return { ...r, processors: [...(r.processors ?? []), mirror] } as ReturnType<typeof loadCurrent>;
+}
+
 describe("archive copies let go of a released hold", () => {
+  beforeAll(() => useRegistryForTests(withTenantProcessor()));
+  afterAll(() => useRegistryForTests(undefined));
+
   it("hold, archive, release, next run: no copy names the released hold, each has its expiry, and 'fully gone by' is a date again", async () => {
     await reset();
     await putCustomer("u-y1", { tenantId: "t-yota", messages: 1, activity: 1 });
@@ -103,7 +118,8 @@ describe("archive copies let go of a released hold", () => {
     const r3 = (await requestRef.get()).data()!;
     expect(r3.fullyGoneByUnknown).toBeUndefined();
     expect((r3.fullyGoneBy as Timestamp).toMillis()).toBe(goneByMs);
-    expect(r3.fullyGoneByBasis).toMatchObject({ purgedAt: Timestamp.fromMillis(run2), archivesRetainUntil: Timestamp.fromMillis(run1 + ARCHIVE_DAYS * DAY_MS) });
+    // Dated again, it still waits for the processor the closure notified when it was purged.
+    expect(r3.fullyGoneByBasis).toMatchObject({ purgedAt: Timestamp.fromMillis(run2), archivesRetainUntil: Timestamp.fromMillis(run1 + ARCHIVE_DAYS * DAY_MS), processorsDeadline: Timestamp.fromMillis(run2 + 30 * DAY_MS) });
     expect(await getDeletionStatusHandler({ requestId: opened.requestId }, staff, { nowMs: run3, refreshMs: 0 })).toMatchObject({
       fullyGoneBy: new Date(goneByMs).toISOString(),
       fullyGoneByUnknown: null,
