@@ -13,7 +13,8 @@ import { dataKeyName, dataKeyRef, kekIdOf, laterPeriod, newDataKey, parseDataKey
  *   ring|database|period, `periodKey`: ring|period; single fields, so the ledger needs no composite index). Once
  *   shredded: a tombstone (`state: SHREDDED`, `shreddedAt`, the period, the KEK's `destroyAt`), with no key material.
  * - `archiveKeks/{period}`: each period's KEK: ACTIVE (`liveKey`: ring|period) until the shred has destroyed it
- *   (`DESTROY_SCHEDULED`, `destroyAt`).
+ *   (`DESTROY_SCHEDULED`, `destroyAt`); `archiveKeks/{period}~{ringTag}` for a ring other than the one that took the
+ *   period first (a changed key ring).
  * A backup of this database holds only wrapped keys; each is useless once its period's KEK is destroyed.
  */
 export const ARCHIVE_KEYS = "archiveKeys";
@@ -71,13 +72,42 @@ export function keyRecordOf(snap: DocumentSnapshot): KeyRecord | null {
  * call then (creating a crypto key is an admin call with its own quota).
  */
 async function ensurePeriod(kms: KeyEncryptionKeys, period: string, nowMs: number): Promise<void> {
-  const ref = keksCol().doc(period);
-  const snap = await ref.get();
+  const snap = await kekRecordOf(kms.ring, period);
+  const ref = snap.ref;
   const inRing = snap.exists && snap.get("ring") === kms.ring;
   if (inRing && snap.get("state") === "ACTIVE") return;
   if (inRing) throw new Error(`KEK_DESTROYED: the key-encryption key of period ${period} was destroyed; no data key may be wrapped under it`);
   await kms.ensure(kekIdOf(period));
   await ref.set({ period, ring: kms.ring, kekId: kekIdOf(period), state: "ACTIVE", liveKey: periodKey(kms.ring, period), createdAt: Timestamp.fromMillis(nowMs) });
+}
+
+/**
+ * A ring's record of a period's KEK: `archiveKeks/{period}`, unless that record belongs to another ring (the key ring
+ * was changed), then `archiveKeks/{period}~{ringTag}`. A ring change never overwrites the other ring's record, so the
+ * shred still destroys that ring's KEK once no data key is wrapped under it.
+ */
+async function kekRecordOf(ring: string, period: string): Promise<DocumentSnapshot> {
+  const first = await keksCol().doc(period).get();
+  if (!first.exists || first.get("ring") === ring) return first;
+  return keksCol().doc(`${period}~${ringTag(ring)}`).get();
+}
+
+/**
+ * The key rings that have records in `col` under a `<ringTag>|…` query key `field` (the data keys' `shredQueue`, the
+ * KEKs' `liveKey`): one read per ring, each skipping past the previous ring's whole range. The current ring is
+ * always one of them; the others are rings the key store was on before `RETENTION_ARCHIVE_KEY_RING` changed.
+ */
+export async function ringsWithRecords(col: "keys" | "keks", current: string): Promise<string[]> {
+  const field = col === "keys" ? "shredQueue" : "liveKey";
+  const rings = new Set<string>([current]);
+  // "}" sorts right after "|": past every `<tag>|…` value of the ring just found.
+  for (let from = ""; ; ) {
+    const page = await (col === "keys" ? keysCol() : keksCol()).where(field, ">=", from).orderBy(field).select("ring").limit(1).get();
+    const ring = page.docs[0]?.get("ring") as unknown;
+    if (typeof ring !== "string") return [...rings];
+    rings.add(ring);
+    from = `${ringTag(ring)}}`;
+  }
 }
 
 /** Writes `data` to the key record only if it is as it was read (`snap`): a concurrent writer makes the caller retry. */

@@ -4,11 +4,11 @@ import { EVIDENCE_TX, openEvidence } from "../evidence/index";
 import { HoldView } from "../holds/index";
 import { DAY_MS } from "../kernel/policy";
 import { COLLECTIONS, db, governedDatabaseId } from "../platform/firestore";
-import { archiveKeks, archiveKeksIfConfigured, ArchiveKeyRingMissingError } from "../platform/kms";
+import { archiveKeksIfConfigured, ArchiveKeyRingMissingError, keksOfRing } from "../platform/kms";
 import { log } from "../platform/logs";
 import { policy } from "../platform/registry";
 import { settings } from "../platform/settings";
-import { keksCol, keyRecordOf, keysCol, moveKey, periodKey, ringTag, shredMarkerRef, shredQueue, tombstoneKey } from "./keys";
+import { keksCol, keyRecordOf, keysCol, moveKey, periodKey, ringsWithRecords, ringTag, shredMarkerRef, shredQueue, tombstoneKey } from "./keys";
 import { dataKeyRef, kekIdOf, lastEndedPeriod, shredVerdict, type KeyCopies, type ShredVerdict } from "./rules";
 
 /**
@@ -134,9 +134,19 @@ export async function shredDueKeys(opts: ShredOptions): Promise<ShredSummary> {
   const summary: ShredSummary = { shredded: 0, moved: 0, kekDestroyed: 0 };
   const database = governedDatabaseId();
   const holdView = new HoldView();
+  // Keys still wrapped in a ring the store was on before (RETENTION_ARCHIVE_KEY_RING changed) are due as much as the
+  // current ring's: a key moves to the current ring only when it is next used, and many never are.
+  for (const ring of await ringsWithRecords("keys", kms.ring)) await shredRing(ring, database, due, opts, destroyAtMs, holdView, summary);
+  for (const ring of await ringsWithRecords("keks", kms.ring)) summary.kekDestroyed += await destroyEmptyPeriods(ring, due, opts.nowMs);
+  log.info("shred.done", { database, ...summary });
+  return summary;
+}
+
+/** One ring's due keys of this database, a page at a time: each shredded, or moved to the period it is due next. */
+async function shredRing(ring: string, database: string, due: string, opts: ShredOptions, destroyAtMs: number, holdView: HoldView, summary: ShredSummary): Promise<void> {
   let after: DocumentSnapshot | null = null;
   for (;;) {
-    let q = keysCol().where("shredQueue", ">=", shredQueue(kms.ring, database, "")).where("shredQueue", "<=", shredQueue(kms.ring, database, due)).orderBy("shredQueue").limit(PAGE);
+    let q = keysCol().where("shredQueue", ">=", shredQueue(ring, database, "")).where("shredQueue", "<=", shredQueue(ring, database, due)).orderBy("shredQueue").limit(PAGE);
     if (after !== null) q = q.startAfter(after);
     const page = await q.get();
     for (const snap of page.docs) {
@@ -150,17 +160,14 @@ export async function shredDueKeys(opts: ShredOptions): Promise<ShredSummary> {
         summary.moved++;
       }
     }
-    if (page.size < PAGE) break;
+    if (page.size < PAGE) return;
     after = page.docs[page.docs.length - 1]!;
   }
-  summary.kekDestroyed = await destroyEmptyPeriods(kms.ring, due, opts.nowMs);
-  log.info("shred.done", { database, ...summary });
-  return summary;
 }
 
 /** Destroys the KEK of every ended period that no active key of any database names. */
 async function destroyEmptyPeriods(ring: string, due: string, nowMs: number): Promise<number> {
-  const kms = await archiveKeks();
+  const kms = await keksOfRing(ring);
   let n = 0;
   for (;;) {
     const live = await keksCol().where("liveKey", ">=", `${ringTag(ring)}|`).where("liveKey", "<=", periodKey(ring, due)).orderBy("liveKey").limit(PAGE).get();

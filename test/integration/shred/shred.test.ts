@@ -307,6 +307,34 @@ describe("crypto-shredded archives", () => {
     expect((await keyForSubject(acme, periodOf(SHRED_AT), AFTER_GRACE + DAY_MS)).key.equals(key.key)).toBe(true);
   });
 
+  it("after a key ring change the shred still shreds the keys wrapped in the ring before, and destroys that ring's day keys too", async () => {
+    await archiveBoth();
+    // The key store moves to another ledger database, whose local ring is another ring (as a new KMS key ring would be).
+    await restoreInto(db(LEDGER), db(LEDGER_ROTATED));
+    process.env.RETENTION_LEDGER_DATABASE_ID = LEDGER_ROTATED;
+    const oldRing = `local/${LEDGER}`;
+    const keks = async () => (await db(LEDGER_ROTATED).collection("archiveKeks").get()).docs.map((d) => ({ id: d.id, ring: d.get("ring") as string, state: d.get("state") as string }));
+    const before = await keks();
+    expect(before).toHaveLength(1);
+    expect(before[0]).toMatchObject({ ring: oldRing, state: "ACTIVE" });
+    const period = before[0]!.id;
+    // A new subject's key for the same day, in the new ring: a record of its own, the old ring's record untouched.
+    await keyForSubject({ kind: "scope", id: "t-gamma" }, period, AFTER_GRACE + DAY_MS);
+    const both = (await keks()).sort((a, b) => a.id.localeCompare(b.id));
+    expect(both.map((k) => [k.ring, k.state])).toEqual([
+      [oldRing, "ACTIVE"],
+      [`local/${LEDGER_ROTATED}`, "ACTIVE"],
+    ]);
+    expect(both[0]!.id).toBe(period);
+    expect(both[1]!.id).toMatch(new RegExp(`^${period}~[0-9a-f]{16}$`));
+    // Neither archived key was used since the change: both are still in the old ring, and both are due.
+    expect(await shredRun(SHRED_AT)).toEqual({ shredded: 3, moved: 0, kekDestroyed: 2 });
+    expect(await opened(copyOf(ACME))).toMatchObject({ ok: false, reason: "SHREDDED" });
+    expect(await opened(copyOf(BETA))).toMatchObject({ ok: false, reason: "SHREDDED" });
+    expect((await keks()).map((k) => k.state)).toEqual(["DESTROY_SCHEDULED", "DESTROY_SCHEDULED"]);
+    await expectChainVerifies();
+  });
+
   it("an active key that cannot be unwrapped fails the archive loudly (DATA_KEY_UNAVAILABLE) and changes nothing", async () => {
     await archiveBoth();
     const acme = { kind: "scope", id: "t-acme" } as const;
