@@ -114,13 +114,18 @@ describe("operator commands: holds, requests, explain, approve", () => {
     expect(missing.code).toBe(2);
     expect(json(missing)).toMatchObject({ ok: false, error: { kind: "REQUEST_NOT_FOUND" } });
 
-    // AtlasMart's registry has no legal clocks: its requests run on their class's due date, which cannot be extended.
-    expect(text).toMatch(/legal clock +-\n/);
-    const extend = await retention(["requests", "extend", request.requestId, "--reason", "The archive systems are slow to search.", "--as", "c-2001", "--json"]);
-    expect(extend.code).not.toBe(0);
-    expect(json(extend)).toMatchObject({ ok: false, error: { kind: "NO_LEGAL_CLOCK" } });
+    // AtlasMart's registry puts a user on the GDPR's clock unless their directory entry says California: one
+    // extension, with a written reason.
+    expect(text).toMatch(/legal clock +GDPR Art\. 12\(3\) \(gdpr\): open, \d+ days left/);
+    expect(text).toMatch(/extended +-\n/);
     const short = await retention(["requests", "extend", request.requestId, "--reason", "busy", "--as", "c-2001", "--json"]);
     expect(json(short)).toMatchObject({ ok: false, error: { kind: "EXTENSION_REASON_REQUIRED" } });
+    const extend = await retention(["requests", "extend", request.requestId, "--reason", "The archive systems are slow to search.", "--as", "c-2001", "--json"]);
+    expect(extend.code, extend.stderr).toBe(0);
+    expect((await retention(["requests", "show", request.requestId])).stdout).not.toMatch(/extended +-\n/);
+    const again = await retention(["requests", "extend", request.requestId, "--reason", "The archive systems are still slow.", "--as", "c-2001", "--json"]);
+    expect(again.code).not.toBe(0);
+    expect(json(again)).toMatchObject({ ok: false, error: { kind: "ALREADY_EXTENDED" } });
     expect((await retention(["requests", "list"])).stdout).toContain("DAYS LEFT");
 
     const byRequest = json<{ entries: { action: string }[] }>(await retention(["explain", "--request", request.requestId, "--json"]));
