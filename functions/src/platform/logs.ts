@@ -96,6 +96,7 @@ export type LogEvent =
   | "processor.notices.written"
   | "processor.notice.enqueued"
   | "processor.notice.sent"
+  | "processor.notice.resent"
   | "processor.notice.failed"
   | "processor.notice.held"
   | "processor.acknowledged"

@@ -2,6 +2,7 @@
 // the acknowledgements, and what a status, the audit and ERASURE_COMPLETE read of it.
 export { writeNoticesInTx, existingNoticesInTx, deliverNotice, heldPathsOf, type DeliveryOutcome, type DeliveryOptions } from "./deliver";
 export { acknowledgeNotice, confirmManualProcessor, handleAckCallback, type CallbackAnswer } from "./ack";
+export { resendFailedNotice } from "./resend";
 export { sweepProcessorNotices, enqueueNoticeTask, type EnqueueNotice, type NoticeTask } from "./sweep";
 export { noticesOfRequest, noticeRef } from "./store";
 export { notifiedRequestIds, openProcessors, processorStatus, processorsDeadlineMs, type Notice, type ProcessorStatus } from "./rules";

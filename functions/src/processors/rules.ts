@@ -237,3 +237,15 @@ export function ackDecision(n: Pick<Notice, "state" | "idempotencyKey"> | null, 
   if (n.state === "ACKNOWLEDGED") return "ALREADY_ACKNOWLEDGED";
   return "RECORD";
 }
+
+/**
+ * Why staff may not send a notice again (null: they may). Only a FAILED notice is sent again: every attempt the queue
+ * allowed failed, and the cause (an endpoint down for hours, a wrong URL or key) may be fixed since. A manual
+ * processor's notice is confirmed by staff, never sent; a notice in any other state is on its way or answered.
+ */
+export function resendRefusal(n: Pick<Notice, "kind" | "state"> | null): "PROCESSOR_NOTICE_NOT_FOUND" | "MANUAL_PROCESSOR_NOT_SENT" | "NOTICE_NOT_FAILED" | null {
+  if (!n) return "PROCESSOR_NOTICE_NOT_FOUND";
+  if (n.kind === "manual") return "MANUAL_PROCESSOR_NOT_SENT";
+  if (n.state !== "FAILED") return "NOTICE_NOT_FAILED";
+  return null;
+}

@@ -126,6 +126,13 @@ describe("operator commands: holds, requests, explain, approve", () => {
     const again = await retention(["requests", "extend", request.requestId, "--reason", "The archive systems are still slow.", "--as", "c-2001", "--json"]);
     expect(again.code).not.toBe(0);
     expect(json(again)).toMatchObject({ ok: false, error: { kind: "ALREADY_EXTENDED" } });
+    // A processor notice goes again only once it FAILED (the delivery suite sends one again end to end): a request that
+    // notified nobody yet has none, and a resend without its processor or reason is a usage error.
+    const resend = await retention(["requests", "resend", request.requestId, "--processor", "search-index", "--reason", "The endpoint is back up.", "--as", "c-2001", "--json"]);
+    expect(resend.code).not.toBe(0);
+    expect(json(resend)).toMatchObject({ ok: false, error: { kind: "PROCESSOR_NOTICE_NOT_FOUND" } });
+    expect((await retention(["requests", "resend", request.requestId, "--reason", "The endpoint is back up."])).code).toBe(2);
+    expect((await retention(["requests", "resend", request.requestId, "--processor", "search-index", "--reason", "soon"])).code).toBe(2);
     expect((await retention(["requests", "list"])).stdout).toContain("DAYS LEFT");
 
     const byRequest = json<{ entries: { action: string }[] }>(await retention(["explain", "--request", request.requestId, "--json"]));

@@ -15,7 +15,7 @@ import { scanRetention } from "../../../functions/src/audit/scan";
 import { releaseHoldById } from "../../../functions/src/holds/index";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { policy } from "../../../functions/src/platform/registry";
-import { deliverNotice, handleAckCallback, sweepProcessorNotices, type NoticeTask } from "../../../functions/src/processors/index";
+import { deliverNotice, handleAckCallback, resendFailedNotice, sweepProcessorNotices, type NoticeTask } from "../../../functions/src/processors/index";
 import { recordErasureCompletions, runNightlyPurge } from "../../../functions/src/purge/index";
 import { idempotencyKey, newNotice, sign } from "../../../functions/src/processors/rules";
 import { noticeFields } from "../../../functions/src/processors/store";
@@ -251,6 +251,22 @@ describe("a webhook processor", () => {
     // A failed processor is still open: past its deadline the audit flags it.
     const audit = await scanRetention({ nowMs: AFTER_GRACE + 8 * DAY_MS, skipSubjects: true });
     expect(audit.findings.filter((f) => f.code === "PROCESSOR_OVERDUE").map((f) => f.path)).toContain(`processorNotices/${requestId}~${SEARCH}`);
+
+    // Staff send it again once the endpoint answers in time: PENDING, due at once for the relay, with evidence.
+    const officer = { type: "staff" as const, id: "c-2001" };
+    const resentAt = AFTER_GRACE + 9 * DAY_MS;
+    await expect(resendFailedNotice({ requestId, processor: DESK, reason: "The desk's ticket system is back." }, officer, resentAt)).rejects.toMatchObject({ reason: "MANUAL_PROCESSOR_NOT_SENT" });
+    await resendFailedNotice({ requestId, processor: SEARCH, reason: "The search index is answering in time again." }, officer, resentAt);
+    const pending = await notice(requestId, SEARCH);
+    expect(pending).toMatchObject({ state: "PENDING", resentBy: "staff:c-2001" });
+    expect((pending.queuedUntil as Timestamp).toMillis()).toBe(resentAt);
+    const resent = await actions("PROCESSOR_NOTICE_RESENT");
+    expect(resent.map((e) => [e.actor.id, e.detail?.processor, e.detail?.reasonText, e.detail?.lastError])).toEqual([["c-2001", SEARCH, "The search index is answering in time again.", "TIMEOUT"]]);
+    await expect(resendFailedNotice({ requestId, processor: SEARCH, reason: "Sending it a second time." }, officer, resentAt)).rejects.toMatchObject({ reason: "NOTICE_NOT_FAILED" });
+    webhook.answer = () => ({ status: 200, body: receipt(requestId, SEARCH, "after-resend"), signWith: SEARCH_KEY() });
+    expect(await deliverAsTheQueueDoes(`${requestId}~${SEARCH}`)).toEqual(["ACKNOWLEDGED"]);
+    expect(await notice(requestId, SEARCH)).toMatchObject({ state: "ACKNOWLEDGED", receiptId: "after-resend" });
+    await expectChainVerifies();
   });
 
   it("answers twice (its answer, then the same receipt by callback, then a duplicate delivery): recorded once", async () => {

@@ -14,6 +14,7 @@ import {
   processorNameOf,
   processorsDeadlineMs,
   processorStatus,
+  resendRefusal,
   sign,
   SIGNATURE_TOLERANCE_MS,
   verifySignature,
@@ -229,5 +230,15 @@ describe("which notices a status reads", () => {
 
   it("a notice is open in every state but ACKNOWLEDGED", () => {
     expect([...OPEN_NOTICE_STATES]).toEqual(["PENDING", "SENT", "FAILED", "HELD"]);
+  });
+});
+
+describe("sending a notice again", () => {
+  it("is for a FAILED notice of a webhook or topic only", () => {
+    expect(resendRefusal({ kind: "webhook", state: "FAILED" })).toBeNull();
+    expect(resendRefusal({ kind: "pubsub", state: "FAILED" })).toBeNull();
+    expect(resendRefusal(null)).toBe("PROCESSOR_NOTICE_NOT_FOUND");
+    expect(resendRefusal({ kind: "manual", state: "FAILED" })).toBe("MANUAL_PROCESSOR_NOT_SENT");
+    for (const state of ["PENDING", "SENT", "ACKNOWLEDGED", "HELD"] as const) expect(resendRefusal({ kind: "webhook", state }), state).toBe("NOTICE_NOT_FAILED");
   });
 });

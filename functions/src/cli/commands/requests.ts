@@ -1,4 +1,7 @@
+import { z } from "zod";
+import { inputs } from "../../contract/inputs";
 import { ExtendRequestDeadlineInput, GetDeletionStatusInput, ListDeletionRequestsInput } from "../../contract/requests";
+import { resendFailedNotice } from "../../processors/index";
 import { extendRequestDeadline, findRequest, listRequests, statusView } from "../../requests/index";
 import type { Subject } from "../../plan/rules";
 import { settings } from "../../platform/settings";
@@ -10,11 +13,12 @@ import { UsageError } from "../target";
 
 export const requestsCommand: Command = {
   name: "requests",
-  summary: "List deletion requests, show one, or extend its legal deadline (list | show <requestId> | extend <requestId>)",
+  summary: "List deletion requests, show one, extend its legal deadline, or send a failed processor notice again (list | show | extend | resend)",
   usage: `retention requests list [--state <STATE>] [--overdue] [--limit <n>] [--cursor <c>]
        retention requests list (--subject <uid> [--scope <id>] | --scope <id>) [--limit <n>] [--cursor <c>]
        retention requests show <requestId>
-       retention requests extend <requestId> --reason <text> [--until <ISO time>] [--as <uid>]`,
+       retention requests extend <requestId> --reason <text> [--until <ISO time>] [--as <uid>]
+       retention requests resend <requestId> --processor <name> --reason <text> [--as <uid>]`,
   details: `list   deletion requests, most urgent due date first, as listDeletionRequests returns them: OVERDUE
        marks an erasure owed past its due date; --state narrows to one state (PENDING, CANCELLING,
        CANCELLED, PROCESSING, BLOCKED, RETAINED_UNDER_HOLD, PURGED), --overdue to the overdue ones;
@@ -36,6 +40,12 @@ extend the request's legal deadline, once, within its law's limit (GDPR: two mor
        (--as <uid> on the emulators) must be compliance or retention-admin staff in Auth. Refusals change
        nothing: EXTENSION_REASON_REQUIRED, NO_LEGAL_CLOCK, NOT_EXTENDABLE, ALREADY_EXTENDED, BEYOND_LEGAL_LIMIT,
        EXTENSION_NOT_LATER.
+resend a processor notice that FAILED (every delivery attempt the queue allows failed: an endpoint down for
+       hours, a wrong URL or key since fixed) goes back to PENDING, and the next relay (every 5 minutes) queues it
+       with the queue's full retries. With a written reason (--reason, at least 10 characters), recorded as
+       PROCESSOR_NOTICE_RESENT evidence. Its deadline does not move. The operator must be compliance staff.
+       Refusals change nothing: PROCESSOR_NOTICE_NOT_FOUND, MANUAL_PROCESSOR_NOT_SENT (staff confirm a manual
+       processor in the console), NOTICE_NOT_FAILED.
 
 Options:
   --json   machine-readable output (list: {items, nextCursor}; show: getDeletionStatus's staff answer;
@@ -51,6 +61,7 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, a refusal, or a connection error.`,
     cursor: { type: "string" },
     reason: { type: "string" },
     until: { type: "string" },
+    processor: { type: "string" },
     as: { type: "string" },
   },
   positionals: ["action", "requestId"],
@@ -73,6 +84,13 @@ Exit: 0 done, 2 usage, REQUEST_NOT_FOUND, a refusal, or a connection error.`,
       const rows = out.extended.map((e) => ({ requestId: e.requestId, law: e.law, originalDueAt: iso(e.originalDueAtMs), dueAt: iso(e.dueAtMs) }));
       if (ctx.json) writeJson({ requestId: out.requestId, extended: rows });
       else writeOut([table(["REQUEST", "LAW", "WAS DUE", "NOW DUE"], rows.map((r) => [r.requestId, r.law, r.originalDueAt, r.dueAt])), "", `extended by ${actor.id}`].join("\n"));
+      return EXIT.ok;
+    }
+    if (input.action === "resend") {
+      const actor = await staffOperator(ctx.values, ctx.target, "compliance");
+      const out = await resendFailedNotice(input.input, actor, nowMs);
+      if (ctx.json) writeJson({ noticeId: out.noticeId, state: "PENDING" });
+      else writeOut(`${out.noticeId}: PENDING again, queued by the next relay (resent by ${actor.id})`);
       return EXIT.ok;
     }
     if (input.action === "list") {
@@ -166,12 +184,16 @@ const subjectText = (s: Subject, word: string): string => (s.type === "user" ? `
 type RequestsInput =
   | { action: "list"; list: ReturnType<typeof ListDeletionRequestsInput.parse> }
   | { action: "show"; requestId: string }
-  | { action: "extend"; input: ReturnType<typeof ExtendRequestDeadlineInput.parse> };
+  | { action: "extend"; input: ReturnType<typeof ExtendRequestDeadlineInput.parse> }
+  | { action: "resend"; input: z.infer<typeof ResendNoticeInput> };
+
+/** What `requests resend` takes: the request, the processor whose FAILED notice goes again, and why. */
+const ResendNoticeInput = z.object({ requestId: inputs.id, processor: inputs.id, reason: inputs.text.min(10, "a written reason of at least 10 characters") }).strict();
 
 function inputOf({ values, positionals }: CommandContext): RequestsInput {
   const action = positionals[0];
   const only = (allowed: readonly string[]) => {
-    const extra = ["state", "overdue", "subject", "scope", "tenant", "limit", "cursor", "reason", "until", "as"].filter((o) => !allowed.includes(o) && values[o] !== undefined);
+    const extra = ["state", "overdue", "subject", "scope", "tenant", "limit", "cursor", "reason", "until", "processor", "as"].filter((o) => !allowed.includes(o) && values[o] !== undefined);
     if (extra.length > 0) throw new UsageError(`requests ${action} does not take --${extra.join(", --")}.`);
   };
   if (action === "extend") {
@@ -179,6 +201,13 @@ function inputOf({ values, positionals }: CommandContext): RequestsInput {
     if (positionals[1] === undefined) throw new UsageError("requests extend needs a request id.");
     if (stringOpt(values, "reason") === undefined) throw new UsageError("requests extend needs --reason <text>: an extension is given with a written reason.");
     return { action, input: parseInput(ExtendRequestDeadlineInput, { requestId: positionals[1], reason: stringOpt(values, "reason"), until: stringOpt(values, "until") }) };
+  }
+  if (action === "resend") {
+    only(["processor", "reason", "as"]);
+    if (positionals[1] === undefined) throw new UsageError("requests resend needs a request id.");
+    if (stringOpt(values, "processor") === undefined) throw new UsageError("requests resend needs --processor <name>: the processor whose notice failed.");
+    if (stringOpt(values, "reason") === undefined) throw new UsageError("requests resend needs --reason <text>: why it may go again now.");
+    return { action, input: parseInput(ResendNoticeInput, { requestId: positionals[1], processor: stringOpt(values, "processor"), reason: stringOpt(values, "reason") }) };
   }
   if (action === "list") {
     only(["state", "overdue", "subject", "scope", "tenant", "limit", "cursor"]);
@@ -201,5 +230,5 @@ function inputOf({ values, positionals }: CommandContext): RequestsInput {
     const { requestId } = parseInput(GetDeletionStatusInput, { requestId: positionals[1] });
     return { action, requestId: requestId! };
   }
-  throw new UsageError("requests needs an action: list, show, extend.");
+  throw new UsageError("requests needs an action: list, show, extend, resend.");
 }
