@@ -1,5 +1,5 @@
 import type { DocumentReference, DocumentSnapshot, Transaction } from "firebase-admin/firestore";
-import type { ActiveHoldRef, HoldLetGo } from "../kernel/held";
+import { letGoOfWalk, type ActiveHoldRef, type HoldLetGo } from "../kernel/held";
 import type { DeleteWindow } from "../kernel/delete-window";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { toTimestamp } from "../platform/governed-doc";
@@ -47,9 +47,7 @@ export function advanceFenceInTx(tx: Transaction, current: number, nowMs: number
 
 /** How far a hold's release has let go of what it covers (null: not being released). */
 export function letGoOf(record: DocumentSnapshot): HoldLetGo | null {
-  if (record.get("releasing") !== true) return null;
-  const u = (record.get("unflagging") ?? {}) as { phase?: unknown; cursor?: unknown };
-  return { phase: u.phase === "archives" || u.phase === "done" ? "archives" : "documents", cursor: typeof u.cursor === "string" ? u.cursor : null };
+  return letGoOfWalk(record.get("releasing"), record.get("unflagging"));
 }
 
 /** An active hold record as the rules see it. */

@@ -17,11 +17,24 @@ export interface ActiveHoldRef {
   letGo?: HoldLetGo | null;
 }
 
-/** A release's progress: the documents under the target in name order up to `cursor`, then the archive copies. */
+/** A release's progress: the documents under the target in name order up to `cursor`, then the rest ("archives": past every document). */
 export interface HoldLetGo {
   phase: "documents" | "archives";
   /** The last name the phase has dealt with; null before its first batch. */
   cursor: string | null;
+}
+
+/**
+ * A release's progress as its hold record states it (`releasing`, and the `unflagging` walk), or null when the hold
+ * is not being released. The walk goes documents, archive copies, then objects when the data map has storage
+ * entries, then done: every phase after the documents has passed all of them. A walk record without a phase is at
+ * the documents (as the walk itself reads it).
+ */
+export function letGoOfWalk(releasing: unknown, unflagging: unknown): HoldLetGo | null {
+  if (releasing !== true) return null;
+  const u = (typeof unflagging === "object" && unflagging !== null ? unflagging : {}) as { phase?: unknown; cursor?: unknown };
+  const pastDocuments = u.phase === "archives" || u.phase === "objects" || u.phase === "done";
+  return { phase: pastDocuments ? "archives" : "documents", cursor: typeof u.cursor === "string" ? u.cursor : null };
 }
 
 /** The first active hold record covering `path` (on the path itself or an ancestor), if any. */

@@ -150,6 +150,18 @@ describe("TTL never beats a hold: a TTL class under a holdable parent", () => {
     await expectChainVerifies();
   });
 
+  it("a hold whose release walk is past the documents (at the objects) no longer claims them: another release lets them go", async () => {
+    // The order hold's release has passed every document and stands at the Storage objects (AtlasMart's data map
+    // has storage entries) when the tenant's release settles the tracking events. Seen with two suites sharing the
+    // machine: the order hold's id came back on them after its walk, and they stayed held with no TTL value.
+    const tenant = await place("tenants/t-acme");
+    const onOrder = await place(ORDER);
+    await db().doc(`retentionHolds/${onOrder}`).update({ releasing: true, unflagging: { phase: "objects", cursor: null, sourceCursor: null, count: 0, objects: 0, vanished: 0 } });
+    for (const p of [TR1, TR2]) await db().doc(p).update({ holdIds: [tenant] });
+    await release(tenant);
+    for (const p of [TR1, TR2]) expect(await marks(p), p).toEqual(restored);
+  });
+
   it("a hold placed while a release's batches run keeps what it covers held", async () => {
     const tenant = await place("tenants/t-acme");
     let second = "";

@@ -5,7 +5,7 @@ import { assertAdminMove, assertDestroyAuthorized } from "../../../functions/src
 import { evaluateDestroy } from "../../../functions/src/kernel/destroy-predicate";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { assertHoldableClass, assertReleaseAllowed, claimingHoldIds, classifyHoldTarget, PathDigest, requireHoldReason } from "../../../functions/src/holds/rules";
-import { heldBy, isHeld } from "../../../functions/src/kernel/held";
+import { heldBy, isHeld, letGoOfWalk } from "../../../functions/src/kernel/held";
 import { ancestorDocuments } from "../../../functions/src/kernel/paths";
 import { canTransition, LIFECYCLE_STATES } from "../../../functions/src/kernel/lifecycle";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
@@ -187,6 +187,19 @@ describe("the holds that claim a document", () => {
     expect(claimingHoldIds(`${order}-x`, [h("r", "tenants/t-acme", { phase: "documents", cursor: message })])).toEqual(["r"]);
     expect(claimingHoldIds(message, [h("r", "tenants/t-acme", { phase: "documents", cursor: null })])).toEqual(["r"]);
     expect(claimingHoldIds(message, [h("r", "tenants/t-acme", { phase: "archives", cursor: null })])).toEqual([]);
+  });
+
+  it("a release's walk past the documents (archive copies, objects, done) claims no document again", () => {
+    // The objects phase starts its own cursor from null: read as a documents cursor, it claimed every document
+    // under the target again, and another hold's release gave them this hold's id after its walk had passed them.
+    for (const phase of ["archives", "objects", "done"]) {
+      const letGo = letGoOfWalk(true, { phase, cursor: null });
+      expect(letGo, phase).toEqual({ phase: "archives", cursor: null });
+      expect(claimingHoldIds(message, [h("r", "tenants/t-acme", letGo)]), phase).toEqual([]);
+    }
+    expect(letGoOfWalk(true, { phase: "documents", cursor: order })).toEqual({ phase: "documents", cursor: order });
+    expect(letGoOfWalk(true, undefined)).toEqual({ phase: "documents", cursor: null });
+    expect(letGoOfWalk(undefined, { phase: "objects", cursor: null })).toBeNull();
   });
 
   it("an archive copy is claimed by a hold on it or on what it copies, never by one being released", () => {
