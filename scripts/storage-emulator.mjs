@@ -54,6 +54,11 @@ export async function startStorageEmulator({ host = "127.0.0.1", port = 9199, pr
     s.once("listening", () => resolvePromise(s));
     s.once("error", reject);
   });
+  // Node closes an idle keep-alive connection after 5 s; a client that sends on it at that moment (the Storage
+  // client pools its sockets, and a test that stalls a runner leaves them idle that long) gets "socket hang up".
+  // Idle connections stay open as long as a client would keep them.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 121_000;
   return {
     host,
     port,

@@ -13,7 +13,8 @@ import { DAY_MS } from "../../functions/src/kernel/policy";
 import { computeExpireAt, computeRetainUntil } from "../../functions/src/kernel/retention";
 import { policy } from "../../functions/src/platform/registry";
 
-export const RULES_PROJECT_ID = "demo-atlasmart-firestore";
+/** The worker's project (test/helpers/worker-project.ts), where the other suites of the worker write too. */
+export const RULES_PROJECT_ID = process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore";
 export const RULES_FILE = resolve(import.meta.dirname, "..", "..", "firestore.rules");
 
 /** A rules environment on the emulator; another app's rules file (an example's) under a project id of its own. */

@@ -5,6 +5,7 @@
 import type { File } from "@google-cloud/storage";
 import { getStorage } from "firebase-admin/storage";
 import { adminApp } from "../../functions/src/platform/firestore";
+import { defaultBucket } from "../../functions/src/platform/storage";
 
 const host = process.env.STORAGE_EMULATOR_HOST;
 if (!host) {
@@ -17,11 +18,25 @@ if (!host) {
 /** The Storage emulator's URL (STORAGE_EMULATOR_HOST, e.g. http://127.0.0.1:9199). */
 export const storageEmulatorUrl = (): string => host;
 
-/** Deletes every object in every bucket of the emulator (its reset endpoint). */
+/**
+ * Deletes every object of this worker's project: its default bucket. Not the emulator's reset endpoint, which empties
+ * every bucket, the other vitest worker's too (test/helpers/worker-project.ts). Hook-safe: takes no argument.
+ */
 export async function clearStorage(): Promise<void> {
-  const res = await fetch(`${host}/internal/reset`, { method: "POST" });
-  if (!res.ok) throw new Error(`clearing the Storage emulator failed: ${res.status} ${await res.text()}`);
+  await clearBuckets([defaultBucket()]);
 }
+
+/** Deletes every object in the named buckets. */
+export async function clearBuckets(buckets: readonly string[]): Promise<void> {
+  for (const b of buckets) {
+    // Listed and deleted one by one, so a delete that fails fails the clear (deleteFiles swallows errors).
+    const [files] = await getStorage(adminApp()).bucket(b).getFiles();
+    await Promise.all(files.map((f) => f.delete({ ignoreNotFound: true })));
+  }
+}
+
+/** A bucket name of this worker's own: `name` with the worker's project id, so two workers never share it. */
+export const workerBucket = (name: string): string => `${name}-${process.env.GCLOUD_PROJECT ?? "demo"}`;
 
 export const storageFile = (bucket: string, name: string): File => getStorage(adminApp()).bucket(bucket).file(name);
 

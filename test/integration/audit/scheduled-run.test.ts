@@ -11,7 +11,7 @@ import { placeHold } from "../../../functions/src/holds/service";
 import { log } from "../../../functions/src/platform/logs";
 import { METRICS_LOG_NAME, setMetricsTransport } from "../../../functions/src/platform/metrics";
 import { JOBS } from "../../../functions/src/jobs/catalog";
-import { db } from "../../helpers/emulator";
+import { PROJECT_ID, db } from "../../helpers/emulator";
 import { policy } from "../../../functions/src/platform/registry";
 import { captureMetrics, point } from "../../helpers/metrics";
 import { freshDemo } from "./helpers";
@@ -43,7 +43,7 @@ describe("retentionAudit job", () => {
     expect(point(metrics, "retention.holds", { kind: "documents" })).toEqual([0]);
     expect(point(metrics, "retention.candidates", { class: "session-30d" })).toEqual([0]);
     const sample = metrics.find((l) => l.metric === "retention.requests_past_due")!;
-    expect(sample.logName).toBe(`projects/demo-atlasmart-firestore/logs/${METRICS_LOG_NAME}`);
+    expect(sample.logName).toBe(`projects/${PROJECT_ID}/logs/${METRICS_LOG_NAME}`);
     expect(sample.resource?.type).toBe("global");
     expect(sample.severity).toBe("INFO");
     expect(sample["logging.googleapis.com/labels"]).toMatchObject({ metric: "retention.requests_past_due" });

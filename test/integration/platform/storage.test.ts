@@ -16,10 +16,11 @@ import {
   readObject,
   type StorageObject,
 } from "../../../functions/src/platform/storage";
-import { clearStorage, overwriteObject, putObject, storageFile } from "../../helpers/storage";
+import { clearBuckets, overwriteObject, putObject, storageFile, workerBucket } from "../../helpers/storage";
 
-const BUCKET = "demo-retention-uploads";
-const OTHER_BUCKET = "demo-retention-exports";
+// Buckets of this worker's own (two vitest workers share the Storage emulator).
+const BUCKET = workerBucket("demo-retention-uploads");
+const OTHER_BUCKET = workerBucket("demo-retention-exports");
 
 async function listAll(bucket: string, prefix: string, pageSize?: number): Promise<{ pages: StorageObject[][]; names: string[] }> {
   const pages: StorageObject[][] = [];
@@ -31,7 +32,7 @@ const md5 = (body: string): string => createHash("md5").update(body).digest("bas
 
 describe("platform/storage on the Storage emulator", () => {
   beforeEach(async () => {
-    await clearStorage();
+    await clearBuckets([BUCKET, OTHER_BUCKET]);
   });
 
   describe("listing", () => {

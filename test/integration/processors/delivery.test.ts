@@ -20,7 +20,7 @@ import { recordErasureCompletions, runNightlyPurge } from "../../../functions/sr
 import { idempotencyKey, newNotice, sign } from "../../../functions/src/processors/rules";
 import { noticeFields } from "../../../functions/src/processors/store";
 import { noticeTaskId, QUEUEING_IN_FLIGHT } from "../../../functions/src/processors/sweep";
-import { db } from "../../helpers/emulator";
+import { PROJECT_ID, db } from "../../helpers/emulator";
 import { keyOf, startPubSubEmulator, Webhook } from "../../helpers/processors";
 import { AFTER_GRACE, evidence, expectChainVerifies, hold, putCustomer, requestDeletion, reset, runOptions } from "../purge/support";
 
@@ -102,7 +102,7 @@ let subscription: Subscription;
 beforeAll(async () => {
   process.env.RETENTION_PROCESSOR_ENDPOINTS = `${SEARCH}=${await webhook.start()}`;
   pubsub = await startPubSubEmulator();
-  const client = new PubSub({ projectId: process.env.GCLOUD_PROJECT ?? "demo-atlasmart-firestore" });
+  const client = new PubSub({ projectId: PROJECT_ID });
   const [topic] = await client.createTopic("retention-erasures-email");
   [subscription] = await topic.createSubscription("email-platform-erasures");
 }, 60_000);
