@@ -15,7 +15,7 @@ import {
   type HoldRecord,
   type HoldTargetType,
 } from "./rules";
-import type { ActiveHoldRef } from "../kernel/held";
+import { walkPhaseOf, type ActiveHoldRef, type WalkPhase } from "../kernel/held";
 import { canonicalJson } from "../kernel/canonical";
 import type { GovernedFields } from "../kernel/governed";
 import { ancestorDocuments, isSameOrUnder } from "../kernel/paths";
@@ -368,7 +368,7 @@ export const HOLD_APPLY_BATCH = 200;
  */
 interface Walk {
   /** `objects`: the Cloud Storage objects the hold covers, after the archives, when the data map names any. */
-  phase: "documents" | "archives" | "objects" | "done";
+  phase: WalkPhase;
   cursor: string | null;
   /**
    * The archives phase of a flagging: the last copy's source path, beside its name in `cursor`. The objects phase:
@@ -389,7 +389,7 @@ const initialFlagging = initialWalk;
 
 function walkOf(snap: DocumentSnapshot, field: "flagging" | "unflagging"): Walk {
   const f = (snap.get(field) as (Partial<Walk> & { flagged?: unknown }) | undefined) ?? {};
-  const phase = f.phase === "archives" || f.phase === "objects" || f.phase === "done" ? f.phase : "documents";
+  const phase = walkPhaseOf(f.phase);
   // A flagging recorded before the walk had phases counted `flagged`.
   const count = typeof f.count === "number" ? f.count : typeof f.flagged === "number" ? f.flagged : 0;
   return {

@@ -25,16 +25,24 @@ export interface HoldLetGo {
 }
 
 /**
+ * The phases of a hold's walk (flagging or release), in order: the documents under the target, the archive copies,
+ * the Cloud Storage objects when the data map names any, then done.
+ */
+export type WalkPhase = "documents" | "archives" | "objects" | "done";
+
+/** A walk's phase as its record stores it; a record without a known phase is at the documents. */
+export function walkPhaseOf(raw: unknown): WalkPhase {
+  return raw === "archives" || raw === "objects" || raw === "done" ? raw : "documents";
+}
+
+/**
  * A release's progress as its hold record states it (`releasing`, and the `unflagging` walk), or null when the hold
- * is not being released. The walk goes documents, archive copies, then objects when the data map has storage
- * entries, then done: every phase after the documents has passed all of them. A walk record without a phase is at
- * the documents (as the walk itself reads it).
+ * is not being released. Every phase after the documents has passed all of them.
  */
 export function letGoOfWalk(releasing: unknown, unflagging: unknown): HoldLetGo | null {
   if (releasing !== true) return null;
   const u = (typeof unflagging === "object" && unflagging !== null ? unflagging : {}) as { phase?: unknown; cursor?: unknown };
-  const pastDocuments = u.phase === "archives" || u.phase === "objects" || u.phase === "done";
-  return { phase: pastDocuments ? "archives" : "documents", cursor: typeof u.cursor === "string" ? u.cursor : null };
+  return { phase: walkPhaseOf(u.phase) === "documents" ? "documents" : "archives", cursor: typeof u.cursor === "string" ? u.cursor : null };
 }
 
 /** The first active hold record covering `path` (on the path itself or an ancestor), if any. */

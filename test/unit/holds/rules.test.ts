@@ -5,7 +5,7 @@ import { assertAdminMove, assertDestroyAuthorized } from "../../../functions/src
 import { evaluateDestroy } from "../../../functions/src/kernel/destroy-predicate";
 import { DomainError } from "../../../functions/src/kernel/errors";
 import { assertHoldableClass, assertReleaseAllowed, claimingHoldIds, classifyHoldTarget, PathDigest, requireHoldReason } from "../../../functions/src/holds/rules";
-import { heldBy, isHeld, letGoOfWalk } from "../../../functions/src/kernel/held";
+import { heldBy, isHeld, letGoOfWalk, walkPhaseOf } from "../../../functions/src/kernel/held";
 import { ancestorDocuments } from "../../../functions/src/kernel/paths";
 import { canTransition, LIFECYCLE_STATES } from "../../../functions/src/kernel/lifecycle";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
@@ -200,6 +200,8 @@ describe("the holds that claim a document", () => {
     expect(letGoOfWalk(true, { phase: "documents", cursor: order })).toEqual({ phase: "documents", cursor: order });
     expect(letGoOfWalk(true, undefined)).toEqual({ phase: "documents", cursor: null });
     expect(letGoOfWalk(undefined, { phase: "objects", cursor: null })).toBeNull();
+    // One reader of the stored phase, for the walk itself and for what a release has let go.
+    expect(["documents", "archives", "objects", "done", "bogus", undefined].map(walkPhaseOf)).toEqual(["documents", "archives", "objects", "done", "documents", "documents"]);
   });
 
   it("an archive copy is claimed by a hold on it or on what it copies, never by one being released", () => {
