@@ -61,6 +61,13 @@ export const FINDING_CODES = [
    */
   "OBJECT_MARKER_STALE",
   /**
+   * A governed document or an archive copy carries the id of a hold that is not active (`holdIds`: released, or no such
+   * record, as after a restore without it): the document analog of OBJECT_MARKER_STALE. A hold id alone keeps it
+   * (`isHeld`): the purge refuses it and it has no TTL value, so it is kept for a hold nobody answers for. Reported only
+   * when the hold is still not active after the scan, so a hold placed while the audit ran is not reported.
+   */
+  "HOLD_MARK_STALE",
+  /**
    * An object whose heldWith document an active hold covers, whose flagging has finished (applied, not being
    * released), lacks that hold's marker: the analog of HOLD_WITH_TTL (a lifecycle rule or another deleter could
    * remove it; the purge still keeps it, by the hold's record).
@@ -95,6 +102,22 @@ export interface Finding {
   path: string;
   code: FindingCode;
   detail: string;
+  /** The hold a stale-mark finding is about (HOLD_MARK_STALE, OBJECT_MARKER_STALE). */
+  holdId?: string;
+}
+
+/**
+ * The codes that name a hold the audit did not find active when it started. A hold placed while the scan runs puts its
+ * id on documents and objects the scan reads later, so these findings are kept aside and reported only for the holds
+ * that are still not active once the scan is over (audit/scan.ts#confirmMarks).
+ */
+export const CONFIRMED_AFTER_SCAN: ReadonlySet<FindingCode> = new Set<FindingCode>(["HOLD_MARK_STALE", "OBJECT_MARKER_STALE"]);
+
+/** HOLD_MARK_STALE for each id of `holdIds` that is not among the active holds' ids. */
+export function staleHoldMarks(path: string, holdIds: readonly string[], activeIds: ReadonlySet<string>): Finding[] {
+  return [...new Set(holdIds)]
+    .filter((id) => !activeIds.has(id))
+    .map((holdId) => ({ path, code: "HOLD_MARK_STALE" as const, holdId, detail: `carries the id of hold ${holdId}, which is not active: kept, without a TTL value, for no hold` }));
 }
 
 /** A governed document as the audit sees it: fields as stored, converted to ms, nothing guessed. */
@@ -431,7 +454,7 @@ export function auditObject(o: AuditObject, holds: readonly ActiveHoldRef[], app
   const out: Finding[] = [];
   const active = new Set(holds.map((h) => h.holdId));
   for (const id of o.markerHoldIds) {
-    if (!active.has(id)) out.push({ path: o.path, code: "OBJECT_MARKER_STALE", detail: `carries the marker of hold ${id}, which is not active` });
+    if (!active.has(id)) out.push({ path: o.path, code: "OBJECT_MARKER_STALE", holdId: id, detail: `carries the marker of hold ${id}, which is not active` });
   }
   for (const h of holds) {
     if (!appliedHoldIds.has(h.holdId) || h.letGo || o.markerHoldIds.includes(h.holdId)) continue;

@@ -10,12 +10,14 @@ import {
   auditDeletionRequest,
   auditProcessorNotice,
   auditGovernedDoc,
+  CONFIRMED_AFTER_SCAN,
   DEADLINE_LOOKBACK_DAYS,
   DEFAULT_THRESHOLDS,
   FINDING_CODES,
   isHeld,
   needsArchiveCheck,
   needsPurgeOwnerCheck,
+  staleHoldMarks,
   type AuditContext,
   type AuditDoc,
   type AuditThresholds,
@@ -34,7 +36,7 @@ import { PurgeOwnerChecker } from "./purge-owners";
 import { SubjectChecker } from "./subjects";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { GOVERNED_FIELDS, toMs } from "../platform/governed-doc";
-import { activeHolds } from "../holds/index";
+import { activeAmongInTx, activeHolds } from "../holds/index";
 import { policy, publishedVersions } from "../platform/registry";
 
 export { DUE_BUCKETS, type AuditStats, type ClassStats, type UrgentRequest } from "./stats";
@@ -42,6 +44,9 @@ export { DUE_BUCKETS, type AuditStats, type ClassStats, type UrgentRequest } fro
 
 const VERIFICATION_FIELDS = ["sha256", "verifiedAt", "verified"] as const;
 const ARCHIVE_FIELDS = ["sourcePath", ...VERIFICATION_FIELDS, "legalHold", "holdIds", "expireAt", "dataKey", "sealed.v"] as const;
+
+/** Hold records read in one transaction when the audit confirms its stale-mark findings. */
+const CONFIRM_READS = 300;
 
 /** Documents judged per chunk: with `select()` about 1 KB each, and one batched parent read per chunk. */
 export const DEFAULT_AUDIT_PAGE_SIZE = 1_000;
@@ -69,7 +74,8 @@ export interface ScanOptions {
   thresholds?: AuditThresholds;
   /** Skip the Auth lookups (ORPHANED_SUBJECT), e.g. where no Auth endpoint is reachable. */
   skipSubjects?: boolean;
-  onProgress?: (p: ScanProgress) => void;
+  /** Told after each page; the scan waits for a promise it returns before it reads on. */
+  onProgress?: (p: ScanProgress) => void | Promise<void>;
 }
 
 export interface AuditResult {
@@ -106,6 +112,7 @@ export async function scanRetention(opts: ScanOptions): Promise<AuditResult> {
     run.processorNotices(),
     run.objects(),
   ]);
+  await run.confirmMarks();
   return run.result(Date.now() - started);
 }
 
@@ -119,6 +126,14 @@ class AuditRun {
   private readonly dataKeysInUse = new Set<string>();
   private readonly byCode = Object.fromEntries(FINDING_CODES.map((c) => [c, 0])) as Record<FindingCode, number>;
   private total = 0;
+  /** The ids of the holds active when the audit started. */
+  private readonly activeIds: ReadonlySet<string>;
+  /**
+   * Stale-mark findings (CONFIRMED_AFTER_SCAN) by the hold they name, kept aside until `confirmMarks`: how many, and
+   * the first of them (within `maxFindings` over all holds).
+   */
+  private readonly pendingMarks = new Map<string, { counts: Map<FindingCode, number>; kept: Finding[] }>();
+  private pendingKept = 0;
   private readonly stats: AuditStats;
   private readonly pageSize: number;
   private readonly maxFindings: number;
@@ -135,6 +150,7 @@ class AuditRun {
       nowMs: opts.nowMs,
       thresholds: opts.thresholds ?? DEFAULT_THRESHOLDS,
     };
+    this.activeIds = new Set(holds.map((h) => h.holdId));
     this.stats = newStats(holds.length);
     this.pageSize = opts.pageSize ?? DEFAULT_AUDIT_PAGE_SIZE;
     this.maxFindings = opts.maxFindings ?? 5_000;
@@ -144,14 +160,48 @@ class AuditRun {
 
   report(fs: readonly Finding[]): void {
     for (const f of fs) {
-      this.total++;
-      this.byCode[f.code]++;
-      if (this.findings.length < this.maxFindings) this.findings.push(f);
+      if (f.holdId !== undefined && CONFIRMED_AFTER_SCAN.has(f.code)) this.setAside(f, f.holdId);
+      else this.count(f.code, 1, [f]);
     }
   }
 
-  private progress(phase: string, scanned: number): void {
-    this.opts.onProgress?.({ phase, scanned });
+  private count(code: FindingCode, n: number, kept: readonly Finding[]): void {
+    this.total += n;
+    this.byCode[code] += n;
+    for (const f of kept) if (this.findings.length < this.maxFindings) this.findings.push(f);
+  }
+
+  private setAside(f: Finding, holdId: string): void {
+    const p = this.pendingMarks.get(holdId) ?? { counts: new Map<FindingCode, number>(), kept: [] };
+    p.counts.set(f.code, (p.counts.get(f.code) ?? 0) + 1);
+    if (this.pendingKept < this.maxFindings) {
+      p.kept.push(f);
+      this.pendingKept++;
+    }
+    this.pendingMarks.set(holdId, p);
+  }
+
+  /**
+   * Reports the stale-mark findings whose hold is still not active now that the scan is over: one read of each hold
+   * they name. A hold placed while the audit ran (its record ACTIVE from the placement on, before its ids reach any
+   * document) put its id on what the scan read later: those are dropped.
+   */
+  async confirmMarks(): Promise<void> {
+    const ids = [...this.pendingMarks.keys()];
+    const active = new Set<string>();
+    for (let i = 0; i < ids.length; i += CONFIRM_READS) {
+      const chunk = ids.slice(i, i + CONFIRM_READS);
+      for (const id of await db().runTransaction((tx) => activeAmongInTx(tx, chunk), { readOnly: true })) active.add(id);
+    }
+    for (const [id, p] of this.pendingMarks) {
+      if (active.has(id)) continue;
+      for (const [code, n] of p.counts) this.count(code, n, p.kept.filter((f) => f.code === code));
+    }
+    this.pendingMarks.clear();
+  }
+
+  private async progress(phase: string, scanned: number): Promise<void> {
+    await this.opts.onProgress?.({ phase, scanned });
   }
 
   /** Top-level collections the registry does not know: data nobody governs. */
@@ -177,7 +227,7 @@ class AuditRun {
       if (inHand) await this.judge(inHand.page, await inHand.parents);
       inHand = { page, parents };
       scanned += page.length;
-      this.progress(collectionId, scanned);
+      await this.progress(collectionId, scanned);
     }
     if (inHand) await this.judge(inHand.page, await inHand.parents);
   }
@@ -189,6 +239,7 @@ class AuditRun {
       const parentPath = parentDocumentPath(doc.path);
       const parent = parentPath ? (parents.get(parentPath) ?? { exists: false, expireAtMs: null }) : null;
       this.report(auditGovernedDoc(doc, parent, this.ctx));
+      this.report(staleHoldMarks(doc.path, doc.holdIds, this.activeIds));
       if (needsArchiveCheck(doc, pol)) this.report(auditArchivedDoc(doc.path, await archivesFor(doc.path)));
       const held = isHeld(doc, this.holds);
       if (needsPurgeOwnerCheck(doc, held)) await this.purgeEligible.offer(doc);
@@ -200,10 +251,10 @@ class AuditRun {
   /** Cloud Storage objects the data map's storage entries reach, against the hold records (audit/objects.ts). Bounded. */
   async objects(): Promise<void> {
     this.stats.objects = await auditObjects(this.ctx.policy.allStorageEntries(), this.holds, storageSettings.auditMaxObjects(), (fs) => this.report(fs));
-    if (this.stats.objects.checked > 0) this.progress("objects", this.stats.objects.checked);
+    if (this.stats.objects.checked > 0) await this.progress("objects", this.stats.objects.checked);
   }
 
-  /** Archive entries: verified, and a copy of held data carries no TTL value. */
+  /** Archive entries: verified, a copy of held data carries no TTL value, and no copy keeps the id of a hold that is over. */
   async archives(): Promise<void> {
     let scanned = 0;
     for await (const page of pages(db().collection(COLLECTIONS.archives).select(...ARCHIVE_FIELDS), this.pageSize)) {
@@ -225,9 +276,10 @@ class AuditRun {
         this.stats.archives.entries++;
         if (fs.some((f) => f.code === "ARCHIVE_UNVERIFIED")) this.stats.archives.unverified++;
         this.report(fs);
+        this.report(staleHoldMarks(snap.ref.path, stringArray(data.holdIds), this.activeIds));
       }
       scanned += page.length;
-      this.progress(COLLECTIONS.archives, scanned);
+      await this.progress(COLLECTIONS.archives, scanned);
     }
     // The key store's active keys of this database that no copy names (after the copies were all seen).
     for await (const k of activeDataKeys()) {
@@ -259,7 +311,7 @@ class AuditRun {
         this.report(fs);
         tallyRequest(this.stats, r, fs.some((f) => f.code === "OVERDUE_REQUEST"), this.opts.nowMs);
       }
-      this.progress(COLLECTIONS.deletionRequests, this.stats.requests.unfinished);
+      await this.progress(COLLECTIONS.deletionRequests, this.stats.requests.unfinished);
     }
   }
 

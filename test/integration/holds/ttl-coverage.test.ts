@@ -4,6 +4,8 @@
  * other active hold claims the document. The suite runs on a test registry with a TTL class under a holdable
  * parent: carrier tracking events under an order (`tenants/{t}/orders/{o}/tracking/{id}`, 30 days by TTL).
  */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { Timestamp } from "firebase-admin/firestore";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { scanRetention } from "../../../functions/src/audit/scan";
@@ -12,7 +14,7 @@ import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { useRegistryForTests } from "../../../functions/src/platform/registry";
 import { db } from "../../helpers/emulator";
 import { withOrderTracking } from "../../helpers/policy";
-import { expectChainVerifies, putCustomer, putGoverned, reset, T0 } from "../purge/support";
+import { expectChainVerifies, PURGE_TEST_DATABASE, putCustomer, putGoverned, reset, T0 } from "../purge/support";
 
 const PLACER = { type: "staff" as const, id: "c-2001" };
 const RELEASER = { type: "staff" as const, id: "c-2002" };
@@ -35,11 +37,42 @@ async function marks(path: string) {
 const restored = { legalHold: false, holdIds: [], expireAt: T0 - DAY_MS + 30 * DAY_MS };
 const heldBy = (...ids: string[]) => ({ legalHold: true, holdIds: [...ids].sort(), expireAt: null });
 
-const holdWithTtl = async () =>
+const auditFindings = async (code: "HOLD_WITH_TTL" | "HOLD_MARK_STALE") =>
   (await scanRetention({ nowMs: T0, skipSubjects: true })).findings
-    .filter((f) => f.code === "HOLD_WITH_TTL")
+    .filter((f) => f.code === code)
     .map((f) => f.path)
     .sort();
+const holdWithTtl = () => auditFindings("HOLD_WITH_TTL");
+
+/**
+ * Releases `holdId` from a separate OS process (hold-releaser.ts). Resolves `ready` once the child has loaded its
+ * modules (so the two releases really overlap), and `done` with its outcome.
+ */
+function releaseFromAnotherProcess(holdId: string, batchSize: number, delayMs: number): { ready: Promise<void>; done: Promise<{ released: number }> } {
+  const script = join(__dirname, "hold-releaser.ts");
+  const tsx = join(process.cwd(), "node_modules", ".bin", "tsx");
+  const child = spawn(tsx, [script, JSON.stringify({ holdId, batchSize, delayMs, nowMs: T0 + DAY_MS })], {
+    env: { ...process.env, RETENTION_DATABASE_ID: PURGE_TEST_DATABASE },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  let signalReady = (): void => undefined;
+  const ready = new Promise<void>((r) => (signalReady = r));
+  child.stdout.on("data", (b: Buffer) => {
+    out += b.toString();
+    if (out.includes("ready\n")) signalReady();
+  });
+  const done = new Promise<{ released: number }>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (code !== 0) return reject(new Error(`hold releaser exited ${code}`));
+      resolve(JSON.parse(out.trim().split("\n").filter((l) => l.startsWith("{")).pop() ?? "{}") as { released: number });
+    });
+  });
+  // An exit before "ready" must fail the test, not leave it waiting.
+  done.then(signalReady, signalReady);
+  return { ready, done };
+}
 
 describe("TTL never beats a hold: a TTL class under a holdable parent", () => {
   beforeAll(() => useRegistryForTests(withOrderTracking()));
@@ -150,6 +183,26 @@ describe("TTL never beats a hold: a TTL class under a holdable parent", () => {
     await expectChainVerifies();
   });
 
+  it("two overlapping holds released by two processes at once: every document gets its TTL value back, and the audit finds no id left behind (3 timings)", async () => {
+    for (const delayMs of [0, 60, 200]) {
+      await reset();
+      await putCustomer("u-1", { messages: 1, activity: 1 });
+      for (const p of [TR1, TR2]) await putGoverned(p, { carrier: "DHL", status: "IN_TRANSIT" }, { ageDays: 1 });
+      const tenant = await place("tenants/t-acme");
+      const onOrder = await place(ORDER);
+      const other = releaseFromAnotherProcess(onOrder, 1, delayMs);
+      await other.ready;
+      const [, theirs] = await Promise.all([release(tenant, { batchSize: 2 }), other.done]);
+      expect(theirs.released, `delay ${delayMs}`).toBeGreaterThan(0);
+      for (const id of [tenant, onOrder]) expect((await db().doc(`retentionHolds/${id}`).get()).get("state"), `delay ${delayMs}`).toBe("RELEASED");
+      for (const p of [TR1, TR2]) expect(await marks(p), `${p}, delay ${delayMs}`).toEqual(restored);
+      for (const p of [ORDER, `${ORDER}/messages/m-u-1-0`, "tenants/t-acme/users/u-1"]) expect(await marks(p), `${p}, delay ${delayMs}`).toMatchObject({ legalHold: false, holdIds: [] });
+      expect(await auditFindings("HOLD_MARK_STALE"), `delay ${delayMs}`).toEqual([]);
+      expect(await holdWithTtl(), `delay ${delayMs}`).toEqual([]);
+      await expectChainVerifies();
+    }
+  });
+
   it("a hold whose release walk is past the documents (at the objects) no longer claims them: another release lets them go", async () => {
     // The order hold's release has passed every document and stands at the Storage objects (AtlasMart's data map
     // has storage entries) when the tenant's release settles the tracking events. Seen with two suites sharing the
@@ -160,6 +213,9 @@ describe("TTL never beats a hold: a TTL class under a holdable parent", () => {
     for (const p of [TR1, TR2]) await db().doc(p).update({ holdIds: [tenant] });
     await release(tenant);
     for (const p of [TR1, TR2]) expect(await marks(p), p).toEqual(restored);
+    // The order hold's release then ends: had it claimed them again, they would keep its id, the audit's HOLD_MARK_STALE.
+    await release(onOrder);
+    expect(await auditFindings("HOLD_MARK_STALE")).toEqual([]);
   });
 
   it("a hold placed while a release's batches run keeps what it covers held", async () => {

@@ -6,6 +6,7 @@ import {
   auditDeletionRequest,
   auditGovernedDoc,
   auditSubject,
+  CONFIRMED_AFTER_SCAN,
   DEFAULT_THRESHOLDS,
   isArchiveVerified,
   isDeletionCandidate,
@@ -14,6 +15,7 @@ import {
   needsArchiveCheck,
   policyVersionProblem,
   softDeleteAgeBucket,
+  staleHoldMarks,
   type AuditContext,
   type AuditDoc,
   type ArchiveFacts,
@@ -292,7 +294,29 @@ describe("the audit's object rule", () => {
     expect(auditObject(o("users/u-3"), holds, applied)).toEqual([]);
   });
 
-  it("a marker of a hold that is not active is OBJECT_MARKER_STALE", () => {
-    expect(auditObject(o("users/u-9", ["h-gone"]), holds, applied).map((f) => [f.code, f.detail])).toEqual([["OBJECT_MARKER_STALE", "carries the marker of hold h-gone, which is not active"]]);
+  it("a marker of a hold that is not active is OBJECT_MARKER_STALE, naming the hold for the confirmation after the scan", () => {
+    expect(auditObject(o("users/u-9", ["h-gone"]), holds, applied).map((f) => [f.code, f.holdId, f.detail])).toEqual([["OBJECT_MARKER_STALE", "h-gone", "carries the marker of hold h-gone, which is not active"]]);
+    expect(CONFIRMED_AFTER_SCAN.has("OBJECT_MARKER_STALE")).toBe(true);
+  });
+});
+
+describe("the audit's hold-mark rule for documents and archive copies", () => {
+  const active = new Set(["h-live", "h-releasing"]);
+
+  it("HOLD_MARK_STALE for each id of a hold that is not active, once per id, naming it", () => {
+    expect(staleHoldMarks("events/e", ["h-live", "h-gone", "h-gone", "h-released"], active)).toEqual([
+      { path: "events/e", code: "HOLD_MARK_STALE", holdId: "h-gone", detail: "carries the id of hold h-gone, which is not active: kept, without a TTL value, for no hold" },
+      { path: "events/e", code: "HOLD_MARK_STALE", holdId: "h-released", detail: "carries the id of hold h-released, which is not active: kept, without a TTL value, for no hold" },
+    ]);
+    expect(CONFIRMED_AFTER_SCAN.has("HOLD_MARK_STALE")).toBe(true);
+  });
+
+  it("nothing for ids of active holds (a release in progress included) or for no ids", () => {
+    expect(staleHoldMarks("events/e", ["h-live", "h-releasing"], active)).toEqual([]);
+    expect(staleHoldMarks("events/e", [], active)).toEqual([]);
+  });
+
+  it("the document is still held by the stale id: the finding reports it, the hold rule does not change", () => {
+    expect(isHeld({ path: "events/e", legalHold: false, lifecycleState: "ACTIVE", holdIds: ["h-gone"] }, [])).toBe(true);
   });
 });

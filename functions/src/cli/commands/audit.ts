@@ -1,4 +1,4 @@
-import { DEFAULT_AUDIT_PAGE_SIZE, scanRetention, type AuditResult, nonZero } from "../../audit/index";
+import { DEFAULT_AUDIT_PAGE_SIZE, FINDING_CODES, scanRetention, type AuditResult, nonZero } from "../../audit/index";
 import { asOfOption, EXIT, positiveIntOpt, type Command, type OptionValues } from "../command";
 import { inEveryCell } from "../../cells/index";
 import { registryPolicy } from "../../platform/registry";
@@ -11,10 +11,8 @@ export const auditCommand: Command = {
   usage: "retention audit [--json] [--as-of <iso>] [--page-size <n>] [--max-findings <n>] [--skip-subjects]",
   details: `Streams every governed collection group, the archives and the open deletion requests, and reports
 findings as path, code and detail. Writes nothing (the scheduled run is the one that stores a report).
-Codes: UNKNOWN_CLASS, CLASS_MISMATCH, INVALID_LIFECYCLE_STATE, MISSING_TTL, INVALID_TTL, HOLD_WITH_TTL,
-TTL_OVERDUE, SOFT_DELETE_QUERY_LEAK, EXPIRED_BUT_VISIBLE, ORPHANED_SUBCOLLECTION, ARCHIVE_UNVERIFIED,
-ORPHANED_SUBJECT, STALE_POLICY_VERSION, OVERDUE_REQUEST, STALE_PURGE_ELIGIBLE, STUCK_RETAINED_UNDER_HOLD
-(definitions in functions/src/audit/rules.ts).
+Codes (definitions in functions/src/audit/rules.ts):
+${wrapped(FINDING_CODES.join(", "), 110)}.
 Under a registry with several governed databases it audits each one (--database narrows to one); --json then
 prints {ok, databases: {<name>: audit}}.
 
@@ -111,4 +109,15 @@ function auditText(r: AuditResult): string {
     ]),
   );
   return parts.join("\n");
+}
+
+/** `text` broken at spaces into lines of at most `width` characters. */
+function wrapped(text: string, width: number): string {
+  const lines: string[] = [];
+  for (const word of text.split(" ")) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last]!.length + 1 + word.length <= width) lines[last] += ` ${word}`;
+    else lines.push(word);
+  }
+  return lines.join("\n");
 }
