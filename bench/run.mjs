@@ -108,6 +108,18 @@ const keys = {
   audit_vs_stream: ratioOf(mid, "audit", "raw stream()"),
   audit_vs_stream_50k: large > mid ? ratioOf(large, "audit", "raw stream()") : null,
 };
+/**
+ * How far a purge could get against the CLI on this machine by overlapping its work alone: the CLI's median time over
+ * the least CPU a purge can spend, a raw stream's (it must read every document's retention fields) plus the CLI's whole
+ * run (it must delete them), spread over every core. An estimate, not a bound: the CLI's run includes its own
+ * keys-only discovery, which a purge would not repeat. Null without CPU figures.
+ */
+function cpuCeiling(size) {
+  const cpuOf = (name) => median(of(size, name).map((r) => (r.cpu.emulatorMs === null ? NaN : r.cpu.clientMs + r.cpu.emulatorMs)));
+  const cliMs = median(of(size, "CLI FirestoreDelete").map((r) => r.ms));
+  const floorMs = (cpuOf("raw stream()") + cpuOf("CLI FirestoreDelete")) / cpus().length;
+  return Number.isFinite(floorMs) && floorMs > 0 ? r3(Math.min(1, cliMs / floorMs)) : null;
+}
 const purgeMid = typical(mid, "purge (fastest)");
 const all = runs.map((r) => r.load.start);
 const summary = {
@@ -120,6 +132,8 @@ const summary = {
   purge_vs_recursive_delete: singleRatio(mid, "purge (fastest)", "recursiveDelete"),
   purge_default_vs_recursive_delete: singleRatio(mid, "purge (default rate)", "recursiveDelete"),
   cpu_ratios: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, v?.cpu ?? null])),
+  purge_vs_cli_cpu_ceiling: cpuCeiling(mid),
+  purge_vs_cli_50k_cpu_ceiling: large > mid ? cpuCeiling(large) : null,
   purge_ops_per_doc: purgeMid
     ? { reads: r3(purgeMid.ops.reads / purgeMid.size), writes: r3(purgeMid.ops.writes / purgeMid.size), deletes: r3(purgeMid.ops.deletes / purgeMid.size) }
     : null,
@@ -192,7 +206,9 @@ Each size had a fresh emulator and an untimed warm-up; each contender ran in its
 user, orders, 9 messages per order), in rounds of alternating order; the ratios are the medians of the ratios paired
 within a round. Operations are counted from the Admin SDK's RPC traffic in the working process (documents returned by
 reads, writes and deletes in commits), not estimated. CPU is the working process's and the emulator JVM's, over the
-timed span.
+timed span. \`purge_vs_cli_cpu_ceiling\` is the CLI's time over the CPU of a raw stream plus the CLI's run, spread over
+the cores: about the best ratio a purge could reach on this machine by overlapping its work alone
+(bench/run.mjs#cpuCeiling).
 
 ${ratioTable}
 
