@@ -528,6 +528,10 @@ export const RegistrySchema = z
         ctx.addIssue({ code: "custom", message: `${col.pattern}: inherited class needs parentPattern` });
       }
     }
+    // A scope rule matches a user's request by the scope it is opened in: an app without a scope kind has none.
+    if (r.legalClocks?.rules.some((rule) => rule.via === "scope") && !r.subjects?.scope) {
+      ctx.addIssue({ code: "custom", message: "legalClocks.rules: a scope rule needs a scope kind (subjects.scope); match users by a field rule instead" });
+    }
     if (r.subjects) {
       const scope = r.subjects.scope;
       if (scope && !r.dataMap.tenant) ctx.addIssue({ code: "custom", message: `dataMap.tenant: a scope kind (${scope.name}) needs its closure's data map` });

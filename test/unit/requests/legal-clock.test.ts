@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { LegalClocksSchema, RegistrySchema } from "../../../functions/src/kernel/policy-schema";
 import { addPeriod, answeredAtMs, clockView, deadlineOutcome, daysLeft, extensionDecision, groupExtension, lawFor, startClock } from "../../../functions/src/requests/rules/legal-clock";
 import { DomainError } from "../../../functions/src/kernel/errors";
+import { socialRegistry } from "../../../examples/social/registry";
 import { loadCurrent } from "../../helpers/policy";
 
 const at = (iso: string) => Date.parse(iso);
@@ -142,5 +143,16 @@ describe("legal clocks", () => {
     expect(bad({ ...CLOCKS, rules: [{ law: "lgpd", via: "scope", scopes: ["t-br"] }] })).toBe(false);
     expect(bad({ ...CLOCKS, rules: [{ law: "ccpa", via: "field", path: "tenants/{tenantId}", field: "region", values: ["US-CA"] }] })).toBe(false);
     expect(bad({ ...CLOCKS, laws: [...CLOCKS.laws, CLOCKS.laws[0]] })).toBe(false);
+  });
+
+  it("the registry refuses a scope rule in an app without a scope kind, and says why", () => {
+    // The social example has no scope kind: its users are matched to a law by a field of their profile.
+    const social = socialRegistry();
+    expect(social.subjects?.scope).toBeUndefined();
+    expect(RegistrySchema.safeParse(social).success).toBe(true);
+    const clocks = social.legalClocks!;
+    const r = RegistrySchema.safeParse({ ...social, legalClocks: { ...clocks, rules: [{ law: clocks.default, via: "scope", scopes: ["s-1"] }, ...clocks.rules] } });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues.map((i) => i.message)).toEqual(["legalClocks.rules: a scope rule needs a scope kind (subjects.scope); match users by a field rule instead"]);
   });
 });
