@@ -63,7 +63,7 @@ export const FINDING_CODES = [
   /**
    * A governed document or an archive copy carries the id of a hold that is not active (`holdIds`: released, or no such
    * record, as after a restore without it): the document analog of OBJECT_MARKER_STALE. A hold id alone keeps it
-   * (`isHeld`): the purge refuses it and it has no TTL value, so it is kept for a hold nobody answers for. Reported only
+   * (`isHeld`): every purge refuses it and no release gives it its retention back, so it is kept for a hold nobody answers for. Reported only
    * when the hold is still not active after the scan, so a hold placed while the audit ran is not reported.
    */
   "HOLD_MARK_STALE",
@@ -117,7 +117,7 @@ export const CONFIRMED_AFTER_SCAN: ReadonlySet<FindingCode> = new Set<FindingCod
 export function staleHoldMarks(path: string, holdIds: readonly string[], activeIds: ReadonlySet<string>): Finding[] {
   return [...new Set(holdIds)]
     .filter((id) => !activeIds.has(id))
-    .map((holdId) => ({ path, code: "HOLD_MARK_STALE" as const, holdId, detail: `carries the id of hold ${holdId}, which is not active: kept, without a TTL value, for no hold` }));
+    .map((holdId) => ({ path, code: "HOLD_MARK_STALE" as const, holdId, detail: `carries the id of hold ${holdId}, which is not active: kept from every purge for no hold` }));
 }
 
 /** A governed document as the audit sees it: fields as stored, converted to ms, nothing guessed. */

@@ -95,7 +95,8 @@ export interface AuditResult {
  * The retention audit's read side: streams every governed collection group, the archives and the unfinished
  * deletion requests in chunks ordered by document id, and hands each document to the pure rules in
  * `audit/rules.ts`. Memory is bounded by the chunk size times the concurrency, the Auth batch, the active
- * hold records and `maxFindings`, never by the size of the data. Read-only.
+ * hold records and `maxFindings` (four times it for the findings kept aside until the scan is over), never by the size
+ * of the data. Read-only.
  */
 export async function scanRetention(opts: ScanOptions): Promise<AuditResult> {
   const started = Date.now();
@@ -130,7 +131,7 @@ class AuditRun {
   private readonly activeIds: ReadonlySet<string>;
   /**
    * Stale-mark findings (CONFIRMED_AFTER_SCAN) by the hold they name, kept aside until `confirmMarks`: how many, and
-   * the first of them (within `maxFindings` over all holds).
+   * the first of them (`maxFindings` per hold, four times that over all holds).
    */
   private readonly pendingMarks = new Map<string, { counts: Map<FindingCode, number>; kept: Finding[] }>();
   private pendingKept = 0;
@@ -174,7 +175,9 @@ class AuditRun {
   private setAside(f: Finding, holdId: string): void {
     const p = this.pendingMarks.get(holdId) ?? { counts: new Map<FindingCode, number>(), kept: [] };
     p.counts.set(f.code, (p.counts.get(f.code) ?? 0) + 1);
-    if (this.pendingKept < this.maxFindings) {
+    // Each hold keeps at most what the audit lists, all holds together four times that: the findings of a hold later
+    // found active must not crowd out those of the holds that are not.
+    if (p.kept.length < this.maxFindings && this.pendingKept < 4 * this.maxFindings) {
       p.kept.push(f);
       this.pendingKept++;
     }

@@ -305,8 +305,8 @@ describe("the audit's hold-mark rule for documents and archive copies", () => {
 
   it("HOLD_MARK_STALE for each id of a hold that is not active, once per id, naming it", () => {
     expect(staleHoldMarks("events/e", ["h-live", "h-gone", "h-gone", "h-released"], active)).toEqual([
-      { path: "events/e", code: "HOLD_MARK_STALE", holdId: "h-gone", detail: "carries the id of hold h-gone, which is not active: kept, without a TTL value, for no hold" },
-      { path: "events/e", code: "HOLD_MARK_STALE", holdId: "h-released", detail: "carries the id of hold h-released, which is not active: kept, without a TTL value, for no hold" },
+      { path: "events/e", code: "HOLD_MARK_STALE", holdId: "h-gone", detail: "carries the id of hold h-gone, which is not active: kept from every purge for no hold" },
+      { path: "events/e", code: "HOLD_MARK_STALE", holdId: "h-released", detail: "carries the id of hold h-released, which is not active: kept from every purge for no hold" },
     ]);
     expect(CONFIRMED_AFTER_SCAN.has("HOLD_MARK_STALE")).toBe(true);
   });
