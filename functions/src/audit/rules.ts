@@ -1,5 +1,6 @@
 import { ERASURE_OWED_STATES } from "../requests/rules/requests";
-import { coveringHold, isHeld, type ActiveHoldRef } from "../kernel/held";
+import { claimingHoldIds, stillClaims } from "../holds/rules";
+import { coveringHold, isHeld, type ActiveHoldRef, type HoldLetGo } from "../kernel/held";
 import { isLifecycleState } from "../kernel/lifecycle";
 import { parentDocumentPath } from "../kernel/paths";
 import type { PolicyIndex } from "../kernel/policy";
@@ -23,7 +24,10 @@ export const FINDING_CODES = [
   "MISSING_TTL",
   /** `expireAt` is not a Timestamp (TTL ignores it), sits on a non-ttl class, or lets a child outlive its parent. */
   "INVALID_TTL",
-  /** A held document (flag, LEGAL_HOLD state, hold ids or an active hold record covering it) carries `expireAt`. */
+  /**
+   * A held document or archive copy carries `expireAt`: held by its own marks (flag, LEGAL_HOLD state, hold ids), or by
+   * an active hold record that still claims it (not one whose release has walked past it), as confirmed after the scan.
+   */
   "HOLD_WITH_TTL",
   /** A TTL value passed longer ago than the TTL cleanup SLA and the document still exists (cleanup lag, not visibility). */
   "TTL_OVERDUE",
@@ -63,8 +67,8 @@ export const FINDING_CODES = [
   /**
    * A governed document or an archive copy carries the id of a hold that is not active (`holdIds`: released, or no such
    * record, as after a restore without it): the document analog of OBJECT_MARKER_STALE. A hold id alone keeps it
-   * (`isHeld`): every purge refuses it and no release gives it its retention back, so it is kept for a hold nobody answers for. Reported only
-   * when the hold is still not active after the scan, so a hold placed while the audit ran is not reported.
+   * (`isHeld`): every purge refuses it, and no release will give it its retention back, so it is kept for a hold nobody
+   * answers for. Reported only when the hold is still not active after the scan, and was not placed while it ran.
    */
   "HOLD_MARK_STALE",
   /**
@@ -102,22 +106,64 @@ export interface Finding {
   path: string;
   code: FindingCode;
   detail: string;
-  /** The hold a stale-mark finding is about (HOLD_MARK_STALE, OBJECT_MARKER_STALE). */
-  holdId?: string;
+  /**
+   * The hold records the finding depends on (CONFIRMED_AFTER_SCAN): the hold a stale mark names, or the holds that claim
+   * what is found. It is reported only if it still stands against them once the scan is over.
+   */
+  holdIds?: readonly string[];
 }
 
 /**
- * The codes that name a hold the audit did not find active when it started. A hold placed while the scan runs puts its
- * id on documents and objects the scan reads later, so these findings are kept aside and reported only for the holds
- * that are still not active once the scan is over (audit/scan.ts#confirmMarks).
+ * The findings that depend on a hold record's state, which can change while the audit scans (it reads the active holds
+ * once, before): a stale mark may be the id of a hold placed since; a held document's TTL value, or an object's missing
+ * marker, may be a release at work since. Such a finding names its holds (`holdIds`), is kept aside, and is reported
+ * only if it still stands against those records read again once the scan is over (`standsAfterScan`).
  */
-export const CONFIRMED_AFTER_SCAN: ReadonlySet<FindingCode> = new Set<FindingCode>(["HOLD_MARK_STALE", "OBJECT_MARKER_STALE"]);
+export const CONFIRMED_AFTER_SCAN: ReadonlySet<FindingCode> = new Set<FindingCode>(["HOLD_MARK_STALE", "OBJECT_MARKER_STALE", "HOLD_WITH_TTL", "OBJECT_HELD_UNMARKED"]);
+
+/** A hold record as the audit reads it again after its scan (null where there is no such record). */
+export interface HoldRecordNow {
+  state: string | null;
+  /** How far its release has let go (kernel/held.ts#letGoOfWalk); null when it is not being released. */
+  letGo: HoldLetGo | null;
+  placedAtMs: number | null;
+}
+
+/**
+ * A hold placed this long before the scan started counts as placed during it: its placement may have committed after
+ * the audit read the active holds (placedAt is the placer's clock).
+ */
+export const PLACED_DURING_SCAN_MARGIN_MS = 60_000;
+
+/**
+ * Whether a finding kept aside still stands against its holds' records as they are after the scan (`named`, in the
+ * order of the finding's `holdIds`):
+ * - a stale mark, while its hold is not ACTIVE, unless the hold was placed while the scan ran (placed and released
+ *   since the audit read the holds, its id was rightly there when the scan read it);
+ * - a finding about what a hold covers (HOLD_WITH_TTL, OBJECT_HELD_UNMARKED), while one of its holds is ACTIVE and
+ *   still claims it: a document until that hold's release walks past it (`holds/rules.ts#stillClaims`), an archive
+ *   copy or an object until its release begins. `path` null: a finding counted beyond those kept, whose path is not
+ *   known; it stands while one of its holds is ACTIVE.
+ */
+export function standsAfterScan(code: FindingCode, path: string | null, kind: "document" | "copy" | "object", named: readonly (HoldRecordNow | null)[], scanStartedMs: number): boolean {
+  if (code === "HOLD_MARK_STALE" || code === "OBJECT_MARKER_STALE") {
+    const r = named[0] ?? null;
+    if (r === null) return true;
+    if (r.state === "ACTIVE") return false;
+    return r.placedAtMs === null || r.placedAtMs < scanStartedMs - PLACED_DURING_SCAN_MARGIN_MS;
+  }
+  return named.some((r) => r !== null && r.state === "ACTIVE" && (path === null || (kind === "object" ? !r.letGo : stillClaims(r.letGo, path, kind === "copy"))));
+}
+
+/** Whether a document carries a hold's marks itself (the flag, the LEGAL_HOLD state, hold ids). */
+const carriesHoldMarks = (d: { legalHold: boolean; lifecycleState: string | null; holdIds: readonly string[] }): boolean =>
+  d.legalHold || d.lifecycleState === "LEGAL_HOLD" || d.holdIds.length > 0;
 
 /** HOLD_MARK_STALE for each id of `holdIds` that is not among the active holds' ids. */
 export function staleHoldMarks(path: string, holdIds: readonly string[], activeIds: ReadonlySet<string>): Finding[] {
   return [...new Set(holdIds)]
     .filter((id) => !activeIds.has(id))
-    .map((holdId) => ({ path, code: "HOLD_MARK_STALE" as const, holdId, detail: `carries the id of hold ${holdId}, which is not active: kept from every purge for no hold` }));
+    .map((holdId) => ({ path, code: "HOLD_MARK_STALE" as const, holdIds: [holdId], detail: `carries the id of hold ${holdId}, which is not active: kept from every purge for no hold` }));
 }
 
 /** A governed document as the audit sees it: fields as stored, converted to ms, nothing guessed. */
@@ -210,8 +256,13 @@ export function auditGovernedDoc(doc: AuditDoc, parent: ParentFacts | null, ctx:
 
   const held = isHeld(doc, ctx.activeHolds);
   const ttlMs = typeof doc.expireAt === "number" ? doc.expireAt : null;
-  if (doc.expireAt !== null && held) {
-    add("HOLD_WITH_TTL", "held document carries expireAt: TTL cannot be stopped by a hold once it fires");
+  // Held by its own marks, a document must carry no TTL value whatever the records say; held by records alone, only
+  // while one of them claims it (a release gives the value back as it passes), confirmed after the scan. Covered only by
+  // a hold whose release has passed it, it has its value back, rightly.
+  const marked = carriesHoldMarks(doc);
+  const claims = marked || doc.expireAt === null ? [] : claimingHoldIds(doc.path, ctx.activeHolds);
+  if (doc.expireAt !== null && (marked || claims.length > 0)) {
+    out.push({ path: doc.path, code: "HOLD_WITH_TTL", detail: "held document carries expireAt: TTL cannot be stopped by a hold once it fires", ...(marked ? {} : { holdIds: claims }) });
   } else if (doc.expireAt === "invalid") {
     add("INVALID_TTL", "expireAt is not a Timestamp, so TTL ignores it");
   } else if (cls && cls.mechanism !== "ttl" && ttlMs !== null) {
@@ -307,8 +358,9 @@ export function auditArchiveEntry(a: ArchiveFacts, holds: readonly ActiveHoldRef
     out.push({ path: a.path, code: "ARCHIVE_UNVERIFIED", detail: `archive entry has ${why}` });
   }
   // A copy is held by its own marks, or by a hold covering the document it copies.
-  const held = isHeld({ path: a.path, legalHold: a.legalHold, lifecycleState: null, holdIds: a.holdIds }, holds) || (a.sourcePath !== null && coveringHold(a.sourcePath, holds) !== undefined);
-  if (held && a.hasExpireAt) out.push({ path: a.path, code: "HOLD_WITH_TTL", detail: "archive of held data carries expireAt" });
+  const marked = carriesHoldMarks({ legalHold: a.legalHold, lifecycleState: null, holdIds: a.holdIds });
+  const claims = marked || !a.hasExpireAt ? [] : claimingHoldIds(a.path, holds, a.sourcePath);
+  if (a.hasExpireAt && (marked || claims.length > 0)) out.push({ path: a.path, code: "HOLD_WITH_TTL", detail: "archive of held data carries expireAt", ...(marked ? {} : { holdIds: claims }) });
   if (a.sealed === false) out.push({ path: a.path, code: "ARCHIVE_PLAINTEXT", detail: "archive copy holds its business data in the clear, not sealed under a data key" });
   return out;
 }
@@ -454,11 +506,11 @@ export function auditObject(o: AuditObject, holds: readonly ActiveHoldRef[], app
   const out: Finding[] = [];
   const active = new Set(holds.map((h) => h.holdId));
   for (const id of o.markerHoldIds) {
-    if (!active.has(id)) out.push({ path: o.path, code: "OBJECT_MARKER_STALE", holdId: id, detail: `carries the marker of hold ${id}, which is not active` });
+    if (!active.has(id)) out.push({ path: o.path, code: "OBJECT_MARKER_STALE", holdIds: [id], detail: `carries the marker of hold ${id}, which is not active` });
   }
   for (const h of holds) {
     if (!appliedHoldIds.has(h.holdId) || h.letGo || o.markerHoldIds.includes(h.holdId)) continue;
-    if (o.heldWith.some((w) => coveringHold(w, [h]) !== undefined)) out.push({ path: o.path, code: "OBJECT_HELD_UNMARKED", detail: `hold ${h.holdId} covers it, but it carries no marker of it` });
+    if (o.heldWith.some((w) => coveringHold(w, [h]) !== undefined)) out.push({ path: o.path, code: "OBJECT_HELD_UNMARKED", holdIds: [h.holdId], detail: `hold ${h.holdId} covers it, but it carries no marker of it` });
   }
   return out;
 }

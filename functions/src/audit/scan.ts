@@ -30,13 +30,14 @@ import { parentDocumentPath, segments } from "../kernel/paths";
 import { OPEN_NOTICE_STATES } from "../kernel/processor-states";
 import { newStats, tallyDoc, tallyRequest, type AuditStats } from "./stats";
 import { auditObjects } from "./objects";
+import { KeptAside, type KeptKind } from "./kept-aside";
 import { storageSettings } from "../platform/storage";
 import { pages } from "../platform/streams";
 import { PurgeOwnerChecker } from "./purge-owners";
 import { SubjectChecker } from "./subjects";
 import { COLLECTIONS, db } from "../platform/firestore";
 import { GOVERNED_FIELDS, toMs } from "../platform/governed-doc";
-import { activeAmongInTx, activeHolds } from "../holds/index";
+import { activeHolds } from "../holds/index";
 import { policy, publishedVersions } from "../platform/registry";
 
 export { DUE_BUCKETS, type AuditStats, type ClassStats, type UrgentRequest } from "./stats";
@@ -44,9 +45,6 @@ export { DUE_BUCKETS, type AuditStats, type ClassStats, type UrgentRequest } fro
 
 const VERIFICATION_FIELDS = ["sha256", "verifiedAt", "verified"] as const;
 const ARCHIVE_FIELDS = ["sourcePath", ...VERIFICATION_FIELDS, "legalHold", "holdIds", "expireAt", "dataKey", "sealed.v"] as const;
-
-/** Hold records read in one transaction when the audit confirms its stale-mark findings. */
-const CONFIRM_READS = 300;
 
 /** Documents judged per chunk: with `select()` about 1 KB each, and one batched parent read per chunk. */
 export const DEFAULT_AUDIT_PAGE_SIZE = 1_000;
@@ -113,7 +111,7 @@ export async function scanRetention(opts: ScanOptions): Promise<AuditResult> {
     run.processorNotices(),
     run.objects(),
   ]);
-  await run.confirmMarks();
+  await run.confirmKeptAside(started);
   return run.result(Date.now() - started);
 }
 
@@ -129,12 +127,8 @@ class AuditRun {
   private total = 0;
   /** The ids of the holds active when the audit started. */
   private readonly activeIds: ReadonlySet<string>;
-  /**
-   * Stale-mark findings (CONFIRMED_AFTER_SCAN) by the hold they name, kept aside until `confirmMarks`: how many, and
-   * the first of them (`maxFindings` per hold, four times that over all holds).
-   */
-  private readonly pendingMarks = new Map<string, { counts: Map<FindingCode, number>; kept: Finding[] }>();
-  private pendingKept = 0;
+  /** Findings that depend on hold records (CONFIRMED_AFTER_SCAN), confirmed once the scan is over. */
+  private readonly keptAside: KeptAside;
   private readonly stats: AuditStats;
   private readonly pageSize: number;
   private readonly maxFindings: number;
@@ -155,13 +149,15 @@ class AuditRun {
     this.stats = newStats(holds.length);
     this.pageSize = opts.pageSize ?? DEFAULT_AUDIT_PAGE_SIZE;
     this.maxFindings = opts.maxFindings ?? 5_000;
+    this.keptAside = new KeptAside(this.maxFindings);
     this.subjects = new SubjectChecker(opts.skipSubjects === true, (fs) => this.report(fs));
     this.purgeEligible = new PurgeOwnerChecker(opts.nowMs, (fs) => this.report(fs));
   }
 
-  report(fs: readonly Finding[]): void {
+  /** Counts findings and keeps the first `maxFindings`; those that depend on hold records wait for `confirmKeptAside`. */
+  report(fs: readonly Finding[], kind: KeptKind = "document"): void {
     for (const f of fs) {
-      if (f.holdId !== undefined && CONFIRMED_AFTER_SCAN.has(f.code)) this.setAside(f, f.holdId);
+      if (f.holdIds !== undefined && CONFIRMED_AFTER_SCAN.has(f.code)) this.keptAside.offer({ ...f, holdIds: f.holdIds }, kind);
       else this.count(f.code, 1, [f]);
     }
   }
@@ -172,35 +168,13 @@ class AuditRun {
     for (const f of kept) if (this.findings.length < this.maxFindings) this.findings.push(f);
   }
 
-  private setAside(f: Finding, holdId: string): void {
-    const p = this.pendingMarks.get(holdId) ?? { counts: new Map<FindingCode, number>(), kept: [] };
-    p.counts.set(f.code, (p.counts.get(f.code) ?? 0) + 1);
-    // Each hold keeps at most what the audit lists, all holds together four times that: the findings of a hold later
-    // found active must not crowd out those of the holds that are not.
-    if (p.kept.length < this.maxFindings && this.pendingKept < 4 * this.maxFindings) {
-      p.kept.push(f);
-      this.pendingKept++;
-    }
-    this.pendingMarks.set(holdId, p);
-  }
-
   /**
-   * Reports the stale-mark findings whose hold is still not active now that the scan is over: one read of each hold
-   * they name. A hold placed while the audit ran (its record ACTIVE from the placement on, before its ids reach any
-   * document) put its id on what the scan read later: those are dropped.
+   * Reports what was kept aside and still stands against the hold records read again now that the scan is over
+   * (audit/kept-aside.ts): a hold placed while the audit ran put its id on what the scan read later; a release at
+   * work gave TTL values back and cleared markers. Neither is reported.
    */
-  async confirmMarks(): Promise<void> {
-    const ids = [...this.pendingMarks.keys()];
-    const active = new Set<string>();
-    for (let i = 0; i < ids.length; i += CONFIRM_READS) {
-      const chunk = ids.slice(i, i + CONFIRM_READS);
-      for (const id of await db().runTransaction((tx) => activeAmongInTx(tx, chunk), { readOnly: true })) active.add(id);
-    }
-    for (const [id, p] of this.pendingMarks) {
-      if (active.has(id)) continue;
-      for (const [code, n] of p.counts) this.count(code, n, p.kept.filter((f) => f.code === code));
-    }
-    this.pendingMarks.clear();
+  async confirmKeptAside(scanStartedMs: number): Promise<void> {
+    await this.keptAside.confirm(scanStartedMs, (code, n, kept) => this.count(code, n, kept));
   }
 
   private async progress(phase: string, scanned: number): Promise<void> {
@@ -253,7 +227,7 @@ class AuditRun {
 
   /** Cloud Storage objects the data map's storage entries reach, against the hold records (audit/objects.ts). Bounded. */
   async objects(): Promise<void> {
-    this.stats.objects = await auditObjects(this.ctx.policy.allStorageEntries(), this.holds, storageSettings.auditMaxObjects(), (fs) => this.report(fs));
+    this.stats.objects = await auditObjects(this.ctx.policy.allStorageEntries(), this.holds, storageSettings.auditMaxObjects(), (fs) => this.report(fs, "object"));
     if (this.stats.objects.checked > 0) await this.progress("objects", this.stats.objects.checked);
   }
 
@@ -278,8 +252,8 @@ class AuditRun {
         if (typeof data.dataKey === "string") this.dataKeysInUse.add(data.dataKey);
         this.stats.archives.entries++;
         if (fs.some((f) => f.code === "ARCHIVE_UNVERIFIED")) this.stats.archives.unverified++;
-        this.report(fs);
-        this.report(staleHoldMarks(snap.ref.path, stringArray(data.holdIds), this.activeIds));
+        this.report(fs, "copy");
+        this.report(staleHoldMarks(snap.ref.path, stringArray(data.holdIds), this.activeIds), "copy");
       }
       scanned += page.length;
       await this.progress(COLLECTIONS.archives, scanned);

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { ARCHIVES_COLLECTION, isArchivePath } from "../purge/rules/archive";
 import { DomainError, permissionDenied, preconditionFailed } from "../kernel/errors";
-import type { ActiveHoldRef } from "../kernel/held";
+import type { ActiveHoldRef, HoldLetGo } from "../kernel/held";
 import { compareNames, isDocumentPath, isSameOrUnder, matchPattern } from "../kernel/paths";
 import type { PolicyIndex } from "../kernel/policy";
 import type { HoldReason, RetentionClass } from "../kernel/policy-schema";
@@ -77,13 +77,20 @@ export function claimingHoldIds(path: string, holds: readonly ActiveHoldRef[], s
   const copy = sourcePath !== undefined;
   const ids = holds
     .filter((h) => isSameOrUnder(path, h.targetPath) || (copy && sourcePath !== null && isSameOrUnder(sourcePath, h.targetPath)))
-    .filter((h) => {
-      if (!h.letGo) return true;
-      if (copy) return false;
-      return h.letGo.phase === "documents" && (h.letGo.cursor === null || compareNames(path, h.letGo.cursor) > 0);
-    })
+    .filter((h) => stillClaims(h.letGo, path, copy))
     .map((h) => h.holdId);
   return [...new Set(ids)].sort();
+}
+
+/**
+ * Whether an active hold that covers `path` still claims it, given how far its release has let go (`letGo`, null when
+ * it is not being released): a document until the release's walk passes it; an archive copy never once a release
+ * began.
+ */
+export function stillClaims(letGo: HoldLetGo | null | undefined, path: string, copy: boolean): boolean {
+  if (!letGo) return true;
+  if (copy) return false;
+  return letGo.phase === "documents" && (letGo.cursor === null || compareNames(path, letGo.cursor) > 0);
 }
 
 /** Classes with holdBehaviour "deny" (sessions) are never held: their expiry is a business fact. */

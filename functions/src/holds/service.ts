@@ -413,6 +413,8 @@ const sameSpot = (a: Walk, b: Walk) => a.phase === b.phase && a.cursor === b.cur
 async function nextSubtreeNames(rootPath: string, cursor: string | null, limit: number): Promise<string[]> {
   const names: string[] = [];
   if (cursor === null && (await db().doc(rootPath).get()).exists) names.push(rootPath);
+  // A query's limit(0) is no limit at all: a batch of one that already holds the root lists nothing more.
+  if (names.length >= limit) return names;
   let q = descendantsQuery(rootPath).select(FieldPath.documentId());
   if (cursor !== null && cursor !== rootPath) q = q.where(FieldPath.documentId(), ">", db().doc(cursor));
   const snap = await q.limit(limit - names.length).get();

@@ -139,6 +139,14 @@ describe("TTL never beats a hold: a TTL class under a holdable parent", () => {
     // Its walk had not reached the tracking event: the tenant's hold still claims it, no TTL value.
     expect(await marks(TR1)).toEqual(heldBy(tenant));
     expect(await holdWithTtl()).toEqual([]);
+    // A TTL value on a document the stalled release still claims is reported, audit after audit: nothing resumes such a
+    // release by itself, and it is still a hold. Only its marks made the audit see it before; without them it is the
+    // record's claim (not "being released") that keeps the finding standing.
+    const asFlagged = (await db().doc(TR2).get()).data()!;
+    await db().doc(TR2).update({ expireAt: Timestamp.fromMillis(T0 + 30 * DAY_MS), legalHold: false, holdIds: [], lifecycleState: "ACTIVE" });
+    expect(await holdWithTtl()).toEqual([TR2]);
+    expect(await holdWithTtl()).toEqual([TR2]);
+    await db().doc(TR2).set(asFlagged);
     // Released again, the walk resumes from its cursor and finishes.
     expect((await release(tenant)).released).toBeGreaterThan(0);
     for (const p of [TR1, TR2]) expect(await marks(p), p).toEqual(restored);
@@ -216,6 +224,25 @@ describe("TTL never beats a hold: a TTL class under a holdable parent", () => {
     // The order hold's release then ends: had it claimed them again, they would keep its id, the audit's HOLD_MARK_STALE.
     await release(onOrder);
     expect(await auditFindings("HOLD_MARK_STALE")).toEqual([]);
+  });
+
+  it("an audit that runs while a release is under way reports nothing for what the release has given back", async () => {
+    const onOrder = await place(ORDER);
+    expect(await holdWithTtl()).toEqual([]);
+    let seen: string[] | null = null;
+    // The release settles one document per batch, in name order: when it lists TR2, TR1 has its TTL value back while
+    // the record still covers it (it is being released). The audit read the hold as active before its scan.
+    await release(onOrder, {
+      batchSize: 1,
+      afterList: async (names) => {
+        if (seen === null && names.includes(TR2)) {
+          expect(await marks(TR1)).toEqual(restored);
+          seen = await holdWithTtl();
+        }
+      },
+    });
+    expect(seen).toEqual([]);
+    expect(await holdWithTtl()).toEqual([]);
   });
 
   it("a hold placed while a release's batches run keeps what it covers held", async () => {

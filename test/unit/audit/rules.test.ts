@@ -16,6 +16,7 @@ import {
   policyVersionProblem,
   softDeleteAgeBucket,
   staleHoldMarks,
+  standsAfterScan,
   type AuditContext,
   type AuditDoc,
   type ArchiveFacts,
@@ -105,6 +106,28 @@ describe("audit rules for governed documents", () => {
     const subtree = ctx({ activeHolds: [{ holdId: "h", targetPath: "tenants/t", reasonCode: "LITIGATION" }] });
     expect(codes(doc("tenants/t/orders/o/messages/m", { expireAt: "invalid" }), liveParent, subtree)).toEqual(["HOLD_WITH_TTL"]);
     expect(isHeld(doc("tenants/t2/users/u"), subtree.activeHolds)).toBe(false);
+  });
+
+  it("HOLD_WITH_TTL names the holds that claim the document when records alone hold it, so the audit confirms it after its scan", () => {
+    const ttl = NOW + DAY_MS;
+    const withTtl = (path: string, over: Partial<AuditDoc> = {}, holds: AuditContext["activeHolds"] = []) =>
+      auditGovernedDoc(doc(path, { expireAt: ttl, ...over }), liveParent, ctx({ activeHolds: holds })).filter((f) => f.code === "HOLD_WITH_TTL");
+    const onTenant = { holdId: "h-t", targetPath: "tenants/t", reasonCode: "LITIGATION" };
+    const onOrder = { holdId: "h-o", targetPath: "tenants/t/orders/o", reasonCode: "LITIGATION" };
+    const m = "tenants/t/orders/o/messages/m";
+    expect(withTtl(m, {}, [onTenant, onOrder]).map((f) => f.holdIds)).toEqual([["h-o", "h-t"]]);
+    // A release that has walked past it has let go of it: it rightly has its value back, unless another hold claims it.
+    const passed = { ...onOrder, letGo: { phase: "documents" as const, cursor: `${m}/zzz` } };
+    expect(withTtl(m, {}, [passed])).toEqual([]);
+    expect(withTtl(m, {}, [passed, onTenant]).map((f) => f.holdIds)).toEqual([["h-t"]]);
+    // A release that has not reached it still claims it.
+    expect(withTtl(m, {}, [{ ...onOrder, letGo: { phase: "documents" as const, cursor: null } }]).map((f) => f.holdIds)).toEqual([["h-o"]]);
+    // Its own marks hold it: a TTL value on it is wrong whatever any record says, so it is reported at once.
+    expect(withTtl(m, { holdIds: ["h-t"], legalHold: true, lifecycleState: "LEGAL_HOLD" }, [onTenant]).map((f) => f.holdIds)).toEqual([undefined]);
+    const copy = (over: Partial<ArchiveFacts>): ArchiveFacts => ({ path: "archives/a", sourcePath: "tenants/t/orders/o", sha256: "a".repeat(64), verifiedAtMs: NOW, verified: true, legalHold: false, holdIds: [], hasExpireAt: true, ...over });
+    expect(auditArchiveEntry(copy({}), [onTenant]).map((f) => [f.code, f.holdIds])).toEqual([["HOLD_WITH_TTL", ["h-t"]]]);
+    expect(auditArchiveEntry(copy({}), [{ ...onTenant, letGo: { phase: "documents", cursor: null } }])).toEqual([]);
+    expect(auditArchiveEntry(copy({ legalHold: true, holdIds: ["h-t"] }), [onTenant]).map((f) => [f.code, f.holdIds])).toEqual([["HOLD_WITH_TTL", undefined]]);
   });
 
   it("HOLD_WITH_TTL: a TTL-class document held through an ancestor's document hold", () => {
@@ -295,7 +318,7 @@ describe("the audit's object rule", () => {
   });
 
   it("a marker of a hold that is not active is OBJECT_MARKER_STALE, naming the hold for the confirmation after the scan", () => {
-    expect(auditObject(o("users/u-9", ["h-gone"]), holds, applied).map((f) => [f.code, f.holdId, f.detail])).toEqual([["OBJECT_MARKER_STALE", "h-gone", "carries the marker of hold h-gone, which is not active"]]);
+    expect(auditObject(o("users/u-9", ["h-gone"]), holds, applied).map((f) => [f.code, f.holdIds, f.detail])).toEqual([["OBJECT_MARKER_STALE", ["h-gone"], "carries the marker of hold h-gone, which is not active"]]);
     expect(CONFIRMED_AFTER_SCAN.has("OBJECT_MARKER_STALE")).toBe(true);
   });
 });
@@ -305,8 +328,8 @@ describe("the audit's hold-mark rule for documents and archive copies", () => {
 
   it("HOLD_MARK_STALE for each id of a hold that is not active, once per id, naming it", () => {
     expect(staleHoldMarks("events/e", ["h-live", "h-gone", "h-gone", "h-released"], active)).toEqual([
-      { path: "events/e", code: "HOLD_MARK_STALE", holdId: "h-gone", detail: "carries the id of hold h-gone, which is not active: kept from every purge for no hold" },
-      { path: "events/e", code: "HOLD_MARK_STALE", holdId: "h-released", detail: "carries the id of hold h-released, which is not active: kept from every purge for no hold" },
+      { path: "events/e", code: "HOLD_MARK_STALE", holdIds: ["h-gone"], detail: "carries the id of hold h-gone, which is not active: kept from every purge for no hold" },
+      { path: "events/e", code: "HOLD_MARK_STALE", holdIds: ["h-released"], detail: "carries the id of hold h-released, which is not active: kept from every purge for no hold" },
     ]);
     expect(CONFIRMED_AFTER_SCAN.has("HOLD_MARK_STALE")).toBe(true);
   });
@@ -314,6 +337,51 @@ describe("the audit's hold-mark rule for documents and archive copies", () => {
   it("nothing for ids of active holds (a release in progress included) or for no ids", () => {
     expect(staleHoldMarks("events/e", ["h-live", "h-releasing"], active)).toEqual([]);
     expect(staleHoldMarks("events/e", [], active)).toEqual([]);
+  });
+
+  it("a stale mark stands after the scan while its hold is not active, unless the hold was placed while the scan ran", () => {
+    const started = NOW;
+    const before = NOW - DAY_MS;
+    const record = (state: string, placedAtMs: number | null = before) => ({ state, letGo: null, placedAtMs });
+    for (const code of ["HOLD_MARK_STALE", "OBJECT_MARKER_STALE"] as const) {
+      expect(standsAfterScan(code, "events/e", "document", [null], started), code).toBe(true);
+      expect(standsAfterScan(code, "events/e", "document", [record("RELEASED")], started), code).toBe(true);
+      expect(standsAfterScan(code, "events/e", "document", [record("ACTIVE")], started), code).toBe(false);
+      expect(standsAfterScan(code, "events/e", "document", [{ ...record("ACTIVE"), letGo: { phase: "documents", cursor: null } }], started), code).toBe(false);
+      // Placed and released while the audit ran (or just before it read the holds): its id was rightly there.
+      expect(standsAfterScan(code, "events/e", "document", [record("RELEASED", started + 1_000)], started), code).toBe(false);
+      expect(standsAfterScan(code, "events/e", "document", [record("RELEASED", started - 30_000)], started), code).toBe(false);
+      expect(standsAfterScan(code, "events/e", "document", [record("RELEASED", started - 120_000)], started), code).toBe(true);
+    }
+  });
+
+  it("a finding about what holds cover stands while one of its holds is active and still claims it", () => {
+    const active = { state: "ACTIVE", letGo: null, placedAtMs: NOW };
+    const released = { state: "RELEASED", letGo: null, placedAtMs: NOW };
+    const releasingAt = (cursor: string | null) => ({ state: "ACTIVE", letGo: { phase: "documents" as const, cursor }, placedAtMs: NOW });
+    const atCopies = { state: "ACTIVE", letGo: { phase: "archives" as const, cursor: null }, placedAtMs: NOW };
+    const doc = "tenants/t/orders/o/tracking/tr-2";
+    const stands = (kind: "document" | "copy" | "object", named: Parameters<typeof standsAfterScan>[3], path: string | null = doc) => standsAfterScan("HOLD_WITH_TTL", path, kind, named, NOW);
+    expect(stands("document", [active])).toBe(true);
+    expect(stands("document", [released])).toBe(false);
+    expect(stands("document", [null])).toBe(false);
+    // A release that has not reached the document yet still claims it: a stalled release does not hide its TTL value.
+    expect(stands("document", [releasingAt(null)])).toBe(true);
+    expect(stands("document", [releasingAt("tenants/t/orders/o/tracking/tr-1")])).toBe(true);
+    expect(stands("document", [releasingAt(doc)])).toBe(false);
+    expect(stands("document", [atCopies])).toBe(false);
+    // Another hold that claims it keeps the finding standing.
+    expect(stands("document", [atCopies, active])).toBe(true);
+    // A copy or an object is let go as soon as a release begins.
+    expect(stands("copy", [releasingAt(null)], "archives/a")).toBe(false);
+    expect(stands("copy", [active], "archives/a")).toBe(true);
+    expect(standsAfterScan("OBJECT_HELD_UNMARKED", "gs://b/x", "object", [releasingAt(null)], NOW)).toBe(false);
+    expect(standsAfterScan("OBJECT_HELD_UNMARKED", "gs://b/x", "object", [active], NOW)).toBe(true);
+    // Counted beyond those kept (no path): stands while one of its holds is active.
+    expect(stands("document", [releasingAt(doc)], null)).toBe(true);
+    expect(stands("document", [released], null)).toBe(false);
+    for (const code of ["HOLD_MARK_STALE", "OBJECT_MARKER_STALE", "HOLD_WITH_TTL", "OBJECT_HELD_UNMARKED"] as const) expect(CONFIRMED_AFTER_SCAN.has(code), code).toBe(true);
+    expect(CONFIRMED_AFTER_SCAN.has("MISSING_TTL")).toBe(false);
   });
 
   it("the document is still held by the stale id: the finding reports it, the hold rule does not change", () => {
