@@ -5,17 +5,21 @@ import { policy } from "../../../functions/src/platform/registry";
 import { ttlTriggerTargets } from "../../../functions/src/ttl/rules";
 import type { PurgeHookContext } from "../../../functions/src/purge/runner/env";
 import { runNightlyPurge, type UnitReport } from "../../../functions/src/purge/job";
+import { DAY_MS } from "../../../functions/src/kernel/policy";
+import { approveTenantClosure, openDeletionRequest } from "../../../functions/src/requests/index";
 import { db } from "../../helpers/emulator";
 import {
   allGovernedPaths,
   expectBatchesDecided,
   expectChainVerifies,
   expectDeletionsExplained,
+  hold,
   putCustomer,
   putSession,
   requestDeletion,
   reset,
   runOptions,
+  T0,
 } from "./support";
 
 /**
@@ -120,6 +124,53 @@ describe("the late sweep", () => {
     // The session's delete stays deferred, so verification refuses to call the erasure complete: the request
     // is BLOCKED (PURGE_VERIFY_FAILED) for an operator, and the next run plans it again.
     expect(r.state).toBe("BLOCKED");
+  });
+});
+
+describe("the late sweep and a hold that reaches a late find", () => {
+  const TENANT = "t-zeta";
+  const ORDER = `tenants/${TENANT}/orders/o-u-z1`;
+  const MESSAGE = `${ORDER}/messages/m-u-z1-1`;
+  const LATE_MESSAGE = `${ORDER}/messages/m-u-z1-late`;
+
+  it("a late find held after its late record is written and before its batch runs is kept, and verification knows which hold keeps it", async () => {
+    await reset();
+    await putCustomer("u-z1", { tenantId: TENANT, messages: 2, activity: 1 });
+    const { request } = await openDeletionRequest({ subject: { type: "tenant", tenantId: TENANT }, source: "staff", actor: { type: "staff", id: "ra-3001" }, nowMs: T0 });
+    await approveTenantClosure(request.requestId, { type: "staff", id: "c-2001" }, T0);
+    const before = await allGovernedPaths();
+    const template = (await db().doc(MESSAGE).get()).data()!;
+    let holdId = "";
+    const summary = await runNightlyPurge(
+      runOptions({
+        sweep: false,
+        nowMs: T0 + 32 * DAY_MS,
+        asOfMs: T0 + 32 * DAY_MS,
+        batchSize: 2,
+        parallelBatches: 1,
+        hook: async (ctx: PurgeHookContext) => {
+          // The messages' batch has committed; the order's has not run: a message posted now is a late find.
+          if (ctx.point === "afterExecute" && ctx.paths.includes(MESSAGE) && !(await db().doc(LATE_MESSAGE).get()).exists) await db().doc(LATE_MESSAGE).set(template);
+          // The late batch that is to delete it: its record names it, its transaction has not run.
+          if (ctx.point === "beforeExecute" && holdId === "" && ctx.paths.includes(LATE_MESSAGE)) holdId = await hold(LATE_MESSAGE);
+        },
+      }),
+    );
+    expect(holdId, "the hold was placed before the late batch ran").not.toBe("");
+    expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual(["DONE"]);
+    const entries = await expectChainVerifies();
+    const remaining = await allGovernedPaths();
+    expect(remaining.has(LATE_MESSAGE)).toBe(true);
+    expect(remaining.has(ORDER)).toBe(true);
+    expect(entries.filter((e) => e.action === "PURGE_LATE_FOUND")).toHaveLength(1);
+    await expectDeletionsExplained(entries, [...before].filter((p) => !remaining.has(p)));
+    // Verification took the late batch's outcome in: the message is under that hold (named, so that its release
+    // resumes the closure), and what is above it is kept for it.
+    const req = (await db().doc(`deletionRequests/${request.requestId}`).get()).data()!;
+    expect(req.state).toBe("RETAINED_UNDER_HOLD");
+    const held = req.retainedUnderHold as { paths: string[]; holds: { holdId: string | null }[] };
+    expect(held.paths).toEqual([LATE_MESSAGE]);
+    expect(held.holds.map((h) => h.holdId)).toEqual([holdId]);
   });
 });
 

@@ -12,10 +12,10 @@ import { fenceStep, writeCheckpoint } from "./step";
 import { fire, purgeEvidence, type StepEnv } from "./env";
 import { requestRef, type UnitCheckpoint } from "../store";
 import { lateSweep } from "./late";
-import { verifyUnit } from "./verify";
-import { deleteTenantAccounts } from "./tenant-accounts";
+import { RoundFacts, verifyUnit } from "./verify";
+import { deleteTenantAccounts, ScopeUids } from "./tenant-accounts";
 import type { Steps } from "./step";
-import { recordLedgerEntry } from "./ledger";
+import { maskedIn, recordLedgerEntry, type MaskedPaths } from "./ledger";
 import { archiveCopiesOf } from "./archive";
 import { purgedGoneBy, withExportsExpiry, withProcessorsDeadline, type GoneBy } from "../../requests/rules/gone-by";
 import { eraseSubjectExports } from "../../access/index";
@@ -159,9 +159,17 @@ async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | nul
 export async function finalizeStep(planned: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<"DONE" | "BLOCKED" | null> {
   await fire(env, { point: "beforeFinalize", unitKey: planned.unitKey, round: planned.round, step, batch: null, paths: [] });
   const stranded: string[] = [];
-  const cp = await lateSweep(planned, step, env, steps, stranded);
+  // The round's records are read twice: by the final sweep (which notes what verification must know of them as a
+  // whole) and by verification, which hands each record to what the end of the round needs of them.
+  const facts = new RoundFacts();
+  const cp = await lateSweep(planned, step, env, steps, facts, stranded);
   if (!cp) return null;
-  const tally = await verifyUnit(cp);
+  const masked: MaskedPaths = [];
+  const scopeUids = cp.subject?.type === "tenant" ? new ScopeUids(cp.subject.tenantId) : null;
+  const tally = await verifyUnit(cp, facts, (b) => {
+    masked.push(...maskedIn(b));
+    scopeUids?.offerBatch(b);
+  });
   // A request is not complete while a document of its subject, refused by the rules, sits under a deleted parent.
   if (cp.kind === "request") for (const path of stranded) tally.findings.push({ path, problem: "LATE_FIND_STRANDED" });
   const end = requestOutcome(tally);
@@ -170,7 +178,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
   const { groupId, objectsDeletedEarlier, cellRequest, exportsExpireAtMs } = await requestFacts(cp);
   if (end !== "BLOCKED" && groupId === null) {
     if (cp.subject?.type === "tenant") {
-      if (!cp.requestId || !(await accountsAcrossCells(cp.requestId))) await deleteTenantAccounts(cp, step, env);
+      if (!cp.requestId || !(await accountsAcrossCells(cp.requestId))) await deleteTenantAccounts(cp, step, env, scopeUids ?? undefined);
     } else await deleteAuthAccount(cp, step, env);
   }
   // The user's access exports are copies of what is erased: they go with the erasure, held data or not (the hold keeps
@@ -198,7 +206,7 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
         )
       : null;
   // The erasure ledger hears of it before the request says PURGED: a restore cannot lose what it records.
-  if (end !== "BLOCKED") await recordLedgerEntry(cp, env, goneBy?.atMs ?? null);
+  if (end !== "BLOCKED") await recordLedgerEntry(cp, env, goneBy?.atMs ?? null, masked);
   const counts = { gone: tally.gone, archived: tally.archived, retained: tally.retained, masked: tally.masked, findings: tally.findings.length, underHold: tally.underHoldCount };
   let takesAccount = false;
   const phase = await db().runTransaction(async (tx) => {

@@ -1,4 +1,4 @@
-import { FieldPath } from "firebase-admin/firestore";
+import { FieldPath, type DocumentReference } from "firebase-admin/firestore";
 import pLimit from "p-limit";
 import { compareNames, isSameOrUnder, parentDocumentPath } from "../../kernel/paths";
 import { BatchCutter, orderStages, stageKind, type PurgeItem, type StageLayout } from "../rules/batches";
@@ -17,7 +17,7 @@ import { batchRef, checkpointRef, factsOfData, readAll, type BatchDoc, type Unit
 import { fire, purgeEvidence, type StepEnv } from "./env";
 import { fencedRecordSink, versionOf } from "./records";
 import { fenceStep, writeCheckpoint, type Steps } from "./step";
-import { roundBatches, roundRetained } from "./verify";
+import { readBatches, roundBatches, roundRetained, type RoundFacts } from "./verify";
 
 /** How many stranded late finds a round lists (each one is a verification finding; one is enough to block). */
 const STRANDED_LISTED = 100;
@@ -37,10 +37,13 @@ const STRANDED_LISTED = 100;
  * the erasure's): an object the round has not decided about (a new name, or a new generation of a name, uploaded
  * while the purge ran, which the window's generation-checked delete reported `changed`) is decided now, held or
  * kept as the plan would, else written into a late object batch and deleted in its own delete window.
+ *
+ * `facts` notes every record of the round as it stands once the sweep is over (the records it read, then the late
+ * batches it ran), for verification (verify.ts#RoundFacts).
  */
-export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">, stranded: string[] = []): Promise<UnitCheckpoint | null> {
+export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">, facts: RoundFacts, stranded: string[] = []): Promise<UnitCheckpoint | null> {
   await fire(env, { point: "beforeLate", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: [] });
-  const { roots, expected, decidedObjects } = await survivorsAndRoots(cp);
+  const { roots, expected, decidedObjects } = await survivorsAndRoots(cp, facts);
   const storage = cp.kind === "request" && cp.subject ? policy().storageMapOf(cp.subject) : [];
   if (roots.length === 0 && storage.length === 0) return cp;
   const fenceGeneration = await readFence();
@@ -143,7 +146,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
     return true;
   }, EVIDENCE_TX);
   if (!ok) return null;
-  await runLate(next, cp.late, step, env, steps);
+  for await (const b of readBatches(await runLate(next, cp.late, step, env, steps))) facts.note(b);
   return next;
 }
 
@@ -169,34 +172,42 @@ async function lateRecordsSoFar(cp: UnitCheckpoint): Promise<StageLayout[]> {
   return orderStages([...counts].map(([key, batches]) => ({ key, kind: stageKind(key), batches })));
 }
 
-/** Runs the late batches added since `before`, stage by stage (children first), several at a time. */
-async function runLate(cp: UnitCheckpoint, before: readonly StageLayout[], step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<void> {
+/**
+ * Runs the late batches added since `before`, stage by stage (children first), several at a time. Returns their
+ * records' references.
+ */
+async function runLate(cp: UnitCheckpoint, before: readonly StageLayout[], step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<DocumentReference[]> {
   const had = new Map(before.map((s) => [s.key, s.batches]));
   let ordinal = [...cp.layout, ...before].reduce((n, s) => n + s.batches, 0);
   const limit = pLimit(env.parallelBatches);
+  const ran: DocumentReference[] = [];
   for (const s of orderStages(cp.late)) {
     const from = had.get(s.key) ?? 0;
     const seqs = Array.from({ length: s.batches - from }, (_, k) => from + k);
     const base = ordinal;
     ordinal += seqs.length;
     const run = stageKind(s.key) === "objects" ? steps.objects : steps.delete;
-    const results = await Promise.allSettled(seqs.map((seq, k) => limit(() => run(cp, { step, ref: batchRef(cp.unitKey, cp.planId, s.key, seq), ordinal: base + k }, env))));
+    const refs = seqs.map((seq) => batchRef(cp.unitKey, cp.planId, s.key, seq));
+    const results = await Promise.allSettled(refs.map((ref, k) => limit(() => run(cp, { step, ref, ordinal: base + k }, env))));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
+    ran.push(...refs);
   }
+  return ran;
 }
 
 /**
  * What the plan expects to survive (retained records; paths its batches recorded as held or refused) and
  * where to look again: every recursive root the round deleted or deferred, outermost only (a scan covers
- * everything under its root).
+ * everything under its root). Each record read is noted in `facts`.
  */
-async function survivorsAndRoots(cp: UnitCheckpoint): Promise<{ roots: string[]; expected: Set<string>; decidedObjects: Map<string, Set<string>> }> {
+async function survivorsAndRoots(cp: UnitCheckpoint, facts: RoundFacts): Promise<{ roots: string[]; expected: Set<string>; decidedObjects: Map<string, Set<string>> }> {
   const expected = new Set<string>();
   for await (const r of roundRetained(cp)) expected.add(r.path);
   const candidates: string[] = [];
   const decidedObjects = new Map<string, Set<string>>();
   for await (const b of roundBatches(cp)) {
+    facts.note(b);
     if (b.kind === "objects") {
       for (const h of b.outcome.held) expected.add(h.path);
       // Each object with the generation a decision of this round was about: listed again, it is not a late find.

@@ -8,7 +8,7 @@ import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
 import { accountsToDelete, uidKeyedPatterns, uidOfPath } from "../rules/accounts";
 import { scopesOfUsers, usersOfScope } from "../../requests/index";
-import { checkpointFrom, checkpointRef, requestRef, type UnitCheckpoint } from "../store";
+import { checkpointFrom, checkpointRef, requestRef, type BatchDoc, type UnitCheckpoint } from "../store";
 import { fenceStep } from "./step";
 import { roundBatches, roundRetained } from "./verify";
 import { purgeEvidence, type StepEnv } from "./env";
@@ -65,24 +65,41 @@ async function* recordedScopeUsers(requestId: string): AsyncGenerator<string> {
   }
 }
 
+/** The uids of a closing scope's uid-keyed documents among the paths offered (purge/rules/accounts.ts#uidOfPath). */
+export class ScopeUids {
+  readonly uids = new Set<string>();
+  private readonly patterns: ReturnType<typeof uidKeyedPatterns>;
+  private readonly key: string;
+
+  constructor(private readonly tenantId: string) {
+    const pol = policy();
+    this.patterns = uidKeyedPatterns(pol);
+    this.key = pol.scope?.key ?? "";
+  }
+
+  offer(path: string): void {
+    const uid = uidOfPath(path, this.patterns, this.tenantId, this.key);
+    if (uid) this.uids.add(uid);
+  }
+
+  /** Every item of a batch record, deleted or kept. */
+  offerBatch(b: BatchDoc): void {
+    for (const item of b.items) this.offer(item.path);
+  }
+}
+
 /**
  * The closing scope's users (purge/rules/accounts.ts): those the registry's lookups placed in it when its rounds
  * were planned (`recordScopeUsers`), and the uids of the uid-keyed documents among the round's manifest paths
- * (deleted and kept).
+ * (deleted and kept). `fromBatches`: those of the round's batch records, when the caller read them already.
  */
-async function tenantUids(cp: UnitCheckpoint, tenantId: string): Promise<Set<string>> {
-  const pol = policy();
-  const patterns = uidKeyedPatterns(pol);
-  const key = pol.scope?.key ?? "";
-  const uids = new Set<string>();
-  const offer = (path: string) => {
-    const uid = uidOfPath(path, patterns, tenantId, key);
-    if (uid) uids.add(uid);
-  };
-  for await (const b of roundBatches(cp)) for (const item of b.items) offer(item.path);
-  for await (const r of roundRetained(cp)) offer(r.path);
-  if (cp.requestId) for await (const uid of recordedScopeUsers(cp.requestId)) uids.add(uid);
-  return uids;
+async function tenantUids(cp: UnitCheckpoint, tenantId: string, fromBatches?: ScopeUids): Promise<Set<string>> {
+  const found = new ScopeUids(tenantId);
+  if (fromBatches) for (const uid of fromBatches.uids) found.uids.add(uid);
+  else for await (const b of roundBatches(cp)) found.offerBatch(b);
+  for await (const r of roundRetained(cp)) found.offer(r.path);
+  if (cp.requestId) for await (const uid of recordedScopeUsers(cp.requestId)) found.uids.add(uid);
+  return found.uids;
 }
 
 /** Firestore's `in` takes at most 30 values. */
@@ -108,9 +125,9 @@ async function closedScopes(scopeIds: readonly string[]): Promise<Set<string>> {
 }
 
 /** Which accounts a tenant's closure deletes and which it keeps, from its round's manifest (purge/rules/accounts.ts). */
-async function closureAccounts(cp: UnitCheckpoint & { subject: { type: "tenant"; tenantId: string } }) {
+async function closureAccounts(cp: UnitCheckpoint & { subject: { type: "tenant"; tenantId: string } }, fromBatches?: ScopeUids) {
   const tenantId = cp.subject.tenantId;
-  const uids = [...(await tenantUids(cp, tenantId))].sort();
+  const uids = [...(await tenantUids(cp, tenantId, fromBatches))].sort();
   // Every scope the registry's lookups place each user in (a claim, a directory, memberships): any other keeps the
   // account, unless that scope's own closure has been taken by the purge (it takes its users' accounts itself).
   const memberships = await scopesOfUsers(uids);
@@ -141,12 +158,13 @@ export async function closureAccountsOf(requestId: string): Promise<{ delete: st
  * handling its users), the deletes, then the outcome (AUTH_ACCOUNTS_DELETED: counts, and the profiles in other
  * scopes that kept accounts). Membership is judged after this tenant's own profiles are gone, so of two
  * tenants closing together the later one finds the other's profile gone too and takes the account. A crash
- * between intent and outcome is resumed by the next attempt: deleting an absent account is a no-op.
+ * between intent and outcome is resumed by the next attempt: deleting an absent account is a no-op. `fromBatches`: the
+ * uids of the round's batch records, gathered as verification read them.
  */
-export async function deleteTenantAccounts(cp: UnitCheckpoint, step: number, env: StepEnv): Promise<void> {
+export async function deleteTenantAccounts(cp: UnitCheckpoint, step: number, env: StepEnv, fromBatches?: ScopeUids): Promise<void> {
   if (cp.kind !== "request" || !cp.requestId || cp.subject?.type !== "tenant") return;
   const requestId = cp.requestId;
-  const decision = await closureAccounts({ ...cp, subject: cp.subject });
+  const decision = await closureAccounts({ ...cp, subject: cp.subject }, fromBatches);
   const record = async (phase: "INTENT" | "DONE", counts: Record<string, number>, paths: string[] = []): Promise<boolean> =>
     db().runTransaction(async (tx) => {
       const now = await fenceStep(tx, cp, env, step);

@@ -17,6 +17,7 @@ import { maskResidue } from "../rules/batches";
 import { db } from "../../platform/firestore";
 import { documentsInRange, existingAmong } from "./probe";
 import { archivedDataHash, archiveRef } from "./archive";
+import type { DocumentReference } from "firebase-admin/firestore";
 import { batchFrom, batchRefsOf, readAll, retainedRef, type BatchDoc, type RetainedRecord, type UnitCheckpoint } from "../store";
 import pLimit from "p-limit";
 import { isObjectPath, parseObjectPath } from "../../kernel/storage-map";
@@ -63,10 +64,38 @@ export async function* roundRetained(cp: UnitCheckpoint): AsyncGenerator<Retaine
 }
 
 /** A round's batch records (its stages, then the final sweep's), a few at a time. */
-export async function* roundBatches(cp: UnitCheckpoint): AsyncGenerator<BatchDoc> {
-  const refs = [...batchRefsOf(cp, [...cp.layout, ...cp.late])];
+export function roundBatches(cp: UnitCheckpoint): AsyncGenerator<BatchDoc> {
+  return readBatches([...batchRefsOf(cp, [...cp.layout, ...cp.late])]);
+}
+
+/** The named batch records, in order, a few at a time. */
+export async function* readBatches(refs: readonly DocumentReference[]): AsyncGenerator<BatchDoc> {
   for (let i = 0; i < refs.length; i += BATCH_READ_SLICE) {
     for (const snap of await db().getAll(...refs.slice(i, i + BATCH_READ_SLICE))) yield batchFrom(snap);
+  }
+}
+
+/**
+ * What verification must know of the whole round before it checks any path: the paths a hold kept (a delete path
+ * kept above one of them is documented) and the span of the delete paths (one range scan reads what survived). The
+ * finalize gathers it as the final sweep reads the records (late.ts#survivorsAndRoots), plus the late batches that
+ * sweep ran, so that verification reads the round's records once more, not twice.
+ */
+export class RoundFacts {
+  readonly heldBy = new Map<string, HeldPath>();
+  first: string | null = null;
+  last: string | null = null;
+  deletePaths = 0;
+
+  /** Takes in one batch record as it stands once its batch has run (or will never run again). */
+  note(b: BatchDoc): void {
+    for (const h of b.outcome.held) this.heldBy.set(h.path, { path: h.path, holdId: h.holdId, reasonCode: h.reasonCode });
+    if (b.kind !== "delete") return;
+    for (const { path } of b.items) {
+      this.deletePaths++;
+      if (this.first === null || compareNames(path, this.first) < 0) this.first = path;
+      if (this.last === null || compareNames(path, this.last) > 0) this.last = path;
+    }
   }
 }
 
@@ -83,36 +112,23 @@ function outcomeOf(b: BatchDoc): Map<string, RecordedOutcome> {
 /**
  * Re-checks the manifest against the data as it is now, one batch at a time: every delete path gone or
  * documented (stopped by a hold, kept above a retained descendant), every path archived first still has its
- * verified, intact archive copy, every retained record present, every masked record masked.
+ * verified, intact archive copy, every retained record present, every masked record masked. `facts`: what the round's
+ * records say as a whole (`RoundFacts`, every record noted as it now stands). `visit` sees each record as it is read.
  */
-export async function verifyUnit(cp: UnitCheckpoint): Promise<VerifyTally> {
+export async function verifyUnit(cp: UnitCheckpoint, facts: RoundFacts, visit: (b: BatchDoc) => void = () => undefined): Promise<VerifyTally> {
   const tally = emptyTally();
   const retained: RetainedRecord[] = [];
   for await (const r of roundRetained(cp)) retained.push(r);
-  const retainedPaths = new Set(retained.map((r) => r.path));
-  let first: string | null = null;
-  let last: string | null = null;
-  let deletePaths = 0;
-  const heldBy = new Map<string, HeldPath>();
-  for await (const b of roundBatches(cp)) {
-    for (const h of b.outcome.held) {
-      retainedPaths.add(h.path);
-      heldBy.set(h.path, { path: h.path, holdId: h.holdId, reasonCode: h.reasonCode });
-    }
-    if (b.kind !== "delete") continue;
-    for (const { path } of b.items) {
-      deletePaths++;
-      if (first === null || compareNames(path, first) < 0) first = path;
-      if (last === null || compareNames(path, last) > 0) last = path;
-    }
-  }
+  const retainedPaths = new Set([...retained.map((r) => r.path), ...facts.heldBy.keys()]);
+  const { heldBy, first, last } = facts;
   // Existence is all a delete path is checked for. One scan of the range the whole manifest spans reads
   // only what survived; when that range holds many other documents (a sweep over a live collection) each
   // batch scans its own range, or reads its paths by name.
-  const survivors = first !== null && last !== null ? await documentsInRange(first, last, Math.max(1_000, deletePaths)) : null;
+  const survivors = first !== null && last !== null ? await documentsInRange(first, last, Math.max(1_000, facts.deletePaths)) : null;
   // The archive copies are read back by opening their seals: each data key once for the whole unit.
   const keys = new DataKeys();
   for await (const b of roundBatches(cp)) {
+    visit(b);
     if (b.kind === "objects") {
       const outcomes = objectOutcomeOf(b);
       const now = await observeObjects([...new Set(b.items.map((i) => i.path))]);
