@@ -58,6 +58,9 @@ export const DEFAULT_AUDIT_PAGE_SIZE = 1_000;
 export const DEFAULT_AUDIT_CONCURRENCY = Number.POSITIVE_INFINITY;
 
 
+/** Findings of each code listed even past `maxFindings` (AuditResult.findings). */
+export const SAMPLE_PER_CODE = 10;
+
 export interface ScanProgress {
   phase: string;
   scanned: number;
@@ -80,7 +83,11 @@ export interface AuditResult {
   ok: boolean;
   nowMs: number;
   policyVersion: string;
-  /** Sorted by path, then code; the first `maxFindings` found when `truncated`. */
+  /**
+   * Sorted by path, then code. When `truncated`: the first `maxFindings` found, and besides them the first
+   * `SAMPLE_PER_CODE` of every code, so that a code found late (those confirmed once the scan is over) or rarely is
+   * never left out of the list by a flood of another.
+   */
   findings: Finding[];
   totalFindings: number;
   truncated: boolean;
@@ -121,6 +128,9 @@ class AuditRun {
   readonly subjects: SubjectChecker;
   readonly purgeEligible: PurgeOwnerChecker;
   private readonly findings: Finding[] = [];
+  /** Past the cap, the first findings of each code that had fewer than SAMPLE_PER_CODE listed; and how many each has. */
+  private readonly beyondCap: Finding[] = [];
+  private readonly sampled = new Map<FindingCode, number>();
   /** Every data key reference an archive copy carries (one per subject with copies), for ORPHANED_DATA_KEY. */
   private readonly dataKeysInUse = new Set<string>();
   private readonly byCode = Object.fromEntries(FINDING_CODES.map((c) => [c, 0])) as Record<FindingCode, number>;
@@ -165,7 +175,12 @@ class AuditRun {
   private count(code: FindingCode, n: number, kept: readonly Finding[]): void {
     this.total += n;
     this.byCode[code] += n;
-    for (const f of kept) if (this.findings.length < this.maxFindings) this.findings.push(f);
+    for (const f of kept) {
+      if (this.findings.length < this.maxFindings) this.findings.push(f);
+      else if ((this.sampled.get(code) ?? 0) < SAMPLE_PER_CODE) this.beyondCap.push(f);
+      else continue;
+      this.sampled.set(code, (this.sampled.get(code) ?? 0) + 1);
+    }
   }
 
   /**
@@ -349,7 +364,7 @@ class AuditRun {
   result(durationMs: number): AuditResult {
     this.stats.subjectsChecked = this.subjects.checked;
     // Scans run concurrently; sorting makes the listing independent of which one finished first.
-    const findings = [...this.findings].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+    const findings = [...this.findings, ...this.beyondCap].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
     return {
       ok: this.total === 0,
       nowMs: this.opts.nowMs,

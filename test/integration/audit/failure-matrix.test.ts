@@ -9,7 +9,7 @@ import { sha256Hex } from "../../../functions/src/kernel/canonical";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
 import { COLLECTIONS } from "../../../functions/src/platform/firestore";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/service";
-import { scanRetention } from "../../../functions/src/audit/scan";
+import { SAMPLE_PER_CODE, scanRetention } from "../../../functions/src/audit/scan";
 import { openDeletionRequest } from "../../../functions/src/requests/service";
 import { adminApp, db } from "../../helpers/emulator";
 import { audit, expectClean, freshDemo, lines } from "./helpers";
@@ -49,6 +49,17 @@ describe("retention audit: failure-injection matrix", () => {
     expect(r.findings[0]?.holdIds).toEqual([holdId]);
     expect(r.findings[0]?.detail).toContain(`hold ${holdId}, which is not active`);
     expect(r.stats.heldDocuments).toBeGreaterThan(0);
+    // A list capped below what a flood of another code fills still shows the stale mark (found only once the scan is
+    // over): past the cap, each code keeps a sample of its first findings.
+    const template = (await db().doc("activity/a-001").get()).data()!;
+    const flood = Array.from({ length: SAMPLE_PER_CODE + 2 }, (_, i) => `activity/a-flood-${String(i).padStart(2, "0")}`);
+    for (const p of flood) await db().doc(p).set({ ...template, retentionClass: "forever-and-a-day" });
+    const capped = await scanRetention({ nowMs: Date.now(), pageSize: 7, maxFindings: 1 });
+    expect(capped.totalFindings).toBe(flood.length + 1);
+    expect(capped.truncated).toBe(true);
+    expect(lines(capped.findings)).toContain(`HOLD_MARK_STALE ${path}`);
+    expect(capped.findings.filter((f) => f.code === "UNKNOWN_CLASS")).toHaveLength(SAMPLE_PER_CODE);
+    for (const p of flood) await db().doc(p).delete();
     await db().doc(path).update({ holdIds: [] });
     await expectClean();
 

@@ -1,4 +1,4 @@
-import { DEFAULT_AUDIT_PAGE_SIZE, FINDING_CODES, scanRetention, type AuditResult, nonZero } from "../../audit/index";
+import { DEFAULT_AUDIT_PAGE_SIZE, FINDING_CODES, SAMPLE_PER_CODE, scanRetention, type AuditResult, nonZero } from "../../audit/index";
 import { asOfOption, EXIT, positiveIntOpt, type Command, type OptionValues } from "../command";
 import { inEveryCell } from "../../cells/index";
 import { registryPolicy } from "../../platform/registry";
@@ -19,7 +19,8 @@ prints {ok, databases: {<name>: audit}}.
 Options:
   --as-of <iso>        audit as though it were that time (emulators only)
   --page-size <n>      documents per read (default 1000)
-  --max-findings <n>   findings listed (default 5000; counts stay exact)
+  --max-findings <n>   findings listed (default 5000; past it, the first ${SAMPLE_PER_CODE} of each
+                       code; counts stay exact)
   --skip-subjects      skip the Auth lookups behind ORPHANED_SUBJECT
   --json               machine-readable output
 
@@ -97,7 +98,7 @@ function auditText(r: AuditResult): string {
   }
   parts.push(
     keyValues([
-      ["result", r.ok ? "OK: no findings" : `FAILED: ${r.totalFindings} finding(s)${r.truncated ? ` (first ${r.findings.length} listed)` : ""}`],
+      ["result", r.ok ? "OK: no findings" : `FAILED: ${r.totalFindings} finding(s)${r.truncated ? ` (${r.findings.length} listed)` : ""}`],
       ["documents scanned", r.stats.documents],
       ["held documents", r.stats.heldDocuments],
       ["open deletion requests", r.stats.requests.unfinished],
