@@ -1,4 +1,4 @@
-import type { Query, Timestamp } from "firebase-admin/firestore";
+import type { DocumentSnapshot, Query, Timestamp } from "firebase-admin/firestore";
 import { isLifecycleState } from "../kernel/lifecycle";
 import { fillTemplate } from "../kernel/paths";
 import type { DiscoveredDoc, DiscoveredObject, Subject } from "./rules";
@@ -63,18 +63,24 @@ export async function* discoverSnapshots(subject: Subject, pageSize: number = DE
  * stream, which is what lets the purge plan it in constant memory.
  */
 export async function* discoverEntry(subject: Subject, entry: DataMapEntry, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredSnapshot> {
-  const vars = subjectVars(subject);
-  if (entry.kind === "doc") {
-    const path = fillTemplate(entry.path ?? "", vars);
-    const snap = await db().doc(path).get();
+  for await (const snap of entryRoots(subject, entry, pageSize)) {
     if (snap.exists) yield { snap, entryId: entry.id, root: true };
-    if (entry.recursive) for await (const d of streamGovernedDescendants(path)) yield { snap: d, entryId: entry.id, root: false };
-    return;
-  }
-  for await (const snap of pageGoverned(entryQuery(entry, vars), pageSize)) {
-    yield { snap, entryId: entry.id, root: true };
+    // A `doc` entry's descendants are the entry's even when the document itself is gone.
     if (entry.recursive) for await (const d of streamGovernedDescendants(snap.ref.path)) yield { snap: d, entryId: entry.id, root: false };
   }
+}
+
+/**
+ * The documents a data-map entry reaches itself, without their descendants (retention fields only): a `doc` entry's
+ * document as read (it may not exist), or each result of its query.
+ */
+export async function* entryRoots(subject: Subject, entry: DataMapEntry, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DocumentSnapshot> {
+  const vars = subjectVars(subject);
+  if (entry.kind === "doc") {
+    yield await db().doc(fillTemplate(entry.path ?? "", vars)).get();
+    return;
+  }
+  yield* pageGoverned(entryQuery(entry, vars), pageSize);
 }
 
 /** discoverSnapshots, reduced to what the planner decides on. */

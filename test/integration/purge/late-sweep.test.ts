@@ -15,6 +15,7 @@ import {
   expectDeletionsExplained,
   hold,
   putCustomer,
+  putGoverned,
   putSession,
   requestDeletion,
   reset,
@@ -171,6 +172,64 @@ describe("the late sweep and a hold that reaches a late find", () => {
     const held = req.retainedUnderHold as { paths: string[]; holds: { holdId: string | null }[] };
     expect(held.paths).toEqual([LATE_MESSAGE]);
     expect(held.holds.map((h) => h.holdId)).toEqual([holdId]);
+  });
+});
+
+/**
+ * A server-side writer adds the subject's data to a collection the data map reaches by query (an activity record for
+ * the uid) after the plan, or writes a deleted one again. Nothing the final sweep walks down from reaches it: the
+ * request's data map is asked again, and the request is not called PURGED while such a document is there.
+ */
+describe("a document an erasing entry reaches, written after the plan", () => {
+  const UID = "u-72";
+  const NEW = `activity/a-${UID}-late`;
+  const AGAIN = `activity/a-${UID}-00`;
+
+  async function erase(write: () => Promise<void>) {
+    await reset();
+    await putCustomer(UID, { messages: 1, activity: 2 });
+    const requestId = await requestDeletion(UID);
+    let written = false;
+    const summary = await runNightlyPurge(
+      runOptions({
+        sweep: false,
+        batchSize: 2,
+        parallelBatches: 1,
+        hook: async (ctx: PurgeHookContext) => {
+          // Every planned batch has run; the final sweep has not.
+          if (written || ctx.point !== "beforeFinalize") return;
+          written = true;
+          await write();
+        },
+      }),
+    );
+    expect(written).toBe(true);
+    expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual(["BLOCKED"]);
+    const entries = await expectChainVerifies();
+    const failed = entries.filter((e) => e.action === "PURGE_VERIFY_FAILED");
+    expect(failed).toHaveLength(1);
+    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("BLOCKED");
+    // The next run plans the request again, with the document in it, and erases it.
+    await runNightlyPurge(runOptions({ sweep: false }));
+    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("PURGED");
+    return failed[0]!;
+  }
+
+  it("a new document is LATE_FIND_UNPLANNED: the request is BLOCKED, not PURGED, and the next run erases it", async () => {
+    const failed = await erase(() => putGoverned(NEW, { subjectUid: UID, type: "SIGNED_IN" }).then(() => undefined));
+    expect(failed.paths).toEqual([NEW]);
+    expect(failed.counts).toMatchObject({ LATE_FIND_UNPLANNED: 1 });
+    expect((await db().doc(NEW).get()).exists).toBe(false);
+  });
+
+  it("a document the round deleted, written again, is reported by both checks (STILL_PRESENT, LATE_FIND_UNPLANNED)", async () => {
+    const failed = await erase(async () => {
+      expect((await db().doc(AGAIN).get()).exists, "its batch deleted it").toBe(false);
+      await putGoverned(AGAIN, { subjectUid: UID, type: "SIGNED_IN" });
+    });
+    expect(new Set(failed.paths)).toEqual(new Set([AGAIN]));
+    expect(failed.counts).toMatchObject({ STILL_PRESENT: 1, LATE_FIND_UNPLANNED: 1 });
+    expect((await db().doc(AGAIN).get()).exists).toBe(false);
   });
 });
 

@@ -32,7 +32,13 @@ export type VerifyProblem =
    * parent that is gone (created after the parent's batch probed, before it committed; docs/PURGE-ENGINE.md,
    * "Why every item is probed"): the erasure is not complete.
    */
-  | "LATE_FIND_STRANDED";
+  | "LATE_FIND_STRANDED"
+  /**
+   * A document an erasing entry of the request's data map reaches, outside the roots the final sweep looks under,
+   * that the round did not decide about: written (or written again) after the plan by a server-side writer. The
+   * erasure is not complete; the next run plans the request again with it (docs/PURGE-ENGINE.md, "Late finds").
+   */
+  | "LATE_FIND_UNPLANNED";
 
 export interface VerifyFinding {
   path: string;

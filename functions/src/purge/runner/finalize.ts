@@ -11,7 +11,7 @@ import { log } from "../../platform/logs";
 import { fenceStep, writeCheckpoint } from "./step";
 import { fire, purgeEvidence, type StepEnv } from "./env";
 import { requestRef, type UnitCheckpoint } from "../store";
-import { lateSweep } from "./late";
+import { lateSweep, type LateFindings } from "./late";
 import { RoundFacts, verifyUnit } from "./verify";
 import { deleteTenantAccounts, ScopeUids } from "./tenant-accounts";
 import type { Steps } from "./step";
@@ -158,11 +158,11 @@ async function requestFacts(cp: UnitCheckpoint): Promise<{ groupId: string | nul
  */
 export async function finalizeStep(planned: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">): Promise<"DONE" | "BLOCKED" | null> {
   await fire(env, { point: "beforeFinalize", unitKey: planned.unitKey, round: planned.round, step, batch: null, paths: [] });
-  const stranded: string[] = [];
+  const found: LateFindings = { stranded: [], unplanned: [] };
   // The round's records are read twice: by the final sweep (which notes what verification must know of them as a
   // whole) and by verification, which hands each record to what the end of the round needs of them.
   const facts = new RoundFacts();
-  const cp = await lateSweep(planned, step, env, steps, facts, stranded);
+  const cp = await lateSweep(planned, step, env, steps, facts, found);
   if (!cp) return null;
   const masked: MaskedPaths = [];
   const scopeUids = cp.subject?.type === "tenant" ? new ScopeUids(cp.subject.tenantId) : null;
@@ -171,7 +171,11 @@ export async function finalizeStep(planned: UnitCheckpoint, step: number, env: S
     scopeUids?.offerBatch(b);
   });
   // A request is not complete while a document of its subject, refused by the rules, sits under a deleted parent.
-  if (cp.kind === "request") for (const path of stranded) tally.findings.push({ path, problem: "LATE_FIND_STRANDED" });
+  // Nor while a document its data map reaches was written after the plan: the next run plans it.
+  if (cp.kind === "request") {
+    for (const path of found.stranded) tally.findings.push({ path, problem: "LATE_FIND_STRANDED" });
+    for (const path of found.unplanned) tally.findings.push({ path, problem: "LATE_FIND_UNPLANNED" });
+  }
   const end = requestOutcome(tally);
   // A member of a request group: the group's account goes once, from the finalize transaction below (group-account.ts).
   // A closure across several databases: the request of record's account step takes the accounts (cells/accounts.ts).

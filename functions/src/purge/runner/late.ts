@@ -1,13 +1,13 @@
 import { FieldPath, type DocumentReference } from "firebase-admin/firestore";
 import pLimit from "p-limit";
-import { compareNames, isSameOrUnder, parentDocumentPath } from "../../kernel/paths";
+import { ancestorDocuments, compareNames, isSameOrUnder, parentDocumentPath } from "../../kernel/paths";
 import { BatchCutter, orderStages, stageKind, type PurgeItem, type StageLayout } from "../rules/batches";
 import { evaluateForPurge } from "../rules/decide";
 import { batchHash } from "../rules/manifest";
 import { hasDeleteTrigger } from "../../ttl/rules";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { activeHolds, readFence } from "../../holds/index";
-import { discoverEntryObjects, judgeObject, KeptBelow } from "../../plan/index";
+import { discoverEntryObjects, entryRoots, judgeObject, KeptBelow, type Subject } from "../../plan/index";
 import { db } from "../../platform/firestore";
 import { streamGovernedDescendants } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
@@ -19,8 +19,16 @@ import { fencedRecordSink, versionOf } from "./records";
 import { fenceStep, writeCheckpoint, type Steps } from "./step";
 import { readBatches, roundBatches, roundRetained, type RoundFacts } from "./verify";
 
-/** How many stranded late finds a round lists (each one is a verification finding; one is enough to block). */
-const STRANDED_LISTED = 100;
+/** How many stranded or unplanned late finds a round lists (each one is a verification finding; one is enough to block). */
+const FINDS_LISTED = 100;
+
+/** What the late sweep leaves for a deletion request's verification: each path is a finding that blocks the request. */
+export interface LateFindings {
+  /** Refused under a parent that is gone (LATE_FIND_STRANDED). */
+  stranded: string[];
+  /** Reached by an erasing entry of the data map outside the round's decisions (LATE_FIND_UNPLANNED). */
+  unplanned: string[];
+}
 
 /**
  * The final sweep (docs/PURGE-ENGINE.md, "Late finds"). Once every stage has run, the purge looks again
@@ -33,6 +41,12 @@ const STRANDED_LISTED = 100;
  * whose parent is gone (created under it after the parent's batch probed, before that batch committed) is listed in
  * `stranded`, and a deletion request's verification then refuses to call the erasure complete.
  *
+ * A deletion request's data map is asked again too (`unplannedFinds`): a document one of its erasing entries reaches
+ * outside every root the sweep looks under, which the round did not decide about, was created (or created again)
+ * after the plan by a server-side writer. It is not deleted here, where the plan's rules for it (keep entries, the
+ * archive) are not at hand: it is listed in `unplanned`, verification refuses to call the erasure complete, and the
+ * next run plans the request again with it.
+ *
  * A deletion request's Cloud Storage objects are listed again the same way (everything under a storage entry is
  * the erasure's): an object the round has not decided about (a new name, or a new generation of a name, uploaded
  * while the purge ran, which the window's generation-checked delete reported `changed`) is decided now, held or
@@ -41,9 +55,11 @@ const STRANDED_LISTED = 100;
  * `facts` notes every record of the round as it stands once the sweep is over (the records it read, then the late
  * batches it ran), for verification (verify.ts#RoundFacts).
  */
-export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">, facts: RoundFacts, stranded: string[] = []): Promise<UnitCheckpoint | null> {
+export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">, facts: RoundFacts, findings: LateFindings = { stranded: [], unplanned: [] }): Promise<UnitCheckpoint | null> {
   await fire(env, { point: "beforeLate", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: [] });
-  const { roots, expected, decidedObjects } = await survivorsAndRoots(cp, facts);
+  const { roots, expected, decidedObjects, deferred } = await survivorsAndRoots(cp, facts);
+  if (cp.kind === "request" && cp.subject) await unplannedFinds(cp.subject, roots, (path) => expected.has(path) || deferred.has(path), findings.unplanned);
+  const stranded = findings.stranded;
   const storage = cp.kind === "request" && cp.subject ? policy().storageMapOf(cp.subject) : [];
   if (roots.length === 0 && storage.length === 0) return cp;
   const fenceGeneration = await readFence();
@@ -92,7 +108,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
     if (ev.verdict !== "delete" || ev.needsArchive) {
       refused++;
       // Refused under a parent that is gone: created after its parent's batch probed, before that batch committed.
-      if (!underParent && stranded.length < STRANDED_LISTED) stranded.push(path);
+      if (!underParent && stranded.length < FINDS_LISTED) stranded.push(path);
       keeper.push(path, null, true);
       return;
     }
@@ -201,8 +217,9 @@ async function runLate(cp: UnitCheckpoint, before: readonly StageLayout[], step:
  * where to look again: every recursive root the round deleted or deferred, outermost only (a scan covers
  * everything under its root). Each record read is noted in `facts`.
  */
-async function survivorsAndRoots(cp: UnitCheckpoint, facts: RoundFacts): Promise<{ roots: string[]; expected: Set<string>; decidedObjects: Map<string, Set<string>> }> {
+async function survivorsAndRoots(cp: UnitCheckpoint, facts: RoundFacts): Promise<{ roots: string[]; expected: Set<string>; decidedObjects: Map<string, Set<string>>; deferred: Set<string> }> {
   const expected = new Set<string>();
+  const deferred = new Set<string>();
   for await (const r of roundRetained(cp)) expected.add(r.path);
   const candidates: string[] = [];
   const decidedObjects = new Map<string, Set<string>>();
@@ -215,13 +232,38 @@ async function survivorsAndRoots(cp: UnitCheckpoint, facts: RoundFacts): Promise
       continue;
     }
     noteBatch(b, expected, candidates);
+    for (const p of b.outcome.deferred) deferred.add(p);
   }
   const roots: string[] = [];
   for (const p of candidates.sort(compareNames)) {
     const last = roots[roots.length - 1];
     if (last === undefined || !isSameOrUnder(p, last)) roots.push(p);
   }
-  return { roots, expected, decidedObjects };
+  return { roots, expected, decidedObjects, deferred };
+}
+
+/**
+ * The documents each erasing entry (delete, archive) of a request's data map reaches now (the entry's document, or
+ * its query's results: one read or one query per entry, all at once), outside the roots the sweep looks under, that
+ * the round did not decide about (`decided`: retained, held, refused, deferred). The round deleted every other
+ * document they reached, so one still there was written after the plan. Listed in `out`, at most FINDS_LISTED.
+ */
+async function unplannedFinds(subject: Subject, roots: readonly string[], decided: (path: string) => boolean, out: string[]): Promise<void> {
+  const under = new Set(roots);
+  const covered = (path: string): boolean => under.has(path) || ancestorDocuments(path).some((a) => under.has(a));
+  const erasing = policy()
+    .dataMapOf(subject)
+    .filter((e) => e.action === "delete" || e.action === "archive");
+  const found = new Set<string>();
+  await Promise.all(
+    erasing.map(async (entry) => {
+      for await (const snap of entryRoots(subject, entry)) {
+        const path = snap.ref.path;
+        if (snap.exists && !covered(path) && !decided(path)) found.add(path);
+      }
+    }),
+  );
+  out.push(...[...found].sort(compareNames).slice(0, FINDS_LISTED - out.length));
 }
 
 function noteBatch(b: BatchDoc, expected: Set<string>, roots: string[]): void {
