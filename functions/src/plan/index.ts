@@ -1,3 +1,3 @@
 export { discoverEntry, entryRoots, discoverEntryObjects, discoverObjects, discoverSubject, discoveredFrom, discoveredObjectFrom, subjectVars, type DiscoveredSnapshot } from "./discovery";
 export { planSubject } from "./planning";
-export { archivedOnErasure, archivesInTrees, judgeDiscovered, judgeObject, KeptBelow, retainedDescendant, type DiscoveredObject, type Subject } from "./rules";
+export { archivedOnErasure, archivesInTrees, judgeDiscovered, judgeObject, judgeUnplanned, KeptBelow, retainedDescendant, type DiscoveredObject, type Subject } from "./rules";

@@ -149,6 +149,19 @@ export function judgeDiscovered(d: DiscoveredDoc, entry: DataMapEntry, activeHol
 }
 
 /**
+ * What the final sweep does with a document a request's data map reaches that the round did not decide about (written
+ * after the plan): "sweep", delete it in a late batch, or "replan", leave it for the next plan. The plan lets a keep
+ * entry win (retain, mask), archives what an archive entry reaches first, keeps what a hold or a class keeps
+ * ({@link judgeDiscovered}), and judges everything under a recursive entry's document against every other entry too.
+ * The final sweep has no archive step and records no retained items, so it deletes only a document that delete entries
+ * alone reach, none of them recursive, and that none of them keeps; anything else waits for the next plan.
+ */
+export function judgeUnplanned(d: DiscoveredDoc, entries: readonly DataMapEntry[], activeHolds: readonly ActiveHoldRef[], policy: PolicyIndex, nowMs: number): "sweep" | "replan" {
+  if (entries.length === 0 || entries.some((e) => e.action !== "delete" || e.recursive === true)) return "replan";
+  return entries.some((e) => judgeDiscovered(d, e, activeHolds, policy, nowMs) !== null) ? "replan" : "sweep";
+}
+
+/**
  * Whether the erasure archives a document before deleting it: the data map's `archive` action, while the
  * record's own retention runs (a record whose retention has already run out is simply deleted: a copy would
  * keep it past its retention). Null when it is not archived; otherwise the manifest's archive item. Asked only

@@ -178,17 +178,21 @@ describe("the late sweep and a hold that reaches a late find", () => {
 /**
  * A server-side writer adds the subject's data to a collection the data map reaches by query (an activity record for
  * the uid) after the plan, or writes a deleted one again. Nothing the final sweep walks down from reaches it: the
- * request's data map is asked again, and the request is not called PURGED while such a document is there.
+ * request's data map is asked again. What only delete entries reach, and nothing keeps, is deleted by a late batch;
+ * anything else leaves the request BLOCKED (LATE_FIND_UNPLANNED) for the next plan, never PURGED with it there.
  */
-describe("a document an erasing entry reaches, written after the plan", () => {
+describe("a document the data map reaches, written after the plan", () => {
   const UID = "u-72";
   const NEW = `activity/a-${UID}-late`;
   const AGAIN = `activity/a-${UID}-00`;
 
-  async function erase(write: () => Promise<void>) {
+  /** Runs the request's purge; `write` runs once every planned batch has run, before the final sweep. */
+  async function erase(wrote: string, write: () => Promise<void>, outcome: "DONE" | "BLOCKED", prepare?: () => Promise<void>) {
     await reset();
     await putCustomer(UID, { messages: 1, activity: 2 });
+    await prepare?.();
     const requestId = await requestDeletion(UID);
+    const before = await allGovernedPaths();
     let written = false;
     const summary = await runNightlyPurge(
       runOptions({
@@ -196,7 +200,6 @@ describe("a document an erasing entry reaches, written after the plan", () => {
         batchSize: 2,
         parallelBatches: 1,
         hook: async (ctx: PurgeHookContext) => {
-          // Every planned batch has run; the final sweep has not.
           if (written || ctx.point !== "beforeFinalize") return;
           written = true;
           await write();
@@ -204,32 +207,94 @@ describe("a document an erasing entry reaches, written after the plan", () => {
       }),
     );
     expect(written).toBe(true);
-    expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual(["BLOCKED"]);
+    expect((summary.units as UnitReport[]).map((u) => u.outcome)).toEqual([outcome]);
     const entries = await expectChainVerifies();
-    const failed = entries.filter((e) => e.action === "PURGE_VERIFY_FAILED");
-    expect(failed).toHaveLength(1);
-    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("BLOCKED");
-    // The next run plans the request again, with the document in it, and erases it.
-    await runNightlyPurge(runOptions({ sweep: false }));
-    expect((await db().doc(`deletionRequests/${requestId}`).get()).get("state")).toBe("PURGED");
-    return failed[0]!;
+    const remaining = await allGovernedPaths();
+    // Each deletion once; a path deleted, written again and deleted again is counted by its own test.
+    if (wrote !== AGAIN) await expectDeletionsExplained(entries, [...new Set([...before, wrote])].filter((p) => !remaining.has(p)));
+    await expectBatchesDecided(entries);
+    const state = async () => (await db().doc(`deletionRequests/${requestId}`).get()).get("state") as string;
+    return { entries, state };
   }
 
-  it("a new document is LATE_FIND_UNPLANNED: the request is BLOCKED, not PURGED, and the next run erases it", async () => {
-    const failed = await erase(() => putGoverned(NEW, { subjectUid: UID, type: "SIGNED_IN" }).then(() => undefined));
-    expect(failed.paths).toEqual([NEW]);
-    expect(failed.counts).toMatchObject({ LATE_FIND_UNPLANNED: 1 });
+  it("a new document only a delete entry reaches is deleted by a late batch, and the request is PURGED", async () => {
+    const r = await erase(NEW, () => putGoverned(NEW, { subjectUid: UID, type: "SIGNED_IN" }).then(() => undefined), "DONE");
     expect((await db().doc(NEW).get()).exists).toBe(false);
+    expect(r.entries.filter((e) => e.action === "PURGE_LATE_FOUND")).toHaveLength(1);
+    expect(await r.state()).toBe("PURGED");
   });
 
-  it("a document the round deleted, written again, is reported by both checks (STILL_PRESENT, LATE_FIND_UNPLANNED)", async () => {
-    const failed = await erase(async () => {
+  it("a document the round deleted, written again, is deleted again", async () => {
+    const r = await erase(AGAIN, async () => {
       expect((await db().doc(AGAIN).get()).exists, "its batch deleted it").toBe(false);
       await putGoverned(AGAIN, { subjectUid: UID, type: "SIGNED_IN" });
-    });
-    expect(new Set(failed.paths)).toEqual(new Set([AGAIN]));
-    expect(failed.counts).toMatchObject({ STILL_PRESENT: 1, LATE_FIND_UNPLANNED: 1 });
+    }, "DONE");
     expect((await db().doc(AGAIN).get()).exists).toBe(false);
+    // Two deletions of the path, each in the evidence of the batch that decided it: the planned one and a late one.
+    const naming = r.entries.filter((e) => e.action === "PURGE_BATCH" && (e.paths ?? []).includes(AGAIN));
+    expect(naming).toHaveLength(2);
+    expect(r.entries.filter((e) => e.action === "PURGE_LATE_FOUND")).toHaveLength(1);
+    expect(await r.state()).toBe("PURGED");
+  });
+
+  it("a new document a hold keeps is LATE_FIND_UNPLANNED: the request is BLOCKED, and the next plan retains it under the hold", async () => {
+    const r = await erase(NEW, async () => {
+      await putGoverned(NEW, { subjectUid: UID, type: "SIGNED_IN" });
+      await db().doc(NEW).update({ legalHold: true });
+    }, "BLOCKED");
+    const failed = r.entries.filter((e) => e.action === "PURGE_VERIFY_FAILED");
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.paths).toEqual([NEW]);
+    expect(failed[0]!.counts).toMatchObject({ LATE_FIND_UNPLANNED: 1 });
+    expect(r.entries.filter((e) => e.action === "PURGE_LATE_FOUND")).toHaveLength(0);
+    expect(await r.state()).toBe("BLOCKED");
+    await runNightlyPurge(runOptions({ sweep: false }));
+    expect((await db().doc(NEW).get()).exists).toBe(true);
+    expect(await r.state()).toBe("RETAINED_UNDER_HOLD");
+  });
+
+  it("a new document the destroy predicate refuses stays, and is LATE_FIND_UNPLANNED: the request is BLOCKED, not PURGED", async () => {
+    const r = await erase(NEW, async () => {
+      await putGoverned(NEW, { subjectUid: UID, type: "SIGNED_IN" });
+      // A state the lifecycle does not know: the plan rules let it through, the destroy predicate refuses it.
+      await db().doc(NEW).update({ lifecycleState: "SOMETHING_ELSE" });
+    }, "BLOCKED");
+    const failed = r.entries.filter((e) => e.action === "PURGE_VERIFY_FAILED");
+    expect(failed[0]!.paths).toEqual([NEW]);
+    expect(failed[0]!.counts).toMatchObject({ LATE_FIND_UNPLANNED: 1 });
+    expect((await db().doc(NEW).get()).exists).toBe(true);
+  });
+
+  it("a new document a recursive entry reaches (a session) is left to the next plan, which erases it with its subtree", async () => {
+    const SESSION = `sessions/s-${UID}-late`;
+    const TOKEN = `${SESSION}/tokens/tk-late`;
+    const r = await erase(SESSION, async () => {
+      await putGoverned(SESSION, { uid: UID }, { ageDays: 0 });
+      await putGoverned(TOKEN, { kind: "refresh" }, { ageDays: 0 });
+    }, "BLOCKED");
+    const failed = r.entries.filter((e) => e.action === "PURGE_VERIFY_FAILED");
+    expect(failed[0]!.paths).toEqual([SESSION]);
+    expect(failed[0]!.counts).toMatchObject({ LATE_FIND_UNPLANNED: 1 });
+    expect((await db().doc(TOKEN).get()).exists, "nothing under it was touched").toBe(true);
+    await runNightlyPurge(runOptions({ sweep: false }));
+    expect(await r.state()).toBe("PURGED");
+    for (const p of [SESSION, TOKEN]) expect((await db().doc(p).get()).exists, p).toBe(false);
+  });
+
+  it("what is written under a recursive entry's missing document (the profile) is left to the next plan", async () => {
+    const PROFILE = `tenants/t-acme/users/${UID}`;
+    const NOTE = `${PROFILE}/notes/n-late`;
+    const r = await erase(
+      NOTE,
+      () => db().doc(NOTE).set({ text: "written by a server under the missing profile" }).then(() => undefined),
+      "BLOCKED",
+      // The profile is gone before the plan: it is no root of the round, and nothing the sweep walks reaches under it.
+      () => db().doc(PROFILE).delete().then(() => undefined),
+    );
+    const failed = r.entries.filter((e) => e.action === "PURGE_VERIFY_FAILED");
+    expect(failed[0]!.paths).toEqual([NOTE]);
+    expect(failed[0]!.counts).toMatchObject({ LATE_FIND_UNPLANNED: 1 });
+    expect((await db().doc(NOTE).get()).exists).toBe(true);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { archivesInTrees, buildDeletionPlan, judgeObject, type DiscoveredDoc, type DiscoveredObject } from "../../../functions/src/plan/rules";
+import { archivesInTrees, buildDeletionPlan, judgeObject, judgeUnplanned, type DiscoveredDoc, type DiscoveredObject } from "../../../functions/src/plan/rules";
 import { DataMapEntrySchema, type DataMapEntry } from "../../../functions/src/kernel/policy-schema";
 import { isBusinessVisible, isTenantOpen } from "../../../functions/src/kernel/visibility";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
@@ -223,5 +223,33 @@ describe("archive entries planned from a tree's stream (archivesInTrees)", () =>
       e({ id: "msgs", kind: "collectionGroup", collectionId: "messages", action: "delete" }),
     ];
     expect(ids(archivesInTrees([orders, tree, ...others], vars))).toEqual({ tree: { "tenants/t-1/orders": "orders" } });
+  });
+});
+
+describe("what the final sweep does with a document the data map reaches after the plan (judgeUnplanned)", () => {
+  const pol = policyCurrent();
+  const entry = (id: string): DataMapEntry => {
+    const e = pol.dataMapOf(subject).find((x) => x.id === id);
+    if (!e) throw new Error(`no entry ${id}`);
+    return e;
+  };
+  const activity = doc("activity/a-late", "activity", { lifecycleState: "ACTIVE" });
+
+  it("sweeps what non-recursive delete entries alone reach and none keeps", () => {
+    expect(judgeUnplanned(activity, [entry("activity")], [], pol, NOW)).toBe("sweep");
+    expect(judgeUnplanned(activity, [entry("activity"), { ...entry("activity"), id: "activity-again" }], [], pol, NOW)).toBe("sweep");
+  });
+
+  it("leaves to the next plan what a keep, archive or recursive entry also reaches, what a hold keeps, and what its class keeps", () => {
+    const session = doc("sessions/s-late", "sessions", { retentionClass: "session-30d", lifecycleState: "ACTIVE" });
+    expect(judgeUnplanned(session, [entry("sessions")], [], pol, NOW)).toBe("replan");
+    const archive = { ...entry("activity"), id: "activity-archive", action: "archive" as const };
+    expect(judgeUnplanned(activity, [entry("activity"), entry("audit-records")], [], pol, NOW)).toBe("replan");
+    expect(judgeUnplanned(activity, [entry("activity"), archive], [], pol, NOW)).toBe("replan");
+    expect(judgeUnplanned({ ...activity, doc: { ...activity.doc, legalHold: true } }, [entry("activity")], [], pol, NOW)).toBe("replan");
+    expect(judgeUnplanned(activity, [entry("activity")], [{ holdId: "h-1", targetPath: "activity", reasonCode: "LITIGATION" }], pol, NOW)).toBe("replan");
+    const finance = doc("activity/a-finance", "activity", { retentionClass: "finance-7y", retainUntilMs: NOW + DAY_MS });
+    expect(judgeUnplanned(finance, [entry("activity")], [], pol, NOW)).toBe("replan");
+    expect(judgeUnplanned(activity, [], [], pol, NOW)).toBe("replan");
   });
 });

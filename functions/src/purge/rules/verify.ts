@@ -34,9 +34,11 @@ export type VerifyProblem =
    */
   | "LATE_FIND_STRANDED"
   /**
-   * A document an erasing entry of the request's data map reaches, outside the roots the final sweep looks under,
-   * that the round did not decide about: written (or written again) after the plan by a server-side writer. The
-   * erasure is not complete; the next run plans the request again with it (docs/PURGE-ENGINE.md, "Late finds").
+   * A document the request's data map reaches, outside the roots the final sweep looks under, that the round did not
+   * decide about (written, or written again, after the plan by a server-side writer) and that the sweep may not
+   * delete: a keep, archive or recursive entry reaches it, a hold or its class keeps it, the predicate refused it, or it
+   * lies under a recursive entry's missing document. The erasure is not complete; the next run plans the request again
+   * with it (docs/PURGE-ENGINE.md, "Late finds").
    */
   | "LATE_FIND_UNPLANNED";
 

@@ -1,4 +1,5 @@
-import { FieldPath, type DocumentReference } from "firebase-admin/firestore";
+import { FieldPath, type DocumentReference, type DocumentSnapshot } from "firebase-admin/firestore";
+import type { DataMapEntry } from "../../kernel/policy-schema";
 import pLimit from "p-limit";
 import { ancestorDocuments, compareNames, isSameOrUnder, parentDocumentPath } from "../../kernel/paths";
 import { BatchCutter, orderStages, stageKind, type PurgeItem, type StageLayout } from "../rules/batches";
@@ -7,7 +8,7 @@ import { batchHash } from "../rules/manifest";
 import { hasDeleteTrigger } from "../../ttl/rules";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { activeHolds, readFence } from "../../holds/index";
-import { discoverEntryObjects, entryRoots, judgeObject, KeptBelow, type Subject } from "../../plan/index";
+import { discoverEntryObjects, discoveredFrom, entryRoots, judgeObject, judgeUnplanned, KeptBelow, type Subject } from "../../plan/index";
 import { db } from "../../platform/firestore";
 import { streamGovernedDescendants } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
@@ -41,11 +42,12 @@ export interface LateFindings {
  * whose parent is gone (created under it after the parent's batch probed, before that batch committed) is listed in
  * `stranded`, and a deletion request's verification then refuses to call the erasure complete.
  *
- * A deletion request's data map is asked again too (`unplannedFinds`): a document one of its erasing entries reaches
+ * A deletion request's data map is asked again too (`dataMapAgain`): a document one of its erasing entries reaches
  * outside every root the sweep looks under, which the round did not decide about, was created (or created again)
- * after the plan by a server-side writer. It is not deleted here, where the plan's rules for it (keep entries, the
- * archive) are not at hand: it is listed in `unplanned`, verification refuses to call the erasure complete, and the
- * next run plans the request again with it.
+ * after the plan by a server-side writer. One that non-recursive delete entries alone reach, and none keeps, is
+ * decided and deleted like a late find (plan/rules.ts#judgeUnplanned). Any other, one the predicate refuses, and
+ * anything new under a recursive `doc` entry whose document is missing, is listed in `unplanned` and left as it is:
+ * verification refuses to call the erasure complete, and the next run plans the request again with it.
  *
  * A deletion request's Cloud Storage objects are listed again the same way (everything under a storage entry is
  * the erasure's): an object the round has not decided about (a new name, or a new generation of a name, uploaded
@@ -58,10 +60,13 @@ export interface LateFindings {
 export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">, facts: RoundFacts, findings: LateFindings = { stranded: [], unplanned: [] }): Promise<UnitCheckpoint | null> {
   await fire(env, { point: "beforeLate", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: [] });
   const { roots, expected, decidedObjects, deferred } = await survivorsAndRoots(cp, facts);
-  if (cp.kind === "request" && cp.subject) await unplannedFinds(cp.subject, roots, (path) => expected.has(path) || deferred.has(path), findings.unplanned);
-  const stranded = findings.stranded;
+  const again = cp.kind === "request" && cp.subject ? await dataMapAgain(cp.subject, roots, (path) => expected.has(path) || deferred.has(path)) : { finds: new Map<string, Reached>(), trees: [] as string[] };
+  const { stranded, unplanned } = findings;
+  const listUnplanned = (path: string): void => {
+    if (unplanned.length < FINDS_LISTED && !unplanned.includes(path)) unplanned.push(path);
+  };
   const storage = cp.kind === "request" && cp.subject ? policy().storageMapOf(cp.subject) : [];
-  if (roots.length === 0 && storage.length === 0) return cp;
+  if (roots.length === 0 && storage.length === 0 && again.finds.size === 0 && again.trees.length === 0) return cp;
   const fenceGeneration = await readFence();
   const holds = await activeHolds();
   const pol = policy();
@@ -97,6 +102,8 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
     chain.push(path);
     return present;
   };
+  // Refusals under a root the data map reached outside the round block the request: no planned item documents them.
+  let blocking = false;
   const visit = (path: string, data: Record<string, unknown> | undefined, version: string | undefined, root = false): void => {
     // A root is judged as it is, whatever its own parent: only what lies under it can be stranded.
     const underParent = root || parentPresent(path);
@@ -109,19 +116,36 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
       refused++;
       // Refused under a parent that is gone: created after its parent's batch probed, before that batch committed.
       if (!underParent && stranded.length < FINDS_LISTED) stranded.push(path);
+      else if (blocking) listUnplanned(path);
       keeper.push(path, null, true);
       return;
     }
     const item: PurgeItem = { path, ...(version ? { version } : {}), ...(hasDeleteTrigger(pol, path) ? { mark: true as const } : {}) };
     keeper.push(path, { item }, false);
   };
-  for (const root of await readAll(roots)) {
-    chain.length = 0;
-    if (root.exists) {
-      visit(root.ref.path, root.data(), versionOf(root.updateTime), true);
-      chain.push(root.ref.path);
+  const walk: SweepRoot[] = (await readAll(roots)).map((snap) => ({ snap, recursive: true, blocking: false }));
+  let fromDataMap = 0;
+  for (const [path, r] of [...again.finds].sort(([a], [b]) => compareNames(a, b))) {
+    if (judgeUnplanned(discoveredFrom(r.snap, r.entries[0]!.id), r.entries, holds, pol, env.nowMs) === "replan") listUnplanned(path);
+    else {
+      walk.push({ snap: r.snap, recursive: false, blocking: true });
+      fromDataMap++;
     }
-    for await (const d of streamGovernedDescendants(root.ref.path)) {
+  }
+  // Under a recursive `doc` entry's missing document nothing is deleted here: what is new there waits for the next
+  // plan, which judges it against every entry of the data map.
+  for (const tree of again.trees) {
+    for await (const d of streamGovernedDescendants(tree)) if (!expected.has(d.ref.path) && !deferred.has(d.ref.path)) listUnplanned(d.ref.path);
+  }
+  for (const root of walk) {
+    chain.length = 0;
+    blocking = root.blocking;
+    if (root.snap.exists) {
+      visit(root.snap.ref.path, root.snap.data(), versionOf(root.snap.updateTime), true);
+      chain.push(root.snap.ref.path);
+    }
+    if (!root.recursive) continue;
+    for await (const d of streamGovernedDescendants(root.snap.ref.path)) {
       visit(d.ref.path, d.data(), versionOf(d.updateTime));
       await sink.ready();
     }
@@ -155,7 +179,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
       purgeEvidence(env, cp, {
         action: "PURGE_LATE_FOUND",
         decision: { reason: "AUTHORIZED_BY_POLICY" },
-        counts: { found, refused, batches: added, roots: roots.length },
+        counts: { found, refused, batches: added, roots: roots.length, fromDataMap },
         detail: { decidedGeneration: fenceGeneration },
       }),
     );
@@ -242,28 +266,58 @@ async function survivorsAndRoots(cp: UnitCheckpoint, facts: RoundFacts): Promise
   return { roots, expected, decidedObjects, deferred };
 }
 
+/** A root the final sweep walks: a recursive root of the round, or a document the request's data map reaches again. */
+interface SweepRoot {
+  snap: DocumentSnapshot;
+  /** Its descendants are walked too. */
+  recursive: boolean;
+  /** Reached by the data map outside the round's decisions: a refusal in it blocks the request. */
+  blocking: boolean;
+}
+
+/** A document the data map reaches again, with every entry that reaches it. */
+interface Reached {
+  snap: DocumentSnapshot;
+  entries: DataMapEntry[];
+}
+
 /**
- * The documents each erasing entry (delete, archive) of a request's data map reaches now (the entry's document, or
- * its query's results: one read or one query per entry, all at once), outside the roots the sweep looks under, that
- * the round did not decide about (`decided`: retained, held, refused, deferred). The round deleted every other
- * document they reached, so one still there was written after the plan. Listed in `out`, at most FINDS_LISTED.
+ * A request's data map asked again at its finalize (each entry's document, or its query's results: one read or one
+ * query per entry, all at once), for what the round did not decide about outside the roots the sweep walks
+ * (`decided`: retained, held, refused, deferred). `finds`: the documents erasing entries reach, with every entry that
+ * reaches them (keep entries are asked only when there are finds: what they reach wins, as in the plan). The round
+ * deleted every other document those entries reached, so one still there was written after the plan. Everything under
+ * a recursive entry's document is that entry's too, as the plan judges it: a find under one (kept, missing, of a keep
+ * entry or an erasing one) is reached by that entry as well. `trees`: the path of a recursive erasing `doc` entry's
+ * missing document, whose subtree is the erasure's all the same.
  */
-async function unplannedFinds(subject: Subject, roots: readonly string[], decided: (path: string) => boolean, out: string[]): Promise<void> {
+async function dataMapAgain(subject: Subject, roots: readonly string[], decided: (path: string) => boolean): Promise<{ finds: Map<string, Reached>; trees: string[] }> {
   const under = new Set(roots);
   const covered = (path: string): boolean => under.has(path) || ancestorDocuments(path).some((a) => under.has(a));
-  const erasing = policy()
-    .dataMapOf(subject)
-    .filter((e) => e.action === "delete" || e.action === "archive");
-  const found = new Set<string>();
-  await Promise.all(
-    erasing.map(async (entry) => {
-      for await (const snap of entryRoots(subject, entry)) {
-        const path = snap.ref.path;
-        if (snap.exists && !covered(path) && !decided(path)) found.add(path);
+  const entries = policy().dataMapOf(subject);
+  const erasing = entries.filter((e) => e.action === "delete" || e.action === "archive");
+  const finds = new Map<string, Reached>();
+  const trees = new Map<string, DataMapEntry>();
+  const recursiveRoots = new Map<string, DataMapEntry[]>();
+  const reach = async (entry: DataMapEntry, onlyFound: boolean): Promise<void> => {
+    for await (const snap of entryRoots(subject, entry)) {
+      const path = snap.ref.path;
+      if (covered(path)) continue;
+      if (entry.recursive === true) recursiveRoots.set(path, [...(recursiveRoots.get(path) ?? []), entry]);
+      if (!snap.exists) {
+        if (!onlyFound && entry.kind === "doc" && entry.recursive === true) trees.set(path, entry);
+        continue;
       }
-    }),
-  );
-  out.push(...[...found].sort(compareNames).slice(0, FINDS_LISTED - out.length));
+      if (decided(path)) continue;
+      const r = finds.get(path);
+      if (r) r.entries.push(entry);
+      else if (!onlyFound) finds.set(path, { snap, entries: [entry] });
+    }
+  };
+  await Promise.all(erasing.map((e) => reach(e, false)));
+  if (finds.size > 0) await Promise.all(entries.filter((e) => !erasing.includes(e)).map((e) => reach(e, true)));
+  for (const [path, r] of finds) for (const a of ancestorDocuments(path)) r.entries.push(...(recursiveRoots.get(a) ?? []));
+  return { finds, trees: [...trees.keys()].sort(compareNames) };
 }
 
 function noteBatch(b: BatchDoc, expected: Set<string>, roots: string[]): void {
