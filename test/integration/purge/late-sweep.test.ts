@@ -220,7 +220,9 @@ describe("a document the data map reaches, written after the plan", () => {
   it("a new document only a delete entry reaches is deleted by a late batch, and the request is PURGED", async () => {
     const r = await erase(NEW, () => putGoverned(NEW, { subjectUid: UID, type: "SIGNED_IN" }).then(() => undefined), "DONE");
     expect((await db().doc(NEW).get()).exists).toBe(false);
-    expect(r.entries.filter((e) => e.action === "PURGE_LATE_FOUND")).toHaveLength(1);
+    const late = r.entries.filter((e) => e.action === "PURGE_LATE_FOUND");
+    expect(late).toHaveLength(1);
+    expect(late[0]!.counts).toMatchObject({ found: 1, refused: 0, fromDataMap: 1 });
     expect(await r.state()).toBe("PURGED");
   });
 

@@ -57,13 +57,14 @@ export interface LateFindings {
  * `facts` notes every record of the round as it stands once the sweep is over (the records it read, then the late
  * batches it ran), for verification (verify.ts#RoundFacts).
  */
-export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">, facts: RoundFacts, findings: LateFindings = { stranded: [], unplanned: [] }): Promise<UnitCheckpoint | null> {
+export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, steps: Pick<Steps, "delete" | "objects">, facts: RoundFacts, findings: LateFindings): Promise<UnitCheckpoint | null> {
   await fire(env, { point: "beforeLate", unitKey: cp.unitKey, round: cp.round, step, batch: null, paths: [] });
   const { roots, expected, decidedObjects, deferred } = await survivorsAndRoots(cp, facts);
   const again = cp.kind === "request" && cp.subject ? await dataMapAgain(cp.subject, roots, (path) => expected.has(path) || deferred.has(path)) : { finds: new Map<string, Reached>(), trees: [] as string[] };
   const { stranded, unplanned } = findings;
+  const listFull = (): boolean => unplanned.length >= FINDS_LISTED;
   const listUnplanned = (path: string): void => {
-    if (unplanned.length < FINDS_LISTED && !unplanned.includes(path)) unplanned.push(path);
+    if (!listFull() && !unplanned.includes(path)) unplanned.push(path);
   };
   const storage = cp.kind === "request" && cp.subject ? policy().storageMapOf(cp.subject) : [];
   if (roots.length === 0 && storage.length === 0 && again.finds.size === 0 && again.trees.length === 0) return cp;
@@ -82,6 +83,8 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
   );
   let found = 0;
   let refused = 0;
+  // Finds of the data map (outside the round's roots) decided for deletion here.
+  let fromDataMap = 0;
   type Pending = { item: PurgeItem } | null;
   const keeper = new KeptBelow<Pending>((p, keptBelow) => {
     if (p === null) return;
@@ -103,7 +106,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
     return present;
   };
   // Refusals under a root the data map reached outside the round block the request: no planned item documents them.
-  let blocking = false;
+  let outsideRound = false;
   const visit = (path: string, data: Record<string, unknown> | undefined, version: string | undefined, root = false): void => {
     // A root is judged as it is, whatever its own parent: only what lies under it can be stranded.
     const underParent = root || parentPresent(path);
@@ -116,35 +119,37 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
       refused++;
       // Refused under a parent that is gone: created after its parent's batch probed, before that batch committed.
       if (!underParent && stranded.length < FINDS_LISTED) stranded.push(path);
-      else if (blocking) listUnplanned(path);
+      else if (outsideRound) listUnplanned(path);
       keeper.push(path, null, true);
       return;
     }
     const item: PurgeItem = { path, ...(version ? { version } : {}), ...(hasDeleteTrigger(pol, path) ? { mark: true as const } : {}) };
+    if (outsideRound) fromDataMap++;
     keeper.push(path, { item }, false);
   };
-  const walk: SweepRoot[] = (await readAll(roots)).map((snap) => ({ snap, recursive: true, blocking: false }));
-  let fromDataMap = 0;
+  const walk: SweepRoot[] = (await readAll(roots)).map((snap) => ({ snap, outsideRound: false }));
   for (const [path, r] of [...again.finds].sort(([a], [b]) => compareNames(a, b))) {
     if (judgeUnplanned(discoveredFrom(r.snap, r.entries[0]!.id), r.entries, holds, pol, env.nowMs) === "replan") listUnplanned(path);
-    else {
-      walk.push({ snap: r.snap, recursive: false, blocking: true });
-      fromDataMap++;
-    }
+    else walk.push({ snap: r.snap, outsideRound: true });
   }
   // Under a recursive `doc` entry's missing document nothing is deleted here: what is new there waits for the next
   // plan, which judges it against every entry of the data map.
   for (const tree of again.trees) {
-    for await (const d of streamGovernedDescendants(tree)) if (!expected.has(d.ref.path) && !deferred.has(d.ref.path)) listUnplanned(d.ref.path);
+    if (listFull()) break;
+    for await (const d of streamGovernedDescendants(tree)) {
+      if (!expected.has(d.ref.path) && !deferred.has(d.ref.path)) listUnplanned(d.ref.path);
+      if (listFull()) break;
+    }
   }
   for (const root of walk) {
     chain.length = 0;
-    blocking = root.blocking;
+    outsideRound = root.outsideRound;
     if (root.snap.exists) {
       visit(root.snap.ref.path, root.snap.data(), versionOf(root.snap.updateTime), true);
       chain.push(root.snap.ref.path);
     }
-    if (!root.recursive) continue;
+    // A data-map find is judged alone: what is under it is not its non-recursive entry's (the batch's probe defers it).
+    if (root.outsideRound) continue;
     for await (const d of streamGovernedDescendants(root.snap.ref.path)) {
       visit(d.ref.path, d.data(), versionOf(d.updateTime));
       await sink.ready();
@@ -269,10 +274,11 @@ async function survivorsAndRoots(cp: UnitCheckpoint, facts: RoundFacts): Promise
 /** A root the final sweep walks: a recursive root of the round, or a document the request's data map reaches again. */
 interface SweepRoot {
   snap: DocumentSnapshot;
-  /** Its descendants are walked too. */
-  recursive: boolean;
-  /** Reached by the data map outside the round's decisions: a refusal in it blocks the request. */
-  blocking: boolean;
+  /**
+   * False: a recursive root of the round, walked with its descendants. True: a document the data map reaches outside
+   * the round's decisions, judged alone; a refusal of it blocks the request.
+   */
+  outsideRound: boolean;
 }
 
 /** A document the data map reaches again, with every entry that reaches it. */
