@@ -6,7 +6,10 @@ import { verifyEvidence } from "../../evidence/index";
 import { COLLECTIONS, db } from "../../platform/firestore";
 import { toMs } from "../../platform/governed-doc";
 
-/** Findings and chain problems listed on the page (counts stay exact). */
+/**
+ * Findings and chain problems listed on the page (counts stay exact). Past it, the audit still lists the first
+ * SAMPLE_PER_CODE findings of every code (audit/scan.ts), so a flood of one code never hides a rarer one.
+ */
 const LISTED = 200;
 
 const HOUR = 3_600_000;
@@ -72,6 +75,7 @@ function delayOf(e: ChainedEvidence): number | null {
 export async function collectReportData(opts: { nowMs: number; target: string; scan?: Omit<ScanOptions, "nowMs">; onProgress?: (text: string) => void }): Promise<ReportData> {
   const audit = await scanRetention({
     ...opts.scan,
+    maxFindings: Math.min(opts.scan?.maxFindings ?? LISTED, LISTED),
     nowMs: opts.nowMs,
     onProgress: (p) => opts.onProgress?.(`auditing ${p.phase}: ${p.scanned} documents`),
   });
@@ -91,7 +95,7 @@ export async function collectReportData(opts: { nowMs: number; target: string; s
     audit: {
       ok: audit.ok,
       totalFindings: audit.totalFindings,
-      findings: audit.findings.slice(0, LISTED),
+      findings: audit.findings,
       byCode: Object.fromEntries(Object.entries(audit.byCode).filter(([, n]) => n > 0)),
       documents: s.documents,
       byClass: s.byClass,

@@ -16,6 +16,7 @@ import { recordEvidence } from "../../../../functions/src/evidence/store";
 import { COLLECTIONS } from "../../../../functions/src/platform/firestore";
 import { placeHold } from "../../../../functions/src/holds/service";
 import { seedDemo } from "../../../../examples/atlasmart/seed";
+import { collectReportData, renderReport, SAMPLE_PER_CODE } from "../../../../functions/src/audit/index";
 import { clearAuth, clearFirestore, db } from "../../../helpers/emulator";
 import { repoRoot } from "../../../helpers/policy";
 
@@ -158,5 +159,25 @@ describe("retention report (dashboard page in headless Chromium)", () => {
     expect(problems).toEqual([]);
     expect(requests).toEqual([url]);
     await page.close();
+  });
+
+  it("lists every code's findings when a flood of one code passes the page's 200: the rarer ones are not crowded out", async () => {
+    const nowMs = Date.now();
+    await seedScenario(nowMs);
+    // 205 documents of an unknown class, named to sort before every other finding's path.
+    const template = (await db().doc("activity/a-001").get()).data()!;
+    const batch = db().batch();
+    for (let i = 0; i < 205; i++) batch.set(db().doc(`activity/a-flood-${String(i).padStart(3, "0")}`), { ...template, retentionClass: "forever-and-a-day" });
+    await batch.commit();
+    const data = await collectReportData({ nowMs, target: "the emulator" });
+    expect(data.audit.totalFindings).toBe(207);
+    expect(data.audit.byCode).toEqual({ UNKNOWN_CLASS: 205, MISSING_TTL: 1, OVERDUE_REQUEST: 1 });
+    const listed = data.audit.findings.map((f) => `${f.code} ${f.path}`);
+    expect(listed).toContain("MISSING_TTL events/e-002");
+    expect(listed).toContain(`OVERDUE_REQUEST ${COLLECTIONS.deletionRequests}/req-late`);
+    expect(listed.length).toBeLessThanOrEqual(200 + 2 * SAMPLE_PER_CODE);
+    const html = renderReport(data);
+    expect(html).toContain("207 finding(s)");
+    expect(html).toContain("events/e-002");
   });
 });
