@@ -8,10 +8,7 @@ import { expect } from "vitest";
 import { deletedWhileHeld, entryDocId, shardOf, type ChainedEvidence } from "../../../functions/src/evidence/rules";
 import { hashCanonical } from "../../../functions/src/kernel/canonical";
 import { DAY_MS } from "../../../functions/src/kernel/policy";
-import { computeExpireAt } from "../../../functions/src/kernel/retention";
-import { freshGovernedFields } from "../../../functions/src/kernel/governed-write";
 import { verifyEvidence } from "../../../functions/src/evidence/verify";
-import { governedToFirestore } from "../../../functions/src/platform/governed-doc";
 import { placeHold } from "../../../functions/src/holds/service";
 import { settings } from "../../../functions/src/platform/settings";
 import { policy } from "../../../functions/src/platform/registry";
@@ -19,6 +16,9 @@ import { openDeletionRequest } from "../../../functions/src/requests/service";
 import type { PurgeRunOptions } from "../../../functions/src/purge/job";
 import { descendantsQuery } from "../../../functions/src/platform/kindless";
 import { clearAuth, clearFirestore, db } from "../../helpers/emulator";
+import { putGoverned, T0 } from "./governed-write";
+
+export { putGoverned, T0, type PutOptions } from "./governed-write";
 import { parseObjectPath } from "../../../functions/src/kernel/storage-map";
 import { readObject } from "../../../functions/src/platform/storage";
 
@@ -36,41 +36,12 @@ export function useDatabase(databaseId: string): void {
   process.env.RETENTION_DATABASE_ID = databaseId;
 }
 
-/**
- * The seeding time: in the past, so that a request an Auth trigger might open at wall-clock time (when the
- * functions emulator runs the backstop) can never be due at the suites' asOf.
- */
-export const T0 = Date.parse("2026-06-01T00:00:00Z");
 /** The user-delete grace is 7 days: the purge runs as of a day after it. */
 export const AFTER_GRACE = T0 + 8 * DAY_MS;
 
 export async function reset(): Promise<void> {
   await clearFirestore(settings.databaseId());
   await clearAuth();
-}
-
-export interface PutOptions {
-  tenantId?: string;
-  /** Age of the retention anchor at T0. */
-  ageDays?: number;
-  /** For inherited classes: the parent's expiry. */
-  parentExpireAtMs?: number | null;
-}
-
-/** Writes a governed document with the retention its registry class gives it (ACTIVE, unheld). */
-export async function putGoverned(path: string, data: Record<string, unknown>, opts: PutOptions = {}): Promise<{ expireAtMs: number | null }> {
-  const pol = policy();
-  const cls = pol.classForPath(path);
-  if (!cls) throw new Error(`${path} is in no class`);
-  const createdAtMs = T0 - (opts.ageDays ?? 0) * DAY_MS;
-  const expireAtMs = computeExpireAt(cls, createdAtMs, { parentExpireAtMs: opts.parentExpireAtMs ?? null });
-  await db()
-    .doc(path)
-    .set({
-      ...data,
-      ...governedToFirestore(freshGovernedFields(cls, { tenantId: opts.tenantId ?? "t-acme", policyVersion: pol.version, createdAtMs, expireAtMs }), "set"),
-    });
-  return { expireAtMs };
 }
 
 /** A session with one token child (the nested-data rule: the token carries the session's expiry). */
