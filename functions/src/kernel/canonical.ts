@@ -9,11 +9,27 @@ export function canonicalJson(value: unknown): string {
     if (typeof value === "number" && !Number.isFinite(value)) throw new Error("canonicalJson: non-finite number");
     return JSON.stringify(value) ?? "null";
   }
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(",")}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  // Built in one string, without intermediate arrays: manifests and evidence hash one of these per document.
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      out += `${i > 0 ? "," : ""}${canonicalJson(v === undefined ? null : v)}`;
+    }
+    return `${out}]`;
+  }
+  const record = value as Record<string, unknown>;
+  // Default sort: UTF-16 code unit order, as `<` compares.
+  const keys = Object.keys(record).sort();
+  let out = "{";
+  let first = true;
+  for (const k of keys) {
+    const v = record[k];
+    if (v === undefined) continue;
+    out += `${first ? "" : ","}${JSON.stringify(k)}:${canonicalJson(v)}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 export function sha256Hex(text: string): string {

@@ -66,5 +66,22 @@ describe("compareNames", () => {
     for (const p of names) for (const q of names) expect(sign(compareNames(p, q)), `${p} vs ${q}`).toBe(sign(byBytes(p, q)));
     // A subtree stays contiguous.
     expect(["a/b-x", "a/b/c/d", "a/b"].sort(compareNames)).toEqual(["a/b", "a/b/c/d", "a/b-x"]);
+    // The in-place comparison of clean names agrees with the byte order on generated names: segments from a few
+    // characters around the places where orders differ ("/" against "-" and ".", BMP past the surrogates against
+    // astral, prefixes), and unclean names (doubled, leading, trailing slashes), which take the segment path.
+    const unit = fc.constantFrom("a", "b", "-", ".", "\u0000", "é", "\uE000", "\uFFFD", "\u{1F600}", "\u{10FFFF}");
+    const segment = fc.array(unit, { minLength: 1, maxLength: 4 }).map((u) => u.join(""));
+    const name = fc.oneof(
+      { weight: 4, arbitrary: fc.array(segment, { minLength: 1, maxLength: 6 }).map((s) => s.join("/")) },
+      { weight: 1, arbitrary: fc.array(fc.oneof(segment, fc.constant("")), { minLength: 1, maxLength: 6 }).map((s) => s.join("/")) },
+    );
+    const bytesClean = (p: string) => p.split("/").filter((x) => x.length > 0).join("/");
+    fc.assert(
+      fc.property(name, name, (p, q) => {
+        expect(sign(compareNames(p, q)), `${JSON.stringify(p)} vs ${JSON.stringify(q)}`).toBe(sign(byBytes(bytesClean(p), bytesClean(q))));
+        expect(sign(compareNames(p, q)) + sign(compareNames(q, p)), "antisymmetric").toBe(0);
+      }),
+      { numRuns: 5000, seed: 20261203 },
+    );
   });
 });
