@@ -139,6 +139,10 @@ const summary = {
     : null,
   purge_rpcs_by_method: purgeMid?.rpcs ?? null,
   purge_phases_ms: purgeMid?.phases ?? null,
+  // CPU ms by phase (client, emulator) of the same run, and the steps' client CPU per document: the figure that bounds
+  // a function's delete rate where Firestore's servers, not this machine, do the emulator's part (docs/SCALE.md).
+  purge_phase_cpu_ms: purgeMid?.phaseCpu ?? null,
+  purge_steps_client_cpu_us_per_doc: purgeMid?.phaseCpu?.client?.steps == null ? null : Math.round((1000 * purgeMid.phaseCpu.client.steps) / purgeMid.size),
   rss_50k_over_1k: r3(typical(large, "purge (fastest)").rssMb / typical(small, "purge (fastest)").rssMb),
   rss_50k_over_1k_heap_128: quick ? null : r3(typical(large, "purge (fastest, 128 MB heap)").rssMb / typical(small, "purge (fastest, 128 MB heap)").rssMb),
   purge_heap_128_vs_uncapped: singleRatio(mid, "purge (fastest, 128 MB heap)", "purge (fastest)"),

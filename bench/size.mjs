@@ -64,6 +64,7 @@ async function timed(c, round, slot) {
     rpcs: r.rpcs,
     cpu: r.cpu,
     phases: r.phases,
+    phaseCpu: r.phaseCpu ?? null,
     load: r.load,
     loaded: r.load.start > LOADED,
   };

@@ -1,7 +1,9 @@
 // Child process: runs one contender against the tree generate.mjs wrote, and reports its wall time, the
 // documents it handled, its peak RSS and the Firestore operations it issued (one JSON line on stdout).
 import { createRequire } from "node:module";
+import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { join } from "node:path";
 import { BENCH_TENANT, MESSAGES_PER_ORDER, counts, countOperations, emulatorCpuMs, functionsLib, resetCounts, rpcsByMethod } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
@@ -57,6 +59,28 @@ function profileHook(startedAt) {
   return hook;
 }
 
+/**
+ * BENCH_CPU_PROF=<dir>: a V8 CPU profile of the timed purge (this process only; the emulator is a JVM), written to
+ * <dir>/purge-<docs>-<time>.cpuprofile for Chrome's DevTools. Returns the function that stops and writes it.
+ */
+async function cpuProfile() {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return async (_phases) => undefined;
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return async (phases) => {
+    const { profile } = await session.post("Profiler.stop");
+    const name = join(dir, `purge-${expectedDocs}-${Date.now()}`);
+    writeFileSync(`${name}.cpuprofile`, JSON.stringify(profile));
+    // The phases' wall times, to cut the profile by phase (its samples are timed from the same start).
+    writeFileSync(`${name}.phases.json`, JSON.stringify(phases));
+    session.disconnect();
+  };
+}
+
 /** The CLI's engine, loaded before the clock. */
 let FirestoreDelete;
 async function cliDelete() {
@@ -92,17 +116,38 @@ function cpuMark() {
  */
 function phaseHook(startedAt) {
   const first = new Map();
+  // CPU (client and emulator, ms) at each point's first call, counted from the same start as the wall clock.
+  const cpu = cpuMark();
+  const cpuAt = new Map();
   const hook = (ctx) => {
-    if (!first.has(ctx.point)) first.set(ctx.point, performance.now());
+    if (first.has(ctx.point)) return;
+    first.set(ctx.point, performance.now());
+    cpuAt.set(ctx.point, cpu());
   };
+  /** The phases' wall time (ms), and the CPU ms the client and the emulator spent in each. */
   hook.report = (totalMs) => {
     const end = startedAt + totalMs;
-    const at = (p, fallback) => first.get(p) ?? fallback;
-    const plan = at("afterPlan", startedAt);
-    const firstBatch = Math.min(at("afterMark", end), at("beforeExecute", end), at("inExecute", end), at("inObjectWindow", end));
-    const fin = at("beforeFinalize", end);
+    const endCpu = cpu();
+    const firstBatchPoint = ["afterMark", "beforeExecute", "inExecute", "inObjectWindow"].filter((p) => first.has(p)).sort((a, b) => first.get(a) - first.get(b))[0];
+    const bounds = [
+      [startedAt, { clientMs: 0, emulatorMs: 0 }],
+      [first.get("afterPlan") ?? startedAt, cpuAt.get("afterPlan") ?? { clientMs: 0, emulatorMs: 0 }],
+      [firstBatchPoint ? first.get(firstBatchPoint) : end, firstBatchPoint ? cpuAt.get(firstBatchPoint) : endCpu],
+      [first.get("beforeFinalize") ?? end, cpuAt.get("beforeFinalize") ?? endCpu],
+      [end, endCpu],
+    ];
+    const names = ["plan", "start", "steps", "finalize"];
     const r = (x) => Math.round(Math.max(0, x));
-    return { total: r(totalMs), plan: r(plan - startedAt), start: r(firstBatch - plan), steps: r(fin - firstBatch), finalize: r(end - fin) };
+    const diff = (key, i) => (bounds[i + 1][1][key] === null || bounds[i][1][key] === null ? null : r(bounds[i + 1][1][key] - bounds[i][1][key]));
+    const phases = { total: r(totalMs) };
+    const clientCpu = {};
+    const emulatorCpu = {};
+    names.forEach((name, i) => {
+      phases[name] = r(bounds[i + 1][0] - bounds[i][0]);
+      clientCpu[name] = diff("clientMs", i);
+      emulatorCpu[name] = diff("emulatorMs", i);
+    });
+    return { phases, cpu: { client: clientCpu, emulator: emulatorCpu } };
   };
   return hook;
 }
@@ -220,6 +265,7 @@ const contenders = {
         await approvePurgeRunHandler({ runKey: w.runKey, decision: "APPROVE", note: "bench: the whole tree is meant to go" }, caller);
       }
     }
+    const stopCpuProfile = await cpuProfile();
     resetCounts();
     const cpu = cpuMark();
     const started = performance.now();
@@ -244,6 +290,8 @@ const contenders = {
     }
     const ms = performance.now() - started;
     const cpuUsed = cpu();
+    const split = phases.report(ms);
+    await stopCpuProfile(split.phases);
     if (profile) profile.report(ms);
     const ops = { ...counts };
     const rpcs = Object.fromEntries(rpcsByMethod);
@@ -251,7 +299,7 @@ const contenders = {
     if (!unit || (unit.outcome !== "DONE" && unit.outcome !== "FANNED_OUT")) throw new Error(`purge unit ended ${JSON.stringify(unit)}`);
     const remaining = await countRemaining();
     if (remaining !== 0) throw new Error(`purge left ${remaining} documents`);
-    return { docs: expectedDocs, ms, ops, rpcs, cpu: cpuUsed, phases: phases.report(ms), brake: summary.brake?.status ?? "OK", chunks };
+    return { docs: expectedDocs, ms, ops, rpcs, cpu: cpuUsed, phases: split.phases, phaseCpu: split.cpu, brake: summary.brake?.status ?? "OK", chunks };
   },
 };
 
