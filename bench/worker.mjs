@@ -60,10 +60,11 @@ function profileHook(startedAt) {
 }
 
 /**
- * BENCH_CPU_PROF=<dir>: a V8 CPU profile of the timed purge (this process only; the emulator is a JVM), written to
- * <dir>/purge-<docs>-<time>.cpuprofile for Chrome's DevTools. Returns the function that stops and writes it.
+ * BENCH_CPU_PROF=<dir>: a V8 CPU profile of a timed purge or audit (this process only; the emulator is a JVM), written to
+ * <dir>/<name>-<docs>-<time>.cpuprofile for Chrome's DevTools, with the phase times given to the stop function beside
+ * it (.phases.json). Returns that function.
  */
-async function cpuProfile() {
+async function cpuProfile(name = "purge") {
   const dir = process.env.BENCH_CPU_PROF;
   if (!dir) return async (_phases) => undefined;
   const { Session } = await import("node:inspector/promises");
@@ -73,10 +74,10 @@ async function cpuProfile() {
   await session.post("Profiler.start");
   return async (phases) => {
     const { profile } = await session.post("Profiler.stop");
-    const name = join(dir, `purge-${expectedDocs}-${Date.now()}`);
-    writeFileSync(`${name}.cpuprofile`, JSON.stringify(profile));
+    const file = join(dir, `${name}-${expectedDocs}-${Date.now()}`);
+    writeFileSync(`${file}.cpuprofile`, JSON.stringify(profile));
     // The phases' wall times, to cut the profile by phase (its samples are timed from the same start).
-    writeFileSync(`${name}.phases.json`, JSON.stringify(phases));
+    if (phases) writeFileSync(`${file}.phases.json`, JSON.stringify(phases));
     session.disconnect();
   };
 }
@@ -95,8 +96,21 @@ const preload = {
     ({ FirestoreDelete } = require("firebase-tools/lib/firestore/delete.js"));
     functionsLib("purge/runner/probe.js");
   },
-  audit: () => ({ runRetentionAudit } = functionsLib("audit/job.js")),
+  audit: () => {
+    ({ runRetentionAudit } = functionsLib("audit/job.js"));
+    prepareProcess();
+  },
+  purge: () => prepareProcess(),
 };
+
+/**
+ * What a function instance does once, before its first job, done here before the clock like module loading: the
+ * registry bundle parsed, and the metrics log's client set up (platform/metrics.ts#prepareMetrics).
+ */
+function prepareProcess() {
+  functionsLib("platform/registry.js").policy();
+  functionsLib("platform/metrics.js").prepareMetrics();
+}
 
 /** Starts a CPU measurement; the returned function gives this process's and the emulator's CPU ms since. */
 function cpuMark() {
@@ -226,7 +240,9 @@ const contenders = {
   },
   /** Our retention audit over the whole database (the tree is all there is). */
   async audit() {
+    const stopCpuProfile = await cpuProfile("audit");
     const summary = await runRetentionAudit({ nowMs: Date.now(), asOfMs: null, dryRun: true, actor: { type: "system", id: "bench" } });
+    await stopCpuProfile();
     return { docs: Number(summary.documents), findings: summary.findings };
   },
   /**
