@@ -136,6 +136,30 @@ export interface HoldRecordNow {
 export const PLACED_DURING_SCAN_MARGIN_MS = 60_000;
 
 /**
+ * The findings a page lists out of a longer list (in its order): the first `perCode` of every code, then the rest in
+ * order up to `listed` in all, so a flood of one code never hides a rarer one. In the list's order; never more than
+ * `listed`, or the per-code samples when they alone are more.
+ */
+export function listedFindings<T extends { code: string }>(findings: readonly T[], listed: number, perCode: number): T[] {
+  const keep = new Array<boolean>(findings.length).fill(false);
+  const sampled = new Map<string, number>();
+  let kept = 0;
+  findings.forEach((f, i) => {
+    const n = sampled.get(f.code) ?? 0;
+    if (n >= perCode) return;
+    sampled.set(f.code, n + 1);
+    keep[i] = true;
+    kept++;
+  });
+  for (let i = 0; i < findings.length && kept < listed; i++) {
+    if (keep[i]) continue;
+    keep[i] = true;
+    kept++;
+  }
+  return findings.filter((_, i) => keep[i]);
+}
+
+/**
  * Whether a finding kept aside still stands against its holds' records as they are after the scan (`named`, in the
  * order of the finding's `holdIds`):
  * - a stale mark, while its hold is not ACTIVE, unless the hold was placed while the scan ran (placed and released

@@ -13,8 +13,11 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) {
     let out = "[";
     for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ",";
+      // A hole stays empty, as it always has (hashes were made that way); an undefined slot is null.
+      if (!(i in value)) continue;
       const v: unknown = value[i];
-      out += `${i > 0 ? "," : ""}${canonicalJson(v === undefined ? null : v)}`;
+      out += canonicalJson(v === undefined ? null : v);
     }
     return `${out}]`;
   }

@@ -33,24 +33,45 @@ async function startWriter(args: { uid: string; tenantId: string; kinds: string[
     child.on("error", reject);
     child.on("exit", resolve);
   });
+  // Neither a writer that never starts nor one that never stops may hang the suite.
+  const within = async <T>(p: Promise<T>, ms: number, what: string): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new Error(`subject writer: ${what} took over ${ms} ms`));
+      }, ms);
+    });
+    try {
+      return await Promise.race([p, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   child.stdout.on("data", (b: Buffer) => (out += b.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const check = (): void => {
-      if (out.includes("ready\n")) resolve();
-    };
-    child.stdout.on("data", check);
-    void exited.then((code) => reject(new Error(`subject writer exited ${code} before its first record`)));
-  });
+  await within(
+    new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", () => {
+        if (out.includes("ready\n")) resolve();
+      });
+      exited.then((code) => reject(new Error(`subject writer exited ${code} before its first record`)), reject);
+    }),
+    30_000,
+    "its first record",
+  );
   return {
     stop: async () => {
       child.stdin.end();
-      const code = await exited;
+      const code = await within(exited, 30_000, "stopping");
       if (code !== 0) throw new Error(`subject writer exited ${code}`);
       const line = out.trim().split("\n").filter((l) => l.startsWith("{")).pop() ?? "{}";
       return (JSON.parse(line) as { written: Written[] }).written;
     },
   };
 }
+
+/** What a round lists of its unplanned finds, and a failed verification of its findings' paths (runner/late.ts, finalize.ts). */
+const FINDS_LISTED = 100;
 
 const state = async (requestId: string): Promise<string> => (await db().doc(`deletionRequests/${requestId}`).get()).get("state") as string;
 
@@ -129,7 +150,9 @@ describe("a server-side writer in another process adds the subject's records whi
     expect(r.firstState).toBe("BLOCKED");
     const failed = r.entriesAfterFirst.filter((e) => e.action === "PURGE_VERIFY_FAILED");
     expect(failed).toHaveLength(1);
-    expect((failed[0]!.counts as Record<string, number>).LATE_FIND_UNPLANNED).toBeGreaterThanOrEqual(sessions.length);
-    for (const s of sessions) expect(failed[0]!.paths, s.path).toContain(s.path);
+    // The sweep lists at most 100 unplanned finds (one is enough to block): on a slow machine the writer may add more.
+    const listed = failed[0]!.paths ?? [];
+    expect((failed[0]!.counts as Record<string, number>).LATE_FIND_UNPLANNED).toBeGreaterThanOrEqual(Math.min(sessions.length, FINDS_LISTED));
+    if (listed.length < FINDS_LISTED) for (const s of sessions) expect(listed, s.path).toContain(s.path);
   }, 120_000);
 });

@@ -10,6 +10,7 @@ import {
   DEFAULT_THRESHOLDS,
   isArchiveVerified,
   isDeletionCandidate,
+  listedFindings,
   isHeld,
   isStuckRetained,
   needsArchiveCheck,
@@ -386,5 +387,21 @@ describe("the audit's hold-mark rule for documents and archive copies", () => {
 
   it("the document is still held by the stale id: the finding reports it, the hold rule does not change", () => {
     expect(isHeld({ path: "events/e", legalHold: false, lifecycleState: "ACTIVE", holdIds: ["h-gone"] }, [])).toBe(true);
+  });
+});
+
+describe("the findings a report page lists", () => {
+  const f = (code: string, n: number) => ({ code, path: `${code.toLowerCase()}/${String(n).padStart(3, "0")}` });
+  it("keeps the first of every code, then fills up to the page's size in the list's order", () => {
+    // A flood of one code sorted first, then two rare ones.
+    const all = [...Array.from({ length: 30 }, (_, i) => f("FLOOD", i)), f("RARE", 0), f("RARER", 0)];
+    const listed = listedFindings(all, 10, 3);
+    expect(listed.map((x) => x.path)).toEqual(["flood/000", "flood/001", "flood/002", "flood/003", "flood/004", "flood/005", "flood/006", "flood/007", "rare/000", "rarer/000"]);
+  });
+  it("lists everything when the list is short, and the samples alone when they are more than the page", () => {
+    const few = [f("A", 0), f("B", 0)];
+    expect(listedFindings(few, 10, 3)).toEqual(few);
+    const many = ["A", "B", "C", "D"].flatMap((c) => [f(c, 0), f(c, 1)]);
+    expect(listedFindings(many, 3, 1).map((x) => x.path)).toEqual(["a/000", "b/000", "c/000", "d/000"]);
   });
 });

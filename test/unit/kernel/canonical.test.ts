@@ -19,6 +19,9 @@ describe("canonicalJson", () => {
   it("sorts keys, drops undefined members, writes undefined array slots as null, and has no whitespace", () => {
     expect(canonicalJson({ b: 1, a: [undefined, "x", { d: undefined, c: true }], é: null, B: 2 })).toBe('{"B":2,"a":[null,"x",{"c":true}],"b":1,"é":null}');
     expect(canonicalJson([])).toBe("[]");
+    // eslint-disable-next-line no-sparse-arrays
+    expect(canonicalJson([, 1])).toBe("[,1]");
+    expect(canonicalJson(new Array(2))).toBe("[,]");
     expect(canonicalJson({})).toBe("{}");
     expect(canonicalJson({ only: undefined })).toBe("{}");
     expect(() => canonicalJson({ n: Number.NaN })).toThrow(/non-finite/);
@@ -36,6 +39,7 @@ describe("canonicalJson", () => {
         fc.double({ noNaN: true, noDefaultInfinity: true }),
         fc.string(),
         fc.array(tie("value"), { maxLength: 5 }),
+        fc.sparseArray(tie("value"), { maxLength: 5 }),
         fc.dictionary(key, tie("value"), { maxKeys: 6 }),
       ),
     }));

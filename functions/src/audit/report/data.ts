@@ -1,14 +1,14 @@
-import { DEFAULT_THRESHOLDS } from "../rules";
+import { DEFAULT_THRESHOLDS, listedFindings } from "../rules";
 import type { ChainedEvidence } from "../../evidence/rules";
 import type { Count, ReportData, ReportTtlDelay } from "./types";
-import { DUE_BUCKETS, scanRetention, type ScanOptions } from "../scan";
+import { DUE_BUCKETS, SAMPLE_PER_CODE, scanRetention, type ScanOptions } from "../scan";
 import { verifyEvidence } from "../../evidence/index";
 import { COLLECTIONS, db } from "../../platform/firestore";
 import { toMs } from "../../platform/governed-doc";
 
 /**
- * Findings and chain problems listed on the page (counts stay exact). Past it, the audit still lists the first
- * SAMPLE_PER_CODE findings of every code (audit/scan.ts), so a flood of one code never hides a rarer one.
+ * Findings and chain problems listed on the page (counts stay exact). The findings listed include the first
+ * SAMPLE_PER_CODE of every code (audit/rules.ts#listedFindings), so a flood of one code never hides a rarer one.
  */
 const LISTED = 200;
 
@@ -75,7 +75,6 @@ function delayOf(e: ChainedEvidence): number | null {
 export async function collectReportData(opts: { nowMs: number; target: string; scan?: Omit<ScanOptions, "nowMs">; onProgress?: (text: string) => void }): Promise<ReportData> {
   const audit = await scanRetention({
     ...opts.scan,
-    maxFindings: Math.min(opts.scan?.maxFindings ?? LISTED, LISTED),
     nowMs: opts.nowMs,
     onProgress: (p) => opts.onProgress?.(`auditing ${p.phase}: ${p.scanned} documents`),
   });
@@ -95,7 +94,7 @@ export async function collectReportData(opts: { nowMs: number; target: string; s
     audit: {
       ok: audit.ok,
       totalFindings: audit.totalFindings,
-      findings: audit.findings,
+      findings: listedFindings(audit.findings, LISTED, SAMPLE_PER_CODE),
       byCode: Object.fromEntries(Object.entries(audit.byCode).filter(([, n]) => n > 0)),
       documents: s.documents,
       byClass: s.byClass,

@@ -91,7 +91,7 @@ export function renderReport(d: ReportData): string {
 
     section(
       "Latest audit findings",
-      a.ok ? "The audit found nothing." : `${a.totalFindings} finding(s)${a.findings.length < a.totalFindings ? `; ${a.findings.length} are listed: the first ones found, then a sample of each code` : ""}.`,
+      a.ok ? "The audit found nothing." : `${a.totalFindings} finding(s)${a.findings.length < a.totalFindings ? `; ${a.findings.length} are listed: the first of each code, then the rest by path` : ""}.`,
       (codes.length > 0
         ? horizontalBars(
             "Findings by code",

@@ -85,7 +85,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
   let refused = 0;
   // Finds of the data map (outside the round's roots) decided for deletion here.
   let fromDataMap = 0;
-  type Pending = { item: PurgeItem } | null;
+  type Pending = { item: PurgeItem; outsideRound: boolean } | null;
   const keeper = new KeptBelow<Pending>((p, keptBelow) => {
     if (p === null) return;
     if (keptBelow) {
@@ -93,6 +93,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
       return;
     }
     found++;
+    if (p.outsideRound) fromDataMap++;
     cutter.add("late", p.item);
   });
   // The documents of the scan that lead to the current one (name order: a parent comes before its children), to
@@ -124,8 +125,7 @@ export async function lateSweep(cp: UnitCheckpoint, step: number, env: StepEnv, 
       return;
     }
     const item: PurgeItem = { path, ...(version ? { version } : {}), ...(hasDeleteTrigger(pol, path) ? { mark: true as const } : {}) };
-    if (outsideRound) fromDataMap++;
-    keeper.push(path, { item }, false);
+    keeper.push(path, { item, outsideRound }, false);
   };
   const walk: SweepRoot[] = (await readAll(roots)).map((snap) => ({ snap, outsideRound: false }));
   for (const [path, r] of [...again.finds].sort(([a], [b]) => compareNames(a, b))) {
