@@ -2,7 +2,8 @@ import { ERASURE_OWED_STATES } from "../requests/rules/requests";
 import { claimingHoldIds, stillClaims } from "../holds/rules";
 import { coveringHold, isHeld, type ActiveHoldRef, type HoldLetGo } from "../kernel/held";
 import { isLifecycleState } from "../kernel/lifecycle";
-import { parentDocumentPath } from "../kernel/paths";
+import { matchPattern, parentDocumentPath, segments } from "../kernel/paths";
+import type { DataMapEntry } from "../kernel/policy-schema";
 import type { PolicyIndex } from "../kernel/policy";
 import { fingerprintKey } from "../kernel/policy-fingerprint";
 import { isExpired } from "../kernel/retention";
@@ -457,13 +458,124 @@ export function auditProcessorNotice(n: { path: string; processor: string; state
   return [{ path: n.path, code: "PROCESSOR_OVERDUE", detail: `processor ${n.processor} has not confirmed the deletion (${n.state ?? "no state"}); due ${iso(n.deadlineAtMs)} (${days}d overdue)` }];
 }
 
-/** ORPHANED_SUBJECT: the uid-keyed documents of a subject whose Auth account is gone and whose erasure is not under way. */
+/**
+ * Where the data map says a user's record carries their uid: the documents ORPHANED_SUBJECT looks at. A path
+ * (`people/{uid}`) or a field (`visits` where `visitorUid == {uid}`, `rooms` where `participantIds array-contains {uid}`).
+ * `erases` says whether the entry's erasure takes the uid away; a locator that does not (a retained record, a mask
+ * that keeps the uid) keeps the document, as the stricter entry decides in the plan (plan/rules.ts#ACTION_RANK).
+ */
+export type UidLocator = { erases: boolean; action: DataMapEntry["action"] } & (
+  | { kind: "path"; pattern: string }
+  | {
+      kind: "field";
+      /** The collection the entry queries (`visits`), or null for a collection group. */
+      collection: string | null;
+      collectionId: string;
+      field: string;
+      op: "==" | "array-contains";
+      /** The entry's other clauses, each with a fixed value: a document that fails one is not the entry's. */
+      fixed: readonly (readonly [string, "==" | "array-contains", string])[];
+    }
+);
+
+const isTemplate = (v: string): boolean => v.includes("{");
+
+/** A Firebase Auth uid: 1 to 128 characters. Anything else in a uid field is no account's, and Auth refuses it. */
+const isUid = (v: unknown): v is string => typeof v === "string" && v.length > 0 && v.length <= 128;
+
+/**
+ * The locators of a user's data map: `doc` entries ending in `{uid}`, and query or collection-group entries with a
+ * `{uid}` clause whose other clauses are fixed values. An entry that also names another variable (the user's tenant:
+ * `tenantId == {tenantId}`) is left out: a record there may be anyone's who is no subject of the app (a support agent
+ * answering a customer, whose account is never erased through it), so its uid says nothing about an erasure owed.
+ */
+export function uidLocators(entries: readonly DataMapEntry[]): UidLocator[] {
+  const out: UidLocator[] = [];
+  for (const e of entries) {
+    if (e.kind === "doc") {
+      if (e.path?.endsWith("/{uid}")) out.push({ kind: "path", pattern: e.path, action: e.action, erases: e.action === "delete" || e.action === "archive" });
+      continue;
+    }
+    if (e.kind !== "query" && e.kind !== "collectionGroup") continue;
+    const key = e.where.find(([, , value]) => value === "{uid}");
+    const collectionId = e.kind === "query" ? e.collection?.split("/").at(-1) : e.collectionId;
+    if (!key || !collectionId || (e.collection ?? "").includes("{")) continue;
+    if (e.where.some((w) => w !== key && isTemplate(w[2]))) continue;
+    const [field, op] = key;
+    const erases =
+      e.action === "delete" || e.action === "archive" || (e.action === "removeFromArray" && e.arrayField === field) || (e.action === "mask" && (e.maskFields ?? []).includes(field));
+    const fixed = e.where.filter((w) => w !== key);
+    out.push({ kind: "field", collection: e.kind === "query" ? e.collection! : null, collectionId, field, op, fixed, action: e.action, erases });
+  }
+  return out;
+}
+
+/** The fields a scan of one collection group reads for the locators (none when no locator has a field there). */
+export function uidFieldsFor(collectionId: string, locators: readonly UidLocator[]): string[] {
+  const fields = new Set<string>();
+  for (const l of locators) {
+    if (l.kind !== "field" || l.collectionId !== collectionId) continue;
+    fields.add(l.field);
+    for (const [f] of l.fixed) fields.add(f);
+  }
+  return [...fields].sort();
+}
+
+const clauseHolds = (value: unknown, op: "==" | "array-contains", wanted: string): boolean => (op === "==" ? value === wanted : Array.isArray(value) && value.includes(wanted));
+
+/**
+ * Whether the document's class keeps it from a user's erasure while its retention runs (not user-deletable, not
+ * expired), as the plan judges a `delete` entry's record (plan/rules.ts#judgeDiscovered).
+ */
+export function keptByItsClass(doc: AuditDoc, policy: PolicyIndex, nowMs: number): boolean {
+  const cls = policy.classById(doc.retentionClass) ?? policy.classForPath(doc.path);
+  return cls !== undefined && !cls.userDeletable && !isExpired({ expireAtMs: typeof doc.expireAt === "number" ? doc.expireAt : null, retainUntilMs: doc.retainUntilMs }, nowMs);
+}
+
+/** A uid a document holds, and the scope its path names beside it (`orgs/o-1/staff/u-1`: o-1), if any. */
+export interface LocatedUid {
+  uid: string;
+  scopeId: string | null;
+}
+
+/**
+ * The uids a document holds that its erasure would take away (its path or its fields, read with `get`): usually none
+ * or one. A uid a keeping locator also reaches stays with the document, and so does every uid of a `delete` locator
+ * when the document's class keeps it while its retention runs (`keptByClass`: not user-deletable, not expired); an
+ * archived record goes whatever its class.
+ */
+export function uidsAt(path: string, get: (field: string) => unknown, locators: readonly UidLocator[], keptByClass: boolean, scopeKey: string | null): LocatedUid[] {
+  const erased = new Map<string, string | null>();
+  const kept = new Set<string>();
+  const s = segments(path);
+  for (const l of locators) {
+    const found: LocatedUid[] = [];
+    if (l.kind === "path") {
+      const vars = matchPattern(l.pattern, path);
+      if (vars?.uid !== undefined) found.push({ uid: vars.uid, scopeId: scopeKey ? (vars[scopeKey] ?? null) : null });
+    } else if (s.length >= 2 && s.at(-2) === l.collectionId && (l.collection === null || l.collection === s.slice(0, -1).join("/")) && l.fixed.every(([f, op, v]) => clauseHolds(get(f), op, v))) {
+      const value = get(l.field);
+      for (const v of l.op === "==" ? [value] : Array.isArray(value) ? value : []) if (isUid(v)) found.push({ uid: v, scopeId: null });
+    }
+    const erases = l.erases && !(l.action === "delete" && keptByClass);
+    for (const f of found) {
+      if (!erases) kept.add(f.uid);
+      else if (!erased.has(f.uid) || erased.get(f.uid) === null) erased.set(f.uid, f.scopeId);
+    }
+  }
+  return [...erased].filter(([uid]) => !kept.has(uid)).map(([uid, scopeId]) => ({ uid, scopeId }));
+}
+
+/**
+ * ORPHANED_SUBJECT: the documents of a subject (by its locators) whose Auth account is gone and whose erasure is not
+ * under way. One finding per document and uid: a chat that still lists two members who are gone is two.
+ */
 export function auditSubject(s: { uid: string; paths: readonly string[]; authExists: boolean; erasureUnderWay: boolean }): Finding[] {
   if (s.authExists || s.erasureUnderWay) return [];
   return s.paths.map((path) => ({
     path,
     code: "ORPHANED_SUBJECT" as const,
-    detail: "data of a uid with no Auth account and no deletion request in progress",
+    detail: `data of uid ${s.uid}, which has no Auth account and no deletion request in progress`,
   }));
 }
 

@@ -15,6 +15,7 @@ import {
   DEFAULT_THRESHOLDS,
   FINDING_CODES,
   isHeld,
+  keptByItsClass,
   needsArchiveCheck,
   needsPurgeOwnerCheck,
   staleHoldMarks,
@@ -212,7 +213,8 @@ class AuditRun {
   async governedGroup(collectionId: string): Promise<void> {
     let scanned = 0;
     let inHand: { page: QueryDocumentSnapshot[]; parents: Promise<Map<string, ParentFacts>> } | null = null;
-    for await (const page of pages(db().collectionGroup(collectionId).select(...GOVERNED_FIELDS), this.pageSize)) {
+    const fields = [...GOVERNED_FIELDS, ...this.subjects.fieldsFor(collectionId).filter((f) => !(GOVERNED_FIELDS as readonly string[]).includes(f))];
+    for await (const page of pages(db().collectionGroup(collectionId).select(...fields), this.pageSize)) {
       const parents = parentFacts(page);
       // Handled here so a failure waits for its turn below instead of surfacing as an unhandled rejection.
       parents.catch(() => undefined);
@@ -236,7 +238,7 @@ class AuditRun {
       const held = isHeld(doc, this.holds);
       if (needsPurgeOwnerCheck(doc, held)) await this.purgeEligible.offer(doc);
       tallyDoc(this.stats, pol.classForPath(doc.path)?.id ?? doc.retentionClass ?? "(unknown)", doc, held, this.opts.nowMs);
-      if (!held) await this.subjects.offer(doc.path);
+      if (!held) await this.subjects.offer(doc.path, (field) => snap.get(field) as unknown, keptByItsClass(doc, pol, this.opts.nowMs));
     }
   }
 

@@ -187,11 +187,46 @@ describe("retention audit: failure-injection matrix", () => {
   it("an Auth user deleted while their data is left: ORPHANED_SUBJECT until an erasure is under way", async () => {
     await getAuth(adminApp()).deleteUser("u-1002");
     const r = await audit();
-    expect(lines(r.findings)).toEqual(["ORPHANED_SUBJECT tenants/t-acme/users/u-1002", "ORPHANED_SUBJECT userDirectory/u-1002"]);
+    // Every record the data map locates by the uid and erasure would take: by path (the profile, the directory) and
+    // by field (activity.subjectUid, sessions.uid).
+    expect(lines(r.findings)).toEqual([
+      "ORPHANED_SUBJECT activity/a-002",
+      "ORPHANED_SUBJECT sessions/s-1002",
+      "ORPHANED_SUBJECT tenants/t-acme/users/u-1002",
+      "ORPHANED_SUBJECT userDirectory/u-1002",
+    ]);
     // The repair the Auth backstop makes: a deletion request opens and soft-deletes the subject's data.
     const { request } = await openDeletionRequest({ subject: { type: "user", uid: "u-1002", tenantId: "t-acme" }, source: "auth-backstop", actor: { type: "system", id: "test-backstop" }, nowMs: Date.now() });
     expect(request.state).toBe("PENDING");
     await expectClean();
+  });
+
+  it("a tenant's member without an account while the tenant's closure is open: no ORPHANED_SUBJECT, as the closure takes both", async () => {
+    for (const [from, to] of [
+      ["tenants/t-acme", "tenants/t-closing"],
+      ["tenants/t-acme/users/u-1001", "tenants/t-closing/users/u-9001"],
+    ] as const) {
+      await db().doc(to).set((await db().doc(from).get()).data()!);
+    }
+    expect(lines((await audit()).findings)).toEqual(["ORPHANED_SUBJECT tenants/t-closing/users/u-9001"]);
+    await openDeletionRequest({ subject: { type: "tenant", tenantId: "t-closing" }, source: "staff", actor: { type: "staff", id: "r-3001" }, nowMs: Date.now() });
+    await expectClean();
+  });
+
+  it("an orphan with more records than a lookup batch holds: every record counted, Auth asked per uid, not per record", async () => {
+    const seed = (await db().doc("activity/a-002").get()).data()!;
+    const writer = db().bulkWriter();
+    const RECORDS = 1_100;
+    for (let i = 0; i < RECORDS; i++) void writer.set(db().doc(`activity/a-bulk-${String(i).padStart(4, "0")}`), seed);
+    await writer.close();
+    await expectClean();
+    await getAuth(adminApp()).deleteUser("u-1002");
+    const r = await scanRetention({ nowMs: Date.now(), pageSize: 500 });
+    // a-002, its 1,100 copies, the session, the profile and the directory entry.
+    expect(r.byCode.ORPHANED_SUBJECT).toBe(RECORDS + 4);
+    expect(r.totalFindings).toBe(RECORDS + 4);
+    // The uids the data map locates in the demo's records (u-1001, u-1002): each looked up once, never per record.
+    expect(r.stats.subjectsChecked).toBe(2);
   });
 
   it("an unfinished deletion request past its due date: OVERDUE_REQUEST", async () => {

@@ -89,9 +89,33 @@ describe("retention audit on the social example", () => {
 
   it("a member's Auth account deleted while their data stays: ORPHANED_SUBJECT, until an erasure is under way", async () => {
     await getAuth(adminApp()).deleteUser("u-cy");
-    // Found by the subject's own record in the data map (the profile).
-    expect(lines((await audit()).findings)).toEqual(["ORPHANED_SUBJECT users/u-cy"]);
+    // Found wherever the data map locates the member's uid and erasure would take it away: the profile and what is
+    // under it, their posts, comments and messages, who follows them, and the chats that still list them.
+    expect(lines((await audit()).findings)).toEqual([
+      "ORPHANED_SUBJECT chats/ch-bo-cy",
+      "ORPHANED_SUBJECT chats/ch-trio",
+      "ORPHANED_SUBJECT chats/ch-trio/messages/m-03",
+      "ORPHANED_SUBJECT posts/p-ana-1/comments/c-cy-1",
+      "ORPHANED_SUBJECT posts/p-bo-1/comments/c-cy-2",
+      "ORPHANED_SUBJECT posts/p-cy-1",
+      "ORPHANED_SUBJECT users/u-ana/following/u-cy",
+      "ORPHANED_SUBJECT users/u-cy",
+    ]);
     await openDeletionRequest({ subject: { type: "user", uid: "u-cy", tenantId: NO_SCOPE }, source: "auth-backstop", actor: { type: "system", id: "test-backstop" }, nowMs: Date.now() });
+    await expectClean();
+  });
+
+  it("a chat that lists more members without an account than one Auth lookup takes: one finding per member, each naming its uid", async () => {
+    const seed = (await db().doc("chats/ch-trio").get()).data()!;
+    const gone = Array.from({ length: 150 }, (_, i) => `u-gone-${String(i).padStart(3, "0")}`);
+    // A value Auth would refuse as a uid (over 128 characters) is no member's, and must not fail the lookup.
+    await db().doc("chats/ch-crowd").set({ ...seed, memberIds: ["u-ana", ...gone, "x".repeat(129)] });
+    const r = await audit();
+    const orphans = r.findings.filter((f) => f.code === "ORPHANED_SUBJECT");
+    expect(r.byCode.ORPHANED_SUBJECT).toBe(gone.length);
+    expect(new Set(orphans.map((f) => f.path))).toEqual(new Set(["chats/ch-crowd"]));
+    expect(orphans.map((f) => /^data of uid (\S+),/.exec(f.detail)?.[1]).sort()).toEqual(gone);
+    await db().doc("chats/ch-crowd").delete();
     await expectClean();
   });
 

@@ -7,6 +7,9 @@ import {
   auditGovernedDoc,
   auditSubject,
   CONFIRMED_AFTER_SCAN,
+  uidFieldsFor,
+  uidLocators,
+  uidsAt,
   DEFAULT_THRESHOLDS,
   isArchiveVerified,
   isDeletionCandidate,
@@ -23,6 +26,8 @@ import {
   type ArchiveFacts,
 } from "../../../functions/src/audit/rules";
 import { DAY_MS, PolicyIndex } from "../../../functions/src/kernel/policy";
+import { DataMapEntrySchema, type Registry } from "../../../functions/src/kernel/policy-schema";
+import { socialRegistry } from "../../../examples/social/registry";
 import { retentionFingerprints } from "../../../functions/src/kernel/policy-fingerprint";
 import { loadVersion, policyV1, withOrderTracking } from "../../helpers/policy";
 
@@ -275,6 +280,88 @@ describe("audit rules for archives, requests and subjects", () => {
     expect(auditSubject({ uid: "u", paths, authExists: false, erasureUnderWay: false }).map((f) => f.path)).toEqual(paths);
     expect(auditSubject({ uid: "u", paths, authExists: true, erasureUnderWay: false })).toEqual([]);
     expect(auditSubject({ uid: "u", paths, authExists: false, erasureUnderWay: true })).toEqual([]);
+  });
+});
+
+describe("where a user's uid is (ORPHANED_SUBJECT's reach)", () => {
+  let n = 0;
+  const entry = (e: Record<string, unknown>) => DataMapEntrySchema.parse({ id: `e-${n++}`, ...(e.action === "delete" ? {} : { reason: "why", reasonCode: "WHY" }), ...e });
+  const fields = (data: Record<string, unknown>) => (f: string) => data[f];
+  const none = fields({});
+  const uids = (path: string, get: (f: string) => unknown, ls: ReturnType<typeof uidLocators>, keptByClass = false) => uidsAt(path, get, ls, keptByClass, "tenantId").map((u) => u.uid);
+
+  it("a uid-keyed path, with the scope the path names beside it", () => {
+    const ls = uidLocators([entry({ kind: "doc", path: "people/{uid}", action: "delete" }), entry({ kind: "doc", path: "tenants/{tenantId}/users/{uid}", action: "delete", recursive: true })]);
+    expect(uidsAt("people/u-1", none, ls, false, "tenantId")).toEqual([{ uid: "u-1", scopeId: null }]);
+    expect(uidsAt("tenants/t-1/users/u-2", none, ls, false, "tenantId")).toEqual([{ uid: "u-2", scopeId: "t-1" }]);
+    // What lies under the profile is the profile's: the profile itself is the finding.
+    expect(uids("tenants/t-1/users/u-2/notes/n", none, ls)).toEqual([]);
+    expect(uids("teams/u-1", none, ls)).toEqual([]);
+  });
+
+  it("a field a query entry filters on, with its fixed clauses checked", () => {
+    const ls = uidLocators([
+      entry({ kind: "query", collection: "activity", where: [["subjectUid", "==", "{uid}"], ["kind", "==", "login"]], action: "delete" }),
+      entry({ kind: "collectionGroup", collectionId: "comments", where: [["authorId", "==", "{uid}"]], action: "archive" }),
+    ]);
+    expect(uids("activity/a", fields({ subjectUid: "u-1", kind: "login" }), ls)).toEqual(["u-1"]);
+    expect(uids("activity/a", fields({ subjectUid: "u-1", kind: "purchase" }), ls)).toEqual([]);
+    expect(uids("activity/a", fields({ subjectUid: 7, kind: "login" }), ls)).toEqual([]);
+    // Nothing Auth would refuse: an empty uid, or one over 128 characters.
+    expect(uids("activity/a", fields({ subjectUid: "", kind: "login" }), ls)).toEqual([]);
+    expect(uids("activity/a", fields({ subjectUid: "x".repeat(129), kind: "login" }), ls)).toEqual([]);
+    expect(uids("activity/a", fields({ subjectUid: "x".repeat(128), kind: "login" }), ls)).toEqual(["x".repeat(128)]);
+    expect(uids("posts/p/comments/c", fields({ authorId: "u-2" }), ls)).toEqual(["u-2"]);
+    // A query's collection is that collection only, not the same id under a parent.
+    expect(uids("teams/t/activity/a", fields({ subjectUid: "u-1", kind: "login" }), ls)).toEqual([]);
+    expect(uidFieldsFor("activity", ls)).toEqual(["kind", "subjectUid"]);
+    expect(uidFieldsFor("comments", ls)).toEqual(["authorId"]);
+    expect(uidFieldsFor("posts", ls)).toEqual([]);
+  });
+
+  it("not an entry that also names another variable: a record there may be someone's who is no subject (a support agent's reply)", () => {
+    const ls = uidLocators([
+      entry({ kind: "collectionGroup", collectionId: "messages", where: [["tenantId", "==", "{tenantId}"], ["authorId", "==", "{uid}"]], action: "delete" }),
+      entry({ kind: "query", collection: "tenants/{tenantId}/orders", where: [["customerId", "==", "{uid}"]], action: "delete" }),
+    ]);
+    expect(ls).toEqual([]);
+  });
+
+  it("an array that holds uids: every member is one", () => {
+    const ls = uidLocators([entry({ kind: "query", collection: "chats", where: [["memberIds", "array-contains", "{uid}"]], action: "removeFromArray", arrayField: "memberIds" })]);
+    expect(uids("chats/c", fields({ memberIds: ["u-1", "u-2", 3, "u-1"] }), ls)).toEqual(["u-1", "u-2"]);
+    expect(uids("chats/c", fields({ memberIds: "u-1" }), ls)).toEqual([]);
+  });
+
+  it("only where erasure takes the uid away: never a retained record, a masked one that keeps the uid, or one its class keeps", () => {
+    const keeping = [
+      entry({ kind: "query", collection: "auditRecords", where: [["actorUid", "==", "{uid}"]], action: "retain" }),
+      entry({ kind: "query", collection: "reviews", where: [["authorId", "==", "{uid}"]], action: "mask", maskFields: ["authorName"] }),
+      entry({ kind: "doc", path: "ledgers/{uid}", action: "retain" }),
+      entry({ kind: "doc", path: "cards/{uid}", action: "mask", maskFields: ["pan"] }),
+    ];
+    const ls = uidLocators(keeping);
+    expect(uids("auditRecords/r", fields({ actorUid: "u-1" }), ls)).toEqual([]);
+    expect(uids("reviews/r", fields({ authorId: "u-1" }), ls)).toEqual([]);
+    expect(uids("ledgers/u-1", none, ls)).toEqual([]);
+    expect(uids("cards/u-1", none, ls)).toEqual([]);
+    // A mask that takes the uid field out erases it.
+    const masked = uidLocators([entry({ kind: "query", collection: "reviews", where: [["authorId", "==", "{uid}"]], action: "mask", maskFields: ["authorId", "authorName"] })]);
+    expect(uids("reviews/r", fields({ authorId: "u-1" }), masked)).toEqual(["u-1"]);
+    // Two entries reach one record: the one that keeps it decides, as in the plan.
+    const both = uidLocators([...keeping, entry({ kind: "query", collection: "auditRecords", where: [["actorUid", "==", "{uid}"]], action: "delete" })]);
+    expect(uids("auditRecords/r", fields({ actorUid: "u-1" }), both)).toEqual([]);
+    // A class that is not user-deletable keeps a delete entry's record while its retention runs; an archived one goes.
+    const del = uidLocators([entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "delete" })]);
+    expect(uids("invoices/i", fields({ payerId: "u-1" }), del, true)).toEqual([]);
+    const arc = uidLocators([entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "archive", reason: "tax", reasonCode: "TAX" })]);
+    expect(uids("invoices/i", fields({ payerId: "u-1" }), arc, true)).toEqual(["u-1"]);
+  });
+
+  it("every shipped policy locates the user's records its erasure takes away", () => {
+    const named = (r: Registry) => uidLocators(r.dataMap.user).filter((l) => l.erases).map((l) => (l.kind === "path" ? l.pattern : `${l.collectionId}.${l.field}`)).sort();
+    expect(named(loadVersion("v7"))).toEqual(["activity.subjectUid", "sessions.uid", "tenants/{tenantId}/users/{uid}", "userDirectory/{uid}"]);
+    expect(named(socialRegistry())).toEqual(["chats.memberIds", "comments.authorId", "events.uid", "following.followeeId", "messages.senderId", "notifications.recipientId", "posts.authorId", "users/{uid}"]);
   });
 });
 
