@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Writable } from "node:stream";
-import { Logging, type Entry, type Log, type LogSync } from "@google-cloud/logging";
+import type { Entry, Log, LogSync } from "@google-cloud/logging";
 import type { CollectionReference } from "firebase-admin/firestore";
+import { cloudLogging } from "./cloud-logging";
 import { db, governedDatabaseId } from "./firestore";
 import { logResource } from "./log-resource";
 import { settings } from "./settings";
@@ -54,7 +55,7 @@ export async function publishAnchor(payload: AnchorPayload, databaseId: string =
     writeAnchorLine(payload, process.stdout);
     sinks.push("stdout");
   } else if (!onEmulator()) {
-    const log = new Logging({ projectId }).log(ANCHOR_LOG_NAME);
+    const log = new (cloudLogging().Logging)({ projectId }).log(ANCHOR_LOG_NAME);
     await log.write(anchorApiEntry(log, payload));
     sinks.push("cloud-logging");
   }
@@ -78,7 +79,7 @@ export function writeAnchorLine(payload: AnchorPayload, stream: Writable): void 
   let byProject = lineWriters.get(stream);
   if (!byProject) lineWriters.set(stream, (byProject = new Map<string, LogSync>()));
   let log = byProject.get(projectId);
-  if (!log) byProject.set(projectId, (log = new Logging({ projectId }).logSync(ANCHOR_LOG_NAME, stream, { useMessageField: false })));
+  if (!log) byProject.set(projectId, (log = new (cloudLogging().Logging)({ projectId }).logSync(ANCHOR_LOG_NAME, stream, { useMessageField: false })));
   log.write(log.entry({ severity: "NOTICE", resource: logResource(projectId), labels: { event: payload.event } }, payload));
 }
 

@@ -1,4 +1,4 @@
-import { PubSub } from "@google-cloud/pubsub";
+import type { PubSub } from "@google-cloud/pubsub";
 import { processorUrlAllowed, type Processor } from "../kernel/policy-schema";
 import { secretValues } from "./evidence-key";
 import { settings, setting } from "./settings";
@@ -83,6 +83,7 @@ let pubsub: PubSub | undefined;
  * is the emulator's). Returns the message id Pub/Sub gave it.
  */
 export async function publishNotice(topic: string, body: string, headers: { signature: string; idempotencyKey: string }): Promise<string> {
-  pubsub ??= new PubSub({ projectId: settings.projectId() });
+  // Loaded here, not at import: every function instance would pay its load (about 0.3 s of CPU) at its cold start.
+  pubsub ??= new (await import("@google-cloud/pubsub")).PubSub({ projectId: settings.projectId() });
   return pubsub.topic(topic).publishMessage({ data: Buffer.from(body, "utf8"), attributes: { signature: headers.signature, idempotencyKey: headers.idempotencyKey } });
 }
