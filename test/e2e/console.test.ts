@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_PASSWORD } from "../../examples/atlasmart/data";
 import { DAY_MS } from "../../functions/src/kernel/policy";
 import { writeGoverned } from "../../functions/src/platform/governed-repo";
+import { openDeletionRequest } from "../../functions/src/requests/index";
 import { seedDemoScenario } from "../../examples/atlasmart/scenario";
 import { seedDemo } from "../../examples/atlasmart/seed";
 import { clearAuth, clearFirestore, db, PROJECT_ID } from "../helpers/emulator";
@@ -365,6 +366,9 @@ describe("the compliance console in a browser", () => {
     await row.getByRole("link").first().click();
     const processors = officer.getByTestId("processors");
     await processors.waitFor();
+    // An answered request's deadline has stopped: nothing offers to extend it.
+    expect(await officer.getByTestId("legal-clock").textContent()).not.toContain("Extendable");
+    expect(await officer.getByTestId("legal-clock").getByRole("button").count()).toBe(0);
     expect(await officer.getByTestId("processor-search-index").textContent()).toContain("not sent yet");
     expect(await officer.getByTestId("processor-email-platform").textContent()).toContain("pubsub");
     const desk = officer.getByTestId("processor-payment-provider");
@@ -384,6 +388,35 @@ describe("the compliance console in a browser", () => {
     const acks = (await db().collection("deletionAudits").where("action", "==", "PROCESSOR_ACKNOWLEDGED").get()).docs.map((d) => d.data() as { detail: Record<string, unknown>; actor: { type: string } });
     expect(acks.map((e) => [e.detail.processor, e.detail.receiptId, e.actor.type])).toEqual([["payment-provider", "PSP-CASE-4411", "staff"]]);
     await shot(officer, "12-processor-confirmed");
+    expect(pageErrors).toEqual([]);
+  }, 300_000);
+
+  it("a compliance officer extends an open request's legal deadline once, with the reason the law asks for", async () => {
+    // A customer in California asks today (the scenario's own requests were answered by the walk-through's purge): her
+    // request runs on CCPA's clock, extendable once by 45 days.
+    const now = Date.now();
+    await writeGoverned("tenants/t-acme/users/u-1201", { uid: "u-1201", displayName: "Mary Jackson" }, "t-acme", now);
+    await writeGoverned("userDirectory/u-1201", { uid: "u-1201", region: "US-CA" }, "t-acme", now);
+    const { request } = await openDeletionRequest({ subject: { type: "user", uid: "u-1201", tenantId: "t-acme" }, source: "user", actor: { type: "user", id: "u-1201" }, nowMs: now });
+    const officer = await signIn("clara.compliance@atlasmart.test");
+    await officer.getByRole("heading", { name: "Deletion requests" }).waitFor();
+    await officer.goto(`${ORIGIN}/requests/${request.requestId}`);
+    const clock = officer.getByTestId("legal-clock");
+    await clock.waitFor();
+    expect(await clock.textContent()).toContain("CCPA 1798.130");
+    const extend = clock.getByRole("button", { name: /^Extend the deadline to / });
+    expect(await extend.isDisabled()).toBe(true);
+    await checkA11y(officer, "request-extend-deadline");
+    await clock.getByLabel("Why it needs more time").fill("Identity not yet verified");
+    await extend.click();
+    await clock.getByText(/Extended from .*: Identity not yet verified/).waitFor();
+    // Once only: the form is gone, and the timeline and the evidence say it once, naming the officer.
+    expect(await clock.getByRole("button").count()).toBe(0);
+    await officer.getByTestId("timeline").getByText(/CCPA 1798\.130: due /).waitFor();
+    const requestId = request.requestId;
+    const entries = (await db().collection("deletionAudits").where("action", "==", "DEADLINE_EXTENDED").get()).docs.map((d) => d.data() as { requestId?: string; detail: { reasonText?: string }; actor: { type: string; id: string } });
+    expect(entries.map((e) => [e.requestId, e.detail.reasonText, e.actor.type, e.actor.id])).toEqual([[requestId, "Identity not yet verified", "staff", "c-2001"]]);
+    await shot(officer, "13-deadline-extended");
     expect(pageErrors).toEqual([]);
   }, 300_000);
 });

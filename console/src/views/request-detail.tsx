@@ -47,6 +47,37 @@ function ConfirmProcessor({ row }: { row: ProcessorRow }) {
   );
 }
 
+/**
+ * A compliance officer extends a request's legal deadline: once, to the law's limit, with the reason the law asks for
+ * (recorded as evidence, and shown to the officers who come after).
+ */
+function ExtendDeadline({ requestId, limit }: { requestId: string; limit: string }) {
+  const { fb } = useSession();
+  const userKey = useUserKey();
+  const qc = useQueryClient();
+  const [reason, setReason] = useState("");
+  const extend = useMutation({
+    mutationFn: () => fb.client.extendRequestDeadline({ requestId, reason: reason.trim() }),
+    onSuccess: () => void qc.invalidateQueries({ queryKey: [...userKey, "status"] }),
+  });
+  const id = `extend-${requestId}`;
+  return (
+    <form
+      className="extend-deadline"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (reason.trim() !== "") extend.mutate();
+      }}
+    >
+      <label htmlFor={id}>Why it needs more time</label> <input id={id} value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} />{" "}
+      <button type="submit" className="primary" disabled={extend.isPending || reason.trim() === ""}>
+        Extend the deadline to {when(limit)}
+      </button>
+      {extend.isError && <Problem error={extend.error} />}
+    </form>
+  );
+}
+
 interface PlanRow {
   collection: string;
   deleted: number;
@@ -125,7 +156,14 @@ export function RequestDetailView() {
                       Extended from {when(s.legalClock.originalDueAt)} by {s.legalClock.extension.by ?? "staff"}: {s.legalClock.extension.reason}
                     </span>
                   ) : (
-                    s.legalClock.limit && <span className="muted"> Extendable once, to {when(s.legalClock.limit)} at the latest.</span>
+                    // Only while the deadline runs: an answered or withdrawn request's clock has stopped.
+                    s.legalClock.limit &&
+                    (s.legalClock.outcome === "open" || s.legalClock.outcome === "overdue") && (
+                      <>
+                        <span className="muted"> Extendable once, to {when(s.legalClock.limit)} at the latest.</span>
+                        <ExtendDeadline requestId={s.requestId} limit={s.legalClock.limit} />
+                      </>
+                    )
                   )}
                 </dd>
               </>

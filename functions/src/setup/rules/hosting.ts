@@ -24,6 +24,7 @@ export const CONSOLE_CALLABLES = [
   "listBrakeRuns",
   "approvePurgeRun",
   "confirmProcessorNotice",
+  "extendRequestDeadline",
 ] as const;
 
 /**
