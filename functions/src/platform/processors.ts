@@ -76,7 +76,7 @@ export async function postWebhook(url: string, body: string, headers: { signatur
   return { status: res.status, body: text, signature: res.headers.get(SIGNATURE_HEADER) ?? undefined };
 }
 
-let pubsub: PubSub | undefined;
+let pubsub: Promise<PubSub> | undefined;
 
 /**
  * Publishes a signed notice to a processor's topic in the functions' project (PUBSUB_EMULATOR_HOST, when set,
@@ -84,6 +84,7 @@ let pubsub: PubSub | undefined;
  */
 export async function publishNotice(topic: string, body: string, headers: { signature: string; idempotencyKey: string }): Promise<string> {
   // Loaded here, not at import: every function instance would pay its load (about 0.3 s of CPU) at its cold start.
-  pubsub ??= new (await import("@google-cloud/pubsub")).PubSub({ projectId: settings.projectId() });
-  return pubsub.topic(topic).publishMessage({ data: Buffer.from(body, "utf8"), attributes: { signature: headers.signature, idempotencyKey: headers.idempotencyKey } });
+  // The promise is kept, so notices sent at once share one client.
+  pubsub ??= import("@google-cloud/pubsub").then(({ PubSub: Client }) => new Client({ projectId: settings.projectId() }));
+  return (await pubsub).topic(topic).publishMessage({ data: Buffer.from(body, "utf8"), attributes: { signature: headers.signature, idempotencyKey: headers.idempotencyKey } });
 }
