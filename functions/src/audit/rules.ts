@@ -4,6 +4,7 @@ import { coveringHold, isHeld, type ActiveHoldRef, type HoldLetGo } from "../ker
 import { isLifecycleState } from "../kernel/lifecycle";
 import { matchPattern, parentDocumentPath, segments } from "../kernel/paths";
 import type { DataMapEntry } from "../kernel/policy-schema";
+import { ACTION_RANK } from "../plan/rules";
 import type { PolicyIndex } from "../kernel/policy";
 import { fingerprintKey } from "../kernel/policy-fingerprint";
 import { isExpired } from "../kernel/retention";
@@ -461,33 +462,34 @@ export function auditProcessorNotice(n: { path: string; processor: string; state
 /**
  * Where the data map says a user's record carries their uid: the documents ORPHANED_SUBJECT looks at. A path
  * (`people/{uid}`) or a field (`visits` where `visitorUid == {uid}`, `rooms` where `participantIds array-contains {uid}`).
- * `erases` says whether the entry's erasure takes the uid away; a locator that does not (a retained record, a mask
- * that keeps the uid) keeps the document, as the stricter entry decides in the plan (plan/rules.ts#ACTION_RANK).
+ * `erases` says whether the entry's erasure takes the uid away; one that does not (a retained record, a mask that keeps
+ * the uid) can still decide a record, as the stricter entry does in the plan (plan/rules.ts#ACTION_RANK).
  */
 export type UidLocator = { erases: boolean; action: DataMapEntry["action"] } & (
   | { kind: "path"; pattern: string }
   | {
       kind: "field";
-      /** The collection the entry queries (`visits`), or null for a collection group. */
+      /** The collection the entry queries, as a pattern (`visits`, `orgs/{orgId}/visits`), or null for a collection group. */
       collection: string | null;
       collectionId: string;
       field: string;
       op: "==" | "array-contains";
-      /** The entry's other clauses, each with a fixed value: a document that fails one is not the entry's. */
+      /** The entry's other clauses with a fixed value: a document that fails one is not the entry's. */
       fixed: readonly (readonly [string, "==" | "array-contains", string])[];
     }
 );
 
 const isTemplate = (v: string): boolean => v.includes("{");
 
-/** A Firebase Auth uid: 1 to 128 characters. Anything else in a uid field is no account's, and Auth refuses it. */
+/** A Firebase Auth uid: 1 to 128 characters. Anything else is no account's, and Auth refuses to look it up. */
 const isUid = (v: unknown): v is string => typeof v === "string" && v.length > 0 && v.length <= 128;
 
 /**
  * The locators of a user's data map: `doc` entries ending in `{uid}`, and query or collection-group entries with a
- * `{uid}` clause whose other clauses are fixed values. An entry that also names another variable (the user's tenant:
- * `tenantId == {tenantId}`) is left out: a record there may be anyone's who is no subject of the app (a support agent
- * answering a customer, whose account is never erased through it), so its uid says nothing about an erasure owed.
+ * `{uid}` clause. An erasing entry that also names another variable (the user's tenant: `tenantId == {tenantId}`, or
+ * `orgs/{orgId}/visits`) is left out: a record there may carry the uid of someone who is no subject of the app (a
+ * support agent answering a customer), whose account is never erased through it, so the finding could never be
+ * repaired. A keeping one stays, matching whatever value the variable has: it can only silence a finding.
  */
 export function uidLocators(entries: readonly DataMapEntry[]): UidLocator[] {
   const out: UidLocator[] = [];
@@ -499,16 +501,22 @@ export function uidLocators(entries: readonly DataMapEntry[]): UidLocator[] {
     if (e.kind !== "query" && e.kind !== "collectionGroup") continue;
     const key = e.where.find(([, , value]) => value === "{uid}");
     const collectionId = e.kind === "query" ? e.collection?.split("/").at(-1) : e.collectionId;
-    if (!key || !collectionId || (e.collection ?? "").includes("{")) continue;
-    if (e.where.some((w) => w !== key && isTemplate(w[2]))) continue;
+    if (!key || !collectionId || isTemplate(collectionId)) continue;
     const [field, op] = key;
     const erases =
       e.action === "delete" || e.action === "archive" || (e.action === "removeFromArray" && e.arrayField === field) || (e.action === "mask" && (e.maskFields ?? []).includes(field));
-    const fixed = e.where.filter((w) => w !== key);
+    const otherVariable = e.where.some((w) => w !== key && isTemplate(w[2])) || isTemplate(e.collection ?? "");
+    if (erases && otherVariable) continue;
+    const fixed = e.where.filter((w) => w !== key && !isTemplate(w[2]));
     out.push({ kind: "field", collection: e.kind === "query" ? e.collection! : null, collectionId, field, op, fixed, action: e.action, erases });
   }
-  return out;
+  // A keeping locator only takes back what an erasing one found: one in a collection no erasing locator reaches costs
+  // the scan a read of its field on every record, for nothing.
+  const reached = new Set(out.filter((l) => l.erases).map(collectionIdOf));
+  return out.filter((l) => l.erases || reached.has(collectionIdOf(l)));
 }
+
+const collectionIdOf = (l: UidLocator): string => (l.kind === "path" ? segments(l.pattern).at(-2)! : l.collectionId);
 
 /** The fields a scan of one collection group reads for the locators (none when no locator has a field there). */
 export function uidFieldsFor(collectionId: string, locators: readonly UidLocator[]): string[] {
@@ -525,10 +533,10 @@ const clauseHolds = (value: unknown, op: "==" | "array-contains", wanted: string
 
 /**
  * Whether the document's class keeps it from a user's erasure while its retention runs (not user-deletable, not
- * expired), as the plan judges a `delete` entry's record (plan/rules.ts#judgeDiscovered).
+ * expired), as the plan judges a `delete` entry's record by the class the record names (plan/rules.ts#judgeDiscovered).
  */
 export function keptByItsClass(doc: AuditDoc, policy: PolicyIndex, nowMs: number): boolean {
-  const cls = policy.classById(doc.retentionClass) ?? policy.classForPath(doc.path);
+  const cls = policy.classById(doc.retentionClass);
   return cls !== undefined && !cls.userDeletable && !isExpired({ expireAtMs: typeof doc.expireAt === "number" ? doc.expireAt : null, retainUntilMs: doc.retainUntilMs }, nowMs);
 }
 
@@ -539,31 +547,34 @@ export interface LocatedUid {
 }
 
 /**
- * The uids a document holds that its erasure would take away (its path or its fields, read with `get`): usually none
- * or one. A uid a keeping locator also reaches stays with the document, and so does every uid of a `delete` locator
- * when the document's class keeps it while its retention runs (`keptByClass`: not user-deletable, not expired); an
- * archived record goes whatever its class.
+ * The uids a document holds that its erasure would take away (by its path, or its fields read with `get`): usually none
+ * or one. As in the plan, the strictest entry that reaches the record for a uid decides (retain > mask and
+ * removeFromArray > archive > delete); the uid goes only if that entry takes it away, and a `delete` entry's record
+ * stays while its class keeps it (`keptByClass`: not user-deletable, not expired).
  */
 export function uidsAt(path: string, get: (field: string) => unknown, locators: readonly UidLocator[], keptByClass: boolean, scopeKey: string | null): LocatedUid[] {
-  const erased = new Map<string, string | null>();
-  const kept = new Set<string>();
+  const decided = new Map<string, { rank: number; erases: boolean; scopeId: string | null }>();
   const s = segments(path);
+  const parent = s.slice(0, -1).join("/");
   for (const l of locators) {
     const found: LocatedUid[] = [];
     if (l.kind === "path") {
       const vars = matchPattern(l.pattern, path);
-      if (vars?.uid !== undefined) found.push({ uid: vars.uid, scopeId: scopeKey ? (vars[scopeKey] ?? null) : null });
-    } else if (s.length >= 2 && s.at(-2) === l.collectionId && (l.collection === null || l.collection === s.slice(0, -1).join("/")) && l.fixed.every(([f, op, v]) => clauseHolds(get(f), op, v))) {
+      if (isUid(vars?.uid)) found.push({ uid: vars.uid, scopeId: scopeKey ? (vars[scopeKey] ?? null) : null });
+    } else if (s.length >= 2 && s.at(-2) === l.collectionId && (l.collection === null || matchPattern(l.collection, parent) !== null) && l.fixed.every(([f, op, v]) => clauseHolds(get(f), op, v))) {
       const value = get(l.field);
       for (const v of l.op === "==" ? [value] : Array.isArray(value) ? value : []) if (isUid(v)) found.push({ uid: v, scopeId: null });
     }
+    const rank = ACTION_RANK[l.action];
     const erases = l.erases && !(l.action === "delete" && keptByClass);
     for (const f of found) {
-      if (!erases) kept.add(f.uid);
-      else if (!erased.has(f.uid) || erased.get(f.uid) === null) erased.set(f.uid, f.scopeId);
+      const was = decided.get(f.uid);
+      if (!was || rank > was.rank) decided.set(f.uid, { rank, erases, scopeId: f.scopeId });
+      // Entries of the same rank: keeping wins; a scope named by any of them is kept.
+      else if (rank === was.rank) decided.set(f.uid, { rank, erases: was.erases && erases, scopeId: was.scopeId ?? f.scopeId });
     }
   }
-  return [...erased].filter(([uid]) => !kept.has(uid)).map(([uid, scopeId]) => ({ uid, scopeId }));
+  return [...decided].filter(([, d]) => d.erases).map(([uid, d]) => ({ uid, scopeId: d.scopeId }));
 }
 
 /**

@@ -366,7 +366,8 @@ class AuditRun {
   result(durationMs: number): AuditResult {
     this.stats.subjectsChecked = this.subjects.checked;
     // Scans run concurrently; sorting makes the listing independent of which one finished first.
-    const findings = [...this.findings, ...this.beyondCap].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+    const order = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+    const findings = [...this.findings, ...this.beyondCap].sort((a, b) => order(a.path, b.path) || order(a.code, b.code) || order(a.detail, b.detail));
     return {
       ok: this.total === 0,
       nowMs: this.opts.nowMs,

@@ -8,36 +8,43 @@ import { policy } from "../platform/registry";
 const AUTH_BATCH = 100;
 /** Firestore's `in` takes at most 30 values. */
 const IN_LIMIT = 30;
-/** Paths waiting for their uids' Auth lookup, at most: a uid with many records fills this before the batch. */
+/** Paths waiting for a batch, at most: a uid with many records fills this before the batch of uids. */
 const PENDING_PATHS = 1_000;
-/** Uids whose answer is remembered for the rest of the scan, at most (then forgotten all at once). */
+/** Uids (and scopes) whose answer is remembered for the rest of the scan, at most (then forgotten all at once). */
 const REMEMBERED = 50_000;
 
-type Verdict = { orphan: false } | { orphan: true; erasureUnderWay: boolean };
+/** What Auth and the requests say of a uid: whether it has an account, and an open request of its own. */
+interface Account {
+  exists: boolean;
+  requestOpen: boolean;
+}
 
-/** A uid waiting for its answer: the paths found with it, and the scopes those paths name (`orgs/o-1/staff/u-1`). */
-interface Waiting {
-  paths: string[];
-  scopes: Set<string>;
+/** A record waiting for its answer: its path, and the scope the path names (`orgs/o-1/staff/u-1`), if any. */
+interface Found {
+  path: string;
+  scopeId: string | null;
 }
 
 /**
  * ORPHANED_SUBJECT: collects the uids the user's data map locates in each scanned document (audit/rules.ts#uidLocators:
  * a uid-keyed path such as `people/{uid}`, or a field such as `visits.visitorUid`) and checks them against Auth in
- * batches of at most 100. A uid without an Auth account is an orphan unless its erasure is under way: an open request
- * for the uid, or for a scope its path names (a tenant's closure takes its members' accounts before their data).
- * A uid's answer is remembered (up to 50,000 uids), and a uid already being looked up is not looked up again, so a
- * subject with many records costs one lookup. Memory: one batch of at most 100 uids and 1,000 waiting paths, and the
- * remembered answers.
+ * batches of at most 100. A record of a uid without an Auth account is an orphan's unless an erasure of it is under way:
+ * an open request for the uid, or for the scope the record's path names (a closure erases its members' records with
+ * the scope's). That is decided per record, as two records of one uid may lie in different scopes.
+ * Answers are remembered (up to 50,000 uids and as many scopes), and a uid already being looked up is not looked up
+ * again, so a subject with many records costs one lookup. Memory: one batch of at most 100 uids and 1,000 waiting paths
+ * (more may join a lookup under way), and the remembered answers.
  */
 export class SubjectChecker {
   private readonly locators: UidLocator[];
   private readonly scopeKey: string | null;
-  private pending = new Map<string, Waiting>();
+  private pending = new Map<string, Found[]>();
   private pendingPaths = 0;
-  /** Uids whose lookup has started and not ended: a path found meanwhile joins the lookup's list. */
-  private readonly inFlight = new Map<string, Waiting>();
-  private readonly verdicts = new Map<string, Verdict>();
+  /** Uids whose lookup has started and not ended: a record found meanwhile joins the lookup's list. */
+  private readonly inFlight = new Map<string, Found[]>();
+  private readonly accounts = new Map<string, Account>();
+  /** Scope id: whether a request to erase the scope is open. */
+  private readonly scopes = new Map<string, boolean>();
   checked = 0;
 
   constructor(
@@ -61,71 +68,106 @@ export class SubjectChecker {
   async offer(path: string, get: (field: string) => unknown, keptByClass: boolean): Promise<void> {
     if (this.skip) return;
     for (const { uid, scopeId } of uidsAt(path, get, this.locators, keptByClass, this.scopeKey)) {
-      const known = this.verdicts.get(uid);
-      if (known) {
-        if (known.orphan) this.report(auditSubject({ uid, paths: [path], authExists: false, erasureUnderWay: known.erasureUnderWay }));
+      const found = { path, scopeId };
+      const account = this.accounts.get(uid);
+      if (account && this.settle(uid, account, found)) continue;
+      const joined = this.inFlight.get(uid);
+      if (joined) {
+        joined.push(found);
         continue;
       }
-      const waiting = this.inFlight.get(uid) ?? this.pending.get(uid) ?? this.newPending(uid);
-      waiting.paths.push(path);
-      if (scopeId !== null) waiting.scopes.add(scopeId);
-      if (this.pending.get(uid) === waiting) this.pendingPaths++;
+      this.wait(uid, found);
       if (this.pending.size >= AUTH_BATCH || this.pendingPaths >= PENDING_PATHS) await this.flush();
     }
   }
 
+  /** Looks up what waits, until nothing does (a record that joined a lookup in a scope it had not read waits again). */
   async flush(): Promise<void> {
-    if (this.pending.size === 0) return;
-    // Swapped before the first await: a uid is in one lookup only, and a path found meanwhile joins it (offer).
+    while (this.pending.size > 0) await this.flushBatch();
+  }
+
+  private async flushBatch(): Promise<void> {
+    // Swapped before the first await: a uid is in one lookup only, and a record found meanwhile joins it (offer).
     const batch = this.pending;
     this.pending = new Map();
     this.pendingPaths = 0;
-    for (const [uid, waiting] of batch) this.inFlight.set(uid, waiting);
+    for (const [uid, found] of batch) this.inFlight.set(uid, found);
     try {
-      const res = await getAuth(adminApp()).getUsers([...batch.keys()].map((uid) => ({ uid })));
-      const found = new Set(res.users.map((u) => u.uid));
-      const orphans = [...batch].filter(([uid]) => !found.has(uid));
-      const underWay = await this.erasuresUnderWay(orphans);
-      for (const [uid, waiting] of batch) {
-        const verdict: Verdict = found.has(uid) ? { orphan: false } : { orphan: true, erasureUnderWay: underWay.has(uid) };
-        this.checked++;
-        this.remember(uid, verdict);
+      // This batch's answers, kept apart from the remembered ones, which may be forgotten while it runs.
+      const accounts = new Map([...batch.keys()].flatMap((uid) => (this.accounts.has(uid) ? [[uid, this.accounts.get(uid)!] as const] : [])));
+      const unknown = [...batch.keys()].filter((uid) => !accounts.has(uid));
+      if (unknown.length > 0) {
+        const res = await getAuth(adminApp()).getUsers(unknown.map((uid) => ({ uid })));
+        const exists = new Set(res.users.map((u) => u.uid));
+        const open = await this.openUserRequests(unknown.filter((uid) => !exists.has(uid)));
+        for (const uid of unknown) {
+          this.checked++;
+          accounts.set(uid, { exists: exists.has(uid), requestOpen: open.has(uid) });
+          this.remember(this.accounts, uid, accounts.get(uid)!);
+        }
+      }
+      const orphans = [...accounts].filter(([, a]) => !a.exists && !a.requestOpen).map(([uid]) => uid);
+      const scopes = await this.scopesOpen(orphans.flatMap((uid) => this.inFlight.get(uid)!.flatMap((f) => (f.scopeId === null ? [] : [f.scopeId]))));
+      // Synchronous from here: no record joins a uid's list after it is settled.
+      for (const uid of batch.keys()) {
+        const account = accounts.get(uid)!;
+        const found = this.inFlight.get(uid)!;
         this.inFlight.delete(uid);
-        if (verdict.orphan) this.report(auditSubject({ uid, paths: waiting.paths, authExists: false, erasureUnderWay: verdict.erasureUnderWay }));
+        for (const f of found) if (!this.settle(uid, account, f, (id) => scopes.get(id) ?? this.scopes.get(id))) this.wait(uid, f);
       }
     } finally {
       for (const uid of batch.keys()) this.inFlight.delete(uid);
     }
   }
 
-  private newPending(uid: string): Waiting {
-    const waiting: Waiting = { paths: [], scopes: new Set() };
+  /**
+   * Reports the record if it is an orphan's, once its answer is known; says whether it was (a record in a scope not
+   * looked up yet waits for the next flush, which looks the scope up).
+   */
+  private settle(uid: string, account: Account, found: Found, scopeOpen: (scopeId: string) => boolean | undefined = (id) => this.scopes.get(id)): boolean {
+    if (account.exists || account.requestOpen) return true;
+    const open = found.scopeId === null ? false : scopeOpen(found.scopeId);
+    if (open === undefined) return false;
+    if (!open) this.report(auditSubject({ uid, paths: [found.path], authExists: false, erasureUnderWay: false }));
+    return true;
+  }
+
+  private wait(uid: string, found: Found): void {
+    const waiting = this.pending.get(uid) ?? [];
+    waiting.push(found);
     this.pending.set(uid, waiting);
-    return waiting;
+    this.pendingPaths++;
   }
 
-  /** The orphans whose erasure is under way: an open request for the uid, or for a scope one of its paths names. */
-  private async erasuresUnderWay(orphans: readonly (readonly [string, Waiting])[]): Promise<Set<string>> {
-    const underWay = new Set<string>();
-    if (orphans.length === 0) return underWay;
-    const requests = db().collection(COLLECTIONS.deletionRequests);
-    const uids = orphans.map(([uid]) => uid);
+  /** The uids among `uids` with an open request of their own. */
+  private async openUserRequests(uids: readonly string[]): Promise<Set<string>> {
+    const open = new Set<string>();
     for (let i = 0; i < uids.length; i += IN_LIMIT) {
-      const snap = await requests.where("uid", "in", uids.slice(i, i + IN_LIMIT)).select("uid", "state").get();
-      for (const d of snap.docs) if (isOpenRequest(d.get("state"))) underWay.add(String(d.get("uid")));
+      const snap = await db().collection(COLLECTIONS.deletionRequests).where("uid", "in", uids.slice(i, i + IN_LIMIT)).select("uid", "state").get();
+      for (const d of snap.docs) if (isOpenRequest(d.get("state"))) open.add(String(d.get("uid")));
     }
-    const scopes = [...new Set(orphans.flatMap(([uid, w]) => (underWay.has(uid) ? [] : [...w.scopes])))];
-    const openScopes = new Set<string>();
-    for (let i = 0; i < scopes.length; i += IN_LIMIT) {
-      const snap = await requests.where("subjectType", "==", "tenant").where("tenantId", "in", scopes.slice(i, i + IN_LIMIT)).select("tenantId", "state").get();
-      for (const d of snap.docs) if (isOpenRequest(d.get("state"))) openScopes.add(String(d.get("tenantId")));
-    }
-    for (const [uid, w] of orphans) if ([...w.scopes].some((s) => openScopes.has(s))) underWay.add(uid);
-    return underWay;
+    return open;
   }
 
-  private remember(uid: string, verdict: Verdict): void {
-    if (this.verdicts.size >= REMEMBERED) this.verdicts.clear();
-    this.verdicts.set(uid, verdict);
+  /** Whether each scope has an open request to erase it: remembered answers, and a read for the others. */
+  private async scopesOpen(scopeIds: readonly string[]): Promise<Map<string, boolean>> {
+    const ids = [...new Set(scopeIds)];
+    const answers = new Map(ids.flatMap((id) => (this.scopes.has(id) ? [[id, this.scopes.get(id)!] as const] : [])));
+    const unknown = ids.filter((id) => !answers.has(id));
+    for (let i = 0; i < unknown.length; i += IN_LIMIT) {
+      const chunk = unknown.slice(i, i + IN_LIMIT);
+      const snap = await db().collection(COLLECTIONS.deletionRequests).where("subjectType", "==", "tenant").where("tenantId", "in", chunk).select("tenantId", "state").get();
+      const open = new Set(snap.docs.filter((d) => isOpenRequest(d.get("state"))).map((d) => String(d.get("tenantId"))));
+      for (const id of chunk) {
+        answers.set(id, open.has(id));
+        this.remember(this.scopes, id, open.has(id));
+      }
+    }
+    return answers;
+  }
+
+  private remember<V>(map: Map<string, V>, key: string, value: V): void {
+    if (map.size >= REMEMBERED) map.clear();
+    map.set(key, value);
   }
 }

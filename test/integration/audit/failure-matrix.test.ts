@@ -201,15 +201,21 @@ describe("retention audit: failure-injection matrix", () => {
     await expectClean();
   });
 
-  it("a tenant's member without an account while the tenant's closure is open: no ORPHANED_SUBJECT, as the closure takes both", async () => {
+  it("a member without an account in a tenant whose closure is open: not that tenant's record, decided record by record", async () => {
     for (const [from, to] of [
       ["tenants/t-acme", "tenants/t-closing"],
       ["tenants/t-acme/users/u-1001", "tenants/t-closing/users/u-9001"],
+      ["tenants/t-acme", "tenants/t-staying"],
+      ["tenants/t-acme/users/u-1001", "tenants/t-staying/users/u-9001"],
     ] as const) {
       await db().doc(to).set((await db().doc(from).get()).data()!);
     }
-    expect(lines((await audit()).findings)).toEqual(["ORPHANED_SUBJECT tenants/t-closing/users/u-9001"]);
+    expect(lines((await audit()).findings)).toEqual(["ORPHANED_SUBJECT tenants/t-closing/users/u-9001", "ORPHANED_SUBJECT tenants/t-staying/users/u-9001"]);
+    // The closure erases its tenant's records of the member, not another tenant's.
     await openDeletionRequest({ subject: { type: "tenant", tenantId: "t-closing" }, source: "staff", actor: { type: "staff", id: "r-3001" }, nowMs: Date.now() });
+    expect(lines((await audit()).findings)).toEqual(["ORPHANED_SUBJECT tenants/t-staying/users/u-9001"]);
+    await db().doc("tenants/t-staying/users/u-9001").delete();
+    await db().doc("tenants/t-staying").delete();
     await expectClean();
   });
 

@@ -297,6 +297,8 @@ describe("where a user's uid is (ORPHANED_SUBJECT's reach)", () => {
     // What lies under the profile is the profile's: the profile itself is the finding.
     expect(uids("tenants/t-1/users/u-2/notes/n", none, ls)).toEqual([]);
     expect(uids("teams/u-1", none, ls)).toEqual([]);
+    // No uid Auth would refuse: over 128 characters.
+    expect(uids(`people/${"x".repeat(129)}`, none, ls)).toEqual([]);
   });
 
   it("a field a query entry filters on, with its fixed clauses checked", () => {
@@ -319,12 +321,23 @@ describe("where a user's uid is (ORPHANED_SUBJECT's reach)", () => {
     expect(uidFieldsFor("posts", ls)).toEqual([]);
   });
 
-  it("not an entry that also names another variable: a record there may be someone's who is no subject (a support agent's reply)", () => {
-    const ls = uidLocators([
+  it("not an erasing entry that also names another variable: a record there may be someone's who is no subject (a support agent's reply)", () => {
+    const erasing = uidLocators([
       entry({ kind: "collectionGroup", collectionId: "messages", where: [["tenantId", "==", "{tenantId}"], ["authorId", "==", "{uid}"]], action: "delete" }),
       entry({ kind: "query", collection: "tenants/{tenantId}/orders", where: [["customerId", "==", "{uid}"]], action: "delete" }),
     ]);
-    expect(ls).toEqual([]);
+    expect(erasing).toEqual([]);
+    // A keeping one stays, whatever the variable's value: it keeps what another entry would erase.
+    const ls = uidLocators([
+      entry({ kind: "collectionGroup", collectionId: "messages", where: [["authorId", "==", "{uid}"]], action: "delete" }),
+      entry({ kind: "collectionGroup", collectionId: "messages", where: [["tenantId", "==", "{tenantId}"], ["authorId", "==", "{uid}"]], action: "retain" }),
+      entry({ kind: "query", collection: "orgs/{orgId}/notes", where: [["authorId", "==", "{uid}"]], action: "retain" }),
+      entry({ kind: "collectionGroup", collectionId: "notes", where: [["authorId", "==", "{uid}"]], action: "delete" }),
+    ]);
+    expect(uids("threads/t/messages/m", fields({ tenantId: "t-9", authorId: "u-1" }), ls)).toEqual([]);
+    expect(uids("orgs/o-1/notes/n", fields({ authorId: "u-1" }), ls)).toEqual([]);
+    expect(uids("teams/x/notes/n", fields({ authorId: "u-1" }), ls)).toEqual(["u-1"]);
+    expect(uidFieldsFor("messages", ls)).toEqual(["authorId"]);
   });
 
   it("an array that holds uids: every member is one", () => {
@@ -340,7 +353,14 @@ describe("where a user's uid is (ORPHANED_SUBJECT's reach)", () => {
       entry({ kind: "doc", path: "ledgers/{uid}", action: "retain" }),
       entry({ kind: "doc", path: "cards/{uid}", action: "mask", maskFields: ["pan"] }),
     ];
-    const ls = uidLocators(keeping);
+    // Alone, keeping locators are left out: they only take back what an erasing one finds.
+    expect(uidLocators(keeping)).toEqual([]);
+    const ls = uidLocators([
+      ...keeping,
+      ...["auditRecords", "reviews"].map((collection) => entry({ kind: "query", collection, where: [["actorUid", "==", "{uid}"]], action: "delete" })),
+      entry({ kind: "doc", path: "ledgers/{uid}", action: "delete" }),
+      entry({ kind: "doc", path: "cards/{uid}", action: "delete" }),
+    ]);
     expect(uids("auditRecords/r", fields({ actorUid: "u-1" }), ls)).toEqual([]);
     expect(uids("reviews/r", fields({ authorId: "u-1" }), ls)).toEqual([]);
     expect(uids("ledgers/u-1", none, ls)).toEqual([]);
@@ -356,6 +376,16 @@ describe("where a user's uid is (ORPHANED_SUBJECT's reach)", () => {
     expect(uids("invoices/i", fields({ payerId: "u-1" }), del, true)).toEqual([]);
     const arc = uidLocators([entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "archive", reason: "tax", reasonCode: "TAX" })]);
     expect(uids("invoices/i", fields({ payerId: "u-1" }), arc, true)).toEqual(["u-1"]);
+    // The strictest entry decides first, as in the plan: an archive beats a delete, so the class does not keep it.
+    expect(uids("invoices/i", fields({ payerId: "u-1" }), [...del, ...arc], true)).toEqual(["u-1"]);
+    const maskUid = uidLocators([entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "mask", maskFields: ["payerId"] })]);
+    expect(uids("invoices/i", fields({ payerId: "u-1" }), [...del, ...maskUid], true)).toEqual(["u-1"]);
+    // Of two entries of one rank, the one that keeps the uid wins.
+    const maskBoth = uidLocators([
+      entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "mask", maskFields: ["payerId"] }),
+      entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "mask", maskFields: ["memo"] }),
+    ]);
+    expect(uids("invoices/i", fields({ payerId: "u-1" }), maskBoth)).toEqual([]);
   });
 
   it("every shipped policy locates the user's records its erasure takes away", () => {
