@@ -1,5 +1,5 @@
 // npm run bench:cold-start: the CPU a function instance spends loading the codebase's entry (functions/lib/index.js)
-// before it can serve its first request, and what the libraries it loads only at first use (platform/cloud-logging.ts,
+// before it can serve its first request, and what the libraries it loads only at first use (platform/lazy-libraries.ts,
 // platform/processors.ts#publishNotice) would add. Each figure is the median of RUNS fresh processes, user + system
 // CPU of the load alone (process.cpuUsage around the require), so the node start-up is not in it. Prints one JSON line.
 import { execFileSync } from "node:child_process";
@@ -16,7 +16,7 @@ function cpuMs(modules) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const entry = join(ROOT, "functions", "lib", "index.js");
-const later = ["@google-cloud/logging", "@google-cloud/pubsub"];
+const later = ["@google-cloud/logging", "@google-cloud/pubsub", "@google-cloud/storage"];
 const samples = Array.from({ length: RUNS }, () => cpuMs([entry, ...later]));
 const at = (i) => Math.round(median(samples.map((s) => s[i])));
 const result = {

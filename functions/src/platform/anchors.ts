@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Writable } from "node:stream";
 import type { Entry, Log, LogSync } from "@google-cloud/logging";
 import type { CollectionReference } from "firebase-admin/firestore";
-import { cloudLogging } from "./cloud-logging";
+import { cloudLogging } from "./lazy-libraries";
 import { db, governedDatabaseId } from "./firestore";
 import { logResource } from "./log-resource";
 import { settings } from "./settings";

@@ -1,6 +1,6 @@
 import type { LogSync } from "@google-cloud/logging";
 import type { Writable } from "node:stream";
-import { cloudLogging } from "./cloud-logging";
+import { cloudLogging } from "./lazy-libraries";
 import { logResource } from "./log-resource";
 import { settings } from "./settings";
 

@@ -1,8 +1,8 @@
-import { Storage, type File, type FileMetadata } from "@google-cloud/storage";
-import { getStorage } from "firebase-admin/storage";
+import type { File, FileMetadata, Storage } from "@google-cloud/storage";
 import { resolveBucket, type DEFAULT_BUCKET } from "../kernel/storage-map";
 import type { StorageEntry } from "../kernel/policy-schema";
 import { adminApp } from "./firestore";
+import { adminStorage, cloudStorage } from "./lazy-libraries";
 import { setting, settings } from "./settings";
 
 /**
@@ -76,7 +76,7 @@ const HOLD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 /** A write that lost a race with another metadata write is read and tried again this many times. */
 const MARK_ATTEMPTS = 5;
 
-const bucketOf = (bucket: string) => getStorage(adminApp()).bucket(bucket);
+const bucketOf = (bucket: string) => adminStorage().getStorage(adminApp()).bucket(bucket);
 const fileOf = (ref: { bucket: string; name: string }): File => bucketOf(ref.bucket).file(ref.name);
 
 /** The HTTP status of a Cloud Storage client error, if it is one. */
@@ -183,8 +183,8 @@ function windowClient(timeoutMs: number): Storage {
   let c = windowClients.get(timeoutMs);
   if (!c) {
     // firebase-admin's Storage turns FIREBASE_STORAGE_EMULATOR_HOST into STORAGE_EMULATOR_HOST, which this client reads.
-    getStorage(adminApp());
-    c = new Storage({ projectId: settings.projectId(), timeout: timeoutMs, retryOptions: { autoRetry: false, maxRetries: 0 } });
+    adminStorage().getStorage(adminApp());
+    c = new (cloudStorage().Storage)({ projectId: settings.projectId(), timeout: timeoutMs, retryOptions: { autoRetry: false, maxRetries: 0 } });
     windowClients.set(timeoutMs, c);
   }
   return c;
