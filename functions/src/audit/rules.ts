@@ -4,7 +4,6 @@ import { coveringHold, isHeld, type ActiveHoldRef, type HoldLetGo } from "../ker
 import { isLifecycleState } from "../kernel/lifecycle";
 import { matchPattern, parentDocumentPath, segments } from "../kernel/paths";
 import type { DataMapEntry } from "../kernel/policy-schema";
-import { ACTION_RANK } from "../plan/rules";
 import type { PolicyIndex } from "../kernel/policy";
 import { fingerprintKey } from "../kernel/policy-fingerprint";
 import { isExpired } from "../kernel/retention";
@@ -463,7 +462,7 @@ export function auditProcessorNotice(n: { path: string; processor: string; state
  * Where the data map says a user's record carries their uid: the documents ORPHANED_SUBJECT looks at. A path
  * (`people/{uid}`) or a field (`visits` where `visitorUid == {uid}`, `rooms` where `participantIds array-contains {uid}`).
  * `erases` says whether the entry's erasure takes the uid away; one that does not (a retained record, a mask that keeps
- * the uid) can still decide a record, as the stricter entry does in the plan (plan/rules.ts#ACTION_RANK).
+ * the uid) can still decide a record, as a keeping entry does in the purge ({@link uidsAt}).
  */
 export type UidLocator = { erases: boolean; action: DataMapEntry["action"] } & (
   | { kind: "path"; pattern: string }
@@ -548,12 +547,14 @@ export interface LocatedUid {
 
 /**
  * The uids a document holds that its erasure would take away (by its path, or its fields read with `get`): usually none
- * or one. As in the plan, the strictest entry that reaches the record for a uid decides (retain > mask and
- * removeFromArray > archive > delete); the uid goes only if that entry takes it away, and a `delete` entry's record
- * stays while its class keeps it (`keptByClass`: not user-deletable, not expired).
+ * or one. Decided as the purge decides a record (purge/runner/plan.ts#planRequestUnit): the first entry in the data
+ * map's order that keeps the live record (retain, mask, removeFromArray) decides it, and the uid goes only if that
+ * entry takes it out (a mask of the uid's field, a removeFromArray of its array); else an archive entry takes it; else a
+ * delete entry does, unless the record's class keeps it while its retention runs (`keptByClass`). The scope is the
+ * one a uid-keyed path names, whichever entry decides.
  */
 export function uidsAt(path: string, get: (field: string) => unknown, locators: readonly UidLocator[], keptByClass: boolean, scopeKey: string | null): LocatedUid[] {
-  const decided = new Map<string, { rank: number; erases: boolean; scopeId: string | null }>();
+  const byUid = new Map<string, { keeper: UidLocator | null; archived: boolean; deleted: boolean; scopeId: string | null }>();
   const s = segments(path);
   const parent = s.slice(0, -1).join("/");
   for (const l of locators) {
@@ -565,17 +566,21 @@ export function uidsAt(path: string, get: (field: string) => unknown, locators: 
       const value = get(l.field);
       for (const v of l.op === "==" ? [value] : Array.isArray(value) ? value : []) if (isUid(v)) found.push({ uid: v, scopeId: null });
     }
-    const rank = ACTION_RANK[l.action];
-    const erases = l.erases && !(l.action === "delete" && keptByClass);
     for (const f of found) {
-      const was = decided.get(f.uid);
-      if (!was || rank > was.rank) decided.set(f.uid, { rank, erases, scopeId: f.scopeId });
-      // Entries of the same rank: keeping wins; a scope named by any of them is kept.
-      else if (rank === was.rank) decided.set(f.uid, { rank, erases: was.erases && erases, scopeId: was.scopeId ?? f.scopeId });
+      const d = byUid.get(f.uid) ?? { keeper: null, archived: false, deleted: false, scopeId: null };
+      if (KEEPS_LIVE_RECORD.has(l.action)) d.keeper ??= l;
+      else if (l.action === "archive") d.archived = true;
+      else d.deleted = true;
+      d.scopeId ??= f.scopeId;
+      byUid.set(f.uid, d);
     }
   }
-  return [...decided].filter(([, d]) => d.erases).map(([uid, d]) => ({ uid, scopeId: d.scopeId }));
+  const erased = (d: { keeper: UidLocator | null; archived: boolean; deleted: boolean }): boolean => (d.keeper ? d.keeper.erases : d.archived || (d.deleted && !keptByClass));
+  return [...byUid].filter(([, d]) => erased(d)).map(([uid, d]) => ({ uid, scopeId: d.scopeId }));
 }
+
+/** The actions that keep the live record, whatever else reaches it (the purge plans them first). */
+const KEEPS_LIVE_RECORD: ReadonlySet<DataMapEntry["action"]> = new Set(["retain", "mask", "removeFromArray"]);
 
 /**
  * ORPHANED_SUBJECT: the documents of a subject (by its locators) whose Auth account is gone and whose erasure is not

@@ -28,12 +28,12 @@ interface Found {
 /**
  * ORPHANED_SUBJECT: collects the uids the user's data map locates in each scanned document (audit/rules.ts#uidLocators:
  * a uid-keyed path such as `people/{uid}`, or a field such as `visits.visitorUid`) and checks them against Auth in
- * batches of at most 100. A record of a uid without an Auth account is an orphan's unless an erasure of it is under way:
+ * calls of at most 100. A record of a uid without an Auth account is an orphan's unless an erasure of it is under way:
  * an open request for the uid, or for the scope the record's path names (a closure erases its members' records with
  * the scope's). That is decided per record, as two records of one uid may lie in different scopes.
  * Answers are remembered (up to 50,000 uids and as many scopes), and a uid already being looked up is not looked up
- * again, so a subject with many records costs one lookup. Memory: one batch of at most 100 uids and 1,000 waiting paths
- * (more may join a lookup under way), and the remembered answers.
+ * again, so a subject with many records costs one lookup. Memory: per collection-group scan under way, a batch of
+ * about 100 uids and 1,000 waiting paths (more may join a lookup under way), and the remembered answers.
  */
 export class SubjectChecker {
   private readonly locators: UidLocator[];
@@ -97,8 +97,12 @@ export class SubjectChecker {
       const accounts = new Map([...batch.keys()].flatMap((uid) => (this.accounts.has(uid) ? [[uid, this.accounts.get(uid)!] as const] : [])));
       const unknown = [...batch.keys()].filter((uid) => !accounts.has(uid));
       if (unknown.length > 0) {
-        const res = await getAuth(adminApp()).getUsers(unknown.map((uid) => ({ uid })));
-        const exists = new Set(res.users.map((u) => u.uid));
+        // Slices of 100: records that waited again, or whose scope was unknown, can make a batch larger.
+        const exists = new Set<string>();
+        for (let i = 0; i < unknown.length; i += AUTH_BATCH) {
+          const res = await getAuth(adminApp()).getUsers(unknown.slice(i, i + AUTH_BATCH).map((uid) => ({ uid })));
+          for (const u of res.users) exists.add(u.uid);
+        }
         const open = await this.openUserRequests(unknown.filter((uid) => !exists.has(uid)));
         for (const uid of unknown) {
           this.checked++;

@@ -196,7 +196,7 @@ const untilOf = (doc: DiscoveredDoc["doc"]): string | undefined => (doc.retainUn
  * When two data-map entries reach the same path, the stricter one decides: an entry that keeps the live record
  * beats one that removes it (retain > mask and removeFromArray > archive > delete).
  */
-export const ACTION_RANK: Readonly<Record<DataMapAction, number>> = { delete: 0, archive: 1, mask: 2, removeFromArray: 2, retain: 3 };
+const ACTION_RANK: Readonly<Record<DataMapAction, number>> = { delete: 0, archive: 1, mask: 2, removeFromArray: 2, retain: 3 };
 
 /** The record of a document kept only because something under it is retained. */
 export const retainedDescendant = (path: string): RetainedItem => ({

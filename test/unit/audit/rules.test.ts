@@ -357,7 +357,8 @@ describe("where a user's uid is (ORPHANED_SUBJECT's reach)", () => {
     expect(uidLocators(keeping)).toEqual([]);
     const ls = uidLocators([
       ...keeping,
-      ...["auditRecords", "reviews"].map((collection) => entry({ kind: "query", collection, where: [["actorUid", "==", "{uid}"]], action: "delete" })),
+      entry({ kind: "query", collection: "auditRecords", where: [["actorUid", "==", "{uid}"]], action: "delete" }),
+      entry({ kind: "query", collection: "reviews", where: [["authorId", "==", "{uid}"]], action: "delete" }),
       entry({ kind: "doc", path: "ledgers/{uid}", action: "delete" }),
       entry({ kind: "doc", path: "cards/{uid}", action: "delete" }),
     ]);
@@ -368,7 +369,7 @@ describe("where a user's uid is (ORPHANED_SUBJECT's reach)", () => {
     // A mask that takes the uid field out erases it.
     const masked = uidLocators([entry({ kind: "query", collection: "reviews", where: [["authorId", "==", "{uid}"]], action: "mask", maskFields: ["authorId", "authorName"] })]);
     expect(uids("reviews/r", fields({ authorId: "u-1" }), masked)).toEqual(["u-1"]);
-    // Two entries reach one record: the one that keeps it decides, as in the plan.
+    // Two entries reach one record: the one that keeps it decides, as in the purge.
     const both = uidLocators([...keeping, entry({ kind: "query", collection: "auditRecords", where: [["actorUid", "==", "{uid}"]], action: "delete" })]);
     expect(uids("auditRecords/r", fields({ actorUid: "u-1" }), both)).toEqual([]);
     // A class that is not user-deletable keeps a delete entry's record while its retention runs; an archived one goes.
@@ -376,16 +377,19 @@ describe("where a user's uid is (ORPHANED_SUBJECT's reach)", () => {
     expect(uids("invoices/i", fields({ payerId: "u-1" }), del, true)).toEqual([]);
     const arc = uidLocators([entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "archive", reason: "tax", reasonCode: "TAX" })]);
     expect(uids("invoices/i", fields({ payerId: "u-1" }), arc, true)).toEqual(["u-1"]);
-    // The strictest entry decides first, as in the plan: an archive beats a delete, so the class does not keep it.
+    // An archive takes what no keeping entry keeps, so the class does not keep it; nor does a mask that takes the uid.
     expect(uids("invoices/i", fields({ payerId: "u-1" }), [...del, ...arc], true)).toEqual(["u-1"]);
     const maskUid = uidLocators([entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "mask", maskFields: ["payerId"] })]);
     expect(uids("invoices/i", fields({ payerId: "u-1" }), [...del, ...maskUid], true)).toEqual(["u-1"]);
-    // Of two entries of one rank, the one that keeps the uid wins.
-    const maskBoth = uidLocators([
-      entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "mask", maskFields: ["payerId"] }),
-      entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "mask", maskFields: ["memo"] }),
-    ]);
-    expect(uids("invoices/i", fields({ payerId: "u-1" }), maskBoth)).toEqual([]);
+    // Of the entries that keep the live record, the first in the data map's order decides, as the purge plans them.
+    const maskUidEntry = entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "mask", maskFields: ["payerId"] });
+    const maskMemo = entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "mask", maskFields: ["memo"] });
+    const retainIt = entry({ kind: "query", collection: "invoices", where: [["payerId", "==", "{uid}"]], action: "retain" });
+    const decide = (...es: ReturnType<typeof entry>[]) => uids("invoices/i", fields({ payerId: "u-1" }), uidLocators(es));
+    expect(decide(maskUidEntry, maskMemo)).toEqual(["u-1"]);
+    expect(decide(maskMemo, maskUidEntry)).toEqual([]);
+    expect(decide(maskUidEntry, retainIt)).toEqual(["u-1"]);
+    expect(decide(retainIt, maskUidEntry)).toEqual([]);
   });
 
   it("every shipped policy locates the user's records its erasure takes away", () => {
