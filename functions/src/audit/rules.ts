@@ -556,13 +556,13 @@ export interface LocatedUid {
 export function uidsAt(path: string, get: (field: string) => unknown, locators: readonly UidLocator[], keptByClass: boolean, scopeKey: string | null): LocatedUid[] {
   const byUid = new Map<string, { keeper: UidLocator | null; archived: boolean; deleted: boolean; scopeId: string | null }>();
   const s = segments(path);
-  const parent = s.slice(0, -1).join("/");
+  let parent: string | undefined;
   for (const l of locators) {
     const found: LocatedUid[] = [];
     if (l.kind === "path") {
       const vars = matchPattern(l.pattern, path);
       if (isUid(vars?.uid)) found.push({ uid: vars.uid, scopeId: scopeKey ? (vars[scopeKey] ?? null) : null });
-    } else if (s.length >= 2 && s.at(-2) === l.collectionId && (l.collection === null || matchPattern(l.collection, parent) !== null) && l.fixed.every(([f, op, v]) => clauseHolds(get(f), op, v))) {
+    } else if (s.length >= 2 && s.at(-2) === l.collectionId && (l.collection === null || matchPattern(l.collection, (parent ??= s.slice(0, -1).join("/"))) !== null) && l.fixed.every(([f, op, v]) => clauseHolds(get(f), op, v))) {
       const value = get(l.field);
       for (const v of l.op === "==" ? [value] : Array.isArray(value) ? value : []) if (isUid(v)) found.push({ uid: v, scopeId: null });
     }
@@ -583,16 +583,12 @@ export function uidsAt(path: string, get: (field: string) => unknown, locators: 
 const KEEPS_LIVE_RECORD: ReadonlySet<DataMapEntry["action"]> = new Set(["retain", "mask", "removeFromArray"]);
 
 /**
- * ORPHANED_SUBJECT: the documents of a subject (by its locators) whose Auth account is gone and whose erasure is not
- * under way. One finding per document and uid: a chat that still lists two members who are gone is two.
+ * ORPHANED_SUBJECT: a record the user's data map locates a uid in, when that uid has no Auth account and no erasure of
+ * it (or of the record's scope) is under way; the caller (audit/subjects.ts) decides that. A chat that still lists two
+ * members who are gone is two findings.
  */
-export function auditSubject(s: { uid: string; paths: readonly string[]; authExists: boolean; erasureUnderWay: boolean }): Finding[] {
-  if (s.authExists || s.erasureUnderWay) return [];
-  return s.paths.map((path) => ({
-    path,
-    code: "ORPHANED_SUBJECT" as const,
-    detail: `data of uid ${s.uid}, which has no Auth account and no deletion request in progress`,
-  }));
+export function orphanFinding(uid: string, path: string): Finding {
+  return { path, code: "ORPHANED_SUBJECT", detail: `data of uid ${uid}, which has no Auth account and no deletion request in progress` };
 }
 
 /** Soft-delete age buckets for the histogram metric and the dashboard (upper bounds in days; the last is open). */

@@ -1,13 +1,12 @@
 import { getAuth } from "firebase-admin/auth";
-import { auditSubject, uidFieldsFor, uidLocators, uidsAt, type Finding, type UidLocator } from "./rules";
+import { orphanFinding, uidFieldsFor, uidLocators, uidsAt, type Finding, type UidLocator } from "./rules";
 import { isOpenRequest } from "../requests/rules/requests";
-import { adminApp, COLLECTIONS, db } from "../platform/firestore";
+import { storedRequestStates } from "../requests/index";
+import { adminApp } from "../platform/firestore";
 import { policy } from "../platform/registry";
 
 /** Admin Auth getUsers takes at most 100 identifiers per call. */
 const AUTH_BATCH = 100;
-/** Firestore's `in` takes at most 30 values. */
-const IN_LIMIT = 30;
 /** Paths waiting for a batch, at most: a uid with many records fills this before the batch of uids. */
 const PENDING_PATHS = 1_000;
 /** Uids (and scopes) whose answer is remembered for the rest of the scan, at most (then forgotten all at once). */
@@ -132,7 +131,7 @@ export class SubjectChecker {
     if (account.exists || account.requestOpen) return true;
     const open = found.scopeId === null ? false : scopeOpen(found.scopeId);
     if (open === undefined) return false;
-    if (!open) this.report(auditSubject({ uid, paths: [found.path], authExists: false, erasureUnderWay: false }));
+    if (!open) this.report([orphanFinding(uid, found.path)]);
     return true;
   }
 
@@ -145,12 +144,8 @@ export class SubjectChecker {
 
   /** The uids among `uids` with an open request of their own. */
   private async openUserRequests(uids: readonly string[]): Promise<Set<string>> {
-    const open = new Set<string>();
-    for (let i = 0; i < uids.length; i += IN_LIMIT) {
-      const snap = await db().collection(COLLECTIONS.deletionRequests).where("uid", "in", uids.slice(i, i + IN_LIMIT)).select("uid", "state").get();
-      for (const d of snap.docs) if (isOpenRequest(d.get("state"))) open.add(String(d.get("uid")));
-    }
-    return open;
+    const states = await storedRequestStates("user", uids);
+    return new Set([...states].filter(([, s]) => s.some(isOpenRequest)).map(([uid]) => uid));
   }
 
   /** Whether each scope has an open request to erase it: remembered answers, and a read for the others. */
@@ -158,14 +153,11 @@ export class SubjectChecker {
     const ids = [...new Set(scopeIds)];
     const answers = new Map(ids.flatMap((id) => (this.scopes.has(id) ? [[id, this.scopes.get(id)!] as const] : [])));
     const unknown = ids.filter((id) => !answers.has(id));
-    for (let i = 0; i < unknown.length; i += IN_LIMIT) {
-      const chunk = unknown.slice(i, i + IN_LIMIT);
-      const snap = await db().collection(COLLECTIONS.deletionRequests).where("subjectType", "==", "tenant").where("tenantId", "in", chunk).select("tenantId", "state").get();
-      const open = new Set(snap.docs.filter((d) => isOpenRequest(d.get("state"))).map((d) => String(d.get("tenantId"))));
-      for (const id of chunk) {
-        answers.set(id, open.has(id));
-        this.remember(this.scopes, id, open.has(id));
-      }
+    const states = await storedRequestStates("scope", unknown);
+    for (const id of unknown) {
+      const open = (states.get(id) ?? []).some(isOpenRequest);
+      answers.set(id, open);
+      this.remember(this.scopes, id, open);
     }
     return answers;
   }

@@ -66,8 +66,8 @@ function logSync(): LogSync | null {
 
 /**
  * Sets up the metrics log now. The first metric otherwise pays it: loading the Cloud Logging library, and about
- * 0.15 s of CPU because its client builds API clients (which these metrics never call) when it is constructed. A function instance pays it
- * once; the bench calls this before its clock, as it loads modules (docs/BENCHMARKS.md).
+ * 0.15 s of CPU because its client builds API clients (which these metrics never call) when it is constructed. A
+ * function instance pays it once; the bench calls this before its clock, as it loads modules (docs/BENCHMARKS.md).
  */
 export function prepareMetrics(): void {
   logSync();

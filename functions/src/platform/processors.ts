@@ -2,6 +2,7 @@ import type { PubSub } from "@google-cloud/pubsub";
 import { processorUrlAllowed, type Processor } from "../kernel/policy-schema";
 import { secretValues } from "./evidence-key";
 import { settings, setting } from "./settings";
+import { pubSub } from "./lazy-libraries";
 
 /**
  * The processors' adapters: their HMAC keys, where a webhook is reached, and the two ways a notice leaves the
@@ -76,15 +77,14 @@ export async function postWebhook(url: string, body: string, headers: { signatur
   return { status: res.status, body: text, signature: res.headers.get(SIGNATURE_HEADER) ?? undefined };
 }
 
-let pubsub: Promise<PubSub> | undefined;
+let pubsub: PubSub | undefined;
 
 /**
  * Publishes a signed notice to a processor's topic in the functions' project (PUBSUB_EMULATOR_HOST, when set,
  * is the emulator's). Returns the message id Pub/Sub gave it.
  */
 export async function publishNotice(topic: string, body: string, headers: { signature: string; idempotencyKey: string }): Promise<string> {
-  // Loaded here, not at import: every function instance would pay its load (about 0.3 s of CPU) at its cold start.
-  // The promise is kept, so notices sent at once share one client.
-  pubsub ??= import("@google-cloud/pubsub").then(({ PubSub: Client }) => new Client({ projectId: settings.projectId() }));
-  return (await pubsub).topic(topic).publishMessage({ data: Buffer.from(body, "utf8"), attributes: { signature: headers.signature, idempotencyKey: headers.idempotencyKey } });
+  // The library is loaded at the first notice, not at import (platform/lazy-libraries.ts); every notice shares one client.
+  pubsub ??= new (pubSub().PubSub)({ projectId: settings.projectId() });
+  return pubsub.topic(topic).publishMessage({ data: Buffer.from(body, "utf8"), attributes: { signature: headers.signature, idempotencyKey: headers.idempotencyKey } });
 }

@@ -8,7 +8,7 @@ export type { OpenedRequest } from "./service";
 export { currentStatusSummary, writeStatusSummary } from "./status";
 export { resolveTenantSubject, resolveUserSubject, resolveUserSubjects, scopesOfDeletedUser, scopesOfRequester, scopesOfUsers, usersOfScope } from "./subjects";
 export type { ScopeMembership } from "./subjects";
-export { findRequest, goneByFacts, listRequests, staffFacts } from "./queries";
+export { findRequest, goneByFacts, listRequests, staffFacts, storedRequestStates } from "./queries";
 export type { ListRequestsQuery } from "./queries";
 export { factsOfGroup, groupStaffFacts, groupView, memberFacts, readGroup, type ReadMember } from "./group";
 export { subjectView } from "./rules/subject-view";

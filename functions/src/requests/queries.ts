@@ -166,3 +166,27 @@ export async function listRequests(q: ListRequestsQuery) {
   const nextCursor = snap.docs.length > size && last ? encodeCursor(list, [toMs(last.get(orderField)) ?? 0, last.id]) : null;
   return { items, nextCursor };
 }
+
+/** Firestore's `in` takes at most 30 values. */
+const IN_LIMIT = 30;
+
+/**
+ * The stored states of the requests about each id: a user's own requests by uid (`kind: "user"`), or the closures of
+ * scopes by scope id (`kind: "scope"`). Read 30 ids per query, on the `(uid)` and `(subjectType, tenantId)` equalities
+ * that every request carries. An id without a request is absent. States are as stored, for the caller's rule to judge
+ * (requests/rules/requests.ts#isOpenRequest, #CLOSURE_HANDLES_USERS_STATES).
+ */
+export async function storedRequestStates(kind: "user" | "scope", ids: readonly string[]): Promise<Map<string, unknown[]>> {
+  const unique = [...new Set(ids)];
+  const field = kind === "user" ? "uid" : "tenantId";
+  const states = new Map<string, unknown[]>();
+  for (let i = 0; i < unique.length; i += IN_LIMIT) {
+    const query = kind === "user" ? requestsCol() : requestsCol().where("subjectType", "==", "tenant");
+    const snap = await query.where(field, "in", unique.slice(i, i + IN_LIMIT)).select(field, "state").get();
+    for (const d of snap.docs) {
+      const id = String(d.get(field));
+      states.set(id, [...(states.get(id) ?? []), d.get("state")]);
+    }
+  }
+  return states;
+}

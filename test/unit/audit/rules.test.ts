@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
+  orphanFinding,
   auditObject,
   auditArchiveEntry,
   auditArchivedDoc,
   auditDeletionRequest,
   auditGovernedDoc,
-  auditSubject,
   CONFIRMED_AFTER_SCAN,
   uidFieldsFor,
   uidLocators,
@@ -275,11 +275,8 @@ describe("audit rules for archives, requests and subjects", () => {
     expect(isStuckRetained({ path: "deletionRequests/r", state: "PURGED", dueAtMs: null, retained: null }, [])).toBe(false);
   });
 
-  it("ORPHANED_SUBJECT: no Auth account and no erasure under way, one finding per path", () => {
-    const paths = ["userDirectory/u", "tenants/t/users/u"];
-    expect(auditSubject({ uid: "u", paths, authExists: false, erasureUnderWay: false }).map((f) => f.path)).toEqual(paths);
-    expect(auditSubject({ uid: "u", paths, authExists: true, erasureUnderWay: false })).toEqual([]);
-    expect(auditSubject({ uid: "u", paths, authExists: false, erasureUnderWay: true })).toEqual([]);
+  it("ORPHANED_SUBJECT: one finding per record, naming the uid an officer looks the request up by", () => {
+    expect(orphanFinding("u-9", "chats/c-1")).toEqual({ path: "chats/c-1", code: "ORPHANED_SUBJECT", detail: expect.stringMatching(/^data of uid u-9, which has no Auth account/) as unknown });
   });
 });
 

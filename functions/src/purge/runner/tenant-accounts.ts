@@ -2,12 +2,12 @@ import { getAuth } from "firebase-admin/auth";
 import { FieldPath, FieldValue } from "firebase-admin/firestore";
 import { EVIDENCE_TX, openEvidence } from "../../evidence/index";
 import { CLOSURE_HANDLES_USERS_STATES, type RequestState } from "../../requests/rules/requests";
-import { adminApp, COLLECTIONS, db } from "../../platform/firestore";
+import { adminApp, db } from "../../platform/firestore";
 import { toTimestamp } from "../../platform/governed-doc";
 import { log } from "../../platform/logs";
 import { policy } from "../../platform/registry";
 import { accountsToDelete, uidKeyedPatterns, uidOfPath } from "../rules/accounts";
-import { scopesOfUsers, usersOfScope } from "../../requests/index";
+import { scopesOfUsers, storedRequestStates, usersOfScope } from "../../requests/index";
 import { checkpointFrom, checkpointRef, requestRef, type BatchDoc, type UnitCheckpoint } from "../store";
 import { fenceStep } from "./step";
 import { roundBatches, roundRetained } from "./verify";
@@ -102,26 +102,13 @@ async function tenantUids(cp: UnitCheckpoint, tenantId: string, fromBatches?: Sc
   return found.uids;
 }
 
-/** Firestore's `in` takes at most 30 values. */
-const IN_LIMIT = 30;
-
 /**
  * The scopes among `scopeIds` whose closure the purge has taken (CLOSURE_HANDLES_USERS_STATES): a user's place in
  * one of them is no reason to keep the account (a claim naming a closed tenant stays on the account for ever).
  */
 async function closedScopes(scopeIds: readonly string[]): Promise<Set<string>> {
-  const ids = [...new Set(scopeIds)];
-  const closed = new Set<string>();
-  for (let i = 0; i < ids.length; i += IN_LIMIT) {
-    const snap = await db()
-      .collection(COLLECTIONS.deletionRequests)
-      .where("subjectType", "==", "tenant")
-      .where("tenantId", "in", ids.slice(i, i + IN_LIMIT))
-      .select("tenantId", "state")
-      .get();
-    for (const d of snap.docs) if (CLOSURE_HANDLES_USERS_STATES.includes(d.get("state") as RequestState)) closed.add(String(d.get("tenantId")));
-  }
-  return closed;
+  const states = await storedRequestStates("scope", scopeIds);
+  return new Set([...states].filter(([, s]) => s.some((state) => CLOSURE_HANDLES_USERS_STATES.includes(state as RequestState))).map(([id]) => id));
 }
 
 /** Which accounts a tenant's closure deletes and which it keeps, from its round's manifest (purge/rules/accounts.ts). */

@@ -13,11 +13,14 @@ function builder(batchSize: number) {
 describe("the streaming manifest", () => {
   it("hands each batch out as soon as it is full, so only the open batches stay in memory", () => {
     const { b, batches } = builder(450);
+    // Every full batch has already left: at most one open batch of this stage is held. Counted rather than asserted
+    // per item: 100,000 expect() calls took over the 5 s timeout on a loaded machine.
+    const late: number[] = [];
     for (let i = 0; i < 100_000; i++) {
       b.delete({ path: `tenants/t/orders/o-${String(i).padStart(6, "0")}`, version: "1.000000001" }, "finance-7y", false);
-      // Every full batch has already left: at most one open batch of this stage is held.
-      expect(batches.length).toBe(Math.floor((i + 1) / 450));
+      if (batches.length !== Math.floor((i + 1) / 450)) late.push(i);
     }
+    expect(late.slice(0, 5)).toEqual([]);
     const summary = b.finish();
     expect(batches.length).toBe(Math.ceil(100_000 / 450));
     expect(summary.layout).toEqual([{ key: "own-d02", kind: "delete", batches: batches.length }]);
