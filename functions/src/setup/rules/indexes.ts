@@ -17,7 +17,6 @@ const collectionIndex = (collectionGroup: string, ...fields: CompositeIndexConfi
 
 /** The composite indexes of the engine's fixed queries on its own collections (requests, holds, archives, runs, reports). */
 export const CONTROL_PLANE_INDEXES: readonly CompositeIndexConfig[] = [
-  collectionIndex("deletionRequests", asc("uid"), asc("state")),
   collectionIndex("deletionRequests", asc("state"), asc("graceEndsAt")),
   collectionIndex("deletionRequests", asc("state"), asc("dueAt")),
   collectionIndex("deletionRequests", asc("state"), asc("requestedAt")),
