@@ -27,7 +27,8 @@ interface Found {
 /**
  * ORPHANED_SUBJECT: collects the uids the user's data map locates in each scanned document (audit/rules.ts#uidLocators:
  * a uid-keyed path such as `people/{uid}`, or a field such as `visits.visitorUid`) and checks them against Auth in
- * calls of at most 100. A record of a uid without an Auth account is an orphan's unless an erasure of it is under way:
+ * calls of at most 100 (the registry's system uids, subjects.user.systemUids, are no person's and are skipped). A
+ * record of a uid without an Auth account is an orphan's unless an erasure of it is under way:
  * an open request for the uid, or for the scope the record's path names (a closure erases its members' records with
  * the scope's). That is decided per record, as two records of one uid may lie in different scopes.
  * Answers are remembered (up to 50,000 uids and as many scopes), and a uid already being looked up is not looked up
@@ -37,6 +38,8 @@ interface Found {
 export class SubjectChecker {
   private readonly locators: UidLocator[];
   private readonly scopeKey: string | null;
+  /** The registry's uids of no person (subjects.user.systemUids): never looked up, never reported. */
+  private readonly systemUids: ReadonlySet<string>;
   private pending = new Map<string, Found[]>();
   private pendingPaths = 0;
   /** Uids whose lookup has started and not ended: a record found meanwhile joins the lookup's list. */
@@ -53,6 +56,7 @@ export class SubjectChecker {
     const p = policy();
     this.locators = uidLocators(p.dataMap("user"));
     this.scopeKey = p.registry.subjects ? (p.registry.subjects.scope?.key ?? null) : "tenantId";
+    this.systemUids = new Set(p.registry.subjects?.user.systemUids ?? []);
   }
 
   /** The fields the scan of a collection group must read for this check. */
@@ -67,6 +71,7 @@ export class SubjectChecker {
   async offer(path: string, get: (field: string) => unknown, keptByClass: boolean): Promise<void> {
     if (this.skip) return;
     for (const { uid, scopeId } of uidsAt(path, get, this.locators, keptByClass, this.scopeKey)) {
+      if (this.systemUids.has(uid)) continue;
       const found = { path, scopeId };
       const account = this.accounts.get(uid);
       if (account && this.settle(uid, account, found)) continue;

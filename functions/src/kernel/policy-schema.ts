@@ -293,6 +293,17 @@ export const SubjectsSchema = z
         scopeLookups: z.array(ScopeLookupSchema).default([]),
         /** The class whose grace and due periods govern a user's erasure (default: the product's `user-delete`). */
         requestClass: kebab.optional(),
+        /**
+         * Uids the app writes into records that belong to no person: a system author, a moderation bot, a support
+         * queue (`system`, `bot-moderator`). They have no Auth account, and the audit does not report their records
+         * as an erased subject's (ORPHANED_SUBJECT). Nothing else treats them apart: a request to erase one is
+         * handled as any user's. At most 100, each a uid's 1 to 128 characters.
+         */
+        systemUids: z
+          .array(z.string().min(1).max(128))
+          .max(100)
+          .refine((uids) => new Set(uids).size === uids.length, "subjects.user.systemUids lists a uid twice")
+          .optional(),
       })
       .strict(),
     scope: z

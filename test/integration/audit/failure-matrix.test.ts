@@ -11,6 +11,8 @@ import { COLLECTIONS } from "../../../functions/src/platform/firestore";
 import { placeHold, releaseHoldById } from "../../../functions/src/holds/service";
 import { SAMPLE_PER_CODE, scanRetention } from "../../../functions/src/audit/scan";
 import { openDeletionRequest } from "../../../functions/src/requests/service";
+import { useRegistryForTests } from "../../../functions/src/platform/registry";
+import { loadCurrent } from "../../helpers/policy";
 import { adminApp, db } from "../../helpers/emulator";
 import { audit, expectClean, freshDemo, lines } from "./helpers";
 
@@ -199,6 +201,21 @@ describe("retention audit: failure-injection matrix", () => {
     const { request } = await openDeletionRequest({ subject: { type: "user", uid: "u-1002", tenantId: "t-acme" }, source: "auth-backstop", actor: { type: "system", id: "test-backstop" }, nowMs: Date.now() });
     expect(request.state).toBe("PENDING");
     await expectClean();
+  });
+
+  it("a record that names a uid of no person (subjects.user.systemUids): not an orphan's, and never looked up", async () => {
+    await db().doc("activity/a-system").set({ ...(await db().doc("activity/a-002").get()).data()!, subjectUid: "system" });
+    expect(lines((await audit()).findings)).toEqual(["ORPHANED_SUBJECT activity/a-system"]);
+    const current = loadCurrent();
+    useRegistryForTests({ ...current, subjects: { ...current.subjects!, user: { ...current.subjects!.user, systemUids: ["system"] } } });
+    try {
+      const r = await scanRetention({ nowMs: Date.now() });
+      expect(lines(r.findings)).toEqual([]);
+      // The demo's two customers, not the system uid.
+      expect(r.stats.subjectsChecked).toBe(2);
+    } finally {
+      useRegistryForTests(undefined);
+    }
   });
 
   it("a member without an account in a tenant whose closure is open: not that tenant's record, decided record by record", async () => {

@@ -21,6 +21,8 @@ const world = vi.hoisted(() => ({
   /** When set, a scope query waits for it. */
   scopeGate: null as Promise<void> | null,
   scopeQueries: 0,
+  /** The registry's subjects.user.systemUids, read when a checker is made. */
+  systemUids: [] as string[],
 }));
 
 vi.mock("firebase-admin/auth", () => ({
@@ -52,7 +54,7 @@ vi.mock("../../../functions/src/platform/firestore", () => {
 vi.mock("../../../functions/src/platform/registry", async () => {
   const { DataMapEntrySchema } = await import("../../../functions/src/kernel/policy-schema");
   const profile = DataMapEntrySchema.parse({ id: "profile", kind: "doc", path: "tenants/{tenantId}/users/{uid}", action: "delete" });
-  return { policy: () => ({ dataMap: () => [profile], registry: { subjects: { scope: { key: "tenantId" } } } }) };
+  return { policy: () => ({ dataMap: () => [profile], registry: { subjects: { user: { scopeLookups: [], systemUids: world.systemUids }, scope: { key: "tenantId" } } } }) };
 });
 
 const { SubjectChecker } = await import("../../../functions/src/audit/subjects");
@@ -80,5 +82,19 @@ describe("SubjectChecker", () => {
     expect(world.getUsersCalls).toEqual([1]);
     expect(world.scopeQueries).toBe(2);
     expect(checker.checked).toBe(1);
+  });
+
+  it("never looks up or reports the registry's uids of no person (systemUids)", async () => {
+    world.requests = [];
+    world.getUsersCalls = [];
+    world.systemUids = ["bot-moderator"];
+    const found: Finding[] = [];
+    const checker = new SubjectChecker(false, (fs) => found.push(...fs));
+    await checker.offer("tenants/t-a/users/bot-moderator", none, false);
+    await checker.offer("tenants/t-a/users/u-left", none, false);
+    await checker.flush();
+    expect(found.map((f) => f.path)).toEqual(["tenants/t-a/users/u-left"]);
+    expect(world.getUsersCalls).toEqual([1]);
+    world.systemUids = [];
   });
 });

@@ -68,6 +68,16 @@ describe("subjects in the registry", () => {
     expect(issues(singleTenant({ dataMap: { user: [noField] } }))).toContain("y: removeFromArray needs arrayField");
   });
 
+  it("takes the uids of no person (systemUids): at most 100, each a uid's 1 to 128 characters, none twice", () => {
+    const withSystem = (systemUids: unknown) => RegistrySchema.safeParse(singleTenant({ subjects: { user: { scopeLookups: [], systemUids } } }));
+    expect(withSystem(["system", "bot-moderator"]).data?.subjects?.user.systemUids).toEqual(["system", "bot-moderator"]);
+    expect(RegistrySchema.parse(singleTenant()).subjects?.user.systemUids).toBeUndefined();
+    expect(withSystem(["system", "system"]).error?.issues.map((i) => i.message)).toEqual(["subjects.user.systemUids lists a uid twice"]);
+    expect(withSystem([""]).success).toBe(false);
+    expect(withSystem(["x".repeat(129)]).success).toBe(false);
+    expect(withSystem(Array.from({ length: 101 }, (_, i) => `bot-${i}`)).success).toBe(false);
+  });
+
   it("a request's periods come from the class the registry names for it, else the product's conventional one", () => {
     const named = RegistrySchema.parse(singleTenant({ subjects: { user: { scopeLookups: [], requestClass: "tenant-account" } } }));
     const ada = { type: "user" as const, uid: "u-1", tenantId: "" };
