@@ -105,11 +105,17 @@ const preload = {
 
 /**
  * What a function instance does once, before its first job, done here before the clock like module loading: the
- * registry bundle parsed, and the metrics log's client set up (platform/metrics.ts#prepareMetrics).
+ * registry bundle parsed, the metrics log's client set up (platform/metrics.ts#prepareMetrics), and the client
+ * libraries the engine loads at first use rather than at import (platform/lazy-libraries.ts): the audit lists the
+ * bucket's objects and the purge may delete some, so Cloud Storage's library would otherwise load inside the clock
+ * (about 0.05 s of the audit's CPU at 10k).
  */
 function prepareProcess() {
   functionsLib("platform/registry.js").policy();
   functionsLib("platform/metrics.js").prepareMetrics();
+  const lazy = functionsLib("platform/lazy-libraries.js");
+  lazy.cloudStorage();
+  lazy.adminStorage();
 }
 
 /** Starts a CPU measurement; the returned function gives this process's and the emulator's CPU ms since. */
