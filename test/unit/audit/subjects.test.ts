@@ -88,13 +88,16 @@ describe("SubjectChecker", () => {
     world.requests = [];
     world.getUsersCalls = [];
     world.systemUids = ["bot-moderator"];
-    const found: Finding[] = [];
-    const checker = new SubjectChecker(false, (fs) => found.push(...fs));
-    await checker.offer("tenants/t-a/users/bot-moderator", none, false);
-    await checker.offer("tenants/t-a/users/u-left", none, false);
-    await checker.flush();
-    expect(found.map((f) => f.path)).toEqual(["tenants/t-a/users/u-left"]);
-    expect(world.getUsersCalls).toEqual([1]);
-    world.systemUids = [];
+    try {
+      const found: Finding[] = [];
+      const checker = new SubjectChecker(false, (fs) => found.push(...fs));
+      await checker.offer("tenants/t-a/users/bot-moderator", none, false);
+      await checker.offer("tenants/t-a/users/u-left", none, false);
+      await checker.flush();
+      expect(found.map((f) => f.path)).toEqual(["tenants/t-a/users/u-left"]);
+      expect(world.getUsersCalls).toEqual([1]);
+    } finally {
+      world.systemUids = [];
+    }
   });
 });
