@@ -60,7 +60,8 @@ function profileHook(startedAt) {
 }
 
 /**
- * BENCH_CPU_PROF=<dir>: a V8 CPU profile of a timed purge or audit (this process only; the emulator is a JVM), written to
+ * BENCH_CPU_PROF=<dir>: a V8 CPU profile of a timed purge, audit or raw stream (the audit's baseline), of this
+ * process only (the emulator is a JVM), written to
  * <dir>/<name>-<docs>-<time>.cpuprofile for Chrome's DevTools, with the phase times given to the stop function beside
  * it (.phases.json). Returns that function.
  */
@@ -237,11 +238,13 @@ const contenders = {
   },
   /** A raw stream() read of the same documents: the audit's baseline. */
   async stream() {
+    const stopCpuProfile = await cpuProfile("stream");
     let docs = 0;
     for await (const _ of tenantRef.collection("orders").stream()) docs++;
     for await (const _ of firestore.collectionGroup("messages").where("tenantId", "==", BENCH_TENANT).stream()) docs++;
     docs += (await tenantRef.get()).exists ? 1 : 0;
     docs += (await tenantRef.collection("users").get()).size;
+    await stopCpuProfile();
     return { docs };
   },
   /** Our retention audit over the whole database (the tree is all there is). */
