@@ -517,6 +517,14 @@ export function uidLocators(entries: readonly DataMapEntry[]): UidLocator[] {
 
 const collectionIdOf = (l: UidLocator): string => (l.kind === "path" ? segments(l.pattern).at(-2)! : l.collectionId);
 
+/**
+ * The locators that can find a uid in a record of one collection id (a collection-group scan's): most governed
+ * collections have none, and their records then cost the check nothing.
+ */
+export function locatorsIn(collectionId: string, locators: readonly UidLocator[]): UidLocator[] {
+  return locators.filter((l) => collectionIdOf(l) === collectionId);
+}
+
 /** The fields a scan of one collection group reads for the locators (none when no locator has a field there). */
 export function uidFieldsFor(collectionId: string, locators: readonly UidLocator[]): string[] {
   const fields = new Set<string>();

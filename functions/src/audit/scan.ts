@@ -218,16 +218,17 @@ class AuditRun {
       const parents = parentFacts(page);
       // Handled here so a failure waits for its turn below instead of surfacing as an unhandled rejection.
       parents.catch(() => undefined);
-      if (inHand) await this.judge(inHand.page, await inHand.parents);
+      if (inHand) await this.judge(collectionId, inHand.page, await inHand.parents);
       inHand = { page, parents };
       scanned += page.length;
       await this.progress(collectionId, scanned);
     }
-    if (inHand) await this.judge(inHand.page, await inHand.parents);
+    if (inHand) await this.judge(collectionId, inHand.page, await inHand.parents);
   }
 
-  private async judge(page: readonly QueryDocumentSnapshot[], parents: Map<string, ParentFacts>): Promise<void> {
+  private async judge(collectionId: string, page: readonly QueryDocumentSnapshot[], parents: Map<string, ParentFacts>): Promise<void> {
     const pol = this.ctx.policy;
+    const locatesUids = this.subjects.covers(collectionId);
     for (const snap of page) {
       const doc = toAuditDoc(snap.ref.path, snap.data());
       const parentPath = parentDocumentPath(doc.path);
@@ -238,7 +239,7 @@ class AuditRun {
       const held = isHeld(doc, this.holds);
       if (needsPurgeOwnerCheck(doc, held)) await this.purgeEligible.offer(doc);
       tallyDoc(this.stats, pol.classForPath(doc.path)?.id ?? doc.retentionClass ?? "(unknown)", doc, held, this.opts.nowMs);
-      if (!held) await this.subjects.offer(doc.path, (field) => snap.get(field) as unknown, keptByItsClass(doc, pol, this.opts.nowMs));
+      if (!held && locatesUids) await this.subjects.offer(doc.path, (field) => snap.get(field) as unknown, keptByItsClass(doc, pol, this.opts.nowMs));
     }
   }
 

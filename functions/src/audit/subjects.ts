@@ -1,5 +1,5 @@
 import { getAuth } from "firebase-admin/auth";
-import { orphanFinding, uidFieldsFor, uidLocators, uidsAt, type Finding, type UidLocator } from "./rules";
+import { locatorsIn, orphanFinding, uidFieldsFor, uidLocators, uidsAt, type Finding, type UidLocator } from "./rules";
 import { isOpenRequest } from "../requests/rules/requests";
 import { storedRequestStates } from "../requests/index";
 import { adminApp } from "../platform/firestore";
@@ -37,6 +37,8 @@ interface Found {
  */
 export class SubjectChecker {
   private readonly locators: UidLocator[];
+  /** The locators of each collection id met so far (audit/rules.ts#locatorsIn). */
+  private readonly byCollection = new Map<string, UidLocator[]>();
   private readonly scopeKey: string | null;
   /** The registry's uids of no person (subjects.user.systemUids): never looked up, never reported. */
   private readonly systemUids: ReadonlySet<string>;
@@ -64,13 +66,29 @@ export class SubjectChecker {
     return this.skip ? [] : uidFieldsFor(collectionId, this.locators);
   }
 
+  /** Whether a record of this collection id can hold a located uid: the scan offers the others nothing. */
+  covers(collectionId: string): boolean {
+    return !this.skip && this.locatorsAt(collectionId).length > 0;
+  }
+
+  private locatorsAt(collectionId: string): readonly UidLocator[] {
+    let found = this.byCollection.get(collectionId);
+    if (!found) {
+      found = locatorsIn(collectionId, this.locators);
+      this.byCollection.set(collectionId, found);
+    }
+    return found;
+  }
+
   /**
    * Takes one scanned, unheld document: its path, its fields (`get`), and whether its class keeps it while its
    * retention runs (then a `delete` entry's erasure would not take it, so its uid is no orphan's).
    */
   async offer(path: string, get: (field: string) => unknown, keptByClass: boolean): Promise<void> {
     if (this.skip) return;
-    for (const { uid, scopeId } of uidsAt(path, get, this.locators, keptByClass, this.scopeKey)) {
+    const locators = this.locatorsAt(collectionIdOfPath(path));
+    if (locators.length === 0) return;
+    for (const { uid, scopeId } of uidsAt(path, get, locators, keptByClass, this.scopeKey)) {
       if (this.systemUids.has(uid)) continue;
       const found = { path, scopeId };
       const account = this.accounts.get(uid);
@@ -171,4 +189,10 @@ export class SubjectChecker {
     if (map.size >= REMEMBERED) map.clear();
     map.set(key, value);
   }
+}
+
+/** The id of the collection a document path lies in (`orgs/o-1/members/m-1`: `members`). */
+function collectionIdOfPath(path: string): string {
+  const last = path.lastIndexOf("/");
+  return path.slice(path.lastIndexOf("/", last - 1) + 1, last);
 }

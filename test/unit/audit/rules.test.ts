@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  locatorsIn,
   orphanFinding,
   auditObject,
   auditArchiveEntry,
@@ -393,6 +394,19 @@ describe("where a user's uid is (ORPHANED_SUBJECT's reach)", () => {
     const named = (r: Registry) => uidLocators(r.dataMap.user).filter((l) => l.erases).map((l) => (l.kind === "path" ? l.pattern : `${l.collectionId}.${l.field}`)).sort();
     expect(named(loadVersion("v7"))).toEqual(["activity.subjectUid", "sessions.uid", "tenants/{tenantId}/users/{uid}", "userDirectory/{uid}"]);
     expect(named(socialRegistry())).toEqual(["chats.memberIds", "comments.authorId", "events.uid", "following.followeeId", "messages.senderId", "notifications.recipientId", "posts.authorId", "users/{uid}"]);
+  });
+
+  it("a collection's locators are those whose records lie in it: the others' records cost the check nothing", () => {
+    const ls = uidLocators(loadVersion("v7").dataMap.user);
+    const at = (collectionId: string) => locatorsIn(collectionId, ls).map((l) => (l.kind === "path" ? l.pattern : `${l.collectionId}.${l.field}`));
+    expect(at("users")).toEqual(["tenants/{tenantId}/users/{uid}"]);
+    expect(at("userDirectory")).toEqual(["userDirectory/{uid}"]);
+    expect(at("activity")).toContain("activity.subjectUid");
+    expect(at("orders")).toEqual([]);
+    expect(at("tenants")).toEqual([]);
+    // Every locator lies in exactly one collection.
+    const ids = [...new Set(ls.map((l) => (l.kind === "path" ? l.pattern.split("/").at(-2)! : l.collectionId)))];
+    expect(ids.flatMap(at).length).toBe(ls.length);
   });
 });
 
