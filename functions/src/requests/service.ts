@@ -1,5 +1,5 @@
 import { EVIDENCE_TX, openEvidence } from "../evidence/index";
-import { FieldValue, type DocumentData, type DocumentSnapshot } from "firebase-admin/firestore";
+import { FieldValue, type DocumentData, type DocumentReference, type DocumentSnapshot } from "firebase-admin/firestore";
 import { hashCanonical } from "../kernel/canonical";
 import {
   approveDecision,
@@ -28,7 +28,7 @@ import {
 import { groupSubjects } from "./rules/group";
 import { clockDueAtMs, type LegalClock } from "./rules/legal-clock";
 import { clocksForNewRequests, legalClockFromFirestore, legalClockToFirestore } from "./legal-clock";
-import { isHeld } from "../kernel/held";
+import { isHeld, type ActiveHoldRef } from "../kernel/held";
 import { notFound } from "../kernel/errors";
 import { TENANT_CLOSURE_FIELD, TENANT_CLOSURE_REASON } from "../kernel/visibility";
 import type { Actor, EvidenceBody } from "../evidence/rules";
@@ -434,6 +434,15 @@ function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
  * one transaction each (re-reading the request, so a request cancelled or taken by the purge meanwhile stops
  * the pass). Each batch carries its own evidence with the paths it moved, and the reason (TENANT_CLOSURE for
  * a tenant's closure). Returns how many moved.
+ *
+ * The request's timeline gets one SOFT_DELETED entry for the pass, its count brought up to date by each batch, rather
+ * than one entry per batch: a tenant of millions of documents would have pushed the request past Firestore's 1 MiB
+ * document limit, and every batch rewrote the whole timeline. An entry another writer adds meanwhile (an officer's
+ * extension) ends it: the next batch starts a new one, which counts from there.
+ *
+ * Discovery is gathered whole before anything moves (about 80 bytes a path), so the discovery streams are read at
+ * their own pace and closed before the first transaction: moving while a stream waits could hold it open past its
+ * deadline (docs/BENCHMARKS.md, "Memory").
  */
 export async function softDeleteSubjectData(requestId: string, actor: Actor, nowMs: number): Promise<number> {
   const requestRef = requestsCol().doc(requestId);
@@ -447,41 +456,63 @@ export async function softDeleteSubjectData(requestId: string, actor: Actor, now
   const holds = await activeHolds();
   const paths = sortedUnique(candidates);
   let moved = 0;
+  /** What this pass's timeline entry counts so far (0: the pass has none yet). */
+  let inEntry = 0;
   for (let i = 0; i < paths.length; i += REQUEST_BATCH) {
-    const batch = paths.slice(i, i + REQUEST_BATCH);
-    const n = await db().runTransaction(async (tx) => {
-      const req = requestFromFirestore(await tx.get(requestRef));
-      if (req.state !== "PENDING") return -1;
-      const snaps = await tx.getAll(...batch.map((p) => db().doc(p)));
-      const evidence = await openEvidence(tx, requestId);
-      const movedPaths: string[] = [];
-      let held = 0;
-      for (const s of snaps) {
-        const g = readGovernedStrict(s.data());
-        if (!g) continue;
-        const out = softDeleteOutcome(g, marksOf(s.data()), requestId, isHeld({ path: s.ref.path, ...g }, holds), nowMs);
-        if (out.kind === "held") held++;
-        if (out.kind !== "move") continue;
-        tx.update(s.ref, {
-          ...governedToFirestore(out.fields),
-          softDeletedAt: toTimestamp(nowMs),
-          preDeleteState: out.marks.preDeleteState,
-          deletionRequestId: requestId,
-        });
-        movedPaths.push(s.ref.path);
-      }
-      if (movedPaths.length === 0) return 0;
-      tx.update(requestRef, {
-        softDeleted: req.softDeleted + movedPaths.length,
-        timeline: [...req.timeline, { atMs: nowMs, event: "SOFT_DELETED", detail: `${movedPaths.length} documents` }].map(timelineToFirestore),
-      });
-      evidence.append(requestEvidence("SUBJECT_SOFT_DELETED", req, actor, nowMs, movedPaths, { softDeleted: movedPaths.length, heldSkipped: held }));
-      return movedPaths.length;
-    }, EVIDENCE_TX);
-    if (n < 0) break;
-    moved += n;
+    const r = await softDeleteBatch(requestRef, paths.slice(i, i + REQUEST_BATCH), holds, actor, nowMs, inEntry);
+    if (r === null) break;
+    moved += r.moved;
+    if (r.moved > 0) inEntry = r.merged ? inEntry + r.moved : r.moved;
   }
   return moved;
+}
+
+/**
+ * One transaction of a soft-delete pass: moves the batch's unheld documents and records them. `inEntry`: what this
+ * pass's timeline entry counts so far, which this batch brings up to date if that entry is still the last one
+ * (`merged`). Null when the request is no longer PENDING.
+ */
+async function softDeleteBatch(
+  requestRef: DocumentReference,
+  batch: readonly string[],
+  holds: readonly ActiveHoldRef[],
+  actor: Actor,
+  nowMs: number,
+  inEntry: number,
+): Promise<{ moved: number; merged: boolean } | null> {
+  return db().runTransaction(async (tx) => {
+    const req = requestFromFirestore(await tx.get(requestRef));
+    if (req.state !== "PENDING") return null;
+    const snaps = await tx.getAll(...batch.map((p) => db().doc(p)));
+    const evidence = await openEvidence(tx, requestRef.id);
+    const movedPaths: string[] = [];
+    let held = 0;
+    for (const s of snaps) {
+      const g = readGovernedStrict(s.data());
+      if (!g) continue;
+      const out = softDeleteOutcome(g, marksOf(s.data()), requestRef.id, isHeld({ path: s.ref.path, ...g }, holds), nowMs);
+      if (out.kind === "held") held++;
+      if (out.kind !== "move") continue;
+      tx.update(s.ref, {
+        ...governedToFirestore(out.fields),
+        softDeletedAt: toTimestamp(nowMs),
+        preDeleteState: out.marks.preDeleteState,
+        deletionRequestId: requestRef.id,
+      });
+      movedPaths.push(s.ref.path);
+    }
+    if (movedPaths.length === 0) return { moved: 0, merged: false };
+    // This pass's entry is the last one while nothing else was recorded since its previous batch.
+    const last = req.timeline[req.timeline.length - 1];
+    const merged = inEntry > 0 && last?.event === "SOFT_DELETED" && last.atMs === nowMs && last.detail === `${inEntry} documents`;
+    const entry = { atMs: nowMs, event: "SOFT_DELETED", detail: `${(merged ? inEntry : 0) + movedPaths.length} documents` };
+    tx.update(requestRef, {
+      softDeleted: req.softDeleted + movedPaths.length,
+      timeline: [...(merged ? req.timeline.slice(0, -1) : req.timeline), entry].map(timelineToFirestore),
+    });
+    evidence.append(requestEvidence("SUBJECT_SOFT_DELETED", req, actor, nowMs, movedPaths, { softDeleted: movedPaths.length, heldSkipped: held }));
+    return { moved: movedPaths.length, merged };
+  }, EVIDENCE_TX);
 }
 
 function requestEvidence(
