@@ -528,8 +528,8 @@ export function locatorsIn(collectionId: string, locators: readonly UidLocator[]
 /** The fields a scan of one collection group reads for the locators (none when no locator has a field there). */
 export function uidFieldsFor(collectionId: string, locators: readonly UidLocator[]): string[] {
   const fields = new Set<string>();
-  for (const l of locators) {
-    if (l.kind !== "field" || l.collectionId !== collectionId) continue;
+  for (const l of locatorsIn(collectionId, locators)) {
+    if (l.kind !== "field") continue;
     fields.add(l.field);
     for (const [f] of l.fixed) fields.add(f);
   }

@@ -239,7 +239,7 @@ class AuditRun {
       const held = isHeld(doc, this.holds);
       if (needsPurgeOwnerCheck(doc, held)) await this.purgeEligible.offer(doc);
       tallyDoc(this.stats, pol.classForPath(doc.path)?.id ?? doc.retentionClass ?? "(unknown)", doc, held, this.opts.nowMs);
-      if (!held && locatesUids) await this.subjects.offer(doc.path, (field) => snap.get(field) as unknown, keptByItsClass(doc, pol, this.opts.nowMs));
+      if (!held && locatesUids) await this.subjects.offer(doc.path, (field) => snap.get(field) as unknown, keptByItsClass(doc, pol, this.opts.nowMs), collectionId);
     }
   }
 

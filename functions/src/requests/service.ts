@@ -16,6 +16,7 @@ import {
   REPLAY_APPROVER,
   restoreOutcome,
   softDeleteOutcome,
+  softDeletedTimeline,
   subjectFromRecord,
   subjectRecord,
   type Canceller,
@@ -502,14 +503,8 @@ async function softDeleteBatch(
       movedPaths.push(s.ref.path);
     }
     if (movedPaths.length === 0) return { moved: 0, merged: false };
-    // This pass's entry is the last one while nothing else was recorded since its previous batch.
-    const last = req.timeline[req.timeline.length - 1];
-    const merged = inEntry > 0 && last?.event === "SOFT_DELETED" && last.atMs === nowMs && last.detail === `${inEntry} documents`;
-    const entry = { atMs: nowMs, event: "SOFT_DELETED", detail: `${(merged ? inEntry : 0) + movedPaths.length} documents` };
-    tx.update(requestRef, {
-      softDeleted: req.softDeleted + movedPaths.length,
-      timeline: [...(merged ? req.timeline.slice(0, -1) : req.timeline), entry].map(timelineToFirestore),
-    });
+    const { timeline, merged } = softDeletedTimeline(req.timeline, inEntry, movedPaths.length, nowMs);
+    tx.update(requestRef, { softDeleted: req.softDeleted + movedPaths.length, timeline: timeline.map(timelineToFirestore) });
     evidence.append(requestEvidence("SUBJECT_SOFT_DELETED", req, actor, nowMs, movedPaths, { softDeleted: movedPaths.length, heldSkipped: held }));
     return { moved: movedPaths.length, merged };
   }, EVIDENCE_TX);

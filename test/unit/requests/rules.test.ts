@@ -19,6 +19,7 @@ import {
   requestOwner,
   restoreOutcome,
   softDeleteOutcome,
+  softDeletedTimeline,
   type SoftDeleteMarks,
 } from "../../../functions/src/requests/rules/requests";
 import { describePath, describeRetained, summaryIsFresh } from "../../../functions/src/requests/rules/status";
@@ -205,6 +206,37 @@ describe("the request/cancel cooldown", () => {
     expect(requestCooldownUntil([{ cancelledAtMs: T0 - 31 * DAY_MS }], base, T0)).toBeNull();
     expect(requestCooldownUntil([{ cancelledAtMs: T0 }], 0, T0 + 1)).toBeNull();
     expect(reasonOf(() => assertNoCooldown([{ cancelledAtMs: T0 }], base, T0 + 1))).toBe("resource-exhausted/REQUEST_COOLDOWN");
+  });
+});
+
+describe("softDeletedTimeline: one entry per soft-delete pass", () => {
+  const opened = { atMs: T0 - 1000, event: "REQUESTED" };
+  it("the pass's first batch adds an entry counting its own documents", () => {
+    const r = softDeletedTimeline([opened], 0, 200, T0);
+    expect(r.merged).toBe(false);
+    expect(r.timeline).toEqual([opened, { atMs: T0, event: "SOFT_DELETED", detail: "200 documents" }]);
+  });
+  it("a later batch brings the pass's entry up to date instead of adding one", () => {
+    const first = softDeletedTimeline([opened], 0, 200, T0).timeline;
+    const r = softDeletedTimeline(first, 200, 42, T0);
+    expect(r.merged).toBe(true);
+    expect(r.timeline).toEqual([opened, { atMs: T0, event: "SOFT_DELETED", detail: "242 documents" }]);
+  });
+  it("an entry another writer added since ends the pass's entry: the batch starts a new one with its own count", () => {
+    const first = softDeletedTimeline([opened], 0, 200, T0).timeline;
+    const extended = [...first, { atMs: T0, event: "DEADLINE_EXTENDED" }];
+    const r = softDeletedTimeline(extended, 200, 42, T0);
+    expect(r.merged).toBe(false);
+    expect(r.timeline.at(-1)).toEqual({ atMs: T0, event: "SOFT_DELETED", detail: "42 documents" });
+    expect(r.timeline).toHaveLength(4);
+  });
+  it("an earlier pass's entry (another time, or another count) is never taken over", () => {
+    const earlier = [opened, { atMs: T0 - 5, event: "SOFT_DELETED", detail: "200 documents" }];
+    expect(softDeletedTimeline(earlier, 200, 1, T0).merged).toBe(false);
+    const otherCount = [opened, { atMs: T0, event: "SOFT_DELETED", detail: "199 documents" }];
+    const r = softDeletedTimeline(otherCount, 200, 1, T0);
+    expect(r.merged).toBe(false);
+    expect(r.timeline).toHaveLength(3);
   });
 });
 

@@ -401,6 +401,27 @@ export function softDeleteOutcome(
   };
 }
 
+/**
+ * The timeline after one batch of a soft-delete pass moved `moved` documents. A pass keeps one SOFT_DELETED entry:
+ * `inEntry` is what that entry counts so far (0 before the pass's first move). The entry is brought up to date only if
+ * it is still exactly what the pass last wrote (the last one, SOFT_DELETED, at the pass's time, with its count); an
+ * entry another writer added since (an officer's extension) ends it, and the batch starts a new one counting only its
+ * own documents. `merged`: whether the pass's entry was brought up to date.
+ */
+export function softDeletedTimeline(
+  timeline: readonly TimelineEntry[],
+  inEntry: number,
+  moved: number,
+  nowMs: number,
+): { timeline: TimelineEntry[]; merged: boolean } {
+  const last = timeline[timeline.length - 1];
+  const merged = inEntry > 0 && last?.event === "SOFT_DELETED" && last.atMs === nowMs && last.detail === softDeletedDetail(inEntry);
+  const entry = { atMs: nowMs, event: "SOFT_DELETED", detail: softDeletedDetail((merged ? inEntry : 0) + moved) };
+  return { timeline: [...(merged ? timeline.slice(0, -1) : timeline), entry], merged };
+}
+
+const softDeletedDetail = (n: number): string => `${n} documents`;
+
 export type RestoreOutcome =
   | { kind: "restore"; fields: GovernedFields }
   | { kind: "skip"; why: "OTHER_REQUEST" | "MOVED_ON" };
