@@ -7,7 +7,7 @@ import { fillObjectTemplate, heldWithPath, listingPrefix, objectPath, objectVars
 import { templateVariables } from "../kernel/policy-schema";
 import { bucketOfEntry, listObjects, readObject, type StorageObject } from "../platform/storage";
 import { db } from "../platform/firestore";
-import { DEFAULT_PAGE_SIZE, pageGoverned, readGoverned, streamGovernedDescendants } from "../platform/governed-doc";
+import { DEFAULT_PAGE_SIZE, DESCENDANT_SEGMENT, pageGoverned, readGoverned, streamGovernedDescendants } from "../platform/governed-doc";
 import { policy } from "../platform/registry";
 
 export function discoveredFrom(snap: DiscoveredSnapshot["snap"], entryId: string): DiscoveredDoc {
@@ -53,8 +53,8 @@ export interface DiscoveredSnapshot {
  * any depth (reported under the same entry). A path may be yielded twice when two entries reach it; the
  * planner keeps the stricter entry.
  */
-export async function* discoverSnapshots(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredSnapshot> {
-  for (const entry of policy().dataMapOf(subject)) yield* discoverEntry(subject, entry, pageSize);
+export async function* discoverSnapshots(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE, segment: number = DESCENDANT_SEGMENT): AsyncGenerator<DiscoveredSnapshot> {
+  for (const entry of policy().dataMapOf(subject)) yield* discoverEntry(subject, entry, pageSize, segment);
 }
 
 /**
@@ -62,11 +62,16 @@ export async function* discoverSnapshots(subject: Subject, pageSize: number = DE
  * descendants in name order when the entry is recursive. A root's subtree is therefore contiguous in the
  * stream, which is what lets the purge plan it in constant memory.
  */
-export async function* discoverEntry(subject: Subject, entry: DataMapEntry, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredSnapshot> {
+export async function* discoverEntry(
+  subject: Subject,
+  entry: DataMapEntry,
+  pageSize: number = DEFAULT_PAGE_SIZE,
+  segment: number = DESCENDANT_SEGMENT,
+): AsyncGenerator<DiscoveredSnapshot> {
   for await (const snap of entryRoots(subject, entry, pageSize)) {
     if (snap.exists) yield { snap, entryId: entry.id, root: true };
     // A `doc` entry's descendants are the entry's even when the document itself is gone.
-    if (entry.recursive) for await (const d of streamGovernedDescendants(snap.ref.path)) yield { snap: d, entryId: entry.id, root: false };
+    if (entry.recursive) for await (const d of streamGovernedDescendants(snap.ref.path, segment)) yield { snap: d, entryId: entry.id, root: false };
   }
 }
 
@@ -83,9 +88,12 @@ export async function* entryRoots(subject: Subject, entry: DataMapEntry, pageSiz
   yield* pageGoverned(entryQuery(entry, vars), pageSize);
 }
 
-/** discoverSnapshots, reduced to what the planner decides on. */
-export async function* discoverSubject(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE): AsyncGenerator<DiscoveredDoc> {
-  for await (const d of discoverSnapshots(subject, pageSize)) yield discoveredFrom(d.snap, d.entryId);
+/**
+ * discoverSnapshots, reduced to what the planner decides on. `segment`: descendants per streamed query (a consumer
+ * that pauses between documents for long keeps it small, so no one stream stays open for long).
+ */
+export async function* discoverSubject(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE, segment: number = DESCENDANT_SEGMENT): AsyncGenerator<DiscoveredDoc> {
+  for await (const d of discoverSnapshots(subject, pageSize, segment)) yield discoveredFrom(d.snap, d.entryId);
 }
 
 /** An object as discovery reports it, for the storage entry that reached it. */

@@ -37,7 +37,7 @@ import { isLifecycleState } from "../kernel/lifecycle";
 import { segments, sortedUnique } from "../kernel/paths";
 import { discoverSubject } from "../plan/index";
 import type { Subject } from "../plan/rules";
-import { pageGoverned, governedToFirestore, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
+import { DEFAULT_PAGE_SIZE, pageGoverned, governedToFirestore, readGovernedStrict, toMs, toTimestamp } from "../platform/governed-doc";
 import { COLLECTIONS, currentCell, db } from "../platform/firestore";
 import { activeHolds } from "../holds/index";
 import { leaseState } from "../platform/lease";
@@ -48,6 +48,10 @@ import { settings } from "../platform/settings";
 
 /** Documents changed per transaction by a soft delete or a restore. */
 const REQUEST_BATCH = 200;
+/** Paths a soft-delete pass gathers before it moves them (10 transactions; about 80 bytes a path). */
+const PASS_CHUNK = 2_000;
+/** Descendants per discovery stream in a soft-delete pass: a stream is held open over at most two chunks' moves. */
+const PASS_SEGMENT = 2_000;
 
 const requestsCol = () => db().collection(COLLECTIONS.deletionRequests);
 
@@ -430,6 +434,12 @@ function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
   };
 }
 
+/** A soft-delete pass's chunk and descendant segment sizes (tests make them small to cross their edges). */
+export interface PassSizes {
+  chunk?: number;
+  segment?: number;
+}
+
 /**
  * Moves every `delete`, `mask` and `archive` document in the subject's data map to SOFT_DELETED, in batches of
  * one transaction each (re-reading the request, so a request cancelled or taken by the purge meanwhile stops
@@ -441,30 +451,43 @@ function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
  * document limit, and every batch rewrote the whole timeline. An entry another writer adds meanwhile (an officer's
  * extension) ends it: the next batch starts a new one, which counts from there.
  *
- * Discovery is gathered whole before anything moves (about 80 bytes a path), so the discovery streams are read at
- * their own pace and closed before the first transaction: moving while a stream waits could hold it open past its
- * deadline (docs/BENCHMARKS.md, "Memory").
+ * Memory stays flat however large the subject: discovery is gathered a chunk of PASS_CHUNK paths at a time, which
+ * moves before the next is read. Discovery's queries run a page at a time, and its descendant streams in segments of
+ * PASS_SEGMENT documents, so no stream waits open for more than a chunk's transactions or two (a stream held open
+ * for minutes could meet its deadline). A path two data-map entries reach may come in two chunks: the second finds
+ * it already moved by this request and leaves it (softDeleteOutcome, "already"); a held one is counted in each
+ * batch's evidence that met it.
  */
-export async function softDeleteSubjectData(requestId: string, actor: Actor, nowMs: number): Promise<number> {
+export async function softDeleteSubjectData(requestId: string, actor: Actor, nowMs: number, sizes: PassSizes = {}): Promise<number> {
+  const chunkSize = sizes.chunk ?? PASS_CHUNK;
   const requestRef = requestsCol().doc(requestId);
   const request = requestFromFirestore(await requestRef.get());
   const entries = new Map(policy().dataMapOf(request.subject).map((e) => [e.id, e]));
-  const candidates: string[] = [];
-  for await (const d of discoverSubject(request.subject)) {
-    const action = entries.get(d.entryId)?.action;
-    if (action === "delete" || action === "mask" || action === "archive") candidates.push(d.path);
-  }
   const holds = await activeHolds();
-  const paths = sortedUnique(candidates);
   let moved = 0;
   /** What this pass's timeline entry counts so far (0: the pass has none yet). */
   let inEntry = 0;
-  for (let i = 0; i < paths.length; i += REQUEST_BATCH) {
-    const r = await softDeleteBatch(requestRef, paths.slice(i, i + REQUEST_BATCH), holds, actor, nowMs, inEntry);
-    if (r === null) break;
-    moved += r.moved;
-    if (r.moved > 0) inEntry = r.merged ? inEntry + r.moved : r.moved;
+  /** Moves one chunk of discovered paths; false once the request is no longer PENDING. */
+  const move = async (chunk: readonly string[]): Promise<boolean> => {
+    const paths = sortedUnique(chunk);
+    for (let i = 0; i < paths.length; i += REQUEST_BATCH) {
+      const r = await softDeleteBatch(requestRef, paths.slice(i, i + REQUEST_BATCH), holds, actor, nowMs, inEntry);
+      if (r === null) return false;
+      moved += r.moved;
+      if (r.moved > 0) inEntry = r.merged ? inEntry + r.moved : r.moved;
+    }
+    return true;
+  };
+  let chunk: string[] = [];
+  for await (const d of discoverSubject(request.subject, DEFAULT_PAGE_SIZE, sizes.segment ?? PASS_SEGMENT)) {
+    const action = entries.get(d.entryId)?.action;
+    if (action !== "delete" && action !== "mask" && action !== "archive") continue;
+    chunk.push(d.path);
+    if (chunk.length < chunkSize) continue;
+    if (!(await move(chunk))) return moved;
+    chunk = [];
   }
+  await move(chunk);
   return moved;
 }
 
