@@ -11,7 +11,8 @@
 // Each contender runs in its own child process, so peak RSS is the RSS of the process doing the work.
 //
 // BENCH_QUICK=1: sizes 1000,3000 (unless BENCH_SIZES), 2 rounds (unless BENCH_PAIRS), no single runs and no extras,
-// and BENCHMARKS.md is left alone: for iterating. BENCH_ONLY=evidence-ledger: the evidence ledger part alone.
+// and BENCHMARKS.md is left alone: for iterating. BENCH_ONLY=evidence-ledger: the evidence ledger part alone;
+// BENCH_ONLY=heap: the heap runs alone (BENCH_HEAP_SIZES, default 10000,200000).
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -43,6 +44,13 @@ if (process.env.BENCH_ONLY === "evidence-ledger") {
   console.log(JSON.stringify({ evidence_ledger_vs_single_head: ledger.ratio, evidence_appends_per_second: ledgerRates(ledger) }));
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "heap") {
+  const file = join(work, "extras.json");
+  await underEmulator("extras.mjs", [file, "1000"]);
+  const { heapRuns } = JSON.parse(readFileSync(file, "utf8"));
+  console.log(JSON.stringify({ ...heapKeys(heapRuns), load_avg: { at_start: r3(loadAtStart), at_end: r3(loadavg()[0]) } }));
+  process.exit(0);
+}
 
 const runs = [];
 for (const size of sizes) {
@@ -64,7 +72,9 @@ const median = (xs) => {
   const m = Math.floor(s.length / 2);
   return s.length === 0 ? NaN : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const r3 = (x) => (Number.isFinite(x) ? Number(x.toFixed(3)) : null);
+function r3(x) {
+  return Number.isFinite(x) ? Number(x.toFixed(3)) : null;
+}
 const of = (size, name) => runs.filter((r) => r.size === size && r.contender === name);
 /** The run of a contender whose time is the median of its runs (for RSS, RPCs, phases). */
 const typical = (size, name) => {
@@ -147,8 +157,7 @@ const summary = {
   rss_50k_over_1k_heap_128: quick ? null : r3(typical(large, "purge (fastest, 128 MB heap)").rssMb / typical(small, "purge (fastest, 128 MB heap)").rssMb),
   purge_heap_128_vs_uncapped: singleRatio(mid, "purge (fastest, 128 MB heap)", "purge (fastest)"),
   audit_rss_50k_over_1k: r3(typical(large, "audit").rssMb / typical(small, "audit").rssMb),
-  heap_200k_over_10k: extras ? r3(extras.heapRuns[extras.heapRuns.length - 1].peakHeapMb / extras.heapRuns[0].peakHeapMb) : null,
-  heap_runs: extras?.heapRuns.map((h) => ({ docs: h.size, peakHeapMb: Number(h.peakHeapMb.toFixed(1)), docsPerSecond: Math.round(h.rate) })) ?? null,
+  ...(extras ? heapKeys(extras.heapRuns) : { heap_200k_over_10k: null, live_heap_200k_over_10k: null, heap_runs: null }),
   ttl_ops_per_delete: extras?.ttl ?? null,
   evidence_ledger_vs_single_head: extras?.ledger.ratio ?? null,
   evidence_appends_per_second: extras ? ledgerRates(extras.ledger) : null,
@@ -157,6 +166,16 @@ const summary = {
   ratio_spread: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, v ? { min: v.min, max: v.max, relative: v.spread } : null])),
   load_avg: { cores: cpus().length, at_start: r3(loadAtStart), at_end: r3(loadAtEnd), median_at_runs: r3(median(all)), max_at_runs: r3(Math.max(...all)), loaded_runs: runs.filter((r) => r.loaded).length, runs: runs.length },
 };
+
+/** The heap runs' keys: the largest run's peak (sampled) and live heap over the smallest's, and each run. */
+function heapKeys(heapRuns) {
+  const [first, last] = [heapRuns[0], heapRuns[heapRuns.length - 1]];
+  return {
+    heap_200k_over_10k: r3(last.peakHeapMb / first.peakHeapMb),
+    live_heap_200k_over_10k: r3(last.liveHeapMb / first.liveHeapMb),
+    heap_runs: heapRuns.map((h) => ({ docs: h.size, peakHeapMb: Number(h.peakHeapMb.toFixed(1)), liveHeapMb: Number(h.liveHeapMb.toFixed(1)), docsPerSecond: Math.round(h.rate) })),
+  };
+}
 
 /** The two runs behind the ledger ratio: rates, writers, how long each ran and p50 latency. */
 function ledgerRates(ev) {
