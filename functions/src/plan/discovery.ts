@@ -7,7 +7,7 @@ import { fillObjectTemplate, heldWithPath, listingPrefix, objectPath, objectVars
 import { templateVariables } from "../kernel/policy-schema";
 import { bucketOfEntry, listObjects, readObject, type StorageObject } from "../platform/storage";
 import { db } from "../platform/firestore";
-import { DEFAULT_PAGE_SIZE, DESCENDANT_SEGMENT, pageGoverned, readGoverned, streamGovernedDescendants } from "../platform/governed-doc";
+import { DEFAULT_PAGE_SIZE, STREAMED_DESCENDANTS, pageGoverned, readGoverned, streamGovernedDescendants, type DescendantReads } from "../platform/governed-doc";
 import { policy } from "../platform/registry";
 
 export function discoveredFrom(snap: DiscoveredSnapshot["snap"], entryId: string): DiscoveredDoc {
@@ -53,8 +53,12 @@ export interface DiscoveredSnapshot {
  * any depth (reported under the same entry). A path may be yielded twice when two entries reach it; the
  * planner keeps the stricter entry.
  */
-export async function* discoverSnapshots(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE, segment: number = DESCENDANT_SEGMENT): AsyncGenerator<DiscoveredSnapshot> {
-  for (const entry of policy().dataMapOf(subject)) yield* discoverEntry(subject, entry, pageSize, segment);
+export async function* discoverSnapshots(
+  subject: Subject,
+  pageSize: number = DEFAULT_PAGE_SIZE,
+  descendants: DescendantReads = STREAMED_DESCENDANTS,
+): AsyncGenerator<DiscoveredSnapshot> {
+  for (const entry of policy().dataMapOf(subject)) yield* discoverEntry(subject, entry, pageSize, descendants);
 }
 
 /**
@@ -66,12 +70,12 @@ export async function* discoverEntry(
   subject: Subject,
   entry: DataMapEntry,
   pageSize: number = DEFAULT_PAGE_SIZE,
-  segment: number = DESCENDANT_SEGMENT,
+  descendants: DescendantReads = STREAMED_DESCENDANTS,
 ): AsyncGenerator<DiscoveredSnapshot> {
   for await (const snap of entryRoots(subject, entry, pageSize)) {
     if (snap.exists) yield { snap, entryId: entry.id, root: true };
     // A `doc` entry's descendants are the entry's even when the document itself is gone.
-    if (entry.recursive) for await (const d of streamGovernedDescendants(snap.ref.path, segment)) yield { snap: d, entryId: entry.id, root: false };
+    if (entry.recursive) for await (const d of streamGovernedDescendants(snap.ref.path, descendants)) yield { snap: d, entryId: entry.id, root: false };
   }
 }
 
@@ -89,11 +93,15 @@ export async function* entryRoots(subject: Subject, entry: DataMapEntry, pageSiz
 }
 
 /**
- * discoverSnapshots, reduced to what the planner decides on. `segment`: descendants per streamed query (a consumer
- * that pauses between documents for long keeps it small, so no one stream stays open for long).
+ * discoverSnapshots, reduced to what the planner decides on. `descendants`: how recursive entries' subtrees are read
+ * (a consumer that pauses for long between documents reads them in pages, so no query is open meanwhile).
  */
-export async function* discoverSubject(subject: Subject, pageSize: number = DEFAULT_PAGE_SIZE, segment: number = DESCENDANT_SEGMENT): AsyncGenerator<DiscoveredDoc> {
-  for await (const d of discoverSnapshots(subject, pageSize, segment)) yield discoveredFrom(d.snap, d.entryId);
+export async function* discoverSubject(
+  subject: Subject,
+  pageSize: number = DEFAULT_PAGE_SIZE,
+  descendants: DescendantReads = STREAMED_DESCENDANTS,
+): AsyncGenerator<DiscoveredDoc> {
+  for await (const d of discoverSnapshots(subject, pageSize, descendants)) yield discoveredFrom(d.snap, d.entryId);
 }
 
 /** An object as discovery reports it, for the storage entry that reached it. */

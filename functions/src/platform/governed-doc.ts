@@ -111,25 +111,41 @@ export async function* pageGoverned(query: Query, pageSize: number = DEFAULT_PAG
  */
 export const DESCENDANT_SEGMENT = 20_000;
 
+/** How descendants are read: streamed segments, or pages each read whole with `get()` (see streamGovernedDescendants). */
+export interface DescendantReads {
+  /** Documents per streamed query, or per page. */
+  segment: number;
+  read: "stream" | "pages";
+}
+
+export const STREAMED_DESCENDANTS: DescendantReads = { segment: DESCENDANT_SEGMENT, read: "stream" };
+
 /**
  * Every descendant document of `docPath`, at any depth, in document-name order (depth first, collection id
- * then document id). One kindless all-descendants query (platform/kindless.ts), streamed in segments with a
+ * then document id). One kindless all-descendants query (platform/kindless.ts), read in segments with a
  * `select()` of the retention fields, walks the whole subtree: one read per document and one request per
- * segment, however the subtree is shaped. The consumer's pace holds the stream back, so memory stays at the
- * stream's buffer. It also returns documents under a *missing* intermediate document (subcollections of a
- * deleted parent), which a subject's erasure must reach too.
+ * segment, however the subtree is shaped. It also returns documents under a *missing* intermediate document
+ * (subcollections of a deleted parent), which a subject's erasure must reach too. Each segment starts after the last
+ * document seen.
+ * - `stream` (the default): each segment is streamed, and the consumer's pace holds the stream back, so memory stays
+ *   at the stream's buffer. The stream is open while the consumer works, so a consumer that pauses for long between
+ *   documents must not read this way: a stream open past its deadline fails.
+ * - `pages`: each segment is read whole with `get()` before any of it is yielded, so no query is open while the
+ *   consumer works; memory is one page of snapshots.
  */
-export async function* streamGovernedDescendants(docPath: string, segment: number = DESCENDANT_SEGMENT): AsyncGenerator<QueryDocumentSnapshot> {
+export async function* streamGovernedDescendants(docPath: string, reads: DescendantReads = STREAMED_DESCENDANTS): AsyncGenerator<QueryDocumentSnapshot> {
   const base = descendantsQuery(docPath).select(...GOVERNED_FIELDS);
   let last: QueryDocumentSnapshot | undefined;
   for (;;) {
+    const q = (last ? base.startAfter(last) : base).limit(reads.segment);
+    const docs = reads.read === "stream" ? (q.stream() as AsyncIterable<QueryDocumentSnapshot>) : (await q.get()).docs;
     let seen = 0;
-    for await (const d of (last ? base.startAfter(last) : base).limit(segment).stream() as AsyncIterable<QueryDocumentSnapshot>) {
+    for await (const d of docs) {
       seen++;
       last = d;
       yield d;
     }
-    if (seen < segment) return;
+    if (seen < reads.segment) return;
   }
 }
 

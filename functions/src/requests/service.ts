@@ -50,8 +50,8 @@ import { settings } from "../platform/settings";
 const REQUEST_BATCH = 200;
 /** Paths a soft-delete pass gathers before it moves them (10 transactions; about 80 bytes a path). */
 const PASS_CHUNK = 2_000;
-/** Descendants per discovery stream in a soft-delete pass: a stream is held open over at most two chunks' moves. */
-const PASS_SEGMENT = 2_000;
+/** Descendants per page a soft-delete pass reads (each page read whole, so no query is open while it moves). */
+const PASS_PAGE = 2_000;
 
 const requestsCol = () => db().collection(COLLECTIONS.deletionRequests);
 
@@ -434,10 +434,12 @@ function marksOf(data: Record<string, unknown> | undefined): SoftDeleteMarks {
   };
 }
 
-/** A soft-delete pass's chunk and descendant segment sizes (tests make them small to cross their edges). */
-export interface PassSizes {
+/** A soft-delete pass's chunk and subtree page sizes (tests make them small to cross their edges), and a test seam. */
+export interface PassOptions {
   chunk?: number;
-  segment?: number;
+  page?: number;
+  /** Fault-injection seam for tests: runs before each chunk moves (0 first), as a hold placed meanwhile would. */
+  beforeChunk?: (chunk: number) => Promise<void>;
 }
 
 /**
@@ -452,24 +454,31 @@ export interface PassSizes {
  * extension) ends it: the next batch starts a new one, which counts from there.
  *
  * Memory stays flat however large the subject: discovery is gathered a chunk of PASS_CHUNK paths at a time, which
- * moves before the next is read. Discovery's queries run a page at a time, and its descendant streams in segments of
- * PASS_SEGMENT documents, so no stream waits open for more than a chunk's transactions or two (a stream held open
- * for minutes could meet its deadline). A path two data-map entries reach may come in two chunks: the second finds
- * it already moved by this request and leaves it (softDeleteOutcome, "already"); a held one is counted in each
- * batch's evidence that met it.
+ * moves before the next is read. Discovery reads everything a page at a time with `get()` (entry queries by
+ * pageGoverned, subtrees in pages of PASS_PAGE), so no query is open while a chunk moves: a streamed query left
+ * waiting through slow transactions could meet its deadline and fail the pass halfway. The active holds are read again
+ * for each chunk, so a hold placed during the pass is seen by the next chunk even before its flags reach the
+ * documents (a flagged document is held by its own marks in any case).
+ *
+ * A path two data-map entries reach may come in two chunks: the second finds it already moved by this request and
+ * leaves it (softDeleteOutcome, "already"), at the price of one more read. A held one is counted in the `heldSkipped`
+ * of each batch's evidence that met it, so the sum of those over a pass may count it twice.
  */
-export async function softDeleteSubjectData(requestId: string, actor: Actor, nowMs: number, sizes: PassSizes = {}): Promise<number> {
-  const chunkSize = sizes.chunk ?? PASS_CHUNK;
+export async function softDeleteSubjectData(requestId: string, actor: Actor, nowMs: number, opts: PassOptions = {}): Promise<number> {
+  const chunkSize = opts.chunk ?? PASS_CHUNK;
   const requestRef = requestsCol().doc(requestId);
   const request = requestFromFirestore(await requestRef.get());
   const entries = new Map(policy().dataMapOf(request.subject).map((e) => [e.id, e]));
-  const holds = await activeHolds();
   let moved = 0;
   /** What this pass's timeline entry counts so far (0: the pass has none yet). */
   let inEntry = 0;
+  let chunks = 0;
   /** Moves one chunk of discovered paths; false once the request is no longer PENDING. */
   const move = async (chunk: readonly string[]): Promise<boolean> => {
+    if (chunk.length === 0) return true;
+    await opts.beforeChunk?.(chunks++);
     const paths = sortedUnique(chunk);
+    const holds = await activeHolds();
     for (let i = 0; i < paths.length; i += REQUEST_BATCH) {
       const r = await softDeleteBatch(requestRef, paths.slice(i, i + REQUEST_BATCH), holds, actor, nowMs, inEntry);
       if (r === null) return false;
@@ -479,7 +488,7 @@ export async function softDeleteSubjectData(requestId: string, actor: Actor, now
     return true;
   };
   let chunk: string[] = [];
-  for await (const d of discoverSubject(request.subject, DEFAULT_PAGE_SIZE, sizes.segment ?? PASS_SEGMENT)) {
+  for await (const d of discoverSubject(request.subject, DEFAULT_PAGE_SIZE, { segment: opts.page ?? PASS_PAGE, read: "pages" })) {
     const action = entries.get(d.entryId)?.action;
     if (action !== "delete" && action !== "mask" && action !== "archive") continue;
     chunk.push(d.path);

@@ -8,6 +8,7 @@ import { openDeletionRequest } from "../../../functions/src/requests/index";
 import { softDeleteSubjectData } from "../../../functions/src/requests/service";
 import { db } from "../../helpers/emulator";
 import { evidence, pathCounts, putCustomer, reset, T0 } from "../purge/support";
+import { placeHold } from "../../../functions/src/holds/service";
 
 const ACTOR = { type: "staff" as const, id: "c-2001" };
 
@@ -50,11 +51,11 @@ describe("a soft-delete pass over a subject larger than a batch", () => {
     expect(((await ref.get()).get("timeline") as { event: string }[]).filter((e) => e.event === "SOFT_DELETED")).toHaveLength(1);
   });
 
-  it("gathers discovery a chunk at a time, across stream segments, and still moves and names each document once", async () => {
+  it("gathers discovery a chunk at a time, across subtree pages, and still moves and names each document once", async () => {
     const { paths, requestId } = await bigTenant();
     const ref = db().doc(`deletionRequests/${requestId}`);
-    // Chunks of 37 paths and descendant streams of 23 documents: every chunk and segment edge falls mid-subject.
-    expect(await softDeleteSubjectData(requestId, ACTOR, T0 + 1, { chunk: 37, segment: 23 })).toBe(paths.length);
+    // Chunks of 37 paths and subtree pages of 23 documents: every chunk and page edge falls mid-subject.
+    expect(await softDeleteSubjectData(requestId, ACTOR, T0 + 1, { chunk: 37, page: 23 })).toBe(paths.length);
     for (const p of paths) expect((await db().doc(p).get()).get("lifecycleState"), p).toBe("SOFT_DELETED");
     expect((await db().doc("tenants/t-acme/users/u-other").get()).get("lifecycleState")).toBe("ACTIVE");
 
@@ -69,5 +70,31 @@ describe("a soft-delete pass over a subject larger than a batch", () => {
     const counts = pathCounts(entries, "SUBJECT_SOFT_DELETED");
     expect([...counts.keys()].sort()).toEqual([...paths].sort());
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it("reads the holds again for each chunk: a hold placed during the pass keeps what it covers, before its flags land", async () => {
+    const { paths, requestId } = await bigTenant();
+    const target = "tenants/t-big/orders/o-u-b2";
+    const covered = paths.filter((p) => p.startsWith(`${target}/`));
+    let activeAtHold: string[] = [];
+    const beforeChunk = async (chunk: number): Promise<void> => {
+      if (chunk !== 1) return;
+      // A document hold whose descendants' flags are never set here (its flagging left to a task that has not run):
+      // only its record protects the order's messages.
+      await placeHold({ targetPath: target, reasonCode: "LITIGATION", releaseAfterMs: null, actor: { type: "staff", id: "c-2001" }, nowMs: T0 + 1 }, () => Promise.resolve());
+      const states = await Promise.all(covered.map(async (p) => [p, (await db().doc(p).get()).get("lifecycleState")] as const));
+      activeAtHold = states.filter(([, st]) => st === "ACTIVE").map(([p]) => p);
+    };
+    await softDeleteSubjectData(requestId, ACTOR, T0 + 2, { chunk: 37, page: 23, beforeChunk });
+    // The hold landed before any of the order's messages moved, and none of them moved after it.
+    expect(activeAtHold).toEqual(covered);
+    for (const p of covered) {
+      const d = (await db().doc(p).get()).data()!;
+      expect(d.lifecycleState, p).toBe("ACTIVE");
+      expect(d.legalHold, p).not.toBe(true);
+    }
+    expect((await db().doc(target).get()).get("lifecycleState")).toBe("LEGAL_HOLD");
+    const others = paths.filter((p) => p !== target && !covered.includes(p));
+    for (const p of others) expect((await db().doc(p).get()).get("lifecycleState"), p).toBe("SOFT_DELETED");
   });
 });

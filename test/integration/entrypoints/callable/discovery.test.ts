@@ -4,9 +4,9 @@ import { streamGovernedDescendants } from "../../../../functions/src/platform/go
 import { clearFirestore, db } from "../../../helpers/emulator";
 import { seedDemo } from "../../../../examples/atlasmart/seed";
 
-async function collect(root: string, pageSize: number): Promise<string[]> {
+async function collect(root: string, segment: number, read: "stream" | "pages" = "stream"): Promise<string[]> {
   const out: string[] = [];
-  for await (const d of streamGovernedDescendants(root, pageSize)) out.push(d.ref.path);
+  for await (const d of streamGovernedDescendants(root, { segment, read })) out.push(d.ref.path);
   return out;
 }
 
@@ -39,6 +39,9 @@ describe("discovery", () => {
     expect(small).toHaveLength(expected.length);
     expect(new Set(small)).toEqual(new Set(expected));
     expect(await collect("tenants/t-deep", 500)).toEqual(small);
+    // Read in pages (no query open between them: a soft-delete pass), the same documents in the same order.
+    expect(await collect("tenants/t-deep", 2, "pages")).toEqual(small);
+    expect(await collect("tenants/t-deep", 500, "pages")).toEqual(small);
     // Parents come before their children, and the order is stable.
     expect(small.indexOf("tenants/t-deep/orders/o-1")).toBeLessThan(small.indexOf("tenants/t-deep/orders/o-1/messages/m-1"));
     expect(small.indexOf("tenants/t-deep/orders/o-1/messages/m-1/replies/r-1")).toBeLessThan(small.indexOf("tenants/t-deep/orders/o-1/messages/m-2"));
@@ -46,7 +49,9 @@ describe("discovery", () => {
   });
 
   it("reads only retention fields, never business content", async () => {
-    for await (const d of streamGovernedDescendants("tenants/t-deep", 3)) expect(d.get("secret")).toBeUndefined();
+    for (const read of ["stream", "pages"] as const) {
+      for await (const d of streamGovernedDescendants("tenants/t-deep", { segment: 3, read })) expect(d.get("secret")).toBeUndefined();
+    }
   });
 
   it("discoverSubject walks doc, query, collection-group and recursive entries of the data map", async () => {
